@@ -1,0 +1,199 @@
+"""API representations of jobs, nodes and partitions (the contract in docs/api.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ClusterShell.NodeSet import NodeSet
+from django.utils import timezone
+from rest_framework import serializers
+
+from cluster import slurmtime, states
+from cluster.models import Job, Node, Partition
+from cluster.outputs import expand_output_path
+
+
+def _iso(dt: Any) -> str | None:
+    return dt.isoformat() if dt else None
+
+
+class JobSerializer(serializers.ModelSerializer):
+    job_id = serializers.IntegerField(source="id")
+    state_compact = serializers.SerializerMethodField()
+    num_cpus = serializers.IntegerField()
+    time_limit_str = serializers.SerializerMethodField()
+    run_time = serializers.SerializerMethodField()
+    exit_code = serializers.SerializerMethodField()
+    std_out = serializers.SerializerMethodField()
+    std_err = serializers.SerializerMethodField()
+    std_in = serializers.SerializerMethodField()
+    hold = serializers.SerializerMethodField()
+    tres = serializers.SerializerMethodField()
+    restart_count = serializers.IntegerField()
+
+    class Meta:
+        model = Job
+        fields = [
+            "job_id", "array_job_id", "array_task_id", "name", "user", "account", "qos", "partition",
+            "state", "state_compact", "reason", "reason_detail", "priority", "min_nodes", "max_nodes",
+            "num_tasks", "cpus_per_task", "num_cpus", "mem_per_node", "time_limit", "time_limit_str",
+            "licenses", "submit_time", "eligible_time", "start_time", "end_time", "run_time", "exit_code",
+            "node_list", "batch_host", "req_nodes", "exc_nodes", "work_dir", "std_out", "std_err", "std_in",
+            "command", "hold", "reservation", "begin_time", "requeue", "restart_count", "tres", "features",
+            "array_max_tasks",
+        ]
+
+    def get_state_compact(self, job: Job) -> str:
+        return states.JOB_STATE_COMPACT[states.JobState(job.state)]
+
+    def get_time_limit_str(self, job: Job) -> str:
+        return slurmtime.format_minutes(job.time_limit)
+
+    def get_run_time(self, job: Job) -> int:
+        if not job.start_time:
+            return 0
+        end = job.end_time or timezone.now()
+        return max(0, int((end - job.start_time).total_seconds()))
+
+    def get_exit_code(self, job: Job) -> str:
+        return f"{job.exit_code}:{job.exit_signal}"
+
+    def _path(self, job: Job, pattern: str, default: str) -> str:
+        return expand_output_path(
+            pattern or default, job_id=job.id, name=job.name, user=job.user, node=job.batch_host or "",
+            array_job_id=job.array_job_id, array_task_id=job.array_task_id, work_dir=job.work_dir,
+        )
+
+    def _default_out(self, job: Job) -> str:
+        return "slurm-%A_%a.out" if job.array_job_id is not None else "slurm-%j.out"
+
+    def get_std_out(self, job: Job) -> str:
+        return self._path(job, job.std_out, self._default_out(job))
+
+    def get_std_err(self, job: Job) -> str:
+        return self._path(job, job.std_err or job.std_out, self._default_out(job))
+
+    def get_std_in(self, job: Job) -> str:
+        return job.std_in or "/dev/null"
+
+    def get_hold(self, job: Job) -> bool:
+        return bool(job.hold)
+
+    def get_tres(self, job: Job) -> str:
+        nodes = len(job.alloc) or job.min_nodes
+        mem = sum(v[1] for v in job.alloc.values()) if job.alloc else (job.mem_per_node or 0) * nodes
+        return f"cpu={job.num_cpus},mem={mem}M,node={nodes},billing={job.num_cpus}"
+
+
+class JobSubmitSerializer(serializers.Serializer):
+    """The sbatch request (validated by the job_submit service; listed here for the schema)."""
+
+    script = serializers.CharField(required=False, allow_blank=True)
+    wrap = serializers.CharField(required=False)
+    argv = serializers.ListField(child=serializers.CharField(), required=False)
+    name = serializers.CharField(required=False)
+    partition = serializers.CharField(required=False)
+    nodes = serializers.CharField(required=False)
+    ntasks = serializers.CharField(required=False)
+    cpus_per_task = serializers.CharField(required=False)
+    mem = serializers.CharField(required=False)
+    time = serializers.CharField(required=False)
+    account = serializers.CharField(required=False)
+    qos = serializers.CharField(required=False)
+    output = serializers.CharField(required=False)
+    error = serializers.CharField(required=False)
+    input = serializers.CharField(required=False)
+    work_dir = serializers.CharField(required=False)
+    nodelist = serializers.CharField(required=False)
+    exclude = serializers.CharField(required=False)
+    hold = serializers.BooleanField(required=False)
+    licenses = serializers.CharField(required=False)
+    reservation = serializers.CharField(required=False)
+    begin = serializers.CharField(required=False)
+    array = serializers.CharField(required=False)
+    requeue = serializers.BooleanField(required=False)
+    environment = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
+    test_only = serializers.BooleanField(required=False)
+    constraint = serializers.CharField(required=False)
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    state = serializers.CharField()
+    state_sinfo = serializers.CharField()
+    state_short = serializers.CharField()
+    flags = serializers.SerializerMethodField()
+    cpus_alloc = serializers.IntegerField(source="alloc_cpus")
+    alloc_memory = serializers.IntegerField(source="alloc_mem")
+    partitions = serializers.SerializerMethodField()
+    agent = serializers.CharField(source="agent_id")
+    alloc_tres = serializers.SerializerMethodField()
+    cfg_tres = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Node
+        fields = [
+            "name", "state", "state_sinfo", "state_short", "base_state", "flags", "cpus", "cpus_alloc",
+            "real_memory", "alloc_memory", "reported_cpus", "reported_memory", "weight", "features",
+            "active_features", "gres", "partitions", "reason", "reason_user", "reason_time", "boot_time",
+            "slurmd_start_time", "last_contact", "last_busy", "agent", "suspend_time", "cpu_load", "free_mem",
+            "sockets", "cores_per_socket", "threads_per_core", "alloc_tres", "cfg_tres",
+        ]
+
+    def get_flags(self, node: Node) -> list[str]:
+        return states.flag_names(node.flags)
+
+    def get_partitions(self, node: Node) -> list[str]:
+        membership = self.context.get("membership")
+        if membership is None:
+            membership = partition_membership()
+            self.context["membership"] = membership
+        return membership.get(node.name, [])
+
+    def get_alloc_tres(self, node: Node) -> str:
+        return f"cpu={node.alloc_cpus},mem={node.alloc_mem}M" if node.alloc_cpus else ""
+
+    def get_cfg_tres(self, node: Node) -> str:
+        return f"cpu={node.cpus},mem={node.real_memory}M,billing={node.cpus}"
+
+
+def partition_membership() -> dict[str, list[str]]:
+    membership: dict[str, list[str]] = {}
+    for name, nodes in Partition.objects.values_list("name", "nodes"):
+        for node in NodeSet(nodes or ""):
+            membership.setdefault(node, []).append(name)
+    return membership
+
+
+class PartitionSerializer(serializers.ModelSerializer):
+    default = serializers.BooleanField(source="is_default")
+    node_names = serializers.SerializerMethodField()
+    max_time_str = serializers.SerializerMethodField()
+    total_cpus = serializers.SerializerMethodField()
+    total_nodes = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Partition
+        fields = [
+            "name", "nodes", "node_names", "default", "state", "max_time", "max_time_str", "default_time",
+            "max_nodes", "min_nodes", "priority_tier", "priority_job_factor", "total_cpus", "total_nodes",
+            "extra",
+        ]
+
+    def _names(self, p: Partition) -> list[str]:
+        return list(NodeSet(p.nodes or ""))
+
+    def get_node_names(self, p: Partition) -> list[str]:
+        return self._names(p)
+
+    def get_max_time_str(self, p: Partition) -> str:
+        return slurmtime.format_minutes(p.max_time)
+
+    def get_total_nodes(self, p: Partition) -> int:
+        return len(self._names(p))
+
+    def get_total_cpus(self, p: Partition) -> int:
+        cpus = self.context.get("cpus")
+        if cpus is None:
+            cpus = dict(Node.objects.values_list("name", "cpus"))
+            self.context["cpus"] = cpus
+        return sum(cpus.get(n, 0) for n in self._names(p))

@@ -1,0 +1,21 @@
+from django.urls import path
+
+from cluster.api import views
+
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view()),
+    path("whoami/", views.WhoAmI.as_view()),
+    path("jobs/", views.JobListCreate.as_view()),
+    path("jobs/cancel/", views.JobBulkCancel.as_view()),
+    path("jobs/<int:job_id>/", views.JobDetail.as_view()),
+    *[
+        path(f"jobs/<int:job_id>/{action}/", views.JobAction.as_view(action=action))
+        for action in ("cancel", "hold", "release", "requeue", "suspend", "resume")
+    ],
+    path("nodes/", views.NodeList.as_view()),
+    path("nodes/update/", views.NodeUpdate.as_view()),
+    path("nodes/<str:name>/", views.NodeDetail.as_view()),
+    path("partitions/", views.PartitionList.as_view()),
+    path("reconfigure/", views.Reconfigure.as_view()),
+    path("config/", views.ConfigView.as_view()),
+]

@@ -1,0 +1,253 @@
+"""REST API views: each validates its input, calls one service, serializes the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from django.contrib.auth import authenticate
+from django.db.models import Q, QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, permissions, status
+from rest_framework.authtoken.models import Token
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluster import states
+from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
+from cluster.models import ClusterConfig, Job, Node, Partition
+from cluster.services import jobs as job_services
+from cluster.services import nodes as node_services
+from cluster.services.configuration import config_load
+from cluster.services.errors import NotFound, ServiceError
+
+_COMPACT_TO_STATE = {v: k.value for k, v in states.JOB_STATE_COMPACT.items()}
+
+
+def _csv(request: Request, name: str) -> list[str]:
+    value = request.query_params.get(name, "")
+    return [v for v in value.split(",") if v]
+
+
+def _job_id_filter(values: list[str]) -> Q:
+    q = Q()
+    for value in values:
+        base, _, task = value.partition("_")
+        if not base.isdigit():
+            raise ServiceError(f"Invalid job id specified: {value}")
+        if task:
+            q |= Q(array_job_id=int(base), array_task_id=int(task)) if task.isdigit() else Q(pk=-1)
+        else:
+            q |= Q(pk=int(base)) | Q(array_job_id=int(base))
+    return q
+
+
+def _job_states(values: list[str]) -> list[str] | None:
+    if not values:
+        return [s.value for s in states.ACTIVE_JOB_STATES]
+    if any(v.lower() == "all" for v in values):
+        return None
+    out = []
+    for value in values:
+        upper = value.upper()
+        name = _COMPACT_TO_STATE.get(upper, upper)
+        if name not in states.JobState.__members__:
+            raise ServiceError(f"Invalid job state specified: {value}")
+        out.append(name)
+    return out
+
+
+class JobListCreate(generics.ListCreateAPIView):
+    serializer_class = JobSerializer
+
+    def get_queryset(self) -> QuerySet[Job]:
+        qs = Job.objects.all().order_by("id")
+        params = self.request
+        ids = _csv(params, "job_id")
+        if ids:
+            qs = qs.filter(_job_id_filter(ids))
+            wanted_states = _job_states(_csv(params, "state")) if _csv(params, "state") else None
+        else:
+            wanted_states = _job_states(_csv(params, "state"))
+        if wanted_states is not None:
+            qs = qs.filter(state__in=wanted_states)
+        for field in ("user", "partition", "account", "qos", "name"):
+            values = _csv(params, field)
+            if values:
+                qs = qs.filter(**{f"{field}__in": values})
+        if array := params.query_params.get("array_job_id"):
+            qs = qs.filter(array_job_id=array)
+        return qs
+
+    @extend_schema(request=JobSubmitSerializer, responses={201: dict})
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not isinstance(request.data, dict):
+            raise ServiceError("The request body must be a JSON object")
+        if request.data.get("test_only"):
+            return Response(job_services.job_test_only(user=request.user, spec=dict(request.data)))
+        submitted = job_services.job_submit(user=request.user, spec=dict(request.data))
+        return Response(
+            {"job_id": submitted.job_ids[0], "job_ids": submitted.job_ids, "array_job_id": submitted.array_job_id},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class JobDetail(generics.RetrieveAPIView):
+    serializer_class = JobSerializer
+    queryset = Job.objects.all()
+    lookup_url_kwarg = "job_id"
+
+    def get_object(self) -> Job:
+        return job_services.get_job(self.kwargs["job_id"])
+
+    def patch(self, request: Request, job_id: int) -> Response:
+        job = job_services.job_update(actor=request.user, job_id=job_id, changes=dict(request.data))
+        return Response(JobSerializer(job).data)
+
+
+class JobAction(APIView):
+    """POST /api/jobs/{id}/<action>/."""
+
+    action: str = ""
+    _services = {
+        "hold": job_services.job_hold,
+        "release": job_services.job_release,
+        "requeue": job_services.job_requeue,
+        "suspend": job_services.job_suspend,
+        "resume": job_services.job_resume,
+    }
+
+    @extend_schema(request=None, responses=JobSerializer)
+    def post(self, request: Request, job_id: int) -> Response:
+        if self.action == "cancel":
+            job = job_services.job_cancel(actor=request.user, job_id=job_id, signal=request.data.get("signal"))
+        else:
+            job = self._services[self.action](actor=request.user, job_id=job_id)
+        return Response(JobSerializer(job).data)
+
+
+class JobBulkCancel(APIView):
+    """scancel with filters: each matching job is cancelled or reported with its error."""
+
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request) -> Response:
+        data = request.data if isinstance(request.data, dict) else {}
+        ids = [str(i) for i in data.get("job_ids") or []]
+        qs = Job.objects.filter(state__in=[s.value for s in states.ACTIVE_JOB_STATES])
+        errors: list[dict[str, Any]] = []
+        if ids:
+            existing = Job.objects.filter(_job_id_filter(ids))
+            found = {str(j.id) for j in existing} | {f"{j.array_job_id}_{j.array_task_id}" for j in existing}
+            found |= {str(j.array_job_id) for j in existing if j.array_job_id}
+            for value in ids:
+                if value not in found:
+                    errors.append({"job_id": value, "error": "Invalid job id specified"})
+            qs = qs.filter(_job_id_filter(ids))
+        elif not any(data.get(k) for k in ("user", "state", "partition", "name", "account")):
+            raise ServiceError("No job identification provided")
+        for field in ("user", "partition", "name", "account"):
+            if value := data.get(field):
+                qs = qs.filter(**{f"{field}__in": str(value).split(",")})
+        if value := data.get("state"):
+            wanted = _job_states(str(value).split(","))
+            if wanted is not None:
+                qs = qs.filter(state__in=wanted)
+        cancelled = []
+        for job in qs.order_by("id"):
+            try:
+                job_services.job_cancel(actor=request.user, job_id=job.id, signal=data.get("signal"))
+                cancelled.append(job.id)
+            except ServiceError as exc:
+                if ids or request.user.is_staff or job.user == request.user.get_username():
+                    errors.append({"job_id": job.id, "error": str(exc)})
+        return Response({"cancelled": cancelled, "errors": errors})
+
+
+class NodeList(generics.ListAPIView):
+    serializer_class = NodeSerializer
+
+    def get_queryset(self) -> QuerySet[Node]:
+        qs = Node.objects.all()
+        if names := self.request.query_params.get("name"):
+            try:
+                qs = qs.filter(name__in=list(NodeSet(names)))
+            except NodeSetParseError as exc:
+                raise ServiceError(f"Invalid node name specified: {names} ({exc})") from None
+        if partition := self.request.query_params.get("partition"):
+            p = Partition.objects.filter(name=partition).first()
+            if p is None:
+                raise ServiceError("Invalid partition name specified")
+            qs = qs.filter(name__in=list(NodeSet(p.nodes or "")))
+        return qs
+
+
+class NodeDetail(generics.RetrieveAPIView):
+    serializer_class = NodeSerializer
+    queryset = Node.objects.all()
+    lookup_field = "name"
+
+    def get_object(self) -> Node:
+        node = Node.objects.filter(name=self.kwargs["name"]).first()
+        if node is None:
+            raise NotFound(f"Node {self.kwargs['name']} not found")
+        return node
+
+
+class NodeUpdate(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request) -> Response:
+        data = request.data
+        weight = data.get("weight")
+        updated = node_services.node_update(
+            actor=request.user,
+            nodes=str(data.get("nodes", "")),
+            state=data.get("state"),
+            reason=data.get("reason"),
+            weight=int(weight) if weight not in (None, "") else None,
+            features=data.get("features"),
+        )
+        return Response({"updated": updated})
+
+
+class PartitionList(generics.ListAPIView):
+    serializer_class = PartitionSerializer
+    queryset = Partition.objects.all()
+
+
+class Reconfigure(APIView):
+    @extend_schema(request=None, responses=dict)
+    def post(self, request: Request) -> Response:
+        if not request.user.is_staff:
+            return Response({"error": "Access/permission denied"}, status=status.HTTP_403_FORBIDDEN)
+        conf = config_load(actor=request.user.get_username())
+        return Response({"message": "reconfigure done", "warnings": [str(w) for w in conf.warnings]})
+
+
+class ConfigView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        cfg = ClusterConfig.current()
+        return Response({"cluster_name": cfg.cluster_name, "options": cfg.options, "licenses": cfg.licenses,
+                         "loaded_at": cfg.loaded_at, "version": cfg.version})
+
+
+class TokenView(APIView):
+    permission_classes = [permissions.AllowAny]
+    authentication_classes = []
+
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request) -> Response:
+        user = authenticate(request, username=request.data.get("username"), password=request.data.get("password"))
+        if user is None:
+            return Response({"error": "Invalid user name or password"}, status=status.HTTP_401_UNAUTHORIZED)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key, "username": user.get_username()})
+
+
+class WhoAmI(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        return Response({"username": request.user.get_username(), "is_staff": request.user.is_staff})

@@ -1,0 +1,140 @@
+"""Running the cycles: one list of periodic jobs, two ways to run them.
+
+Embedded: a thread of the server process wakes on ``request_schedule()`` (submit,
+completion) or every FSCHED_SCHED_INTERVAL seconds.  Distributed: Celery beat runs the
+same functions from ``PERIODIC``; ``request_schedule()`` sends a task, coalesced so a burst
+of completions costs one pass, and a database lock keeps two workers from overlapping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+
+log = logging.getLogger(__name__)
+
+# Stable 64-bit keys for PostgreSQL advisory locks.
+_LOCK_KEYS = {"schedule": 0x5C4ED001, "health": 0x5C4ED002}
+_local_locks = {name: threading.Lock() for name in _LOCK_KEYS}
+
+
+@contextlib.contextmanager
+def cycle_lock(name: str) -> Iterator[bool]:
+    """Yields whether this process got the lock; never waits (a busy lock means a pass is running)."""
+    local = _local_locks[name]
+    if not local.acquire(blocking=False):
+        yield False
+        return
+    try:
+        if connection.vendor != "postgresql":
+            yield True  # SQLite means one controller process: the thread lock is enough
+            return
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_LOCK_KEYS[name]])
+                got = cursor.fetchone()[0]
+            yield got
+    finally:
+        local.release()
+
+
+def run_schedule() -> str:
+    from cluster.services.scheduling import schedule_pass  # noqa: PLC0415 - keep import light
+
+    with cycle_lock("schedule") as got:
+        if not got:
+            return "busy"
+        summary = schedule_pass()
+    return f"pending={summary.pending} started={summary.started} timeouts={summary.timeouts}"
+
+
+def run_health() -> str:
+    from cluster.services.scheduling import health_pass  # noqa: PLC0415
+
+    with cycle_lock("health") as got:
+        if not got:
+            return "busy"
+        downed = health_pass()
+    return f"down={len(downed)}"
+
+
+# name → (function, interval in seconds); Celery beat and the embedded thread both read this.
+PERIODIC: dict[str, tuple[Callable[[], str], float]] = {
+    "schedule": (run_schedule, settings.FSCHED_SCHED_INTERVAL),
+    "health": (run_health, settings.FSCHED_HEALTH_INTERVAL),
+}
+
+
+class EmbeddedCycles:
+    """The cycles in a thread of the server process (embedded mode)."""
+
+    def __init__(self) -> None:
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="fsched-cycles", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread:
+            self._thread.join(timeout)
+
+    def kick(self) -> None:
+        self._wake.set()
+
+    def _loop(self) -> None:
+        last: dict[str, float] = {}
+        while not self._stop.is_set():
+            now = time.monotonic()
+            kicked = self._wake.is_set()
+            self._wake.clear()
+            for name, (func, interval) in PERIODIC.items():
+                if (name == "schedule" and kicked) or now - last.get(name, 0) >= interval:
+                    last[name] = now
+                    try:
+                        func()
+                    except Exception:
+                        log.exception("cycle %s failed", name)
+                    finally:
+                        close_old_connections()
+            # Coalesce bursts: many kicks during a pass cause one more pass, not many.
+            self._wake.wait(timeout=min(i for _, i in PERIODIC.values()))
+
+
+_embedded: EmbeddedCycles | None = None
+
+
+def start_embedded() -> EmbeddedCycles:
+    global _embedded  # noqa: PLW0603 - one cycle thread per process
+    if _embedded is None:
+        _embedded = EmbeddedCycles()
+        _embedded.start()
+    return _embedded
+
+
+def stop_embedded() -> None:
+    global _embedded  # noqa: PLW0603
+    if _embedded is not None:
+        _embedded.stop()
+        _embedded = None
+
+
+def request_schedule() -> None:
+    """Ask for a scheduler pass soon (after a submit, a completion, a node coming back)."""
+    if _embedded is not None:
+        _embedded.kick()
+        return
+    if settings.DISTRIBUTED:
+        from cluster.tasks import request_schedule_pass  # noqa: PLC0415
+
+        request_schedule_pass()

@@ -1,0 +1,219 @@
+"""The cluster's state: nodes, partitions, jobs, and the event log the console reads."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from cluster import states
+from cluster.states import JobState, NodeBase, NodeFlag
+
+
+class ClusterConfig(models.Model):
+    """The configuration in force (one row), so every process sees a reconfigure."""
+
+    cluster_name = models.CharField(max_length=64, default="cluster")
+    options = models.JSONField(default=dict)
+    licenses = models.JSONField(default=dict)
+    files = models.JSONField(default=list)
+    loaded_at = models.DateTimeField(null=True)
+    version = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.cluster_name} (v{self.version})"
+
+    @classmethod
+    def current(cls) -> ClusterConfig:
+        return cls.objects.get_or_create(pk=1)[0]
+
+    def option_int(self, key: str, default: int) -> int:
+        try:
+            return int(self.options.get(key, default))
+        except (TypeError, ValueError):
+            return default
+
+
+class Node(models.Model):
+    name = models.CharField(max_length=64, unique=True)
+    # Configured (slurm.conf) resources; the scheduler uses these.
+    cpus = models.PositiveIntegerField(default=1)
+    real_memory = models.PositiveIntegerField(default=1, help_text="MB")
+    sockets = models.PositiveIntegerField(default=1)
+    cores_per_socket = models.PositiveIntegerField(default=1)
+    threads_per_core = models.PositiveIntegerField(default=1)
+    weight = models.PositiveIntegerField(default=1)
+    features = models.CharField(max_length=512, blank=True, default="")
+    active_features = models.CharField(max_length=512, blank=True, default="")
+    gres = models.CharField(max_length=512, blank=True, default="")
+    conf_state = models.CharField(max_length=16, default="UNKNOWN")
+    suspend_time = models.IntegerField(null=True, blank=True, help_text="seconds; -1 = INFINITE")
+    in_conf = models.BooleanField(default=True, help_text="defined in slurm.conf (not dynamic)")
+    # What the agent reported.
+    reported_cpus = models.PositiveIntegerField(null=True, blank=True)
+    reported_memory = models.PositiveIntegerField(null=True, blank=True)
+    boot_time = models.DateTimeField(null=True, blank=True)
+    slurmd_start_time = models.DateTimeField(null=True, blank=True)
+    last_contact = models.DateTimeField(null=True, blank=True)
+    last_busy = models.DateTimeField(null=True, blank=True)
+    agent_id = models.CharField(max_length=128, blank=True, default="")
+    cpu_load = models.FloatField(null=True, blank=True)
+    free_mem = models.PositiveIntegerField(null=True, blank=True)
+    # State as Slurm keeps it: one base state plus flags.
+    base_state = models.CharField(
+        max_length=16, choices=[(s.value, s.value) for s in NodeBase], default=NodeBase.UNKNOWN
+    )
+    flags = models.PositiveIntegerField(default=0)
+    alloc_cpus = models.PositiveIntegerField(default=0)
+    alloc_mem = models.PositiveIntegerField(default=0)
+    reason = models.CharField(max_length=256, blank=True, default="")
+    reason_user = models.CharField(max_length=64, blank=True, default="")
+    reason_time = models.DateTimeField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def state(self) -> str:
+        return states.long_state(self.base_state, self.flags)
+
+    @property
+    def state_sinfo(self) -> str:
+        return states.sinfo_long(self.base_state, self.flags)
+
+    @property
+    def state_short(self) -> str:
+        return states.sinfo_short(self.base_state, self.flags)
+
+    def has(self, flag: NodeFlag) -> bool:
+        return bool(self.flags & flag)
+
+
+class Partition(models.Model):
+    name = models.CharField(max_length=64, unique=True)
+    nodes = models.TextField(blank=True, default="", help_text="hostlist expression")
+    is_default = models.BooleanField(default=False)
+    state = models.CharField(max_length=16, default="UP")
+    max_time = models.PositiveIntegerField(null=True, blank=True, help_text="minutes; empty = UNLIMITED")
+    default_time = models.PositiveIntegerField(null=True, blank=True)
+    max_nodes = models.PositiveIntegerField(null=True, blank=True)
+    min_nodes = models.PositiveIntegerField(default=0)
+    priority_tier = models.PositiveIntegerField(default=1)
+    priority_job_factor = models.PositiveIntegerField(default=1)
+    extra = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Job(models.Model):
+    # Job ids are Slurm's: allocated from a counter, never reused.
+    id = models.BigIntegerField(primary_key=True)
+    array_job_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    array_task_id = models.PositiveIntegerField(null=True, blank=True)
+    array_max_tasks = models.PositiveIntegerField(null=True, blank=True, help_text="the %N throttle")
+    name = models.CharField(max_length=256, default="")
+    user = models.CharField(max_length=64, db_index=True)
+    submitter = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    account = models.CharField(max_length=64, blank=True, default="")
+    qos = models.CharField(max_length=64, blank=True, default="normal")
+    partition = models.CharField(max_length=64)
+    script = models.TextField(blank=True, default="")
+    command = models.CharField(max_length=1024, blank=True, default="")
+    argv = models.JSONField(default=list, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    work_dir = models.CharField(max_length=1024, default="/tmp")  # noqa: S108 - only a default
+    std_out = models.CharField(max_length=1024, blank=True, default="")
+    std_err = models.CharField(max_length=1024, blank=True, default="")
+    std_in = models.CharField(max_length=1024, blank=True, default="")
+    min_nodes = models.PositiveIntegerField(default=1)
+    max_nodes = models.PositiveIntegerField(null=True, blank=True)
+    num_tasks = models.PositiveIntegerField(default=1)
+    cpus_per_task = models.PositiveIntegerField(default=1)
+    mem_per_node = models.PositiveIntegerField(null=True, blank=True, help_text="MB; empty = default")
+    time_limit = models.PositiveIntegerField(null=True, blank=True, help_text="minutes; empty = partition's")
+    licenses = models.CharField(max_length=512, blank=True, default="")
+    req_nodes = models.TextField(blank=True, default="")
+    exc_nodes = models.TextField(blank=True, default="")
+    features = models.CharField(max_length=512, blank=True, default="")
+    reservation = models.CharField(max_length=64, blank=True, default="")
+    hold = models.CharField(max_length=8, blank=True, default="", help_text="'user', 'admin' or empty")
+    begin_time = models.DateTimeField(null=True, blank=True)
+    requeue = models.BooleanField(default=True)
+    restart_count = models.PositiveIntegerField(default=0)
+
+    state = models.CharField(
+        max_length=16, choices=[(s.value, s.value) for s in JobState], default=JobState.PENDING, db_index=True
+    )
+    reason = models.CharField(max_length=64, default="None")
+    reason_detail = models.CharField(max_length=512, blank=True, default="")
+    priority = models.BigIntegerField(default=0)
+    submit_time = models.DateTimeField()
+    eligible_time = models.DateTimeField(null=True, blank=True)
+    start_time = models.DateTimeField(null=True, blank=True)
+    end_time = models.DateTimeField(null=True, blank=True)
+    exit_code = models.IntegerField(default=0)
+    exit_signal = models.IntegerField(default=0)
+    node_list = models.TextField(blank=True, default="")
+    batch_host = models.CharField(max_length=64, blank=True, default="")
+    alloc = models.JSONField(default=dict, blank=True, help_text="{node: [cpus, mem]} while holding nodes")
+    # Launch bookkeeping: set when the agent says the process exists.
+    launched = models.BooleanField(default=False)
+    kill_requested = models.DateTimeField(null=True, blank=True)
+    final_state = models.CharField(max_length=16, blank=True, default="", help_text="state to record on exit")
+
+    class Meta:
+        indexes = [models.Index(fields=["state", "partition"])]
+
+    def __str__(self) -> str:
+        return str(self.id)
+
+    @property
+    def display_id(self) -> str:
+        if self.array_job_id is not None and self.array_task_id is not None:
+            return f"{self.array_job_id}_{self.array_task_id}"
+        return str(self.id)
+
+    @property
+    def num_cpus(self) -> int:
+        if self.alloc:
+            return sum(v[0] for v in self.alloc.values())
+        return self.num_tasks * self.cpus_per_task
+
+
+class JobIdCounter(models.Model):
+    """The next job id (one row); taken with a row lock so ids never repeat."""
+
+    next_id = models.BigIntegerField(default=1)
+
+
+class Event(models.Model):
+    """Job and node transitions, kept for the console and reports."""
+
+    class Kind(models.TextChoices):
+        JOB = "job"
+        NODE = "node"
+        CONFIG = "config"
+
+    time = models.DateTimeField(db_index=True)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    job_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    node = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    old_state = models.CharField(max_length=64, blank=True, default="")
+    new_state = models.CharField(max_length=64, blank=True, default="")
+    reason = models.CharField(max_length=256, blank=True, default="")
+    user = models.CharField(max_length=64, blank=True, default="")
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-time", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.time:%Y-%m-%dT%H:%M:%S} {self.kind} {self.job_id or self.node} {self.new_state}"

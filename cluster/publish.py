@@ -1,0 +1,47 @@
+"""Publishing to websockets, always after the database commit.
+
+Two audiences: the console (group ``console``; payloads are small "something changed"
+notes, the page re-reads what it shows) and node agents (group ``node.<name>``; commands
+such as launch and cancel).  Sending only on commit means a listener never hears of a
+change it cannot yet read, and a rolled-back change is never announced.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+CONSOLE_GROUP = "console"
+
+
+def node_group(node: str) -> str:
+    return f"node.{node}"
+
+
+def _send(group: str, message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(group, message)
+    except Exception:  # a dead channel layer must never undo a committed change
+        log.exception("publishing to %s failed", group)
+
+
+def on_commit(group: str, message: dict[str, Any]) -> None:
+    transaction.on_commit(lambda: _send(group, message))
+
+
+def console_changed(*topics: str) -> None:
+    """Tell console pages that these topics (``jobs``, ``nodes``, ...) changed."""
+    on_commit(CONSOLE_GROUP, {"type": "console.changed", "topics": sorted(set(topics))})
+
+
+def to_agent(node: str, payload: dict[str, Any]) -> None:
+    on_commit(node_group(node), {"type": "agent.command", "payload": payload})

@@ -1,0 +1,291 @@
+"""What node agents tell the controller: registration, heartbeats, job starts and ends.
+
+Each function is idempotent: agents resend after reconnecting, and a message seen twice
+must change nothing the second time (a completion is recorded exactly once).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from cluster import publish
+from cluster.models import ClusterConfig, Event, Job, Node
+from cluster.services.jobs import requeue_now
+from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_job, refresh_usage
+from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+
+log = logging.getLogger(__name__)
+
+
+def _ts(epoch: float | None) -> datetime | None:
+    return datetime.fromtimestamp(epoch, UTC) if epoch else None
+
+
+@dataclass
+class Registration:
+    accepted: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+    kill: list[int] = field(default_factory=list)
+    relaunch: list[dict[str, Any]] = field(default_factory=list)
+    acked: list[int] = field(default_factory=list)
+
+
+def launch_payload(job: Job) -> dict[str, Any]:
+    cpus = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[0]
+    return {
+        "type": "launch",
+        "job": {
+            "job_id": job.id,
+            "run": job.restart_count,
+            "name": job.name,
+            "user": job.user,
+            "script": job.script,
+            "argv": job.argv,
+            "work_dir": job.work_dir,
+            "std_out": job.std_out or None,
+            "std_err": job.std_err or None,
+            "std_in": job.std_in or None,
+            "environment": job.environment,
+            "batch_host": job.batch_host,
+            "node_list": job.node_list,
+            "num_nodes": len(job.alloc) or job.min_nodes,
+            "cpus_on_node": cpus,
+            "partition": job.partition,
+            "account": job.account,
+            "qos": job.qos,
+            "array_job_id": job.array_job_id,
+            "array_task_id": job.array_task_id,
+            "time_limit": job.time_limit,
+        },
+    }
+
+
+@transaction.atomic
+def agent_register(*, agent_id: str, nodes: list[dict[str, Any]], running: list[dict[str, Any]],
+                   completions: list[dict[str, Any]], now: datetime | None = None) -> Registration:
+    now = now or timezone.now()
+    result = Registration()
+    cfg = ClusterConfig.current()
+    return_to_service = cfg.option_int("ReturnToService", 0)
+    names = [n.get("name", "") for n in nodes]
+    known = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names)}
+    for info in nodes:
+        name = info.get("name", "")
+        node = known.get(name)
+        if node is None:
+            result.rejected[name] = "node not in the configuration"
+            log.error("agent %s registered unknown node %r: refused", agent_id, name)
+            continue
+        if NodeBase(node.base_state) == NodeBase.FUTURE:
+            result.rejected[name] = "node is in state FUTURE"
+            continue
+        node.agent_id = agent_id
+        node.reported_cpus = info.get("cpus")
+        node.reported_memory = info.get("real_memory")
+        node.boot_time = _ts(info.get("boot_time"))
+        node.slurmd_start_time = now
+        node.last_contact = now
+        remove = NodeFlag.NOT_RESPONDING
+        base = None
+        reason = None
+        if NodeBase(node.base_state) == NodeBase.UNKNOWN:
+            base = NodeBase.IDLE
+        elif NodeBase(node.base_state) == NodeBase.DOWN and node.reason == NOT_RESPONDING_REASON and (
+            return_to_service >= 1
+        ):
+            base = NodeBase.IDLE
+            reason = ""
+        _set_state(node, base=base, remove=remove, reason=reason, now=now)
+        node.save()
+        result.accepted.append(name)
+
+    accepted = set(result.accepted)
+    # Jobs the agent still runs: keep those the controller agrees are running there.
+    reported: set[int] = set()
+    for item in running:
+        job = Job.objects.filter(pk=item.get("job_id")).first()
+        if (
+            job is None
+            or job.state not in HOLDING_JOB_STATES
+            or job.batch_host != item.get("node")
+            or job.restart_count != item.get("run", job.restart_count)
+        ):
+            result.kill.append(int(item.get("job_id")))
+            continue
+        reported.add(job.id)
+        if not job.launched:
+            job.launched = True
+            job.save(update_fields=["launched"])
+    for completion in completions:
+        job_completed(completion=completion, now=now)
+        result.acked.append(int(completion["job_id"]))
+    done = set(result.acked)
+    # Jobs the controller believes run on these nodes but the agent does not have.
+    for job in Job.objects.select_for_update().filter(
+        state__in=[s.value for s in HOLDING_JOB_STATES], batch_host__in=accepted
+    ):
+        if job.id in reported or job.id in done:
+            continue
+        if not job.launched and job.state != JobState.CONFIGURING:
+            result.relaunch.append(launch_payload(job))
+            continue
+        if job.launched:
+            log.warning("job %s: agent %s lost it on %s", job.id, agent_id, job.batch_host)
+            fail_job(job, now=now, why="lost by agent", node=job.batch_host)
+    refresh_usage(accepted)
+    publish.console_changed("nodes", "jobs")
+    _request_schedule()
+    return result
+
+
+def _request_schedule() -> None:
+    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import services
+
+    transaction.on_commit(request_schedule)
+
+
+def agent_ping(*, nodes: list[str], load: dict[str, dict[str, Any]] | None = None,
+               now: datetime | None = None) -> None:
+    now = now or timezone.now()
+    load = load or {}
+    if not load:
+        Node.objects.filter(name__in=nodes).update(last_contact=now)
+        return
+    batch = []
+    for node in Node.objects.filter(name__in=nodes):
+        node.last_contact = now
+        info = load.get(node.name) or {}
+        node.cpu_load = info.get("cpu_load")
+        node.free_mem = info.get("free_mem")
+        batch.append(node)
+    Node.objects.bulk_update(batch, ["last_contact", "cpu_load", "free_mem"])
+
+
+def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None:
+    """The agent's websocket closed: its nodes stop responding (DOWN later, by the health cycle)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        for node in Node.objects.select_for_update().filter(name__in=nodes):
+            if node.flags & NodeFlag.NOT_RESPONDING:
+                continue
+            _set_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
+            node.save(update_fields=["flags"])
+        publish.console_changed("nodes")
+
+
+def job_started(*, job_id: int, node: str, run: int | None = None, now: datetime | None = None) -> None:
+    updated = Job.objects.filter(pk=job_id, batch_host=node, state__in=[s.value for s in HOLDING_JOB_STATES])
+    if run is not None:
+        updated = updated.filter(restart_count=run)
+    updated.update(launched=True)
+
+
+@transaction.atomic
+def job_launch_failed(*, job_id: int, node: str, error: str, run: int | None = None,
+                      now: datetime | None = None) -> None:
+    """Slurm holds a job whose launch failed (JobLaunchFailure) and drains nothing for a user error."""
+    now = now or timezone.now()
+    job = Job.objects.select_for_update().filter(pk=job_id, batch_host=node).first()
+    if job is None or job.state not in HOLDING_JOB_STATES or (run is not None and run != job.restart_count):
+        return
+    old = job.state
+    held = job.alloc
+    job.state = JobState.FAILED
+    job.reason = Reason.JOB_LAUNCH_FAILURE
+    job.reason_detail = error[:512]
+    job.exit_code = 1
+    job.end_time = now
+    job.alloc = {}
+    job.save()
+    Event.objects.create(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=old, new_state=job.state,
+                         reason=f"launch failed: {error}", node=node)
+    refresh_usage(held.keys())
+    publish.console_changed("jobs")
+    _request_schedule()
+
+
+def completion_state(job: Job, exit_code: int, signal: int) -> JobState:
+    if job.final_state:
+        return JobState(job.final_state)
+    if signal or exit_code:
+        return JobState.FAILED
+    return JobState.COMPLETED
+
+
+@transaction.atomic
+def job_completed(*, completion: dict[str, Any], now: datetime | None = None) -> bool:
+    """Record a job's end once.  Returns False when it was already recorded (or stale)."""
+    return _complete_many([completion], now=now or timezone.now()) == 1
+
+
+@transaction.atomic
+def jobs_completed(*, completions: list[dict[str, Any]], now: datetime | None = None) -> int:
+    """Several completions in one transaction (agents batch them under load)."""
+    return _complete_many(completions, now=now or timezone.now())
+
+
+def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
+    by_id = {int(c["job_id"]): c for c in completions}
+    jobs = list(
+        Job.objects.select_for_update().filter(pk__in=list(by_id), state__in=[s.value for s in HOLDING_JOB_STATES])
+    )
+    recorded = 0
+    touched_nodes: set[str] = set()
+    events = []
+    requeued = []
+    for job in jobs:
+        c = by_id[job.id]
+        if c.get("node") != job.batch_host or ("run" in c and c["run"] != job.restart_count):
+            continue  # a late message from an earlier run
+        exit_code = int(c.get("exit_code", 0))
+        signal = int(c.get("signal", 0))
+        state = completion_state(job, exit_code, signal)
+        touched_nodes.update(job.alloc)
+        old = job.state
+        if state == JobState.REQUEUED:
+            requeue_now(job, now=now)
+            requeued.append(job.id)
+        else:
+            job.state = state
+            job.exit_code = exit_code
+            job.exit_signal = signal
+            job.end_time = _ts(c.get("end_time")) or now
+            job.alloc = {}
+            job.reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
+            if state == JobState.TIMEOUT:
+                job.reason = Reason.TIME_LIMIT
+            job.final_state = ""
+        events.append(
+            Event(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=old, new_state=job.state,
+                  node=c.get("node", ""), detail={"exit_code": exit_code, "signal": signal})
+        )
+        recorded += 1
+    done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
+    Job.objects.bulk_update(
+        done, ["state", "exit_code", "exit_signal", "end_time", "alloc", "reason", "final_state"]
+    )
+    Event.objects.bulk_create(events)
+    if recorded:
+        refresh_usage(touched_nodes)
+        publish.console_changed("jobs", "nodes")
+        _request_schedule()
+    return recorded
+
+
+__all__ = [
+    "Registration",
+    "agent_disconnected",
+    "agent_ping",
+    "agent_register",
+    "job_completed",
+    "job_launch_failed",
+    "job_started",
+    "jobs_completed",
+    "launch_payload",
+]

@@ -1,0 +1,131 @@
+"""Reading slurm.conf into the database: at start and on ``scontrol reconfigure``."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from cluster import publish
+from cluster.models import ClusterConfig, Event, Node, Partition
+from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
+from cluster.states import NodeBase, NodeFlag
+from cluster.services.errors import ServiceError
+
+log = logging.getLogger(__name__)
+
+
+def conf_path() -> Path:
+    return Path(settings.CONF_DIR) / "slurm.conf"
+
+
+def config_load(*, path: Path | None = None, actor: str = "") -> SlurmConfig:
+    """Parse the whole configuration, then apply it in one transaction.
+
+    Nothing changes unless every file parses: a ConfigError becomes a ServiceError whose
+    message lists every problem as ``file:line: reason``.
+    """
+    path = path or conf_path()
+    try:
+        conf = load_slurm_conf(path)
+    except ConfigError as exc:
+        raise ServiceError(f"Reconfigure refused, the configuration in force is kept:\n{exc}") from exc
+    except OSError as exc:
+        raise ServiceError(f"{path}: {exc.strerror}") from exc
+    for warning in conf.warnings:
+        log.warning("%s", warning)
+    _apply(conf, actor=actor)
+    return conf
+
+
+@transaction.atomic
+def _apply(conf: SlurmConfig, *, actor: str) -> None:
+    now = timezone.now()
+    cfg = ClusterConfig.current()
+    cfg.cluster_name = conf.cluster_name
+    cfg.options = {
+        **conf.options,
+        "SlurmdTimeout": conf.slurmd_timeout,
+        "MaxJobCount": conf.max_job_count,
+        "KillWait": conf.kill_wait,
+        "ReturnToService": conf.return_to_service,
+        "SlurmctldHost": conf.slurmctld_host,
+    }
+    cfg.licenses = dict(conf.licenses)
+    cfg.files = list(conf.files)
+    cfg.loaded_at = now
+    cfg.version += 1
+    cfg.save()
+
+    existing = {n.name: n for n in Node.objects.all()}
+    for nc in conf.nodes:
+        node = existing.pop(nc.name, None)
+        is_new = node is None
+        if is_new:
+            node = Node(name=nc.name)
+        node.cpus = nc.cpus
+        node.real_memory = nc.real_memory
+        node.sockets = nc.sockets
+        node.cores_per_socket = nc.cores_per_socket
+        node.threads_per_core = nc.threads_per_core
+        node.weight = nc.weight
+        node.features = ",".join(nc.features)
+        node.gres = nc.gres
+        node.suspend_time = nc.suspend_time
+        node.in_conf = True
+        if is_new or node.conf_state != nc.state:
+            _initial_state(node, nc.state, now)
+        node.conf_state = nc.state
+        if not node.active_features:
+            node.active_features = node.features
+        node.save()
+        if is_new:
+            Event.objects.create(time=now, kind=Event.Kind.NODE, node=node.name, new_state=node.state,
+                                 reason="configured", user=actor)
+    # Nodes gone from slurm.conf (and not dynamic) disappear once nothing runs on them.
+    for node in existing.values():
+        if node.in_conf and node.alloc_cpus == 0:
+            node.delete()
+
+    keep = set()
+    for position, pc in enumerate(conf.partitions):
+        Partition.objects.update_or_create(
+            name=pc.name,
+            defaults={
+                "nodes": pc.nodes_expr,
+                "is_default": pc.default,
+                "state": pc.state,
+                "max_time": pc.max_time,
+                "default_time": pc.default_time,
+                "max_nodes": pc.max_nodes,
+                "min_nodes": pc.min_nodes,
+                "priority_tier": pc.priority_tier,
+                "priority_job_factor": pc.priority_job_factor,
+                "extra": dict(pc.extra),
+                "position": position,
+            },
+        )
+        keep.add(pc.name)
+    Partition.objects.exclude(name__in=keep).delete()
+    Event.objects.create(time=now, kind=Event.Kind.CONFIG, new_state=f"v{cfg.version}",
+                         reason="reconfigure", user=actor, detail={"files": list(conf.files)})
+    publish.console_changed("nodes", "partitions", "config")
+
+
+def _initial_state(node: Node, conf_state: str, now) -> None:
+    flags = node.flags & ~(NodeFlag.CLOUD)
+    if conf_state == "FUTURE":
+        node.base_state = NodeBase.FUTURE
+    elif conf_state == "DOWN":
+        node.base_state = NodeBase.DOWN
+        node.reason = node.reason or "Configured DOWN"
+        node.reason_time = node.reason_time or now
+    elif conf_state == "CLOUD":
+        node.base_state = NodeBase.IDLE
+        flags |= NodeFlag.CLOUD | NodeFlag.POWERED_DOWN
+    elif node.base_state not in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
+        node.base_state = NodeBase.UNKNOWN
+    node.flags = flags

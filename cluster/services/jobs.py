@@ -1,0 +1,453 @@
+"""Job operations: submit, cancel, hold, release, requeue, update, suspend, resume."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from cluster import jobspec, publish, slurmtime
+from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition
+from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
+
+log = logging.getLogger(__name__)
+
+SIGNALS = {"HUP", "INT", "QUIT", "KILL", "USR1", "USR2", "TERM", "STOP", "CONT", "ALRM"}
+
+
+@dataclass(frozen=True)
+class Submitted:
+    job_ids: list[int]
+    array_job_id: int | None
+
+
+def _field(spec: dict[str, Any], name: str) -> Any:
+    value = spec.get(name)
+    return None if value in (None, "") else value
+
+
+def _nodeset(text: str, what: str) -> NodeSet:
+    try:
+        return NodeSet(text)
+    except NodeSetParseError as exc:
+        raise ServiceError(f"Invalid {what} specification: {text} ({exc})", field=what) from None
+
+
+def _choose_partition(name: str | None) -> Partition:
+    if name:
+        # sbatch -p a,b: the first partition that exists is used (multi-partition jobs later).
+        for candidate in name.split(","):
+            try:
+                return Partition.objects.get(name=candidate)
+            except Partition.DoesNotExist:
+                continue
+        raise ServiceError("Invalid partition name specified", field="partition")
+    default = Partition.objects.filter(is_default=True).first()
+    if default is None:
+        raise ServiceError("No partition specified or system default partition", field="partition")
+    return default
+
+
+def job_submit(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> Submitted:
+    """Validate an sbatch request and store the job (one per array task) before answering."""
+    now = now or timezone.now()
+    common, tasks = _validate_submission(user, spec, now)
+    return _store(common, tasks, now)
+
+
+def _validate_submission(
+    user: AbstractBaseUser, spec: dict[str, Any], now: datetime
+) -> tuple[dict[str, Any], list[int | None]]:
+    username = user.get_username()
+    script = spec.get("script") or ""
+    wrap = _field(spec, "wrap")
+    if wrap is not None:
+        if script:
+            raise ServiceError("Script arguments not permitted with --wrap option", field="wrap")
+        script = f"#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{wrap}\n"
+    if not script.strip():
+        raise ServiceError("Batch script is empty!", field="script")
+    if not script.startswith("#!"):
+        raise ServiceError(
+            "This does not look like a batch script.  The first line must start with #! followed by "
+            "the path to an interpreter.",
+            field="script",
+        )
+
+    partition = _choose_partition(_field(spec, "partition"))
+    try:
+        min_nodes, max_nodes = jobspec.parse_node_count(_field(spec, "nodes") or 1)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="nodes") from None
+    try:
+        ntasks = jobspec.parse_positive(_field(spec, "ntasks") or 1, "number of tasks")
+        cpus_per_task = jobspec.parse_positive(_field(spec, "cpus_per_task") or 1, "--cpus-per-task")
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="ntasks") from None
+    mem = None
+    if (mem_text := _field(spec, "mem")) is not None:
+        try:
+            mem = slurmtime.parse_memory_mb(str(mem_text))
+        except ValueError:
+            raise ServiceError(f"Invalid --mem specification: {mem_text}", field="mem") from None
+    time_limit = None
+    if (time_text := _field(spec, "time")) is not None:
+        try:
+            time_limit = slurmtime.parse_time_limit(str(time_text))
+        except ValueError:
+            raise ServiceError(f"Invalid time limit specification: {time_text}", field="time") from None
+    begin = None
+    if (begin_text := _field(spec, "begin")) is not None:
+        try:
+            begin = slurmtime.parse_begin_time(str(begin_text), now)
+        except ValueError:
+            raise ServiceError(f"Invalid time specification: {begin_text}", field="begin") from None
+
+    known = set(Node.objects.values_list("name", flat=True))
+    req_nodes = _nodeset(_field(spec, "nodelist") or "", "nodelist")
+    exc_nodes = _nodeset(_field(spec, "exclude") or "", "exclude")
+    for ns in (req_nodes, exc_nodes):
+        unknown = [n for n in ns if n not in known]
+        if unknown:
+            raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(unknown)}", field="nodelist")
+    if len(req_nodes) > (max_nodes or min_nodes) and max_nodes is None:
+        min_nodes = len(req_nodes)
+    if len(req_nodes & exc_nodes):
+        raise ServiceError("Requested node configuration is not available", field="nodelist")
+
+    licenses = _field(spec, "licenses") or ""
+    try:
+        requested = jobspec.parse_licenses(licenses)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="licenses") from None
+    cluster_licenses = ClusterConfig.current().licenses
+    for name, count in requested:
+        if name not in cluster_licenses:
+            raise ServiceError("Invalid license specification", field="licenses")
+        if count > cluster_licenses[name]:
+            raise ServiceError("Invalid license specification", field="licenses")
+
+    tasks: list[int | None] = [None]
+    throttle = None
+    if (array_text := _field(spec, "array")) is not None:
+        try:
+            task_ids, throttle = jobspec.parse_array(str(array_text))
+        except ValueError as exc:
+            raise ServiceError(str(exc), field="array") from None
+        tasks = list(task_ids)
+
+    signal_hold = bool(spec.get("hold"))
+    work_dir = _field(spec, "work_dir") or "/tmp"  # noqa: S108 - the CLI always sends its cwd
+    if not os.path.isabs(work_dir):
+        raise ServiceError(f"Invalid working directory: {work_dir} (must be absolute)", field="work_dir")
+    argv = spec.get("argv") or []
+    environment = spec.get("environment") or {}
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise ServiceError("argv must be a list of strings", field="argv")
+    if not isinstance(environment, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in environment.items()
+    ):
+        raise ServiceError("environment must map strings to strings", field="environment")
+
+    name = _field(spec, "name") or ("wrap" if wrap is not None else "sbatch")
+    common = {
+        "name": name[:256],
+        "user": username,
+        "submitter": user if user.pk else None,
+        "account": _field(spec, "account") or "",
+        "qos": _field(spec, "qos") or "normal",
+        "partition": partition.name,
+        "script": script,
+        "command": "(wrap)" if wrap is not None else (_field(spec, "command") or ""),
+        "argv": argv,
+        "environment": environment,
+        "work_dir": work_dir,
+        "std_out": _field(spec, "output") or "",
+        "std_err": _field(spec, "error") or "",
+        "std_in": _field(spec, "input") or "",
+        "min_nodes": min_nodes,
+        "max_nodes": max_nodes,
+        "num_tasks": max(ntasks, min_nodes),
+        "cpus_per_task": cpus_per_task,
+        "mem_per_node": mem,
+        "time_limit": time_limit,
+        "licenses": licenses,
+        "req_nodes": str(req_nodes),
+        "exc_nodes": str(exc_nodes),
+        "features": _field(spec, "constraint") or "",
+        "reservation": _field(spec, "reservation") or "",
+        "hold": "user" if signal_hold else "",
+        "begin_time": begin,
+        "requeue": spec.get("requeue", True) is not False,
+        "submit_time": now,
+        "eligible_time": None if begin and begin > now else now,
+        "array_max_tasks": throttle,
+        "reason": Reason.JOB_HELD_USER.value if signal_hold else Reason.NONE.value,
+        "priority": 0 if signal_hold else 1,
+    }
+    return common, tasks
+
+
+def _store(common: dict[str, Any], tasks: list[int | None], now: datetime) -> Submitted:
+    username = common["user"]
+    with transaction.atomic():
+        max_count = ClusterConfig.current().option_int("MaxJobCount", 10000)
+        active = Job.objects.exclude(state__in=[s.value for s in FINISHED_JOB_STATES]).count()
+        if active + len(tasks) > max_count:
+            raise ServiceError("Slurm temporarily unable to accept job, sleeping and retrying")
+        first = _take_job_ids(len(tasks))
+        array_job_id = first if tasks != [None] else None
+        jobs = [
+            Job(id=first + i, array_job_id=array_job_id, array_task_id=task, **common)
+            for i, task in enumerate(tasks)
+        ]
+        Job.objects.bulk_create(jobs, batch_size=500)
+        Event.objects.bulk_create(
+            [
+                Event(time=now, kind=Event.Kind.JOB, job_id=j.id, new_state=JobState.PENDING, user=username)
+                for j in jobs
+            ],
+            batch_size=500,
+        )
+        publish.console_changed("jobs")
+    _request_schedule()
+    return Submitted(job_ids=[j.id for j in jobs], array_job_id=array_job_id)
+
+
+def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> dict:
+    """sbatch --test-only: validate, and say where and when the job would start; store nothing."""
+    from cluster.services.scheduling import estimate_start  # noqa: PLC0415 - scheduling imports jobs
+
+    now = now or timezone.now()
+    common, _tasks = _validate_submission(user, spec, now)
+    start, nodes, cpus = estimate_start(common, now=now)
+    when = start.strftime("%Y-%m-%dT%H:%M:%S") if start else "Unknown"
+    return {
+        "job_id": None,
+        "start_time": start.isoformat() if start else None,
+        "nodes": nodes,
+        "message": f"Job to start at {when} using {cpus} processors on nodes {nodes or '(null)'} "
+        f"in partition {common['partition']}",
+    }
+
+
+def _take_job_ids(count: int) -> int:
+    counter, _ = JobIdCounter.objects.select_for_update().get_or_create(pk=1)
+    first = counter.next_id
+    JobIdCounter.objects.filter(pk=1).update(next_id=F("next_id") + count)
+    return first
+
+
+def _request_schedule() -> None:
+    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import services
+
+    transaction.on_commit(request_schedule)
+
+
+def get_job(job_id: int) -> Job:
+    try:
+        return Job.objects.get(pk=job_id)
+    except (Job.DoesNotExist, ValueError, TypeError):
+        raise NotFound("Invalid job id specified") from None
+
+
+def _check_owner(actor: AbstractBaseUser, job: Job) -> None:
+    if not (actor.is_staff or job.user == actor.get_username()):
+        raise PermissionDenied("Access/permission denied")
+
+
+def _event(job: Job, old: str, *, user: str = "", reason: str = "", now: datetime | None = None) -> None:
+    Event.objects.create(
+        time=now or timezone.now(), kind=Event.Kind.JOB, job_id=job.id, old_state=old, new_state=job.state,
+        reason=reason, user=user,
+    )
+
+
+@transaction.atomic
+def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = None) -> Job:
+    """scancel: a pending job ends at once; a running one is signalled on its node."""
+    job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
+    _check_owner(actor, job)
+    if job.state in FINISHED_JOB_STATES:
+        raise ServiceError("Job/step already completing or completed")
+    now = timezone.now()
+    who = actor.get_username()
+    if signal and signal.upper().removeprefix("SIG") not in ("KILL", "TERM"):
+        sig = signal.upper().removeprefix("SIG")
+        if sig not in SIGNALS:
+            raise ServiceError(f"Invalid signal name: {signal}")
+        if job.state not in HOLDING_JOB_STATES:
+            raise ServiceError("Job is pending execution")
+        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": sig})
+        return job
+    old = job.state
+    if job.state == JobState.PENDING:
+        job.state = JobState.CANCELLED
+        job.end_time = now
+        job.reason = Reason.NONE
+        job.save(update_fields=["state", "end_time", "reason"])
+        _event(job, old, user=who, reason="scancel", now=now)
+    else:
+        terminate_running(job, final_state=JobState.CANCELLED, now=now)
+        _event(job, old, user=who, reason="scancel", now=now)
+    publish.console_changed("jobs")
+    return job
+
+
+def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None:
+    """Ask the agent to end a job: TERM, then KILL after KillWait; the exit is recorded later."""
+    kill_wait = ClusterConfig.current().option_int("KillWait", 30)
+    job.final_state = final_state
+    job.kill_requested = now
+    job.save(update_fields=["final_state", "kill_requested"])
+    if job.state == JobState.SUSPENDED:
+        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
+    publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": kill_wait})
+
+
+@transaction.atomic
+def job_hold(*, actor: AbstractBaseUser, job_id: int) -> Job:
+    job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
+    _check_owner(actor, job)
+    if job.state != JobState.PENDING:
+        raise ServiceError("Job is no longer pending execution")
+    job.hold = "admin" if actor.is_staff and job.user != actor.get_username() else "user"
+    job.reason = Reason.JOB_HELD_ADMIN if job.hold == "admin" else Reason.JOB_HELD_USER
+    job.priority = 0
+    job.save(update_fields=["hold", "reason", "priority"])
+    _event(job, job.state, user=actor.get_username(), reason="hold")
+    publish.console_changed("jobs")
+    return job
+
+
+@transaction.atomic
+def job_release(*, actor: AbstractBaseUser, job_id: int) -> Job:
+    job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
+    _check_owner(actor, job)
+    if job.state != JobState.PENDING:
+        raise ServiceError("Job is no longer pending execution")
+    if job.hold == "admin" and not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    job.hold = ""
+    job.reason = Reason.NONE
+    job.save(update_fields=["hold", "reason"])
+    _event(job, job.state, user=actor.get_username(), reason="release")
+    publish.console_changed("jobs")
+    _request_schedule()
+    return job
+
+
+@transaction.atomic
+def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
+    job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
+    _check_owner(actor, job)
+    if job.state not in HOLDING_JOB_STATES and job.state not in FINISHED_JOB_STATES:
+        raise ServiceError("Job is pending execution")
+    if not job.requeue:
+        raise ServiceError("Requested operation is presently disabled")
+    now = timezone.now()
+    old = job.state
+    if job.state in HOLDING_JOB_STATES:
+        # The job goes back to the queue once its processes are gone (see job_completed).
+        terminate_running(job, final_state=JobState.REQUEUED, now=now)
+    else:
+        requeue_now(job, now=now)
+    _event(job, old, user=actor.get_username(), reason="requeue", now=now)
+    publish.console_changed("jobs")
+    return job
+
+
+def requeue_now(job: Job, *, now: datetime) -> None:
+    job.state = JobState.PENDING
+    job.reason = Reason.NONE
+    job.restart_count += 1
+    job.start_time = None
+    job.end_time = None
+    job.node_list = ""
+    job.batch_host = ""
+    job.alloc = {}
+    job.launched = False
+    job.kill_requested = None
+    job.final_state = ""
+    job.exit_code = 0
+    job.exit_signal = 0
+    job.eligible_time = now
+    job.save()
+
+
+@transaction.atomic
+def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any]) -> Job:
+    """scontrol update JobId=: TimeLimit, Partition (pending only), Name, Nice-free subset."""
+    job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
+    _check_owner(actor, job)
+    if job.state in FINISHED_JOB_STATES:
+        raise ServiceError("Job/step already completing or completed")
+    allowed = {"time_limit", "partition", "name", "comment"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ServiceError(f"Update of {', '.join(sorted(unknown))} is not supported")
+    fields: list[str] = []
+    if "time_limit" in changes:
+        try:
+            limit = slurmtime.parse_time_limit(str(changes["time_limit"]))
+        except ValueError:
+            raise ServiceError(f"Invalid TimeLimit value: {changes['time_limit']}") from None
+        # Only an administrator may raise a limit (Slurm: users may only decrease it).
+        if not actor.is_staff and (limit is None or (job.time_limit is not None and limit > job.time_limit)):
+            raise PermissionDenied("Access/permission denied")
+        job.time_limit = limit
+        fields.append("time_limit")
+    if "partition" in changes:
+        if job.state != JobState.PENDING:
+            raise ServiceError("Job is no longer pending execution")
+        job.partition = _choose_partition(str(changes["partition"])).name
+        fields.append("partition")
+    if "name" in changes:
+        job.name = str(changes["name"])[:256]
+        fields.append("name")
+    if fields:
+        job.save(update_fields=fields)
+        _event(job, job.state, user=actor.get_username(), reason="update " + ",".join(fields))
+        publish.console_changed("jobs")
+        _request_schedule()
+    return job
+
+
+@transaction.atomic
+def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
+    if job.state != JobState.RUNNING:
+        raise ServiceError("Job is not running")
+    old = job.state
+    job.state = JobState.SUSPENDED
+    job.save(update_fields=["state"])
+    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "STOP"})
+    _event(job, old, user=actor.get_username(), reason="suspend")
+    publish.console_changed("jobs")
+    return job
+
+
+@transaction.atomic
+def job_resume(*, actor: AbstractBaseUser, job_id: int) -> Job:
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
+    if job.state != JobState.SUSPENDED:
+        raise ServiceError("Job is not suspended")
+    job.state = JobState.RUNNING
+    job.save(update_fields=["state"])
+    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
+    _event(job, JobState.SUSPENDED, user=actor.get_username(), reason="resume")
+    publish.console_changed("jobs")
+    return job

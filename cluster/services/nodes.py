@@ -1,0 +1,164 @@
+"""Node operations: scontrol update NodeName=..., usage bookkeeping, node failure."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from auditlog.context import set_actor
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from cluster import publish
+from cluster.models import Event, Job, Node
+from cluster.services.errors import PermissionDenied, ServiceError
+from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+
+log = logging.getLogger(__name__)
+
+NOT_RESPONDING_REASON = "Not responding"
+
+
+def refresh_usage(names: Iterable[str] | None = None) -> None:
+    """Recompute allocated CPUs/memory and IDLE/MIXED/ALLOCATED from the jobs holding nodes.
+
+    Derived from the jobs, never counted up and down, so it cannot drift.
+    """
+    usage: dict[str, list[int]] = {}
+    for alloc in Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).values_list(
+        "alloc", flat=True
+    ):
+        for node, (cpus, mem) in alloc.items():
+            entry = usage.setdefault(node, [0, 0])
+            entry[0] += cpus
+            entry[1] += mem
+    nodes = Node.objects.all() if names is None else Node.objects.filter(name__in=list(names))
+    changed = []
+    for node in nodes:
+        cpus, mem = usage.get(node.name, (0, 0))
+        base = NodeBase(node.base_state)
+        if base in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
+            base = NodeBase.IDLE if cpus == 0 else (NodeBase.ALLOCATED if cpus >= node.cpus else NodeBase.MIXED)
+        if (node.alloc_cpus, node.alloc_mem, node.base_state) != (cpus, mem, base):
+            if cpus and not node.alloc_cpus:
+                node.last_busy = timezone.now()
+            node.alloc_cpus, node.alloc_mem, node.base_state = cpus, mem, base
+            changed.append(node)
+    if changed:
+        Node.objects.bulk_update(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
+        publish.console_changed("nodes")
+
+
+def _set_state(node: Node, *, base: NodeBase | None = None, add: NodeFlag = NodeFlag.NONE,
+               remove: NodeFlag = NodeFlag.NONE, reason: str | None = None, user: str = "",
+               now: datetime) -> None:
+    old = node.state
+    if base is not None:
+        node.base_state = base
+    node.flags = (node.flags | add) & ~remove
+    if reason is not None:
+        node.reason = reason
+        node.reason_user = user if reason else ""
+        node.reason_time = now if reason else None
+    if node.state != old:
+        Event.objects.create(time=now, kind=Event.Kind.NODE, node=node.name, old_state=old,
+                             new_state=node.state, reason=node.reason, user=user)
+
+
+_UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL"}
+
+
+@transaction.atomic
+def node_update(*, actor: AbstractBaseUser, nodes: str, state: str | None = None,
+                reason: str | None = None, weight: int | None = None, features: str | None = None) -> list[str]:
+    """scontrol update NodeName=<list> State=... Reason=... (administrators only)."""
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    try:
+        names = list(NodeSet(nodes))
+    except NodeSetParseError as exc:
+        raise ServiceError(f"Invalid node name specified: {nodes} ({exc})") from None
+    found = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names)}
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(missing)}")
+    state = state.upper() if state else None
+    if state is not None and state not in _UPDATE_STATES:
+        raise ServiceError(f"Invalid node state specified: {state}")
+    if state in ("DRAIN", "DOWN", "FAIL") and not reason:
+        raise ServiceError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
+    if weight is not None and weight < 0:
+        raise ServiceError(f"Invalid weight: {weight}")
+    now = timezone.now()
+    who = actor.get_username()
+    with set_actor(actor):
+        for name in names:
+            node = found[name]
+            if state in ("DRAIN", "FAIL"):
+                _set_state(node, add=NodeFlag.DRAIN, reason=reason, user=who, now=now)
+            elif state == "DOWN":
+                _set_state(node, base=NodeBase.DOWN, add=NodeFlag.NONE, reason=reason, user=who, now=now)
+                fail_jobs_on(node.name, now=now, why="node set DOWN")
+            elif state in ("RESUME", "UNDRAIN", "IDLE"):
+                base = None
+                if NodeBase(node.base_state) == NodeBase.DOWN and state != "UNDRAIN":
+                    base = NodeBase.IDLE if node.last_contact else NodeBase.UNKNOWN
+                _set_state(node, base=base, remove=NodeFlag.DRAIN, reason="", user=who, now=now)
+            elif reason:
+                node.reason, node.reason_user, node.reason_time = reason, who, now
+            if weight is not None:
+                node.weight = weight
+            if features is not None:
+                node.features = features
+                node.active_features = features
+            node.save()
+    refresh_usage(names)
+    publish.console_changed("nodes")
+    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import services
+
+    transaction.on_commit(request_schedule)
+    return names
+
+
+def fail_jobs_on(node_name: str, *, now: datetime, why: str) -> list[int]:
+    """Jobs holding a node that failed: requeued when allowed, else NODE_FAIL."""
+    jobs = [
+        job
+        for job in Job.objects.select_for_update().filter(state__in=[s.value for s in HOLDING_JOB_STATES])
+        if node_name in job.alloc
+    ]
+    for job in jobs:
+        fail_job(job, now=now, why=why, node=node_name)
+    return [job.id for job in jobs]
+
+
+def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
+    """One job lost to a node failure: requeued when allowed, else NODE_FAIL.
+
+    A job already being ended (cancelled, timed out) simply takes that end.
+    """
+    from cluster.services.jobs import requeue_now  # noqa: PLC0415 - jobs imports this module
+
+    old = job.state
+    if job.batch_host and job.batch_host != node:
+        # The batch script may still run on a healthy node: stop it there.
+        publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+    if job.final_state and job.final_state != JobState.REQUEUED:
+        job.state = job.final_state
+        job.end_time = now
+        job.alloc = {}
+        job.save()
+    elif job.requeue:
+        requeue_now(job, now=now)
+    else:
+        job.state = JobState.NODE_FAIL
+        job.reason = Reason.NODE_FAIL
+        job.end_time = now
+        job.alloc = {}
+        job.save()
+    Event.objects.create(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=old,
+                         new_state=job.state, reason=why, node=node)
+    publish.console_changed("jobs")

@@ -1,0 +1,236 @@
+"""The scheduler pass and the node health pass, as services the cycles call.
+
+A pass: read a snapshot from the ORM → the pure core decides → apply every decision in one
+transaction → publish on commit.  The core never sees the ORM; this module never decides.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ClusterShell.NodeSet import NodeSet
+from django.db import transaction
+from django.utils import timezone
+
+from cluster import publish, scheduler
+from cluster.models import ClusterConfig, Event, Job, Node, Partition
+from cluster.services.agents import launch_payload
+from cluster.services.jobs import terminate_running
+from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
+from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PassSummary:
+    pending: int
+    started: int
+    timeouts: int
+
+
+def _epoch(dt: datetime | None) -> float | None:
+    return dt.timestamp() if dt else None
+
+
+def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[int]]:
+    nodes = list(Node.objects.order_by("name"))
+    index = {n.name: i for i, n in enumerate(nodes)}
+    partitions = {}
+    for p in Partition.objects.all():
+        members = tuple(sorted(index[name] for name in NodeSet(p.nodes) if name in index)) if p.nodes else ()
+        partitions[p.name] = scheduler.PartitionView(
+            name=p.name, node_indices=members, state=p.state, max_time=p.max_time,
+            default_time=p.default_time, max_nodes=p.max_nodes, min_nodes=p.min_nodes,
+            priority_tier=p.priority_tier, priority_job_factor=p.priority_job_factor,
+        )
+    running_views = []
+    holding = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).values_list(
+        "id", "partition", "user", "submit_time", "start_time", "time_limit", "alloc", "state", "array_job_id"
+    )
+    running_per_array: Counter[int] = Counter()
+    for job_id, part, user, submit, start, limit, alloc, state, array_id in holding:
+        names = [n for n in alloc if n in index]
+        if array_id is not None:
+            running_per_array[array_id] += 1
+        running_views.append(
+            scheduler.JobView(
+                job_id=job_id, partition=part, user=user, submit_time=submit.timestamp(),
+                time_limit=limit, state=state, start_time=_epoch(start),
+                node_indices=tuple(index[n] for n in names),
+                alloc_cpus=tuple(alloc[n][0] for n in names), alloc_mem=tuple(alloc[n][1] for n in names),
+            )
+        )
+    node_views = tuple(
+        scheduler.NodeView(
+            index=i, name=n.name, cpus=n.cpus, real_memory=n.real_memory, weight=n.weight,
+            base=n.base_state, flags=n.flags,
+            features=frozenset(f for f in n.active_features.split(",") if f),
+        )
+        for i, n in enumerate(nodes)
+    )
+    pending_views = []
+    throttled = []
+    array_started: Counter[int] = Counter()
+    pending_rows = Job.objects.filter(state=JobState.PENDING).order_by("id").values_list(
+        "id", "partition", "user", "submit_time", "priority", "min_nodes", "max_nodes", "num_tasks",
+        "cpus_per_task", "mem_per_node", "time_limit", "begin_time", "hold", "req_nodes", "exc_nodes",
+        "features", "reservation", "licenses", "array_job_id", "array_max_tasks",
+    )
+    for (job_id, part, user, submit, prio, min_n, max_n, ntasks, cpt, mem, limit, begin, hold, req, exc,
+         feat, resv, lic, array_id, throttle) in pending_rows:
+        if array_id is not None and throttle:
+            if running_per_array[array_id] + array_started[array_id] >= throttle:
+                throttled.append(job_id)
+                continue
+            array_started[array_id] += 1
+        pending_views.append(
+            scheduler.JobView(
+                job_id=job_id, partition=part, user=user, submit_time=submit.timestamp(), priority=0,
+                min_nodes=min_n, max_nodes=max_n, num_tasks=ntasks, cpus_per_task=cpt, mem_per_node=mem,
+                time_limit=limit, begin_time=_epoch(begin), hold=hold or None,
+                req_nodes=frozenset(NodeSet(req)) if req else frozenset(),
+                exc_nodes=frozenset(NodeSet(exc)) if exc else frozenset(),
+                features=feat, reservation=resv, licenses=lic,
+            )
+        )
+    snap = scheduler.Snapshot(
+        now=now.timestamp(), nodes=node_views, partitions=partitions, pending=tuple(pending_views),
+        running=tuple(running_views),
+    )
+    return snap, nodes, throttled
+
+
+def schedule_pass(*, now: datetime | None = None) -> PassSummary:
+    """One scheduler pass.  The caller holds the pass lock (cluster.cycles)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        snap, nodes, throttled = build_snapshot(now)
+        result = scheduler.schedule(snap)
+        _apply(result, nodes, throttled, now)
+    return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
+
+
+def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int], now: datetime) -> None:
+    names = [n.name for n in nodes]
+    if result.starts:
+        started = {s.job_id: s for s in result.starts}
+        jobs = list(Job.objects.filter(pk__in=list(started), state=JobState.PENDING))
+        events = []
+        touched: set[str] = set()
+        for job in jobs:
+            start = started[job.id]
+            hosts = [names[i] for i in start.node_indices]
+            job.state = JobState.RUNNING
+            job.reason = Reason.NONE
+            job.reason_detail = ""
+            job.start_time = now
+            job.time_limit = start.time_limit
+            job.priority = start.priority
+            job.node_list = str(NodeSet.fromlist(hosts))
+            job.batch_host = hosts[0]
+            job.alloc = {h: [c, m] for h, c, m in zip(hosts, start.cpus_per_node, start.mem_per_node, strict=True)}
+            job.launched = False
+            touched.update(hosts)
+            events.append(Event(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=JobState.PENDING,
+                                new_state=JobState.RUNNING, node=job.node_list))
+        Job.objects.bulk_update(
+            jobs, ["state", "reason", "reason_detail", "start_time", "time_limit", "priority", "node_list",
+                   "batch_host", "alloc", "launched"], batch_size=500,
+        )
+        Event.objects.bulk_create(events, batch_size=500)
+        refresh_usage(touched)
+        for job in jobs:
+            publish.to_agent(job.batch_host, launch_payload(job))
+    if result.pending:
+        _update_pending(result.pending)
+    if throttled:
+        Job.objects.filter(pk__in=throttled).exclude(reason="JobArrayTaskLimit").update(reason="JobArrayTaskLimit")
+    for timeout in result.timeouts:
+        job = Job.objects.select_for_update().filter(pk=timeout.job_id).first()
+        if job is None or job.state not in HOLDING_JOB_STATES or job.final_state:
+            continue
+        terminate_running(job, final_state=JobState.TIMEOUT, now=now)
+        Event.objects.create(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=job.state,
+                             new_state=job.state, reason="time limit reached")
+    if result.starts or result.timeouts:
+        publish.console_changed("jobs")
+
+
+def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
+    """Write only the reasons and priorities that changed: most passes change none."""
+    wanted = {p.job_id: p for p in pending}
+    current = Job.objects.filter(pk__in=list(wanted)).values_list("id", "reason", "reason_detail", "priority")
+    changed = []
+    for job_id, reason, detail, priority in current:
+        p = wanted[job_id]
+        if (reason, detail, priority) != (p.reason, p.detail, p.priority):
+            changed.append(Job(id=job_id, reason=p.reason, reason_detail=p.detail, priority=p.priority))
+    if changed:
+        Job.objects.bulk_update(changed, ["reason", "reason_detail", "priority"], batch_size=500)
+        publish.console_changed("jobs")
+
+
+def health_pass(*, now: datetime | None = None) -> list[str]:
+    """Nodes not heard from: NOT_RESPONDING, then DOWN after SlurmdTimeout with their jobs failed.
+
+    Also re-sends the cancel of jobs that outlived KillWait (an agent that missed it).
+    """
+    now = now or timezone.now()
+    cfg = ClusterConfig.current()
+    timeout = cfg.option_int("SlurmdTimeout", 300)
+    downed = []
+    with transaction.atomic():
+        limit = now - timedelta(seconds=timeout)
+        stale = Node.objects.select_for_update().exclude(base_state__in=[NodeBase.DOWN, NodeBase.FUTURE])
+        for node in stale:
+            if node.flags & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP | NodeFlag.POWERING_DOWN):
+                continue
+            seen = node.last_contact or cfg.loaded_at
+            if seen is None or seen > limit:
+                continue
+            _set_state(node, base=NodeBase.DOWN, add=NodeFlag.NOT_RESPONDING, reason=NOT_RESPONDING_REASON,
+                       user="slurm", now=now)
+            node.save()
+            fail_jobs_on(node.name, now=now, why="node not responding")
+            downed.append(node.name)
+        if downed:
+            refresh_usage()
+            publish.console_changed("nodes", "jobs")
+    return downed
+
+
+def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str, int]:
+    """Where and when a job described by validated submit fields would start (sbatch --test-only).
+
+    Runs the core on the current snapshot with this job alone in the queue: it starts now, or
+    at the latest expected end of the running jobs in its partition (an upper bound).
+    """
+    snap, nodes, _ = build_snapshot(now)
+    probe = scheduler.JobView(
+        job_id=0, partition=common["partition"], user=common["user"], submit_time=now.timestamp(),
+        min_nodes=common["min_nodes"], max_nodes=common["max_nodes"], num_tasks=common["num_tasks"],
+        cpus_per_task=common["cpus_per_task"], mem_per_node=common["mem_per_node"],
+        time_limit=common["time_limit"],
+        req_nodes=frozenset(NodeSet(common["req_nodes"])) if common["req_nodes"] else frozenset(),
+        exc_nodes=frozenset(NodeSet(common["exc_nodes"])) if common["exc_nodes"] else frozenset(),
+    )
+    alone = scheduler.Snapshot(now=snap.now, nodes=snap.nodes, partitions=snap.partitions, pending=(probe,),
+                               running=snap.running)
+    result = scheduler.schedule(alone)
+    cpus = probe.num_tasks * probe.cpus_per_task
+    if result.starts:
+        start = result.starts[0]
+        return now, str(NodeSet.fromlist([nodes[i].name for i in start.node_indices])), cpus
+    ends = [
+        j.start_time + j.time_limit * 60 for j in snap.running
+        if j.partition == probe.partition and j.start_time and j.time_limit
+    ]
+    if ends:
+        from datetime import UTC  # noqa: PLC0415
+
+        return datetime.fromtimestamp(max(ends), UTC), "", cpus
+    return None, "", cpus

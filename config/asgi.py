@@ -1,0 +1,74 @@
+"""The ASGI application: HTTP (Django, static files), websockets, and the lifespan that
+loads the configuration and starts the embedded cycles."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+from django.urls import path  # noqa: E402
+
+django_app = get_asgi_application()
+
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
+
+log = logging.getLogger("fsched.server")
+
+router = ProtocolTypeRouter(
+    {
+        "http": ASGIStaticFilesHandler(django_app),
+        "websocket": URLRouter(
+            [
+                path("ws/agent/", AgentConsumer.as_asgi()),
+                path("ws/console/", AllowedHostsOriginValidator(AuthMiddlewareStack(ConsoleConsumer.as_asgi()))),
+            ]
+        ),
+    }
+)
+
+
+def _startup() -> None:
+    from cluster import cycles  # noqa: PLC0415
+    from cluster.services.configuration import config_load  # noqa: PLC0415
+
+    if os.environ.get("FSCHED_LOAD_CONFIG", "1") == "1":
+        config_load(actor="slurmctld")
+    if settings.FSCHED_RUN_CYCLES:
+        cycles.start_embedded()
+
+
+def _shutdown() -> None:
+    from cluster import cycles  # noqa: PLC0415
+
+    cycles.stop_embedded()
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "lifespan":
+        await router(scope, receive, send)
+        return
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await sync_to_async(_startup, thread_sensitive=False)()
+            except Exception as exc:
+                log.exception("start-up failed")
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await sync_to_async(_shutdown, thread_sensitive=False)()
+            await send({"type": "lifespan.shutdown.complete"})
+            return

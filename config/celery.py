@@ -1,0 +1,21 @@
+"""The Celery app (distributed mode); beat's schedule comes from cluster.cycles.PERIODIC."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("fsched")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["cluster"])
+
+
+@app.on_after_finalize.connect
+def _beat_schedule(sender: Celery, **_: object) -> None:
+    from cluster.cycles import PERIODIC  # noqa: PLC0415 - needs Django set up
+
+    for name, (_func, interval) in PERIODIC.items():
+        sender.add_periodic_task(interval, sender.signature(f"fsched.{name}"), name=name)

@@ -1,0 +1,40 @@
+"""``fsched server``: the controller (HTTP API, websockets, console; cycles in embedded mode)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="fsched server", description="Run the fsched controller.")
+    parser.add_argument("--host", default=os.environ.get("FSCHED_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("FSCHED_PORT", "8000")))
+    parser.add_argument("--workers", type=int, default=1, help="server processes (distributed mode)")
+    parser.add_argument("--no-cycles", action="store_true", help="do not run the cycles in this process")
+    parser.add_argument("--no-load-config", action="store_true", help="do not (re)read slurm.conf at start")
+    parser.add_argument("--log-level", default="warning")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    if args.no_cycles:
+        os.environ["FSCHED_RUN_CYCLES"] = "0"
+    if args.no_load_config:
+        os.environ["FSCHED_LOAD_CONFIG"] = "0"
+    import uvicorn  # noqa: PLC0415 - the CLI imports this module lazily
+
+    uvicorn.run(
+        "config.asgi:application",
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        lifespan="on",
+        log_level=args.log_level,
+        ws="websockets",
+        ws_max_size=64 * 1024 * 1024,
+        timeout_graceful_shutdown=10,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,188 @@
+"""Settings, all from the environment.
+
+Embedded (default): SQLite in FSCHED_STATE_DIR, in-memory channel layer, the cycles in a
+thread of the server process.  Distributed: FSCHED_DATABASE_URL (PostgreSQL) and
+FSCHED_REDIS_URL switch to PostgreSQL, the Redis channel layer and Celery.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name: str, default: bool) -> bool:
+    return os.environ.get(name, "1" if default else "0").lower() in ("1", "true", "yes", "on")
+
+
+def envint(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+STATE_DIR = Path(os.environ.get("FSCHED_STATE_DIR", BASE_DIR / "var")).resolve()
+CONF_DIR = Path(os.environ.get("FSCHED_CONF_DIR", BASE_DIR / "examples" / "demo")).resolve()
+STATE_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    """A per-installation key kept in the state dir, so sessions survive restarts."""
+    if key := os.environ.get("FSCHED_SECRET_KEY"):
+        return key
+    path = STATE_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def _agent_key() -> str:
+    """The cluster key agents authenticate with (FSCHED_AGENT_KEY or a generated one)."""
+    if key := os.environ.get("FSCHED_AGENT_KEY"):
+        return key
+    path = STATE_DIR / "agent_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+FSCHED_AGENT_KEY = _agent_key()
+DEBUG = envbool("FSCHED_DEBUG", False)
+ALLOWED_HOSTS = os.environ.get("FSCHED_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver").split(",")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "django_htmx",
+    "auditlog",
+    "channels",
+    "cluster",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "auditlog.middleware.AuditlogMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = os.environ.get("FSCHED_DATABASE_URL", "")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("FSCHED_SQLITE_PATH", str(STATE_DIR / "fsched.sqlite3")),
+            # The scheduler thread, the agent consumer and API requests write concurrently:
+            # wait on the lock instead of failing, and take the write lock up front so a
+            # read-then-write transaction cannot deadlock on upgrade.
+            "OPTIONS": {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = os.environ.get("FSCHED_REDIS_URL", "")
+DISTRIBUTED = bool(REDIS_URL)
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+    CELERY_BROKER_URL = REDIS_URL
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CELERY_BROKER_URL = "memory://"
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# How often the cycles run when nothing triggers them (seconds).
+FSCHED_SCHED_INTERVAL = float(os.environ.get("FSCHED_SCHED_INTERVAL", "2"))
+FSCHED_HEALTH_INTERVAL = float(os.environ.get("FSCHED_HEALTH_INTERVAL", "2"))
+# Embedded mode runs the cycles in a thread of the server process unless told not to
+# (tests that drive the cycles by hand turn it off).
+FSCHED_RUN_CYCLES = envbool("FSCHED_RUN_CYCLES", not DISTRIBUTED)
+
+AUTH_PASSWORD_VALIDATORS = []
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = STATE_DIR / "static"
+LOGIN_URL = "/admin/login/"
+LOGIN_REDIRECT_URL = "/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "cluster.api.pagination.LimitOffsetPagination",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "cluster.api.errors.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if envbool("FSCHED_BROWSABLE_API", True) else []),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "fsched API",
+    "DESCRIPTION": "Jobs, nodes, partitions and configuration of an fsched cluster.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("FSCHED_LOG_LEVEL", "INFO")},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        "uvicorn.access": {"level": "WARNING"},
+    },
+}
