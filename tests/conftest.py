@@ -1,0 +1,57 @@
+"""Shared fixtures: users, the demo configuration loaded, an API client per user."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_CONF = ROOT / "examples" / "demo"
+
+
+@pytest.fixture
+def users(db):
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    return {
+        "alice": model.objects.create_user("alice", password="alice-pw"),
+        "bob": model.objects.create_user("bob", password="bob-pw"),
+        "admin": model.objects.create_superuser("admin", password="admin-pw"),
+    }
+
+
+@pytest.fixture
+def demo(db, settings):
+    """The demo slurm.conf loaded into the database."""
+    from cluster.services.configuration import config_load
+
+    settings.CONF_DIR = DEMO_CONF
+    return config_load(path=DEMO_CONF / "slurm.conf")
+
+
+@pytest.fixture
+def api(users):
+    """api("alice") → a DRF client authenticated with alice's token."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def client(name: str | None) -> APIClient:
+        c = APIClient()
+        if name:
+            token, _ = Token.objects.get_or_create(user=users[name])
+            c.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return c
+
+    return client
+
+
+@pytest.fixture
+def conf_dir(tmp_path):
+    """A writable copy of the demo configuration (for reconfigure tests)."""
+    import shutil
+
+    target = tmp_path / "conf"
+    shutil.copytree(DEMO_CONF, target)
+    return target
