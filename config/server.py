@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         lifespan="on",
         log_level=args.log_level,
-        ws="websockets",
+        ws="websockets-sansio",
         ws_max_size=64 * 1024 * 1024,
         timeout_graceful_shutdown=10,
     )

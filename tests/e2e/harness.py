@@ -1,0 +1,125 @@
+"""End-to-end clusters: a real controller and real agents as `make run` starts them.
+
+``embedded`` runs everywhere; ``distributed`` needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL
+(.ci/run starts PostgreSQL and Redis) and adds a Celery worker and beat.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from config.demo import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+FSCHED = str(Path(sys.executable).parent / "fsched")
+DEMO_CONF = ROOT / "examples" / "demo"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class E2ECluster(Cluster):
+    """A Cluster with helpers to drive it through the real CLI."""
+
+    celery: list[subprocess.Popen[bytes]]
+
+    def cli(self, *args: str, check: bool = True, input: str | None = None, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [FSCHED, *args], env={**self.env, **(env or {})}, capture_output=True, text=True, input=input,
+            cwd=cwd or self.state_dir, timeout=60,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"fsched {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        return result
+
+    def jobs(self, *ids: int) -> dict[int, dict]:
+        query = ",".join(str(i) for i in ids)
+        out = self.cli("squeue", "--json", "-t", "all", *(["-j", query] if ids else [])).stdout
+        return {j["job_id"]: j for j in json.loads(out)["jobs"]}
+
+    def nodes(self) -> dict[str, dict]:
+        return {n["name"]: n for n in json.loads(self.cli("sinfo", "--json").stdout)["nodes"]}
+
+    def wait_for(self, what: str, predicate: Callable[[], object], timeout: float = 60,
+                 interval: float = 0.3) -> object:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+            time.sleep(interval)
+
+    def start_celery(self) -> None:
+        celery = str(Path(sys.executable).parent / "celery")
+        common = {"env": self.env, "cwd": ROOT, "stdout": self._out("celery"), "stderr": subprocess.STDOUT}
+        self.celery = [
+            subprocess.Popen([celery, "-A", "config", "worker", "-l", "warning", "-c", "2", "-P", "threads"],
+                             **common),
+            subprocess.Popen([celery, "-A", "config", "beat", "-l", "warning", "-s",
+                              str(self.state_dir / "celerybeat-schedule")], **common),
+        ]
+
+    def stop(self) -> None:
+        super().stop()
+        for proc in getattr(self, "celery", []):
+            self._stop(proc)
+
+
+def _modes() -> list:
+    distributed = bool(os.environ.get("FSCHED_DATABASE_URL") and os.environ.get("FSCHED_REDIS_URL"))
+    return [
+        pytest.param("embedded", marks=pytest.mark.skipif(distributed, reason="distributed run")),
+        pytest.param("distributed", marks=[
+            pytest.mark.distributed,
+            pytest.mark.skipif(not distributed, reason="needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL"),
+        ]),
+    ]
+
+
+def make_cluster(tmp_path_factory: pytest.TempPathFactory, mode: str, *, conf_dir: Path = DEMO_CONF,
+                 env: dict[str, str] | None = None) -> E2ECluster:
+    state = tmp_path_factory.mktemp(f"cluster-{mode}")
+    extra = {
+        "FSCHED_CLI_CONFIG": str(state / "cli.json"),
+        "FSCHED_SCHED_INTERVAL": "1",
+        "FSCHED_HEALTH_INTERVAL": "1",
+        **(env or {}),
+    }
+    if mode == "embedded":
+        extra.update({"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""})
+    cluster = E2ECluster(state_dir=state, conf_dir=conf_dir, port=free_port(), env=extra, quiet=True,
+                         server_args=("--no-cycles",) if mode == "distributed" else ())
+    if mode == "distributed":
+        cluster.manage("migrate", "--no-input", "-v", "0")
+        cluster.manage("flush", "--no-input")
+    cluster.setup()
+    return cluster
+
+
+@pytest.fixture(scope="module", params=_modes())
+def cluster(request, tmp_path_factory) -> Iterator[E2ECluster]:
+    c = make_cluster(tmp_path_factory, request.param)
+    try:
+        c.start_server()
+        if request.param == "distributed":
+            c.start_celery()
+        c.start_agent()
+        c.wait_for("all demo nodes idle", lambda: all(n["state"] == "IDLE" for n in c.nodes().values()))
+        yield c
+    finally:
+        c.stop()
