@@ -15,8 +15,19 @@ from cluster.services.errors import ServiceError
 class NodeAdmin(admin.ModelAdmin):
     list_display = ["name", "state", "cpus", "alloc_cpus", "real_memory", "weight", "reason", "last_contact"]
     search_fields = ["name", "features", "reason"]
-    readonly_fields = ["base_state", "flags", "alloc_cpus", "alloc_mem", "reported_cpus", "reported_memory",
-                       "boot_time", "last_contact", "agent_id", "reason_user", "reason_time"]
+    readonly_fields = [
+        "base_state",
+        "flags",
+        "alloc_cpus",
+        "alloc_mem",
+        "reported_cpus",
+        "reported_memory",
+        "boot_time",
+        "last_contact",
+        "agent_id",
+        "reason_user",
+        "reason_time",
+    ]
     actions = ["drain", "resume"]
 
     @admin.action(description="Drain selected nodes (reason: 'drained from the admin')")
@@ -37,8 +48,13 @@ class NodeAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if not change:
             raise ServiceError("Nodes are defined in slurm.conf; add them there and reconfigure")
-        node_services.node_update(actor=request.user, nodes=obj.name, weight=obj.weight, features=obj.features,
-                                  reason=obj.reason or None)
+        node_services.node_update(
+            actor=request.user,
+            nodes=obj.name,
+            weight=obj.weight,
+            features=obj.features,
+            reason=obj.reason or None,
+        )
 
     def has_add_permission(self, request):
         return False

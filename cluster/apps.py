@@ -13,6 +13,8 @@ class ClusterConfig(AppConfig):
 
         # Jobs change state thousands of times a minute through the scheduler; what people
         # change on them is in Event (with the user).  Nodes and partitions are audited.
-        auditlog.register(Node, exclude_fields=["last_contact", "cpu_load", "free_mem", "alloc_cpus",
-                                                "alloc_mem", "last_busy"])
+        auditlog.register(
+            Node,
+            exclude_fields=["last_contact", "cpu_load", "free_mem", "alloc_cpus", "alloc_mem", "last_busy"],
+        )
         auditlog.register(Partition)

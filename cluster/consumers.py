@@ -89,7 +89,9 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
 
     async def on_launch_failed(self, msg: dict[str, Any]) -> None:
         await database_sync_to_async(agents.job_launch_failed)(
-            job_id=int(msg["job_id"]), node=str(msg.get("node", "")), error=str(msg.get("error", "")),
+            job_id=int(msg["job_id"]),
+            node=str(msg.get("node", "")),
+            error=str(msg.get("error", "")),
             run=msg.get("run"),
         )
 

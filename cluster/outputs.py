@@ -8,8 +8,17 @@ import re
 _PATTERN = re.compile(r"%(\d*)([%AajxuNn])")
 
 
-def expand_output_path(pattern: str, *, job_id: int, name: str, user: str, node: str,
-                       array_job_id: int | None, array_task_id: int | None, work_dir: str) -> str:
+def expand_output_path(
+    pattern: str,
+    *,
+    job_id: int,
+    name: str,
+    user: str,
+    node: str,
+    array_job_id: int | None,
+    array_task_id: int | None,
+    work_dir: str,
+) -> str:
     def sub(match: re.Match[str]) -> str:
         width, code = match.group(1), match.group(2)
         value: str | int

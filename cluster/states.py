@@ -149,7 +149,9 @@ def is_usable(base: NodeBase | str, flags: int) -> bool:
     base = NodeBase(base)
     if base in (NodeBase.DOWN, NodeBase.FUTURE):
         return False
-    return not flags & (NodeFlag.DRAIN | NodeFlag.NOT_RESPONDING | NodeFlag.POWER_DOWN | NodeFlag.POWERING_DOWN)
+    return not flags & (
+        NodeFlag.DRAIN | NodeFlag.NOT_RESPONDING | NodeFlag.POWER_DOWN | NodeFlag.POWERING_DOWN
+    )
 
 
 class JobState(enum.StrEnum):
@@ -174,7 +176,9 @@ ACTIVE_JOB_STATES = frozenset(
     {JobState.PENDING, JobState.CONFIGURING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING}
 )
 # States in which a job holds node resources.
-HOLDING_JOB_STATES = frozenset({JobState.CONFIGURING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING})
+HOLDING_JOB_STATES = frozenset(
+    {JobState.CONFIGURING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING}
+)
 FINISHED_JOB_STATES = frozenset(set(JobState) - ACTIVE_JOB_STATES - {JobState.REQUEUED})
 
 # squeue %t compact codes.

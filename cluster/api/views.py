@@ -88,7 +88,11 @@ class JobListCreate(generics.ListCreateAPIView):
             return Response(job_services.job_test_only(user=request.user, spec=dict(request.data)))
         submitted = job_services.job_submit(user=request.user, spec=dict(request.data))
         return Response(
-            {"job_id": submitted.job_ids[0], "job_ids": submitted.job_ids, "array_job_id": submitted.array_job_id},
+            {
+                "job_id": submitted.job_ids[0],
+                "job_ids": submitted.job_ids,
+                "array_job_id": submitted.array_job_id,
+            },
             status=status.HTTP_201_CREATED,
         )
 
@@ -121,7 +125,9 @@ class JobAction(APIView):
     @extend_schema(request=None, responses=JobSerializer)
     def post(self, request: Request, job_id: int) -> Response:
         if self.action == "cancel":
-            job = job_services.job_cancel(actor=request.user, job_id=job_id, signal=request.data.get("signal"))
+            job = job_services.job_cancel(
+                actor=request.user, job_id=job_id, signal=request.data.get("signal")
+            )
         else:
             job = self._services[self.action](actor=request.user, job_id=job_id)
         return Response(JobSerializer(job).data)
@@ -230,8 +236,15 @@ class ConfigView(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
         cfg = ClusterConfig.current()
-        return Response({"cluster_name": cfg.cluster_name, "options": cfg.options, "licenses": cfg.licenses,
-                         "loaded_at": cfg.loaded_at, "version": cfg.version})
+        return Response(
+            {
+                "cluster_name": cfg.cluster_name,
+                "options": cfg.options,
+                "licenses": cfg.licenses,
+                "loaded_at": cfg.loaded_at,
+                "version": cfg.version,
+            }
+        )
 
 
 class TokenView(APIView):
@@ -240,7 +253,9 @@ class TokenView(APIView):
 
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request) -> Response:
-        user = authenticate(request, username=request.data.get("username"), password=request.data.get("password"))
+        user = authenticate(
+            request, username=request.data.get("username"), password=request.data.get("password")
+        )
         if user is None:
             return Response({"error": "Invalid user name or password"}, status=status.HTTP_401_UNAUTHORIZED)
         token, _ = Token.objects.get_or_create(user=user)

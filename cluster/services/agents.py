@@ -67,8 +67,14 @@ def launch_payload(job: Job) -> dict[str, Any]:
 
 
 @transaction.atomic
-def agent_register(*, agent_id: str, nodes: list[dict[str, Any]], running: list[dict[str, Any]],
-                   completions: list[dict[str, Any]], now: datetime | None = None) -> Registration:
+def agent_register(
+    *,
+    agent_id: str,
+    nodes: list[dict[str, Any]],
+    running: list[dict[str, Any]],
+    completions: list[dict[str, Any]],
+    now: datetime | None = None,
+) -> Registration:
     now = now or timezone.now()
     result = Registration()
     cfg = ClusterConfig.current()
@@ -96,8 +102,10 @@ def agent_register(*, agent_id: str, nodes: list[dict[str, Any]], running: list[
         reason = None
         if NodeBase(node.base_state) == NodeBase.UNKNOWN:
             base = NodeBase.IDLE
-        elif NodeBase(node.base_state) == NodeBase.DOWN and node.reason == NOT_RESPONDING_REASON and (
-            return_to_service >= 1
+        elif (
+            NodeBase(node.base_state) == NodeBase.DOWN
+            and node.reason == NOT_RESPONDING_REASON
+            and (return_to_service >= 1)
         ):
             base = NodeBase.IDLE
             reason = ""
@@ -150,8 +158,9 @@ def _request_schedule() -> None:
     transaction.on_commit(request_schedule)
 
 
-def agent_ping(*, nodes: list[str], load: dict[str, dict[str, Any]] | None = None,
-               now: datetime | None = None) -> None:
+def agent_ping(
+    *, nodes: list[str], load: dict[str, dict[str, Any]] | None = None, now: datetime | None = None
+) -> None:
     now = now or timezone.now()
     load = load or {}
     if not load:
@@ -187,8 +196,9 @@ def job_started(*, job_id: int, node: str, run: int | None = None, now: datetime
 
 
 @transaction.atomic
-def job_launch_failed(*, job_id: int, node: str, error: str, run: int | None = None,
-                      now: datetime | None = None) -> None:
+def job_launch_failed(
+    *, job_id: int, node: str, error: str, run: int | None = None, now: datetime | None = None
+) -> None:
     """Slurm holds a job whose launch failed (JobLaunchFailure) and drains nothing for a user error."""
     now = now or timezone.now()
     job = Job.objects.select_for_update().filter(pk=job_id, batch_host=node).first()
@@ -203,8 +213,15 @@ def job_launch_failed(*, job_id: int, node: str, error: str, run: int | None = N
     job.end_time = now
     job.alloc = {}
     job.save()
-    Event.objects.create(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=old, new_state=job.state,
-                         reason=f"launch failed: {error}", node=node)
+    Event.objects.create(
+        time=now,
+        kind=Event.Kind.JOB,
+        job_id=job.id,
+        old_state=old,
+        new_state=job.state,
+        reason=f"launch failed: {error}",
+        node=node,
+    )
     refresh_usage(held.keys())
     publish.console_changed("jobs")
     _request_schedule()
@@ -233,7 +250,9 @@ def jobs_completed(*, completions: list[dict[str, Any]], now: datetime | None = 
 def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     by_id = {int(c["job_id"]): c for c in completions}
     jobs = list(
-        Job.objects.select_for_update().filter(pk__in=list(by_id), state__in=[s.value for s in HOLDING_JOB_STATES])
+        Job.objects.select_for_update().filter(
+            pk__in=list(by_id), state__in=[s.value for s in HOLDING_JOB_STATES]
+        )
     )
     recorded = 0
     touched_nodes: set[str] = set()
@@ -262,8 +281,15 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
                 job.reason = Reason.TIME_LIMIT
             job.final_state = ""
         events.append(
-            Event(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=old, new_state=job.state,
-                  node=c.get("node", ""), detail={"exit_code": exit_code, "signal": signal})
+            Event(
+                time=now,
+                kind=Event.Kind.JOB,
+                job_id=job.id,
+                old_state=old,
+                new_state=job.state,
+                node=c.get("node", ""),
+                detail={"exit_code": exit_code, "signal": signal},
+            )
         )
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]

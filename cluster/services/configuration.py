@@ -83,8 +83,14 @@ def _apply(conf: SlurmConfig, *, actor: str) -> None:
             node.active_features = node.features
         node.save()
         if is_new:
-            Event.objects.create(time=now, kind=Event.Kind.NODE, node=node.name, new_state=node.state,
-                                 reason="configured", user=actor)
+            Event.objects.create(
+                time=now,
+                kind=Event.Kind.NODE,
+                node=node.name,
+                new_state=node.state,
+                reason="configured",
+                user=actor,
+            )
     # Nodes gone from slurm.conf (and not dynamic) disappear once nothing runs on them.
     for node in existing.values():
         if node.in_conf and node.alloc_cpus == 0:
@@ -110,8 +116,14 @@ def _apply(conf: SlurmConfig, *, actor: str) -> None:
         )
         keep.add(pc.name)
     Partition.objects.exclude(name__in=keep).delete()
-    Event.objects.create(time=now, kind=Event.Kind.CONFIG, new_state=f"v{cfg.version}",
-                         reason="reconfigure", user=actor, detail={"files": list(conf.files)})
+    Event.objects.create(
+        time=now,
+        kind=Event.Kind.CONFIG,
+        new_state=f"v{cfg.version}",
+        reason="reconfigure",
+        user=actor,
+        detail={"files": list(conf.files)},
+    )
     publish.console_changed("nodes", "partitions", "config")
 
 

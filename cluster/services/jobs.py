@@ -267,8 +267,13 @@ def _check_owner(actor: AbstractBaseUser, job: Job) -> None:
 
 def _event(job: Job, old: str, *, user: str = "", reason: str = "", now: datetime | None = None) -> None:
     Event.objects.create(
-        time=now or timezone.now(), kind=Event.Kind.JOB, job_id=job.id, old_state=old, new_state=job.state,
-        reason=reason, user=user,
+        time=now or timezone.now(),
+        kind=Event.Kind.JOB,
+        job_id=job.id,
+        old_state=old,
+        new_state=job.state,
+        reason=reason,
+        user=user,
     )
 
 

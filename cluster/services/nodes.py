@@ -41,7 +41,9 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
         cpus, mem = usage.get(node.name, (0, 0))
         base = NodeBase(node.base_state)
         if base in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
-            base = NodeBase.IDLE if cpus == 0 else (NodeBase.ALLOCATED if cpus >= node.cpus else NodeBase.MIXED)
+            base = (
+                NodeBase.IDLE if cpus == 0 else (NodeBase.ALLOCATED if cpus >= node.cpus else NodeBase.MIXED)
+            )
         if (node.alloc_cpus, node.alloc_mem, node.base_state) != (cpus, mem, base):
             if cpus and not node.alloc_cpus:
                 node.last_busy = timezone.now()
@@ -52,9 +54,16 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
         publish.console_changed("nodes")
 
 
-def _set_state(node: Node, *, base: NodeBase | None = None, add: NodeFlag = NodeFlag.NONE,
-               remove: NodeFlag = NodeFlag.NONE, reason: str | None = None, user: str = "",
-               now: datetime) -> None:
+def _set_state(
+    node: Node,
+    *,
+    base: NodeBase | None = None,
+    add: NodeFlag = NodeFlag.NONE,
+    remove: NodeFlag = NodeFlag.NONE,
+    reason: str | None = None,
+    user: str = "",
+    now: datetime,
+) -> None:
     old = node.state
     if base is not None:
         node.base_state = base
@@ -64,16 +73,30 @@ def _set_state(node: Node, *, base: NodeBase | None = None, add: NodeFlag = Node
         node.reason_user = user if reason else ""
         node.reason_time = now if reason else None
     if node.state != old:
-        Event.objects.create(time=now, kind=Event.Kind.NODE, node=node.name, old_state=old,
-                             new_state=node.state, reason=node.reason, user=user)
+        Event.objects.create(
+            time=now,
+            kind=Event.Kind.NODE,
+            node=node.name,
+            old_state=old,
+            new_state=node.state,
+            reason=node.reason,
+            user=user,
+        )
 
 
 _UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL"}
 
 
 @transaction.atomic
-def node_update(*, actor: AbstractBaseUser, nodes: str, state: str | None = None,
-                reason: str | None = None, weight: int | None = None, features: str | None = None) -> list[str]:
+def node_update(
+    *,
+    actor: AbstractBaseUser,
+    nodes: str,
+    state: str | None = None,
+    reason: str | None = None,
+    weight: int | None = None,
+    features: str | None = None,
+) -> list[str]:
     """scontrol update NodeName=<list> State=... Reason=... (administrators only)."""
     if not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
@@ -159,6 +182,13 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
         job.end_time = now
         job.alloc = {}
         job.save()
-    Event.objects.create(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=old,
-                         new_state=job.state, reason=why, node=node)
+    Event.objects.create(
+        time=now,
+        kind=Event.Kind.JOB,
+        job_id=job.id,
+        old_state=old,
+        new_state=job.state,
+        reason=why,
+        node=node,
+    )
     publish.console_changed("jobs")

@@ -43,9 +43,15 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
     for p in Partition.objects.all():
         members = tuple(sorted(index[name] for name in NodeSet(p.nodes) if name in index)) if p.nodes else ()
         partitions[p.name] = scheduler.PartitionView(
-            name=p.name, node_indices=members, state=p.state, max_time=p.max_time,
-            default_time=p.default_time, max_nodes=p.max_nodes, min_nodes=p.min_nodes,
-            priority_tier=p.priority_tier, priority_job_factor=p.priority_job_factor,
+            name=p.name,
+            node_indices=members,
+            state=p.state,
+            max_time=p.max_time,
+            default_time=p.default_time,
+            max_nodes=p.max_nodes,
+            min_nodes=p.min_nodes,
+            priority_tier=p.priority_tier,
+            priority_job_factor=p.priority_job_factor,
         )
     running_views = []
     holding = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).values_list(
@@ -58,16 +64,27 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
             running_per_array[array_id] += 1
         running_views.append(
             scheduler.JobView(
-                job_id=job_id, partition=part, user=user, submit_time=submit.timestamp(),
-                time_limit=limit, state=state, start_time=_epoch(start),
+                job_id=job_id,
+                partition=part,
+                user=user,
+                submit_time=submit.timestamp(),
+                time_limit=limit,
+                state=state,
+                start_time=_epoch(start),
                 node_indices=tuple(index[n] for n in names),
-                alloc_cpus=tuple(alloc[n][0] for n in names), alloc_mem=tuple(alloc[n][1] for n in names),
+                alloc_cpus=tuple(alloc[n][0] for n in names),
+                alloc_mem=tuple(alloc[n][1] for n in names),
             )
         )
     node_views = tuple(
         scheduler.NodeView(
-            index=i, name=n.name, cpus=n.cpus, real_memory=n.real_memory, weight=n.weight,
-            base=n.base_state, flags=n.flags,
+            index=i,
+            name=n.name,
+            cpus=n.cpus,
+            real_memory=n.real_memory,
+            weight=n.weight,
+            base=n.base_state,
+            flags=n.flags,
             features=frozenset(f for f in n.active_features.split(",") if f),
         )
         for i, n in enumerate(nodes)
@@ -75,13 +92,54 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
     pending_views = []
     throttled = []
     array_started: Counter[int] = Counter()
-    pending_rows = Job.objects.filter(state=JobState.PENDING).order_by("id").values_list(
-        "id", "partition", "user", "submit_time", "priority", "min_nodes", "max_nodes", "num_tasks",
-        "cpus_per_task", "mem_per_node", "time_limit", "begin_time", "hold", "req_nodes", "exc_nodes",
-        "features", "reservation", "licenses", "array_job_id", "array_max_tasks",
+    pending_rows = (
+        Job.objects.filter(state=JobState.PENDING)
+        .order_by("id")
+        .values_list(
+            "id",
+            "partition",
+            "user",
+            "submit_time",
+            "priority",
+            "min_nodes",
+            "max_nodes",
+            "num_tasks",
+            "cpus_per_task",
+            "mem_per_node",
+            "time_limit",
+            "begin_time",
+            "hold",
+            "req_nodes",
+            "exc_nodes",
+            "features",
+            "reservation",
+            "licenses",
+            "array_job_id",
+            "array_max_tasks",
+        )
     )
-    for (job_id, part, user, submit, prio, min_n, max_n, ntasks, cpt, mem, limit, begin, hold, req, exc,
-         feat, resv, lic, array_id, throttle) in pending_rows:
+    for (
+        job_id,
+        part,
+        user,
+        submit,
+        prio,
+        min_n,
+        max_n,
+        ntasks,
+        cpt,
+        mem,
+        limit,
+        begin,
+        hold,
+        req,
+        exc,
+        feat,
+        resv,
+        lic,
+        array_id,
+        throttle,
+    ) in pending_rows:
         if array_id is not None and throttle:
             if running_per_array[array_id] + array_started[array_id] >= throttle:
                 throttled.append(job_id)
@@ -89,16 +147,31 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
             array_started[array_id] += 1
         pending_views.append(
             scheduler.JobView(
-                job_id=job_id, partition=part, user=user, submit_time=submit.timestamp(), priority=0,
-                min_nodes=min_n, max_nodes=max_n, num_tasks=ntasks, cpus_per_task=cpt, mem_per_node=mem,
-                time_limit=limit, begin_time=_epoch(begin), hold=hold or None,
+                job_id=job_id,
+                partition=part,
+                user=user,
+                submit_time=submit.timestamp(),
+                priority=0,
+                min_nodes=min_n,
+                max_nodes=max_n,
+                num_tasks=ntasks,
+                cpus_per_task=cpt,
+                mem_per_node=mem,
+                time_limit=limit,
+                begin_time=_epoch(begin),
+                hold=hold or None,
                 req_nodes=frozenset(NodeSet(req)) if req else frozenset(),
                 exc_nodes=frozenset(NodeSet(exc)) if exc else frozenset(),
-                features=feat, reservation=resv, licenses=lic,
+                features=feat,
+                reservation=resv,
+                licenses=lic,
             )
         )
     snap = scheduler.Snapshot(
-        now=now.timestamp(), nodes=node_views, partitions=partitions, pending=tuple(pending_views),
+        now=now.timestamp(),
+        nodes=node_views,
+        partitions=partitions,
+        pending=tuple(pending_views),
         running=tuple(running_views),
     )
     return snap, nodes, throttled
@@ -132,14 +205,36 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int]
             job.priority = start.priority
             job.node_list = str(NodeSet.fromlist(hosts))
             job.batch_host = hosts[0]
-            job.alloc = {h: [c, m] for h, c, m in zip(hosts, start.cpus_per_node, start.mem_per_node, strict=True)}
+            job.alloc = {
+                h: [c, m] for h, c, m in zip(hosts, start.cpus_per_node, start.mem_per_node, strict=True)
+            }
             job.launched = False
             touched.update(hosts)
-            events.append(Event(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=JobState.PENDING,
-                                new_state=JobState.RUNNING, node=job.node_list))
+            events.append(
+                Event(
+                    time=now,
+                    kind=Event.Kind.JOB,
+                    job_id=job.id,
+                    old_state=JobState.PENDING,
+                    new_state=JobState.RUNNING,
+                    node=job.node_list,
+                )
+            )
         Job.objects.bulk_update(
-            jobs, ["state", "reason", "reason_detail", "start_time", "time_limit", "priority", "node_list",
-                   "batch_host", "alloc", "launched"], batch_size=500,
+            jobs,
+            [
+                "state",
+                "reason",
+                "reason_detail",
+                "start_time",
+                "time_limit",
+                "priority",
+                "node_list",
+                "batch_host",
+                "alloc",
+                "launched",
+            ],
+            batch_size=500,
         )
         Event.objects.bulk_create(events, batch_size=500)
         refresh_usage(touched)
@@ -148,14 +243,22 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int]
     if result.pending:
         _update_pending(result.pending)
     if throttled:
-        Job.objects.filter(pk__in=throttled).exclude(reason="JobArrayTaskLimit").update(reason="JobArrayTaskLimit")
+        Job.objects.filter(pk__in=throttled).exclude(reason="JobArrayTaskLimit").update(
+            reason="JobArrayTaskLimit"
+        )
     for timeout in result.timeouts:
         job = Job.objects.select_for_update().filter(pk=timeout.job_id).first()
         if job is None or job.state not in HOLDING_JOB_STATES or job.final_state:
             continue
         terminate_running(job, final_state=JobState.TIMEOUT, now=now)
-        Event.objects.create(time=now, kind=Event.Kind.JOB, job_id=job.id, old_state=job.state,
-                             new_state=job.state, reason="time limit reached")
+        Event.objects.create(
+            time=now,
+            kind=Event.Kind.JOB,
+            job_id=job.id,
+            old_state=job.state,
+            new_state=job.state,
+            reason="time limit reached",
+        )
     if result.starts or result.timeouts:
         publish.console_changed("jobs")
 
@@ -192,8 +295,14 @@ def health_pass(*, now: datetime | None = None) -> list[str]:
             seen = node.last_contact or cfg.loaded_at
             if seen is None or seen > limit:
                 continue
-            _set_state(node, base=NodeBase.DOWN, add=NodeFlag.NOT_RESPONDING, reason=NOT_RESPONDING_REASON,
-                       user="slurm", now=now)
+            _set_state(
+                node,
+                base=NodeBase.DOWN,
+                add=NodeFlag.NOT_RESPONDING,
+                reason=NOT_RESPONDING_REASON,
+                user="slurm",
+                now=now,
+            )
             node.save()
             fail_jobs_on(node.name, now=now, why="node not responding")
             downed.append(node.name)
@@ -211,22 +320,30 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
     """
     snap, nodes, _ = build_snapshot(now)
     probe = scheduler.JobView(
-        job_id=0, partition=common["partition"], user=common["user"], submit_time=now.timestamp(),
-        min_nodes=common["min_nodes"], max_nodes=common["max_nodes"], num_tasks=common["num_tasks"],
-        cpus_per_task=common["cpus_per_task"], mem_per_node=common["mem_per_node"],
+        job_id=0,
+        partition=common["partition"],
+        user=common["user"],
+        submit_time=now.timestamp(),
+        min_nodes=common["min_nodes"],
+        max_nodes=common["max_nodes"],
+        num_tasks=common["num_tasks"],
+        cpus_per_task=common["cpus_per_task"],
+        mem_per_node=common["mem_per_node"],
         time_limit=common["time_limit"],
         req_nodes=frozenset(NodeSet(common["req_nodes"])) if common["req_nodes"] else frozenset(),
         exc_nodes=frozenset(NodeSet(common["exc_nodes"])) if common["exc_nodes"] else frozenset(),
     )
-    alone = scheduler.Snapshot(now=snap.now, nodes=snap.nodes, partitions=snap.partitions, pending=(probe,),
-                               running=snap.running)
+    alone = scheduler.Snapshot(
+        now=snap.now, nodes=snap.nodes, partitions=snap.partitions, pending=(probe,), running=snap.running
+    )
     result = scheduler.schedule(alone)
     cpus = probe.num_tasks * probe.cpus_per_task
     if result.starts:
         start = result.starts[0]
         return now, str(NodeSet.fromlist([nodes[i].name for i in start.node_indices])), cpus
     ends = [
-        j.start_time + j.time_limit * 60 for j in snap.running
+        j.start_time + j.time_limit * 60
+        for j in snap.running
         if j.partition == probe.partition and j.start_time and j.time_limit
     ]
     if ends:

@@ -1,0 +1,936 @@
+"""The scheduler's pure core: one pass from a :class:`Snapshot` to decisions.
+
+No Django and no clock: the adapter (``cluster.services.scheduling``) builds the snapshot
+with ``now`` in it, calls :func:`schedule`, and applies the :class:`Start`, :class:`Pending`
+and :class:`Timeout` decisions in one transaction.  The simulator replays the same core
+with a virtual clock, so a pass is deterministic: the same snapshot (and plugins in the
+same state) gives the same decisions.
+
+A pass, as Slurm's controller does it:
+
+1. **Timeouts.**  RUNNING jobs whose ``start_time + TimeLimit`` has come get :class:`Timeout`.
+2. **Order.**  Pending jobs sorted by partition ``PriorityTier``, then by priority
+   (:func:`job_priority`), then job id.
+3. **Main scheduler.**  Each job, in that order: cheap per-job checks first (held,
+   BeginTime, partition state and limits, ReqNodeNotAvail, BadConstraints, plugin gates),
+   then a fit on the partition's nodes.  The first job of a partition that does not fit
+   gets ``Resources`` and *blocks* the partition: every later job there gets ``Priority``
+   in O(1), and the partition's nodes are withheld from lower-priority jobs of other
+   partitions (Slurm's ``failed_parts`` / ``avail_node_bitmap`` handling).
+4. **Backfill** (``SchedulerConfig.backfill``, see ``cluster.backfill``).  The jobs left
+   waiting for ``Resources``/``Priority`` are tested again in priority order, at most
+   ``bf_max_job_test`` of them: each either starts now without delaying the planned start
+   of any job tested before it, or gets such a planned start itself (reported as
+   ``Pending.start_time``, what ``squeue --start`` shows).
+
+Fit rules (Slurm's defaults for select/cons_tres without ``--exclusive``):
+
+* a job gets ``max(min_nodes, len(req_nodes))`` nodes (``max_nodes`` is not used to grow);
+* tasks are spread in blocks, as evenly as the node count allows: with T tasks on N nodes the
+  first ``T mod N`` nodes run ``ceil(T/N)`` tasks and the others ``floor(T/N)``; a node runs
+  at least one task.  Every node must have ``ceil(T/N) * cpus_per_task`` CPUs free, and is
+  charged ``tasks_on_it * cpus_per_task``;
+* memory is per node: ``mem_per_node=None`` means not requested (``DefMemPerNode``, i.e.
+  ``SchedulerConfig.default_mem_per_node``, 0 by default: nothing charged), ``0`` means all
+  of the node's memory as Slurm's ``--mem=0`` (the node must have no memory allocated, and
+  is charged its ``RealMemory``), any other value is MB needed free on every node;
+* nodes are usable per :func:`cluster.states.is_usable`, not in ``exc_nodes``, and have the
+  job's ``features`` (``a``, ``a&b``, ``a|b``; ``&`` binds tighter than ``|``);
+* nodes are taken in :func:`node_order_key` order (lowest Weight, then index, which is name
+  order) after the ``req_nodes``, which are always part of the allocation.
+
+A job time limit of ``0`` is Slurm's "no limit" (INFINITE); ``None`` takes the partition's
+DefaultTime, else its MaxTime.  A partition in state DRAIN still runs the jobs already queued
+in it (Slurm: DRAIN refuses new submissions only); DOWN and INACTIVE run none.
+
+Jobs asking for an advanced ``reservation`` are held with reason ``Reservation`` until a
+reservation plugin exists; ``licenses`` are left to plugins (see :class:`SchedulerPlugin`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import islice, repeat
+
+from cluster.backfill import INF, Timeline
+from cluster.states import JobState, NodeBase, Reason, is_usable
+
+# --------------------------------------------------------------------------- the snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    index: int
+    name: str
+    cpus: int
+    real_memory: int  # MB
+    weight: int
+    base: str  # NodeBase value
+    flags: int  # NodeFlag bitmask
+    features: frozenset[str] = frozenset()
+    # What is allocated on the node now.  The core also sums the running jobs' per-node
+    # allocations and uses whichever is larger, so either source alone is enough.
+    alloc_cpus: int = 0
+    alloc_mem: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    name: str
+    node_indices: tuple[int, ...]
+    state: str = "UP"
+    max_time: int | None = None  # minutes, None = INFINITE
+    default_time: int | None = None
+    max_nodes: int | None = None
+    min_nodes: int = 0
+    priority_tier: int = 1
+    priority_job_factor: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    job_id: int
+    partition: str
+    user: str
+    submit_time: float
+    priority: int = 0  # 0: computed by job_priority()
+    min_nodes: int = 1
+    max_nodes: int | None = None
+    num_tasks: int = 1
+    cpus_per_task: int = 1
+    mem_per_node: int | None = None  # MB; None = DefMemPerNode; 0 = all of each node's memory
+    time_limit: int | None = None  # minutes; None = partition default; 0 = INFINITE
+    begin_time: float | None = None
+    hold: str | None = None  # "user" | "admin"
+    req_nodes: frozenset[str] = frozenset()
+    exc_nodes: frozenset[str] = frozenset()
+    features: str = ""
+    reservation: str = ""
+    licenses: str = ""
+    state: str = "PENDING"
+    start_time: float | None = None
+    node_indices: tuple[int, ...] = ()
+    alloc_cpus: tuple[int, ...] = ()  # per node, parallel to node_indices
+    alloc_mem: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    backfill: bool = True
+    bf_max_job_test: int = 500
+    max_starts_per_pass: int | None = None
+    default_mem_per_node: int = 0  # DefMemPerNode, MB
+    bf_window: int = 1440  # minutes ahead backfill plans reservations (Slurm's bf_window)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    now: float
+    nodes: tuple[NodeView, ...]
+    partitions: Mapping[str, PartitionView]
+    pending: tuple[JobView, ...]
+    running: tuple[JobView, ...]  # RUNNING/SUSPENDED/CONFIGURING/COMPLETING: holding resources
+    config: SchedulerConfig = field(default_factory=SchedulerConfig)
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    job_id: int
+    node_indices: tuple[int, ...]  # ascending
+    cpus_per_node: tuple[int, ...]  # parallel to node_indices
+    mem_per_node: tuple[int, ...]
+    time_limit: int | None  # resolved, minutes; None = INFINITE
+    priority: int
+    backfill: bool = False  # started by the backfill phase
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    job_id: int
+    reason: str  # Reason value
+    detail: str = ""
+    priority: int = 0
+    start_time: float | None = None  # planned start from backfill, if any
+    sched_nodes: tuple[int, ...] = ()  # nodes planned for it (Slurm's SchedNodeList)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout:
+    job_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class PassStats:
+    considered: int = 0  # pending jobs in the snapshot
+    started: int = 0
+    backfilled: int = 0  # of started
+    bf_tested: int = 0
+    reservations: int = 0  # jobs given a planned start by backfill
+    timeouts: int = 0
+    fit_attempts: int = 0  # jobs that reached a node search in the main scheduler
+
+
+@dataclass(frozen=True)
+class PassResult:
+    starts: tuple[Start, ...]
+    pending: tuple[Pending, ...]
+    timeouts: tuple[Timeout, ...]
+    stats: PassStats
+
+
+# --------------------------------------------------------------------------- extension points
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """A plugin's refusal: the job stays pending with this reason (a Reason value)."""
+
+    reason: str
+    detail: str = ""
+
+
+class SchedulerPlugin:
+    """Hooks for limits, licenses, HRES and the like.  Subclass and override what you need;
+    every hook defaults to doing nothing.
+
+    Plugins are called in the order given to :func:`schedule`, for the main scheduler and for
+    backfill starts.  They may keep state for the pass (counters): :meth:`begin_pass` is
+    called first, :meth:`on_start` for every job started, so a job started earlier in the
+    pass is counted when a later one is gated.  Backfill *reservations* (planned starts)
+    do not consult plugins.
+
+    A ``Blocked`` with reason ``Resources`` blocks the job's partition like a failed fit;
+    any other reason (``Licenses``, ``QOSMaxJobsPerUserLimit``...) only holds that job.
+    """
+
+    def begin_pass(self, snapshot: Snapshot) -> None:
+        """Called once per pass, before any other hook: (re)build counters from the snapshot."""
+
+    def job_gate(self, job: JobView, partition: PartitionView) -> Blocked | None:
+        """Per-job check before any node search (limits, licenses counts): None lets it on."""
+        return None
+
+    def select_nodes(
+        self, job: JobView, candidates: Sequence[int], count: int, proposal: tuple[int, ...]
+    ) -> tuple[int, ...] | Blocked:
+        """Choose the job's nodes among ``candidates``.
+
+        ``candidates`` are every node (index) that could take the job now, in preference
+        order; ``proposal`` is the core's choice (the required nodes plus the first others).
+        Return ``count`` of the candidates (including every required node), or a
+        ``Blocked`` to veto.  Overriding this makes the core list every candidate instead
+        of stopping at the first ``count``, so leave it alone unless you need it.
+        """
+        return proposal
+
+    def on_start(self, job: JobView, start: Start) -> None:
+        """The job starts in this pass: charge what it consumes."""
+
+
+NodeKey = Callable[[NodeView], tuple[int, ...]]
+
+
+def node_order_key(node: NodeView) -> tuple[int, ...]:
+    """The order nodes are allocated in: lowest Weight first, then index (name order).
+
+    Power saving puts "powered up, powering up, powered down" in front of Weight by
+    passing another key to :func:`schedule` (or changing this one).
+    """
+    return (node.weight, node.index)
+
+
+_TIER_SCALE = 10**10
+
+
+def job_priority(job: JobView, partition: PartitionView | None, now: float) -> int:
+    """The job's priority (priority/basic): higher runs first.
+
+    An explicit ``job.priority`` wins.  Otherwise partition PriorityTier first, then submit
+    order: ``tier * 10**10 + (10**10 - job_id)``, positive and sorting the same way as
+    (tier, -job_id).  Multifactor priority replaces this function.
+    """
+    if job.priority:
+        return job.priority
+    tier = partition.priority_tier if partition is not None else 0
+    return tier * _TIER_SCALE + max(1, _TIER_SCALE - job.job_id)
+
+
+# --------------------------------------------------------------------------- per-job rules
+
+
+def resolve_time_limit(job: JobView, partition: PartitionView | None) -> int | None:
+    """Minutes, or None for INFINITE: the job's own (0 = INFINITE), else DefaultTime, else MaxTime."""
+    if job.time_limit is not None:
+        return job.time_limit or None
+    if partition is None:
+        return None
+    if partition.default_time is not None:
+        return partition.default_time
+    return partition.max_time
+
+
+def node_count(job: JobView) -> int:
+    return max(job.min_nodes, len(job.req_nodes), 1)
+
+
+def cpu_layout(job: JobView, nodes: int) -> tuple[int, list[int]]:
+    """(CPUs every node must have free, CPUs charged per node in allocation order)."""
+    cpt = max(job.cpus_per_task, 1)
+    tasks = max(job.num_tasks, nodes)
+    base, extra = divmod(tasks, nodes)
+    need = (base + (1 if extra else 0)) * cpt
+    return need, [(base + 1) * cpt] * extra + [base * cpt] * (nodes - extra)
+
+
+WHOLE_MEM = -1  # a memory request of all of the node's memory (--mem=0)
+
+
+def mem_request(job: JobView, default_mem: int) -> int:
+    """MB per node, or WHOLE_MEM."""
+    if job.mem_per_node is None:
+        return default_mem
+    return job.mem_per_node if job.mem_per_node > 0 else WHOLE_MEM
+
+
+_FEATURE = re.compile(r"^[A-Za-z0-9_.:+\-]+$")
+
+
+def parse_constraint(expr: str) -> tuple[frozenset[str], ...] | None:
+    """``a``, ``a&b``, ``a|b&c``: alternatives of features all required.  ``()`` for no
+    constraint; None for syntax this core does not support (brackets, counts, ``!``)."""
+    expr = expr.strip()
+    if not expr:
+        return ()
+    alternatives = []
+    for part in expr.split("|"):
+        feats = [f.strip() for f in part.split("&")]
+        if not all(_FEATURE.match(f) for f in feats):
+            return None
+        alternatives.append(frozenset(feats))
+    return tuple(alternatives)
+
+
+def _has_features(node: NodeView, dnf: tuple[frozenset[str], ...]) -> bool:
+    return not dnf or any(alt <= node.features for alt in dnf)
+
+
+def _partition_limit(job: JobView, partition: PartitionView) -> str | None:
+    limit = resolve_time_limit(job, partition)
+    if partition.max_time is not None and (limit is None or limit > partition.max_time):
+        return Reason.PARTITION_TIME_LIMIT
+    n = node_count(job)
+    if (
+        n > len(partition.node_indices)
+        or (partition.max_nodes is not None and n > partition.max_nodes)
+        or n < partition.min_nodes
+    ):
+        return Reason.PARTITION_NODE_LIMIT
+    return None
+
+
+def validate_against_partition(
+    job: JobView, partition: PartitionView, nodes: Sequence[NodeView] | Mapping[int, NodeView]
+) -> str | None:
+    """The reason ``job`` can never run in ``partition`` as configured, or None.
+
+    ``PartitionTimeLimit``, ``PartitionNodeLimit``, or ``BadConstraints`` when no ``N``
+    nodes of the partition (whatever their state) have the CPUs, memory and features asked
+    for.  Used at submit time (Slurm refuses such a job unless limits are not enforced) and
+    by every pass.  ``nodes`` is indexed by node index.
+    """
+    reason = _partition_limit(job, partition)
+    if reason:
+        return reason
+    dnf = parse_constraint(job.features)
+    if dnf is None:
+        return Reason.BAD_CONSTRAINTS
+    if job.req_nodes & job.exc_nodes:
+        return Reason.BAD_CONSTRAINTS
+    n = node_count(job)
+    need_cpus, _ = cpu_layout(job, n)
+    mem = mem_request(job, 0)
+    capable = 0
+    for i in partition.node_indices:
+        node = nodes[i]
+        if node.name in job.exc_nodes or not _has_features(node, dnf):
+            continue
+        if node.cpus >= need_cpus and node.real_memory >= mem:
+            capable += 1
+    return Reason.BAD_CONSTRAINTS if capable < n else None
+
+
+# --------------------------------------------------------------------------- the pass
+
+
+def schedule(
+    snapshot: Snapshot, plugins: Sequence[SchedulerPlugin] = (), *, node_key: NodeKey = node_order_key
+) -> PassResult:
+    """One scheduler pass at ``snapshot.now``; see the module docstring."""
+    return _Pass(snapshot, plugins, node_key).run()
+
+
+class _Order:
+    """A partition's nodes with one feature constraint, in allocation order."""
+
+    __slots__ = ("capable", "every", "every_set", "min_cpus", "min_mem", "pos", "usable")
+
+    def __init__(self, every: list[int], usable: list[int], cap_cpus: list[int], cap_mem: list[int]) -> None:
+        self.every = every  # whatever their state: for "can this ever run" checks
+        self.every_set = frozenset(every)
+        self.min_cpus = min((cap_cpus[i] for i in every), default=0)
+        self.min_mem = min((cap_mem[i] for i in every), default=0)
+        self.usable = usable
+        self.pos = 0  # usable[:pos] are known to have no free CPU for the main scheduler
+        self.capable: dict[tuple[int, int], int] = {}
+
+
+class _Shape:
+    """A pending job's request resolved against its partition (shared by equal requests)."""
+
+    __slots__ = ("charges", "constraint", "duration", "limit", "mem", "need", "nodes", "order", "time_limit")
+
+    def __init__(
+        self, nodes: int, need: int, charges: tuple[int, ...], mem: int, time_limit: int | None
+    ) -> None:
+        self.nodes = nodes
+        self.need = need  # CPUs free on every node
+        self.charges = charges  # CPUs charged per node, ascending node index
+        self.mem = mem  # MB per node, or WHOLE_MEM
+        self.time_limit = time_limit  # resolved minutes, None = INFINITE
+        self.duration = time_limit * 60 if time_limit is not None else INF  # seconds
+        self.limit: Blocked | None = None  # PartitionTimeLimit / PartitionNodeLimit
+        self.constraint: Blocked | None = None  # BadConstraints
+        self.order: _Order | None = None
+
+
+class _Part:
+    __slots__ = ("blocked", "members", "run_state", "view")
+
+    def __init__(self, view: PartitionView, members: frozenset[int]) -> None:
+        self.view = view
+        self.members = members
+        self.blocked = False
+        self.run_state = view.state.upper()
+
+
+class _Pass:
+    def __init__(self, snap: Snapshot, plugins: Sequence[SchedulerPlugin], node_key: NodeKey) -> None:
+        self.snap = snap
+        self.now = snap.now
+        self.cfg = snap.config
+        self.plugins = tuple(plugins)
+        self.gating = any(type(p).job_gate is not SchedulerPlugin.job_gate for p in self.plugins)
+        self.selecting = [p for p in self.plugins if type(p).select_nodes is not SchedulerPlugin.select_nodes]
+        self.starting = [p for p in self.plugins if type(p).on_start is not SchedulerPlugin.on_start]
+
+        size = max((n.index for n in snap.nodes), default=-1) + 1
+        self.node_at: list[NodeView | None] = [None] * size
+        self.cap_cpus = [0] * size
+        self.cap_mem = [0] * size
+        self.usable = [False] * size
+        for n in snap.nodes:
+            self.node_at[n.index] = n
+            self.cap_cpus[n.index] = n.cpus
+            self.cap_mem[n.index] = n.real_memory
+            self.usable[n.index] = is_usable(NodeBase(n.base), n.flags)
+        self.index_of = {n.name: n.index for n in snap.nodes}
+
+        used_cpus = [0] * size
+        used_mem = [0] * size
+        for job in snap.running:
+            cpus, mems = self._held(job)
+            for i, c, m in zip(job.node_indices, cpus, mems, strict=True):
+                if 0 <= i < size:
+                    used_cpus[i] += c
+                    used_mem[i] += m
+        for n in snap.nodes:
+            i = n.index
+            used_cpus[i] = max(used_cpus[i], n.alloc_cpus)
+            used_mem[i] = max(used_mem[i], n.alloc_mem)
+        # Free resources; the main scheduler works on copies where unusable nodes and the
+        # nodes of blocked partitions read -1, so its scan is two comparisons per node.
+        self.free_cpus = [max(0, c - u) for c, u in zip(self.cap_cpus, used_cpus, strict=True)]
+        self.free_mem = [max(0, m - u) for m, u in zip(self.cap_mem, used_mem, strict=True)]
+        self.main_cpus = [f if ok else -1 for f, ok in zip(self.free_cpus, self.usable, strict=True)]
+        self.main_mem = [f if ok else -1 for f, ok in zip(self.free_mem, self.usable, strict=True)]
+
+        self.parts = {
+            name: _Part(p, frozenset(i for i in p.node_indices if 0 <= i < size))
+            for name, p in snap.partitions.items()
+        }
+        self.node_key = node_key
+        self.orders: dict[tuple[str, str], _Order | None] = {}
+        self.shapes: dict[tuple, _Shape] = {}
+        self.starts: list[Start] = []
+        self.fit_attempts = 0
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _held(self, job: JobView) -> tuple[Sequence[int], Sequence[int]]:
+        """Per-node CPUs and memory a holding job occupies (its whole nodes if not given)."""
+        k = len(job.node_indices)
+        size = len(self.cap_cpus)
+        cpus = job.alloc_cpus
+        if len(cpus) != k:
+            cpus = [self.cap_cpus[i] if 0 <= i < size else 0 for i in job.node_indices]
+        mems = job.alloc_mem
+        if len(mems) != k:
+            mems = [0] * k
+        return cpus, mems
+
+    def _order(self, part: _Part, features: str) -> _Order | None:
+        """Cached allocation order for (partition, constraint); None if the syntax is bad."""
+        key = (part.view.name, features)
+        order = self.orders.get(key, False)
+        if order is not False:
+            return order
+        dnf = parse_constraint(features)
+        if dnf is None:
+            result = None
+        else:
+            nodes = [self.node_at[i] for i in part.members]
+            every = sorted((n for n in nodes if n is not None and _has_features(n, dnf)), key=self.node_key)
+            result = _Order(
+                [n.index for n in every],
+                [n.index for n in every if self.usable[n.index]],
+                self.cap_cpus,
+                self.cap_mem,
+            )
+        self.orders[key] = result
+        return result
+
+    def _capable(self, order: _Order, need_cpus: int, mem: int, exc: frozenset[int]) -> int:
+        """How many nodes (any state) could ever hold one share of the job."""
+        if need_cpus <= order.min_cpus and mem <= order.min_mem:
+            return len(order.every_set - exc) if exc else len(order.every)
+        cc = self.cap_cpus
+        cm = self.cap_mem
+        key = (need_cpus, mem)
+        if not exc and key in order.capable:
+            return order.capable[key]
+        count = sum(1 for i in order.every if cc[i] >= need_cpus and cm[i] >= mem and i not in exc)
+        if not exc:
+            order.capable[key] = count
+        return count
+
+    # -- the pass ----------------------------------------------------------------------
+
+    def run(self) -> PassResult:
+        snap = self.snap
+        now = self.now
+        for p in self.plugins:
+            p.begin_pass(snap)
+        timeouts = self._timeouts()
+
+        ranked = []
+        for pos, job in enumerate(snap.pending):
+            part = self.parts.get(job.partition)
+            view = part.view if part else None
+            prio = job_priority(job, view, now)
+            tier = view.priority_tier if view else 0
+            ranked.append((-tier, -prio, job.job_id, pos))
+        ranked.sort()
+
+        decisions: dict[int, Pending] = {}
+        waiting: list[tuple[JobView, _Part, _Shape, int]] = []  # Resources/Priority: backfill may start them
+        limit = self.cfg.max_starts_per_pass
+        for _, neg_prio, _, pos in ranked:
+            job = snap.pending[pos]
+            prio = -neg_prio
+            part = self.parts.get(job.partition)
+            shape = self._static_reason(job, part)
+            if type(shape) is Blocked:
+                decisions[job.job_id] = Pending(job.job_id, shape.reason, shape.detail, prio)
+                continue
+            assert part is not None and type(shape) is _Shape
+            if self.gating:
+                verdict = self._gate(job, part)
+                if verdict is not None:
+                    decisions[job.job_id] = Pending(job.job_id, verdict.reason, verdict.detail, prio)
+                    continue
+            if part.blocked or (limit is not None and len(self.starts) >= limit):
+                decisions[job.job_id] = Pending(job.job_id, Reason.PRIORITY, "", prio)
+                waiting.append((job, part, shape, prio))
+                continue
+            self.fit_attempts += 1
+            outcome = self._try_main(job, part, shape, prio)
+            if outcome is None:
+                continue  # started
+            decisions[job.job_id] = Pending(job.job_id, outcome.reason, outcome.detail, prio)
+            if outcome.reason == Reason.RESOURCES:
+                self._block(part)
+                waiting.append((job, part, shape, prio))
+
+        bf_tested = reservations = 0
+        if self.cfg.backfill and waiting and (limit is None or len(self.starts) < limit):
+            bf_tested, reservations = self._backfill(waiting, decisions)
+
+        started = {s.job_id for s in self.starts}
+        pending = tuple(
+            decisions[snap.pending[pos].job_id]
+            for *_, pos in ranked
+            if snap.pending[pos].job_id not in started
+        )
+        stats = PassStats(
+            considered=len(snap.pending),
+            started=len(self.starts),
+            backfilled=sum(1 for s in self.starts if s.backfill),
+            bf_tested=bf_tested,
+            reservations=reservations,
+            timeouts=len(timeouts),
+            fit_attempts=self.fit_attempts,
+        )
+        return PassResult(tuple(self.starts), pending, timeouts, stats)
+
+    def _timeouts(self) -> tuple[Timeout, ...]:
+        """RUNNING jobs past their time limit (suspended time is not tracked, so SUSPENDED
+        jobs are left alone; COMPLETING ones are already ending)."""
+        out = []
+        for job in self.snap.running:
+            if job.state != JobState.RUNNING or job.start_time is None:
+                continue
+            part = self.parts.get(job.partition)
+            limit = resolve_time_limit(job, part.view if part else None)
+            if limit is not None and job.start_time + limit * 60 <= self.now:
+                out.append(Timeout(job.job_id))
+        out.sort(key=lambda t: t.job_id)
+        return tuple(out)
+
+    def _shape(self, job: JobView, part: _Part) -> _Shape:
+        """The job's request resolved against its partition, cached: a queue holds many
+        jobs of the same shape, so most jobs cost one dict lookup here."""
+        key = (
+            part.view.name,
+            job.features,
+            job.min_nodes,
+            len(job.req_nodes),
+            job.max_nodes,
+            job.num_tasks,
+            job.cpus_per_task,
+            job.mem_per_node,
+            job.time_limit,
+        )
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = self.shapes[key] = self._new_shape(job, part)
+        return shape
+
+    def _new_shape(self, job: JobView, part: _Part) -> _Shape:
+        n = node_count(job)
+        need, charges = cpu_layout(job, n)
+        mem = mem_request(job, self.cfg.default_mem_per_node)
+        limit = resolve_time_limit(job, part.view)
+        shape = _Shape(n, need, tuple(charges), mem, limit)
+        reason = _partition_limit(job, part.view)
+        if reason:
+            shape.limit = Blocked(reason)
+            return shape
+        order = self._order(part, job.features)
+        if order is None:
+            shape.constraint = Blocked(Reason.BAD_CONSTRAINTS, f"unsupported constraint {job.features!r}")
+        elif not order.every:
+            shape.constraint = Blocked(
+                Reason.BAD_CONSTRAINTS, f"no node of {part.view.name} has {job.features}"
+            )
+        else:
+            shape.order = order
+            if self._capable(order, need, max(mem, 0), frozenset()) < n:
+                shape.constraint = Blocked(
+                    Reason.BAD_CONSTRAINTS, f"no {n} nodes of {part.view.name} fit the request"
+                )
+        return shape
+
+    def _static_reason(self, job: JobView, part: _Part | None) -> Blocked | _Shape:
+        """The cheap per-job checks, in the order Slurm reports them; the shape if all pass."""
+        if job.hold:
+            return Blocked(Reason.JOB_HELD_USER if job.hold == "user" else Reason.JOB_HELD_ADMIN)
+        if job.begin_time is not None and job.begin_time > self.now:
+            return Blocked(Reason.BEGIN_TIME)
+        if part is None:
+            return Blocked(Reason.PARTITION_DOWN, f"partition {job.partition} does not exist")
+        if part.run_state == "DOWN":
+            return Blocked(Reason.PARTITION_DOWN)
+        if part.run_state == "INACTIVE":
+            return Blocked(Reason.PARTITION_INACTIVE)
+        shape = self._shape(job, part)
+        if shape.limit is not None:
+            return shape.limit
+        if job.req_nodes:
+            bad = sorted(
+                name
+                for name in job.req_nodes
+                if (i := self.index_of.get(name)) is None or i not in part.members or not self.usable[i]
+            )
+            if bad:
+                return Blocked(Reason.REQ_NODE_NOT_AVAIL, "UnavailableNodes:" + ",".join(bad))
+        if shape.constraint is not None:
+            return shape.constraint
+        if job.reservation:
+            return Blocked(Reason.RESERVATION, f"reservation {job.reservation} is not scheduled yet")
+        if job.req_nodes:
+            assert shape.order is not None
+            misfit = self._req_misfit(job, shape, shape.order)
+            if misfit:
+                return Blocked(Reason.BAD_CONSTRAINTS, misfit)
+        if job.exc_nodes:
+            assert shape.order is not None
+            if self._capable(shape.order, shape.need, max(shape.mem, 0), self._exc(job)) < shape.nodes:
+                return Blocked(
+                    Reason.BAD_CONSTRAINTS, f"no {shape.nodes} nodes of {part.view.name} fit the request"
+                )
+        return shape
+
+    def _req_misfit(self, job: JobView, shape: _Shape, order: _Order) -> str:
+        """Why a required node can never take the job ("" if they all can)."""
+        for name in sorted(job.req_nodes):
+            i = self.index_of[name]
+            if name in job.exc_nodes:
+                return f"required node {name} is excluded"
+            if i not in order.every_set:
+                return f"required node {name} lacks {job.features}"
+            mem = self.cap_mem[i] if shape.mem == WHOLE_MEM else shape.mem
+            if self.cap_cpus[i] < shape.need or self.cap_mem[i] < mem:
+                return f"required node {name} is too small"
+        return ""
+
+    def _exc(self, job: JobView) -> frozenset[int]:
+        if not job.exc_nodes:
+            return frozenset()
+        return frozenset(i for name in job.exc_nodes if (i := self.index_of.get(name)) is not None)
+
+    def _req(self, job: JobView) -> list[int]:
+        return sorted(self.index_of[name] for name in job.req_nodes)
+
+    def _gate(self, job: JobView, part: _Part | None) -> Blocked | None:
+        assert part is not None
+        for p in self.plugins:
+            verdict = p.job_gate(job, part.view)
+            if verdict is not None:
+                return verdict
+        return None
+
+    def _block(self, part: _Part) -> None:
+        """Withhold the partition's nodes from the rest of the main scheduler."""
+        part.blocked = True
+        mc = self.main_cpus
+        mm = self.main_mem
+        for i in part.members:
+            mc[i] = -1
+            mm[i] = -1
+
+    # -- main scheduler ------------------------------------------------------------------
+
+    def _try_main(self, job: JobView, part: _Part, shape: _Shape, prio: int) -> Blocked | None:
+        """Start the job now if it fits; None when started, else why not."""
+        order = shape.order
+        assert order is not None
+        n = shape.nodes
+        need = shape.need
+        mem = shape.mem
+        mc = self.main_cpus
+        mm = self.main_mem
+        cap = self.cap_mem
+        usable = order.usable
+        # Skip the prefix of nodes with no CPU left: resources only shrink during the main
+        # scheduler, so the prefix only grows.
+        pos = order.pos
+        while pos < len(usable) and mc[usable[pos]] <= 0:
+            pos += 1
+        order.pos = pos
+
+        req = self._req(job) if job.req_nodes else []
+        exc = self._exc(job) if job.exc_nodes else None
+        for i in req:
+            if mc[i] < need or mm[i] < (cap[i] if mem == WHOLE_MEM else mem):
+                return Blocked(Reason.RESOURCES)
+        want = n - len(req)
+        full = bool(self.selecting)
+        picked: list[int] = []
+        if want or full:
+            skip = (exc or frozenset()) | frozenset(req) if (exc or req) else None
+            it = islice(usable, pos, None)
+            if mem == WHOLE_MEM:
+                for i in it:
+                    if mc[i] >= need and mm[i] >= cap[i] and (skip is None or i not in skip):
+                        picked.append(i)
+                        if not full and len(picked) >= want:
+                            break
+            else:
+                for i in it:
+                    if mc[i] >= need and mm[i] >= mem and (skip is None or i not in skip):
+                        picked.append(i)
+                        if not full and len(picked) >= want:
+                            break
+            if len(picked) < want:
+                return Blocked(Reason.RESOURCES)
+        candidates = req + picked
+        proposal = tuple(req + picked[:want])
+        chosen = self._select(job, candidates, n, proposal, req)
+        if isinstance(chosen, Blocked):
+            return chosen
+        self._start(job, shape, prio=prio, chosen=chosen, backfill=False)
+        return None
+
+    def _select(
+        self, job: JobView, candidates: Sequence[int], count: int, proposal: tuple[int, ...], req: list[int]
+    ) -> tuple[int, ...] | Blocked:
+        chosen = proposal
+        if self.selecting:
+            allowed = set(candidates)
+            for p in self.selecting:
+                verdict = p.select_nodes(job, candidates, count, chosen)
+                if isinstance(verdict, Blocked):
+                    return verdict
+                if len(verdict) != count or len(set(verdict)) != count or not allowed.issuperset(verdict):
+                    raise ValueError(f"{type(p).__name__}.select_nodes returned a bad node set {verdict!r}")
+                if not set(req).issubset(verdict):
+                    raise ValueError(f"{type(p).__name__}.select_nodes dropped a required node")
+                chosen = tuple(verdict)
+        return chosen
+
+    def _start(
+        self,
+        job: JobView,
+        shape: _Shape,
+        *,
+        prio: int,
+        chosen: Sequence[int],
+        backfill: bool,
+    ) -> Start:
+        nodes = tuple(sorted(chosen))
+        mem = shape.mem
+        mems = tuple([self.cap_mem[i] for i in nodes]) if mem == WHOLE_MEM else (mem,) * len(nodes)
+        cpus = shape.charges
+        fc, fm, mc, mm = self.free_cpus, self.free_mem, self.main_cpus, self.main_mem
+        for i, c, m in zip(nodes, cpus, mems, strict=True):
+            fc[i] -= c
+            fm[i] -= m
+            mc[i] -= c
+            mm[i] -= m
+        start = Start(job.job_id, nodes, cpus, mems, shape.time_limit, prio, backfill)
+        self.starts.append(start)
+        for p in self.starting:
+            p.on_start(job, start)
+        return start
+
+    # -- backfill ------------------------------------------------------------------------
+
+    def _backfill(
+        self, waiting: list[tuple[JobView, _Part, _Shape, int]], decisions: dict[int, Pending]
+    ) -> tuple[int, int]:
+        now = self.now
+        timeline = Timeline(
+            now=now,
+            window=self.cfg.bf_window * 60,
+            free_cpus=self.free_cpus,
+            free_mem=self.free_mem,
+            cap_mem=self.cap_mem,
+        )
+        size = len(self.cap_cpus)
+        releases = []
+        for job in self.snap.running:
+            end = self._expected_end(job, self.parts.get(job.partition))
+            cpus, mems = self._held(job)
+            releases.extend(
+                (i, end, c, m) for i, c, m in zip(job.node_indices, cpus, mems, strict=True) if 0 <= i < size
+            )
+        for start in self.starts:
+            end = now + start.time_limit * 60 if start.time_limit is not None else INF
+            releases.extend(zip(start.node_indices, repeat(end), start.cpus_per_node, start.mem_per_node))
+        timeline.load_releases(releases)
+
+        limit = self.cfg.max_starts_per_pass
+        tested = reserved = 0
+        for job, part, shape, prio in waiting:
+            if tested >= self.cfg.bf_max_job_test or (limit is not None and len(self.starts) >= limit):
+                break
+            tested += 1
+            if self.gating:
+                verdict = self._gate(job, part)
+                if verdict is not None:
+                    decisions[job.job_id] = Pending(job.job_id, verdict.reason, verdict.detail, prio)
+                    continue
+            assert shape.order is not None
+            n = shape.nodes
+            duration = shape.duration
+            req = self._req(job) if job.req_nodes else []
+            plan = timeline.plan(
+                shape.order.usable,
+                count=n,
+                cpus=shape.need,
+                mem=max(shape.mem, 0),
+                whole_mem=shape.mem == WHOLE_MEM,
+                duration=duration,
+                required=req,
+                excluded=self._exc(job),
+                all_now=bool(self.selecting),
+            )
+            if plan is None:
+                continue
+            if plan.immediate:
+                proposal = _proposal(plan.nodes, req, n)
+                chosen = self._select(job, plan.nodes, n, proposal, req)
+                if isinstance(chosen, Blocked):
+                    if chosen.reason != Reason.RESOURCES:
+                        decisions[job.job_id] = Pending(job.job_id, chosen.reason, chosen.detail, prio)
+                    continue
+                start = self._start(job, shape, prio=prio, chosen=chosen, backfill=True)
+                end = now + duration
+                for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
+                    timeline.add_release(i, end, c, m)
+                continue
+            timeline.reserve(plan.nodes, plan.start, duration)
+            reserved += 1
+            old = decisions[job.job_id]
+            decisions[job.job_id] = Pending(
+                job.job_id, old.reason, old.detail, prio, plan.start, tuple(sorted(plan.nodes))
+            )
+        return tested, reserved
+
+    def _expected_end(self, job: JobView, part: _Part | None) -> float:
+        """When a holding job gives its resources back, as backfill plans it."""
+        if job.state == JobState.COMPLETING:
+            return self.now
+        if job.state == JobState.SUSPENDED or job.start_time is None:
+            return INF
+        limit = resolve_time_limit(job, part.view if part else None)
+        if limit is None:
+            return INF
+        return max(self.now, job.start_time + limit * 60)
+
+
+def _proposal(nodes: Sequence[int], req: list[int], count: int) -> tuple[int, ...]:
+    if not req:
+        return tuple(nodes[:count])
+    others = [i for i in nodes if i not in set(req)]
+    return tuple(req + others[: count - len(req)])
+
+
+__all__ = [
+    "WHOLE_MEM",
+    "Blocked",
+    "JobView",
+    "NodeView",
+    "PartitionView",
+    "PassResult",
+    "PassStats",
+    "Pending",
+    "SchedulerConfig",
+    "SchedulerPlugin",
+    "Snapshot",
+    "Start",
+    "Timeout",
+    "cpu_layout",
+    "job_priority",
+    "mem_request",
+    "node_order_key",
+    "parse_constraint",
+    "resolve_time_limit",
+    "schedule",
+    "validate_against_partition",
+]
