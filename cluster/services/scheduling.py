@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import publish, scheduler
+from cluster.licenses import LicensePlugin
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.services.agents import launch_payload
 from cluster.services.jobs import terminate_running
@@ -55,10 +56,11 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
         )
     running_views = []
     holding = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).values_list(
-        "id", "partition", "user", "submit_time", "start_time", "time_limit", "alloc", "state", "array_job_id"
+        "id", "partition", "user", "submit_time", "start_time", "time_limit", "alloc", "state", "array_job_id",
+        "licenses",
     )
     running_per_array: Counter[int] = Counter()
-    for job_id, part, user, submit, start, limit, alloc, state, array_id in holding:
+    for job_id, part, user, submit, start, limit, alloc, state, array_id, lic in holding:
         names = [n for n in alloc if n in index]
         if array_id is not None:
             running_per_array[array_id] += 1
@@ -177,12 +179,17 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
     return snap, nodes, throttled
 
 
+def plugins(cfg: ClusterConfig) -> list[scheduler.SchedulerPlugin]:
+    """The plugins every pass runs with (later issues add HRES, limits, power)."""
+    return [LicensePlugin(cfg.licenses)]
+
+
 def schedule_pass(*, now: datetime | None = None) -> PassSummary:
     """One scheduler pass.  The caller holds the pass lock (cluster.cycles)."""
     now = now or timezone.now()
     with transaction.atomic():
         snap, nodes, throttled = build_snapshot(now)
-        result = scheduler.schedule(snap)
+        result = scheduler.schedule(snap, plugins(ClusterConfig.current()))
         _apply(result, nodes, throttled, now)
     return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
 
@@ -336,7 +343,7 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
     alone = scheduler.Snapshot(
         now=snap.now, nodes=snap.nodes, partitions=snap.partitions, pending=(probe,), running=snap.running
     )
-    result = scheduler.schedule(alone)
+    result = scheduler.schedule(alone, plugins(ClusterConfig.current()))
     cpus = probe.num_tasks * probe.cpus_per_task
     if result.starts:
         start = result.starts[0]
