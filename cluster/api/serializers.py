@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
@@ -30,6 +31,7 @@ class JobSerializer(serializers.ModelSerializer):
     hold = serializers.SerializerMethodField()
     tres = serializers.SerializerMethodField()
     restart_count = serializers.IntegerField()
+    end_time = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
@@ -80,6 +82,14 @@ class JobSerializer(serializers.ModelSerializer):
             "features",
             "array_max_tasks",
         ]
+
+    def get_end_time(self, job: Job) -> str | None:
+        """The expected end while the job runs, as Slurm shows it (start + time limit)."""
+        if job.end_time:
+            return job.end_time.isoformat()
+        if job.start_time and job.time_limit:
+            return (job.start_time + timedelta(minutes=job.time_limit)).isoformat()
+        return None
 
     def get_state_compact(self, job: Job) -> str:
         return states.JOB_STATE_COMPACT[states.JobState(job.state)]

@@ -99,10 +99,11 @@ def _validate_submission(
             mem = slurmtime.parse_memory_mb(str(mem_text))
         except ValueError:
             raise ServiceError(f"Invalid --mem specification: {mem_text}", field="mem") from None
-    time_limit = None
+    # No -t: the partition's DefaultTime, else its MaxTime, fixed at submission as Slurm does.
+    time_limit = partition.default_time if partition.default_time is not None else partition.max_time
     if (time_text := _field(spec, "time")) is not None:
         try:
-            time_limit = slurmtime.parse_time_limit(str(time_text))
+            time_limit = slurmtime.parse_job_time_limit(str(time_text))
         except ValueError:
             raise ServiceError(f"Invalid time limit specification: {time_text}", field="time") from None
     begin = None

@@ -1,0 +1,117 @@
+"""Start-up latency of the ``fsched`` CLI: median wall time of whole processes.
+
+Budget: one ``fsched sbatch --wrap=true`` under 50 ms including Python's own
+start.  Cases, each run N times (default 30) after one warm-up:
+
+* ``python -c pass``: the interpreter alone, the floor;
+* ``sbatch --help`` / ``squeue --help``: argument parsing, no network;
+* ``sbatch --wrap=true (refused)``: the whole submit path up to ``connect()``
+  against a closed port (the command fails fast; no server time counted);
+* ``sbatch --wrap=true (canned)`` / ``squeue (canned)``: the full path against
+  a tiny in-process HTTP server that answers canned JSON at once, i.e. the
+  CLI's share of a real submission without the controller's work.
+
+Usage: ``.venv/bin/python bench/cli_latency.py [N]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = sys.executable
+
+JOB = {
+    "job_id": 1,
+    "array_job_id": None,
+    "array_task_id": None,
+    "name": "wrap",
+    "user": "bench",
+    "partition": "debug",
+    "state": "RUNNING",
+    "state_compact": "R",
+    "reason": "None",
+    "min_nodes": 1,
+    "time_limit": 60,
+    "run_time": 5,
+    "node_list": "node01",
+}
+
+
+class Canned(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self, status: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self._answer(201, {"job_id": 1, "job_ids": [1], "array_job_id": None})
+
+    def do_GET(self) -> None:
+        self._answer(200, {"count": 1, "next": None, "previous": None, "results": [JOB]})
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def timed(argv: list[str], env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=False)
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Canned)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # As installed: bytecode cached (a dev shell's PYTHONDONTWRITEBYTECODE
+    # would make every run recompile the cli modules, ~10 ms).
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    canned = {**base, "FSCHED_URL": f"http://127.0.0.1:{server.server_port}", "FSCHED_TOKEN": "x"}
+    refused = {**base, "FSCHED_URL": f"http://127.0.0.1:{free_port()}", "FSCHED_TOKEN": "x"}
+    # The console script is what users run; `python -m` adds runpy (~2 ms).
+    script = os.path.join(os.path.dirname(PY), "fsched")
+    fsched = [script] if os.path.exists(script) else [PY, "-m", "cli.main"]
+    print(f"command: {' '.join(fsched)}")
+    cases = [
+        ("python -c pass", [PY, "-c", "pass"], canned),
+        ("sbatch --help", [*fsched, "sbatch", "--help"], canned),
+        ("squeue --help", [*fsched, "squeue", "--help"], canned),
+        ("sbatch --wrap=true (refused)", [*fsched, "sbatch", "--wrap=true"], refused),
+        ("sbatch --wrap=true (canned)", [*fsched, "sbatch", "--wrap=true"], canned),
+        ("squeue (canned)", [*fsched, "squeue"], canned),
+    ]
+    for _name, argv, env in cases:  # warm-up: page cache and __pycache__
+        timed(argv, env)
+    times: dict[str, list[float]] = {name: [] for name, _argv, _env in cases}
+    for _ in range(runs):  # interleaved, so a busy neighbour weighs on every case alike
+        for name, argv, env in cases:
+            times[name].append(timed(argv, env))
+    print(f"{'case':<32} {'median ms':>10} {'min ms':>8}   (N={runs})")
+    for name, values in times.items():
+        print(f"{name:<32} {statistics.median(values):>10.1f} {min(values):>8.1f}")
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""``fsched <command> [args]``: dispatch to ``cli/<command>.py`` and nothing else.
+
+Kept tiny on purpose: every ``fsched`` run imports this module, so it imports
+nothing at module level; the command's module is imported only when it runs.
+Invoked through a link named after a command (``sbatch`` -> ``fsched``) it
+dispatches on its own name, as Slurm's separate binaries would.
+"""
+
+from __future__ import annotations
+
+import sys
+
+# command -> module with a ``main(argv) -> int``
+COMMANDS = {
+    "sbatch": "cli.sbatch",
+    "squeue": "cli.squeue",
+    "sinfo": "cli.sinfo",
+    "scancel": "cli.scancel",
+    "scontrol": "cli.scontrol",
+    "login": "cli.login",
+    "agent": "agent.main",
+    "server": "config.server",
+}
+
+USAGE = "usage: fsched {" + ",".join(COMMANDS) + "} [options]\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv if argv is None else argv
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if name in COMMANDS:
+        command, rest = name, argv[1:]
+    elif len(argv) > 1 and argv[1] in COMMANDS:
+        command, rest = argv[1], argv[2:]
+    else:
+        if len(argv) > 1 and argv[1] in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 0
+        wrong = f"fsched: error: unknown command '{argv[1]}'\n" if len(argv) > 1 else ""
+        sys.stderr.write(wrong + USAGE)
+        return 1
+    # __import__ rather than a static import: the command module (and what it
+    # imports) is loaded only for the command that runs.
+    module = __import__(COMMANDS[command], fromlist=["main"])
+    try:
+        return module.main(rest) or 0
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `squeue | head`: the reader went away; not an error worth a traceback.
+        sys.stderr.close()
+        return 0
+    except Exception as exc:
+        client = sys.modules.get("cli.client")
+        if client is not None and isinstance(exc, client.CliError):
+            sys.stderr.write(exc.render(command) + "\n")
+            return exc.code
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

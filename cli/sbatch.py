@@ -1,0 +1,419 @@
+"""``fsched sbatch``: submit a batch script (``POST /api/jobs/``).
+
+Options come from three places, highest precedence first, as in Slurm: the
+command line, ``SBATCH_*`` input environment variables, and ``#SBATCH`` lines
+at the top of the script (before its first command line).  ``build_request``
+turns the merged options into the API body; it does no I/O so it is tested
+directly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cli.fmt import make_parser
+
+PROG = "sbatch"
+
+# Options Slurm has and fsched's API does not (yet) carry: accepted so existing
+# scripts still submit, with a warning that they are ignored.
+IGNORED = (
+    ("--comment",),
+    ("--cores-per-socket",),
+    ("-d", "--dependency"),
+    ("--deadline",),
+    ("-m", "--distribution"),
+    ("--exclusive",),
+    ("--get-user-env",),
+    ("--gpus", "-G"),
+    ("--gres",),
+    ("--hint",),
+    ("--mail-type",),
+    ("--mail-user",),
+    ("--mem-per-cpu",),
+    ("--nice",),
+    ("--ntasks-per-node",),
+    ("--open-mode",),
+    ("--priority",),
+    ("--profile",),
+    ("--propagate",),
+    ("--signal",),
+    ("--sockets-per-node",),
+    ("--threads-per-core",),
+    ("--time-min",),
+    ("--tmp",),
+    ("--wckey",),
+)
+# Flags among IGNORED that take no value.
+IGNORED_FLAGS = ("--exclusive", "--get-user-env", "--propagate")
+
+# SBATCH_* input environment variables -> option dest (Slurm's sbatch(1) list).
+INPUT_ENV = {
+    "SBATCH_ACCOUNT": "account",
+    "SBATCH_ARRAY_INX": "array",
+    "SBATCH_CONSTRAINT": "constraint",
+    "SBATCH_ERROR": "error",
+    "SBATCH_EXPORT": "export",
+    "SBATCH_INPUT": "input",
+    "SBATCH_JOB_NAME": "job_name",
+    "SBATCH_OUTPUT": "output",
+    "SBATCH_PARTITION": "partition",
+    "SBATCH_QOS": "qos",
+    "SBATCH_RESERVATION": "reservation",
+    "SBATCH_TIMELIMIT": "time",
+}
+
+# option dest -> API body field, for options passed through unchanged.
+BODY_FIELDS = {
+    "partition": "partition",
+    "nodes": "nodes",
+    "ntasks": "ntasks",
+    "cpus_per_task": "cpus_per_task",
+    "mem": "mem",
+    "time": "time",
+    "account": "account",
+    "qos": "qos",
+    "output": "output",
+    "error": "error",
+    "input": "input",
+    "nodelist": "nodelist",
+    "exclude": "exclude",
+    "licenses": "licenses",
+    "reservation": "reservation",
+    "begin": "begin",
+    "array": "array",
+    "constraint": "constraint",
+}
+
+
+def build_parser():
+    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]")
+    add = p.add_argument
+    add("-a", "--array", metavar="indexes", help="job array index values (0-15%%4, 1,3,5-7)")
+    add("-A", "--account", metavar="name", help="charge job to specified account")
+    add("--begin", metavar="time", help="defer job until HH:MM MM/DD/YY, now+60, ISO time")
+    add("-C", "--constraint", metavar="list", help="specify a list of constraints")
+    add("-c", "--cpus-per-task", type=int, metavar="ncpus", help="number of cpus required per task")
+    add("-D", "--chdir", metavar="directory", help="set working directory for batch script")
+    add("-e", "--error", metavar="err", help="file for batch script's standard error")
+    add("--export", metavar="names", help="specify environment variables to export (ALL, NONE, list)")
+    add("-H", "--hold", action="store_const", const=True, help="submit job in held state")
+    add("-i", "--input", metavar="in", help="file for batch script's standard input")
+    add("-J", "--job-name", metavar="jobname", help="name of job")
+    add("-L", "--licenses", "--license", dest="licenses", metavar="names", help="required license")
+    add("--mem", metavar="MB", help="minimum amount of real memory (4G, 500)")
+    add("-N", "--nodes", metavar="N", help="number of nodes on which to run (N = min[-max])")
+    add("-n", "--ntasks", type=int, metavar="ntasks", help="number of tasks to run")
+    add("--no-requeue", dest="requeue", action="store_const", const=False, help="if set, do not requeue")
+    add("-o", "--output", metavar="out", help="file for batch script's standard output")
+    add("-p", "--partition", metavar="partition", help="partition requested")
+    add("--parsable", action="store_const", const=True, help="outputs only the jobid")
+    add("-q", "--qos", metavar="qos", help="quality of service")
+    add("-Q", "--quiet", action="store_const", const=True, help="quiet mode (no warnings)")
+    add(
+        "--requeue",
+        dest="requeue",
+        action="store_const",
+        const=True,
+        help="permit the job to requeue",
+    )
+    add("--reservation", metavar="name", help="allocate resources from named reservation")
+    add("-t", "--time", metavar="minutes", help="time limit (minutes, MM:SS, HH:MM:SS, D-HH)")
+    add("--test-only", action="store_const", const=True, help="validate, estimate start; do not submit")
+    add("-V", "--version", action="store_const", const=True, help="output version information and exit")
+    add("-W", "--wait", action="store_const", const=True, help="wait for completion of submitted job")
+    add("-w", "--nodelist", metavar="hosts", help="request a specific list of hosts")
+    add("--wrap", metavar="command", help="wrap command string in a sh script and submit")
+    add("-x", "--exclude", metavar="hosts", help="exclude a specific list of hosts")
+    for flags in IGNORED:
+        long = next(f for f in flags if f.startswith("--"))
+        kwargs: dict = {
+            "dest": "ignored_" + long[2:].replace("-", "_"),
+            "help": "accepted; ignored by fsched",
+        }
+        if long in IGNORED_FLAGS:
+            kwargs.update(action="store_const", const=True)
+        add(*flags, **kwargs)
+    add("script", nargs="?", help="batch script (read from stdin if omitted)")
+    add("script_args", nargs="...", help="arguments passed to the script")
+    return p
+
+
+# ------------------------------------------------------------ #SBATCH lines
+
+
+def _tokens(text: str) -> list[str]:
+    """Split a directive's arguments as Slurm does: quotes group, ``\\`` escapes, ``#`` ends."""
+    out: list[str] = []
+    current: list[str] = []
+    quote = ""
+    have = escape = False
+    for char in text:
+        if escape:
+            current.append(char)
+            escape = False
+        elif char == "\\":
+            escape = have = True
+        elif quote:
+            if char == quote:
+                quote = ""
+            else:
+                current.append(char)
+        elif char in "\"'":
+            quote, have = char, True
+        elif char == "#":
+            break
+        elif char.isspace():
+            if have or current:
+                out.append("".join(current))
+            current, have = [], False
+        else:
+            current.append(char)
+            have = True
+    if have or current:
+        out.append("".join(current))
+    return out
+
+
+def script_directives(script: str, prefix: str = "#SBATCH") -> list[str]:
+    """The option words of the ``#SBATCH`` lines before the script's first command.
+
+    Like Slurm, scanning stops at the first line that is neither blank nor a
+    comment; ``#SBATCH`` further down is an ordinary comment.
+    """
+    args: list[str] = []
+    for line in script.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            break
+        if line.startswith(prefix) and (len(line) == len(prefix) or line[len(prefix)].isspace()):
+            args.extend(_tokens(line[len(prefix) :]))
+    return args
+
+
+# ----------------------------------------------------------- request body
+
+
+def merge_options(cli: dict, env: dict, script: dict) -> dict:
+    """Command line over ``SBATCH_*`` over ``#SBATCH``; ``None`` means not given."""
+    merged = dict(script)
+    for layer in (env, cli):
+        for key, value in layer.items():
+            if value is not None:
+                merged[key] = value
+    return merged
+
+
+def env_options(environ: dict) -> dict:
+    opts: dict = {dest: environ[name] for name, dest in INPUT_ENV.items() if environ.get(name)}
+    if environ.get("SBATCH_REQUEUE"):
+        opts["requeue"] = True
+    if environ.get("SBATCH_NO_REQUEUE"):
+        opts["requeue"] = False
+    if environ.get("SBATCH_HOLD"):
+        opts["hold"] = True
+    return opts
+
+
+def export_environment(spec: str | None, environ: dict) -> dict:
+    """The ``environment`` sent with the job, per ``--export`` (Slurm's semantics).
+
+    ``ALL`` (default) sends everything; ``NONE`` only the ``SLURM_*`` variables;
+    a list ``A,B=x`` sends the named variables (``=`` sets a value) plus
+    ``SLURM_*`` ones, and everything too if ``ALL`` is in the list.
+    """
+    spec = (spec or "ALL").strip()
+    if spec.upper() == "ALL":
+        return dict(environ)
+    result = {k: v for k, v in environ.items() if k.startswith("SLURM_")}
+    if spec.upper() == "NONE":
+        return result
+    for item in spec.split(","):
+        name, eq, value = item.partition("=")
+        if not name:
+            continue
+        if name.upper() == "ALL" and not eq:
+            result = {**environ, **result}
+        elif name.upper() == "NONE" and not eq:
+            continue
+        elif eq:
+            result[name] = value
+        elif name in environ:
+            result[name] = environ[name]
+    return result
+
+
+def build_request(
+    opts: dict,
+    *,
+    script: str | None,
+    script_name: str | None,
+    script_args: list[str] | None,
+    environ: dict,
+    cwd: str,
+) -> dict:
+    """The ``POST /api/jobs/`` body for merged options and a script (or ``--wrap``)."""
+    body: dict = {}
+    if opts.get("wrap") is not None:
+        body["wrap"] = opts["wrap"]
+        name = "wrap"
+    else:
+        body["script"] = script or ""
+        body["argv"] = list(script_args or [])
+        name = os.path.basename(script_name) if script_name else "sbatch"
+    body["name"] = opts.get("job_name") or name
+    for dest, field in BODY_FIELDS.items():
+        if opts.get(dest) is not None:
+            body[field] = opts[dest]
+    body["work_dir"] = os.path.normpath(os.path.join(cwd, os.path.expanduser(opts.get("chdir") or cwd)))
+    if opts.get("hold"):
+        body["hold"] = True
+    if opts.get("requeue") is not None:
+        body["requeue"] = bool(opts["requeue"])
+    if opts.get("test_only"):
+        body["test_only"] = True
+    body["environment"] = export_environment(opts.get("export"), environ)
+    return body
+
+
+def check_script(script: str) -> str | None:
+    """Slurm's sanity checks on a batch script; the error message or ``None``."""
+    if not script.strip():
+        return "Batch script is empty!"
+    if not script.startswith("#!"):
+        return (
+            "This does not look like a batch script.  The first\n"
+            "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
+            "sbatch: error: For instance: #!/bin/sh"
+        )
+    if "\0" in script:
+        return "The Slurm controller does not allow scripts that contain a NULL character '\\0'."
+    if "\r\n" in script:
+        return (
+            "Batch script contains DOS line breaks (\\r\\n)\n"
+            "sbatch: error: instead of expected UNIX line breaks (\\n)."
+        )
+    return None
+
+
+# ------------------------------------------------------------------- main
+
+
+def _err(message: str) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return 1
+
+
+def _namespace_dict(ns) -> dict:
+    return {k: v for k, v in vars(ns).items() if k not in ("script", "script_args")}
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    if ns.version:
+        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        return 0
+    cli_opts = _namespace_dict(ns)
+    script = script_name = None
+    if ns.wrap is not None:
+        if ns.script is not None:
+            return _err("script arguments not permitted with --wrap option")
+        script_opts: dict = {}
+    else:
+        script_name = ns.script
+        try:
+            if script_name is None:
+                script = sys.stdin.read()
+            else:
+                with open(script_name, encoding="utf-8", errors="surrogateescape") as handle:
+                    script = handle.read()
+        except OSError as exc:
+            return _err(f"Unable to open file {script_name}: {exc.strerror}")
+        problem = check_script(script)
+        if problem:
+            return _err(problem)
+        words = script_directives(script)
+        script_ns = parser.parse_args(words) if words else None
+        if script_ns is not None and (script_ns.script is not None or script_ns.wrap is not None):
+            bad = script_ns.script if script_ns.script is not None else "--wrap"
+            return _err(f"Invalid #SBATCH directive: {bad!r}")
+        script_opts = _namespace_dict(script_ns) if script_ns is not None else {}
+    opts = merge_options(cli_opts, env_options(dict(os.environ)), script_opts)
+
+    for dest, value in opts.items():
+        if dest.startswith("ignored_") and value is not None and not opts.get("quiet"):
+            option = "--" + dest[len("ignored_") :].replace("_", "-")
+            sys.stderr.write(f"{PROG}: warning: {option} is not supported by fsched; ignored\n")
+
+    body = build_request(
+        opts,
+        script=script,
+        script_name=script_name,
+        script_args=ns.script_args,
+        environ=dict(os.environ),
+        cwd=os.getcwd(),
+    )
+    from cli.client import ApiError, Client  # noqa: PLC0415 - --help and errors above need no socket
+
+    client = Client()
+    try:
+        answer = client.post("/api/jobs/", body)
+    except ApiError as exc:
+        return _err(f"Batch job submission failed: {exc.message}")
+    if not isinstance(answer, dict):
+        return _err("Batch job submission failed: unexpected answer from the controller")
+    if opts.get("test_only"):
+        message = answer.get("message") or f"Job to start at {answer.get('start_time')}"
+        sys.stderr.write(f"{PROG}: {message}\n")
+        return 0
+    job_id = answer.get("job_id")
+    if opts.get("parsable"):
+        sys.stdout.write(f"{job_id}\n")
+    else:
+        sys.stdout.write(f"Submitted batch job {job_id}\n")
+    sys.stdout.flush()
+    if opts.get("wait"):
+        return wait_for(client, [int(j) for j in answer.get("job_ids") or [job_id]])
+    return 0
+
+
+FINISHED = frozenset(
+    {
+        "COMPLETED",
+        "FAILED",
+        "CANCELLED",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "OUT_OF_MEMORY",
+    }
+)
+
+
+def wait_for(client, job_ids: list[int]) -> int:
+    """``-W``: poll until every job ended; exit with the highest exit code, as Slurm."""
+    import time  # noqa: PLC0415
+
+    delay, worst, pending = 1.0, 0, list(job_ids)
+    while pending:
+        still = []
+        for job_id in pending:
+            job = client.get(f"/api/jobs/{job_id}/")
+            if isinstance(job, dict) and job.get("state") in FINISHED:
+                code = str(job.get("exit_code") or "0:0").split(":")[0]
+                worst = max(worst, int(code) if code.isdigit() else 1)
+                if job.get("state") != "COMPLETED":
+                    worst = max(worst, 1)
+            else:
+                still.append(job_id)
+        pending = still
+        if pending:
+            time.sleep(delay)
+            delay = min(delay * 1.5, 10.0)
+    return worst

@@ -1,0 +1,697 @@
+"""``fsched scontrol``: show and change jobs, nodes, partitions, configuration.
+
+Dispatch is table-driven so later commands slot in without touching the parser:
+
+* ``VERBS``: ``scontrol <verb> ...`` -> handler ``(client, words, opts) -> int``
+  (add ``create``, ``delete``, ``power`` ... here);
+* ``SHOW``: ``scontrol show <entity> [name]`` -> handler (add ``license``,
+  ``reservation`` ... here), each with a pure ``*_record`` formatter;
+* ``UPDATE``: the first ``Key=`` of ``scontrol update`` names the entity
+  (``NodeName``, ``JobId``; add ``PartitionName``, ``ReservationName`` here).
+
+Verbs and entities may be abbreviated to a unique prefix, as in Slurm.
+Records print in Slurm's layout: ``Key=Value`` pairs, continuation lines
+indented by three spaces, a blank line after each record; ``-o`` puts a record
+on one line and ``--json`` prints the API objects.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+from cli.fmt import (
+    expand_hostlist,
+    make_parser,
+    mem_str,
+    mins2time_str,
+    null,
+    secs2time_str,
+    slurm_time,
+)
+
+PROG = "scontrol"
+Record = list[list[tuple[str, str]]]  # lines of (key, value) pairs
+HOLDING = frozenset({"RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING"})
+
+
+def render_record(record: Record, one_liner: bool = False) -> str:
+    """Slurm's layout: first line flush left, the rest indented by 3 spaces."""
+    lines = [" ".join(f"{k}={v}" for k, v in line) for line in record if line]
+    if one_liner:
+        return " ".join(lines) + "\n"
+    return "\n".join([lines[0], *("   " + line for line in lines[1:])]) + "\n\n"
+
+
+# ----------------------------------------------------------------- records
+
+
+def _ids(user: str) -> tuple[str, str]:
+    """``UserId=alice(1000)`` and ``GroupId=alice(1000)`` when the name is known here."""
+    try:
+        import grp  # noqa: PLC0415
+        import pwd  # noqa: PLC0415
+
+        entry = pwd.getpwnam(user)
+    except (ImportError, KeyError):
+        return user or "(null)", "(null)"
+    try:
+        group = grp.getgrgid(entry.pw_gid).gr_name
+    except KeyError:
+        group = str(entry.pw_gid)
+    return f"{user}({entry.pw_uid})", f"{group}({entry.pw_gid})"
+
+
+def job_record(job: dict) -> Record:
+    """``scontrol show job`` for one API job object (Slurm 23's keys and order)."""
+    state = job.get("state") or "UNKNOWN"
+    holding = state in HOLDING
+    first = [("JobId", str(job.get("job_id")))]
+    if job.get("array_job_id") is not None:
+        first += [("ArrayJobId", str(job["array_job_id"])), ("ArrayTaskId", str(job.get("array_task_id")))]
+    first.append(("JobName", str(job.get("name") or "")))
+    user_id, group_id = _ids(job.get("user") or "")
+    if holding and job.get("node_list"):
+        try:
+            num_nodes = str(len(expand_hostlist(job["node_list"])))
+        except ValueError:
+            num_nodes = str(job.get("min_nodes") or 1)
+    else:  # Slurm prints a pending job's node range as min-max
+        low, high = job.get("min_nodes") or 1, job.get("max_nodes")
+        num_nodes = f"{low}-{high}" if high else str(low)
+    tres = null(job.get("tres"))
+    record: Record = [
+        first,
+        [("UserId", user_id), ("GroupId", group_id), ("MCS_label", "N/A")],
+        [
+            ("Priority", str(job.get("priority", 0))),
+            ("Nice", "0"),
+            ("Account", null(job.get("account"))),
+            ("QOS", null(job.get("qos"))),
+        ],
+        [("JobState", state), ("Reason", job.get("reason") or "None"), ("Dependency", "(null)")],
+        [
+            ("Requeue", "1" if job.get("requeue", True) else "0"),
+            ("Restarts", str(job.get("restart_count") or 0)),
+            ("BatchFlag", "1"),
+            ("Reboot", "0"),
+            ("ExitCode", job.get("exit_code") or "0:0"),
+        ],
+        [
+            ("RunTime", secs2time_str(int(job.get("run_time") or 0))),
+            ("TimeLimit", mins2time_str(job.get("time_limit"))),
+            ("TimeMin", "N/A"),
+        ],
+        [
+            ("SubmitTime", slurm_time(job.get("submit_time"), "Unknown")),
+            ("EligibleTime", slurm_time(job.get("eligible_time"), "Unknown")),
+        ],
+        [("AccrueTime", slurm_time(job.get("eligible_time"), "Unknown"))],
+        [
+            ("StartTime", slurm_time(job.get("start_time"), "Unknown")),
+            ("EndTime", slurm_time(job.get("end_time"), "Unknown")),
+            ("Deadline", "N/A"),
+        ],
+        [
+            ("SuspendTime", "None"),
+            ("SecsPreSuspend", "0"),
+            ("LastSchedEval", "Unknown"),
+            ("Scheduler", "Main"),
+        ],
+        [("Partition", null(job.get("partition"))), ("AllocNode:Sid", "(null)")],
+    ]
+    if job.get("reservation"):
+        record.append([("Reservation", job["reservation"])])
+    record += [
+        [("ReqNodeList", null(job.get("req_nodes"))), ("ExcNodeList", null(job.get("exc_nodes")))],
+        [("NodeList", null(job.get("node_list") if holding or job.get("node_list") else None))],
+        [("BatchHost", null(job.get("batch_host")))],
+        [
+            ("NumNodes", num_nodes),
+            ("NumCPUs", str(job.get("num_cpus") or 1)),
+            ("NumTasks", str(job.get("num_tasks") or 1)),
+            ("CPUs/Task", str(job.get("cpus_per_task") or 1)),
+            ("ReqB:S:C:T", "0:0:*:*"),
+        ],
+        [("ReqTRES", tres)],
+        [("AllocTRES", tres if holding else "(null)")],
+        [("Socks/Node", "*"), ("NtasksPerN:B:S:C", "0:0:*:*"), ("CoreSpec", "*")],
+        [
+            ("MinCPUsNode", str(job.get("cpus_per_task") or 1)),
+            ("MinMemoryNode", mem_str(job.get("mem_per_node"))),
+            ("MinTmpDiskNode", "0"),
+        ],
+        [("Features", null(job.get("features"))), ("DelayBoot", "00:00:00")],
+        [
+            ("OverSubscribe", "OK"),
+            ("Contiguous", "0"),
+            ("Licenses", null(job.get("licenses"))),
+            ("Network", "(null)"),
+        ],
+        [("Command", null(job.get("command")))],
+        [("WorkDir", null(job.get("work_dir")))],
+        [("StdErr", null(job.get("std_err")))],
+        [("StdIn", null(job.get("std_in")))],
+        [("StdOut", null(job.get("std_out")))],
+    ]
+    return record
+
+
+def node_record(node: dict) -> Record:
+    """``scontrol show node`` for one API node object."""
+    name = node.get("name") or ""
+    host = (node.get("agent") or "").split(":")[0] or name
+    cpus = node.get("cpus") or 0
+    load = node.get("cpu_load")
+    record: Record = [
+        [("NodeName", name), ("Arch", node.get("arch") or "(null)"), ("CoresPerSocket", "1")],
+        [
+            ("CPUAlloc", str(node.get("cpus_alloc") or 0)),
+            ("CPUEfctv", str(cpus)),
+            ("CPUTot", str(cpus)),
+            ("CPULoad", "N/A" if load is None else f"{float(load):.2f}"),
+        ],
+        [("AvailableFeatures", null(node.get("features")))],
+        [("ActiveFeatures", null(node.get("active_features")))],
+        [("Gres", null(node.get("gres")))],
+        [("NodeAddr", name), ("NodeHostName", host), ("Version", node.get("version") or "(null)")],
+        [("OS", node.get("os") or "(null)")],
+        [
+            ("RealMemory", str(node.get("real_memory") or 0)),
+            ("AllocMem", str(node.get("alloc_memory") or 0)),
+            ("FreeMem", "N/A" if node.get("free_mem") is None else str(node["free_mem"])),
+            ("Sockets", str(cpus)),
+            ("Boards", "1"),
+        ],
+        [
+            ("State", node.get("state") or "UNKNOWN"),
+            ("ThreadsPerCore", "1"),
+            ("TmpDisk", "0"),
+            ("Weight", str(node.get("weight", 1))),
+            ("Owner", "N/A"),
+            ("MCS_label", "N/A"),
+        ],
+        [("Partitions", ",".join(node.get("partitions") or []) or "(null)")],
+        [
+            ("BootTime", slurm_time(node.get("boot_time"), "None")),
+            ("SlurmdStartTime", slurm_time(node.get("boot_time"), "None")),
+        ],
+        [("LastBusyTime", slurm_time(node.get("last_busy_time"), "None")), ("ResumeAfterTime", "None")],
+        [("CfgTRES", node.get("cfg_tres") or "")],
+        [("AllocTRES", node.get("alloc_tres") or "")],
+        [("CurrentWatts", "0"), ("AveWatts", "0")],
+    ]
+    if node.get("reason"):
+        stamp = slurm_time(node.get("reason_time"), "Unknown")
+        record.append([("Reason", f"{node['reason']} [{node.get('reason_user') or 'Unknown'}@{stamp}]")])
+    return record
+
+
+def partition_record(part: dict) -> Record:
+    """``scontrol show partition`` for one API partition object; ``extra`` keys override/append."""
+    extra = dict(part.get("extra") or {})
+    total_cpus, total_nodes = part.get("total_cpus") or 0, part.get("total_nodes") or 0
+    default_time = part.get("default_time")
+    lines = [
+        [("PartitionName", part.get("name") or "")],
+        [("AllowGroups", "ALL"), ("AllowAccounts", "ALL"), ("AllowQos", "ALL")],
+        [("AllocNodes", "ALL"), ("Default", "YES" if part.get("default") else "NO"), ("QoS", "N/A")],
+        [
+            ("DefaultTime", "NONE" if default_time is None else mins2time_str(default_time)),
+            ("DisableRootJobs", "NO"),
+            ("ExclusiveUser", "NO"),
+            ("GraceTime", "0"),
+            ("Hidden", "NO"),
+        ],
+        [
+            ("MaxNodes", "UNLIMITED" if part.get("max_nodes") is None else str(part["max_nodes"])),
+            ("MaxTime", mins2time_str(part.get("max_time"))),
+            ("MinNodes", str(part.get("min_nodes") or 0)),
+            ("LLN", "NO"),
+            ("MaxCPUsPerNode", "UNLIMITED"),
+            ("MaxCPUsPerSocket", "UNLIMITED"),
+        ],
+        [("Nodes", null(part.get("nodes")))],
+        [
+            ("PriorityJobFactor", "1"),
+            ("PriorityTier", str(part.get("priority_tier") or 1)),
+            ("RootOnly", "NO"),
+            ("ReqResv", "NO"),
+            ("OverSubscribe", "NO"),
+        ],
+        [("OverTimeLimit", "NONE"), ("PreemptMode", "OFF")],
+        [
+            ("State", part.get("state") or "UP"),
+            ("TotalCPUs", str(total_cpus)),
+            ("TotalNodes", str(total_nodes)),
+            ("SelectTypeParameters", "NONE"),
+        ],
+        [("JobDefaults", "(null)")],
+        [("DefMemPerNode", "UNLIMITED"), ("MaxMemPerNode", "UNLIMITED")],
+        [("TRES", f"cpu={total_cpus},node={total_nodes},billing={total_cpus}")],
+    ]
+    record: Record = [[(k, str(extra.pop(k, v))) for k, v in line] for line in lines]
+    if extra:  # slurm.conf keys fsched keeps but the layout above does not name
+        record.append([(k, str(v)) for k, v in extra.items()])
+    return record
+
+
+def config_lines(config: dict, now: str) -> list[str]:
+    """``scontrol show config``: ``Key = Value`` lines, keys sorted as Slurm prints them."""
+    options = {str(k): v for k, v in (config.get("options") or {}).items()}
+    if config.get("cluster_name") is not None:
+        options.setdefault("ClusterName", config["cluster_name"])
+    licenses = config.get("licenses") or {}
+    if licenses:
+        options.setdefault("Licenses", ",".join(f"{k}:{v}" for k, v in licenses.items()))
+    lines = [f"Configuration data as of {now}"]
+    for key in sorted(options, key=str.lower):
+        value = options[key]
+        value = "(null)" if value is None or value == "" else value
+        lines.append(f"{key:<23} = {value}")
+    return lines
+
+
+# ------------------------------------------------------------------ show
+
+
+class Opts:
+    __slots__ = ("details", "json", "one_liner", "quiet")
+
+    def __init__(self, ns) -> None:
+        self.one_liner = bool(ns.oneliner)
+        self.json = bool(ns.json)
+        self.details = bool(ns.details)
+        self.quiet = bool(ns.quiet)
+
+
+def _print_records(kind: str, objects: list[dict], formatter: Callable[[dict], Record], opts: Opts) -> None:
+    if opts.json:
+        json.dump({kind: objects}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    sys.stdout.write("".join(render_record(formatter(obj), opts.one_liner) for obj in objects))
+
+
+def show_job(client, name: str | None, opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        if name is None:
+            jobs = client.get_all("/api/jobs/")
+        elif name.isdigit():
+            jobs = [client.get(f"/api/jobs/{int(name)}/")]
+        else:
+            jobs = client.get_all("/api/jobs/", {"job_id": name, "state": "all"})
+    except ApiError as exc:
+        message = "Invalid job id specified" if exc.status == 404 else exc.message
+        sys.stderr.write(f"slurm_load_jobs error: {message}\n")
+        return 1
+    if name is not None and not jobs:
+        sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
+        return 1
+    if not jobs and not opts.json:
+        sys.stdout.write("No jobs in the system\n")
+        return 0
+    _print_records("jobs", jobs, job_record, opts)
+    return 0
+
+
+def show_node(client, name: str | None, opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        if name is None:
+            nodes = client.get_all("/api/nodes/")
+        elif any(c in name for c in "[,"):
+            nodes = client.get_all("/api/nodes/", {"name": name})
+        else:
+            nodes = [client.get(f"/api/nodes/{name}/")]
+    except ApiError as exc:
+        if exc.status == 404:
+            sys.stderr.write(f"Node {name} not found\n")
+        else:
+            sys.stderr.write(f"slurm_load_node error: {exc.message}\n")
+        return 1
+    if name is not None and not nodes:
+        sys.stderr.write(f"Node {name} not found\n")
+        return 1
+    _print_records("nodes", nodes, node_record, opts)
+    return 0
+
+
+def show_partition(client, name: str | None, opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        parts = client.get_all("/api/partitions/")
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_load_partitions error: {exc.message}\n")
+        return 1
+    if name is not None:
+        parts = [p for p in parts if p.get("name") == name]
+        if not parts:
+            sys.stderr.write(f"Partition {name} not found\n")
+            return 1
+    _print_records("partitions", parts, partition_record, opts)
+    return 0
+
+
+def show_config(client, name: str | None, opts: Opts) -> int:
+    import time  # noqa: PLC0415
+
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        config = client.get("/api/config/")
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_load_ctl_conf error: {exc.message}\n")
+        return 1
+    if opts.json:
+        json.dump(config, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    now = time.strftime("%Y-%m-%dT%H:%M:%S")
+    sys.stdout.write("".join(line + "\n" for line in config_lines(config or {}, now)))
+    return 0
+
+
+# scontrol show <entity>: add entities here (license, reservation, ...).
+SHOW: dict[str, Callable[..., int]] = {
+    "job": show_job,
+    "node": show_node,
+    "partition": show_partition,
+    "config": show_config,
+}
+
+
+def lookup(table: dict, word: str) -> str | None:
+    """Exact name, a plural (``jobs``), or a unique prefix (``part``) of a table key."""
+    word = word.lower()
+    if word in table:
+        return word
+    if word.endswith("s") and word[:-1] in table:
+        return word[:-1]
+    matches = [key for key in table if key.startswith(word)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def cmd_show(client, words: list[str], opts: Opts) -> int:
+    if not words:
+        sys.stderr.write("scontrol: error: too few arguments for keyword:show\n")
+        return 1
+    entity = lookup(SHOW, words[0])
+    if entity is None:
+        sys.stderr.write(f"scontrol: error: invalid entity:{words[0]} for keyword:show\n")
+        return 1
+    return SHOW[entity](client, words[1] if len(words) > 1 else None, opts)
+
+
+# ---------------------------------------------------------------- update
+
+
+def parse_pairs(words: list[str]) -> list[tuple[str, str]]:
+    """``["NodeName=n1", "Reason=disk bad"]`` -> ``[("NodeName", "n1"), ("Reason", "disk bad")]``."""
+    pairs = []
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key:
+            raise ValueError(f"Invalid input: {word}")
+        pairs.append((key, value))
+    return pairs
+
+
+NODE_KEYS = {"nodename": "nodes", "state": "state", "reason": "reason", "weight": "weight"}
+NODE_KEYS |= {"features": "features", "availablefeatures": "features"}
+NODE_STATES = frozenset(
+    {"DRAIN", "RESUME", "DOWN", "UNDRAIN", "IDLE", "FAIL", "POWER_DOWN", "POWER_UP", "POWER_DOWN_ASAP"}
+    | {"POWER_DOWN_FORCE", "NO_RESP", "UNDRAIN", "CANCEL_REBOOT", "FUTURE", "REBOOT"}
+)
+
+
+def node_update_body(pairs: list[tuple[str, str]]) -> dict:
+    """The ``POST /api/nodes/update/`` body for ``NodeName=... State=... Reason=...``."""
+    body: dict = {}
+    for key, value in pairs:
+        field = NODE_KEYS.get(key.lower())
+        if field is None:
+            raise ValueError(f"Update of this parameter is not supported: {key}={value}")
+        if field == "state":
+            if value.upper() not in NODE_STATES:
+                raise ValueError(f"Invalid node state specified: {value}")
+            body[field] = value.upper()
+            continue
+        if field == "weight":
+            if not value.isdigit():
+                raise ValueError(f"Invalid weight: {value}")
+            body[field] = int(value)
+            continue
+        body[field] = value
+    if body.get("state") in ("DRAIN", "DOWN", "FAIL") and not body.get("reason"):
+        raise ValueError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
+    return body
+
+
+# scontrol update JobId=N Key=Value: scontrol key -> PATCH field
+JOB_KEYS = {
+    "timelimit": "time_limit",
+    "partition": "partition",
+    "name": "name",
+    "jobname": "name",
+    "account": "account",
+    "qos": "qos",
+    "licenses": "licenses",
+    "reservation": "reservation",
+    "features": "features",
+    "reqnodelist": "req_nodes",
+    "nodelist": "req_nodes",
+    "excnodelist": "exc_nodes",
+    "numnodes": "nodes",
+    "numtasks": "num_tasks",
+    "numcpus": "num_cpus",
+    "minmemorynode": "mem",
+    "priority": "priority",
+    "nice": "nice",
+    "starttime": "begin",
+    "requeue": "requeue",
+    "comment": "comment",
+    "workdir": "work_dir",
+    "stdout": "std_out",
+    "stderr": "std_err",
+}
+_INT_FIELDS = frozenset({"priority", "nice", "num_tasks", "num_cpus"})
+
+
+def job_update_body(pairs: list[tuple[str, str]]) -> dict:
+    """The ``PATCH /api/jobs/{id}/`` body for the pairs after ``JobId=``."""
+    body: dict = {}
+    for key, value in pairs:
+        field = JOB_KEYS.get(key.lower())
+        if field is None:
+            raise ValueError(f"Update of this parameter is not supported: {key}={value}")
+        if field in _INT_FIELDS:
+            try:
+                body[field] = int(value)
+            except ValueError:
+                raise ValueError(f"Invalid {key} value: {value}") from None
+        elif field == "requeue":
+            body[field] = value.lower() not in ("0", "no", "false")
+        else:
+            body[field] = value
+    return body
+
+
+def update_node(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        body = node_update_body(pairs)
+        client.post("/api/nodes/update/", body)
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_update error: {exc.message}\n")
+        return 1
+    return 0
+
+
+def update_job(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    ids_text = pairs[0][1]
+    try:
+        body = job_update_body(pairs[1:])
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    if not body:
+        sys.stderr.write("No changes specified\n")
+        return 1
+    status = 0
+    for word in ids_text.split(","):
+        try:
+            for job_id in resolve_job_ids(client, word):
+                client.patch(f"/api/jobs/{job_id}/", body)
+        except (ApiError, ValueError) as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            sys.stderr.write(f"slurm_update error: {message}\n")
+            status = 1
+    return status
+
+
+# scontrol update <Key>=...: the first key names the entity. Add
+# "partitionname", "reservationname", ... here.
+UPDATE: dict[str, Callable[..., int]] = {"nodename": update_node, "jobid": update_job}
+
+
+def cmd_update(client, words: list[str], opts: Opts) -> int:
+    try:
+        pairs = parse_pairs(words)
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    if not pairs:
+        sys.stderr.write("scontrol: error: too few arguments for keyword:update\n")
+        return 1
+    handler = UPDATE.get(pairs[0][0].lower())
+    if handler is None:
+        keys = ", ".join(k for k, _ in pairs)
+        sys.stderr.write(
+            f"No valid entity in update command\nInput line must include {_UPDATE_HINT} ({keys})\n"
+        )
+        return 1
+    return handler(client, pairs, opts)
+
+
+_UPDATE_HINT = '"NodeName" or "JobId"'
+
+
+# ----------------------------------------------------------- job actions
+
+
+def resolve_job_ids(client, word: str) -> list[int]:
+    """A word of ``hold 12,12_3,12_[1-2]`` -> the API job ids it names."""
+    from cli.scancel import parse_job_ids  # noqa: PLC0415 - shares Slurm's job id grammar
+
+    try:
+        ids = parse_job_ids([word])
+    except ValueError:
+        raise ValueError(f"Invalid job id specified: {word}") from None
+    out = [i for i in ids if isinstance(i, int)]
+    names = [i for i in ids if isinstance(i, str)]
+    if names:
+        jobs = client.get_all("/api/jobs/", {"job_id": ",".join(names), "state": "all"})
+        if not jobs:
+            raise ValueError(f"Invalid job id specified: {word}")
+        out.extend(int(job["job_id"]) for job in jobs)
+    return out
+
+
+# action verb -> (API path segment, how Slurm words a failure)
+JOB_ACTIONS = {
+    "hold": ("hold", "{message} for job {job}"),
+    "uhold": ("hold", "{message} for job {job}"),
+    "release": ("release", "{message} for job {job}"),
+    "requeue": ("requeue", "slurm_requeue error: {message}"),
+    "suspend": ("suspend", "slurm_suspend error: {message}"),
+    "resume": ("resume", "slurm_resume error: {message}"),
+}
+
+
+def job_action(verb: str) -> Callable[..., int]:
+    segment, wording = JOB_ACTIONS[verb]
+
+    def handler(client, words: list[str], opts: Opts) -> int:
+        from cli.client import ApiError  # noqa: PLC0415
+
+        if not words:
+            sys.stderr.write(f"scontrol: error: too few arguments for keyword:{verb}\n")
+            return 1
+        status = 0
+        for word in (w for arg in words for w in arg.split(",") if w):
+            try:
+                for job_id in resolve_job_ids(client, word):
+                    try:
+                        client.post(f"/api/jobs/{job_id}/{segment}/")
+                    except ApiError as exc:
+                        message = "Invalid job id specified" if exc.status == 404 else exc.message
+                        sys.stderr.write(wording.format(message=message, job=job_id) + "\n")
+                        status = 1
+            except ValueError as exc:
+                sys.stderr.write(f"{exc}\n")
+                status = 1
+        return status
+
+    return handler
+
+
+def cmd_reconfigure(client, words: list[str], opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        answer = client.post("/api/reconfigure/")
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_reconfigure error: {exc.message}\n")
+        for line in exc.payload.get("errors") or []:
+            sys.stderr.write(f"{line}\n")
+        return 1
+    for warning in (answer or {}).get("warnings") or [] if isinstance(answer, dict) else []:
+        sys.stderr.write(f"scontrol: warning: {warning}\n")
+    return 0
+
+
+def cmd_version(client, words: list[str], opts: Opts) -> int:
+    sys.stdout.write("slurm 23.11.0 (fsched)\n")
+    return 0
+
+
+# scontrol <verb>: add create, delete, power, ... here.
+VERBS: dict[str, Callable[..., int]] = {
+    "show": cmd_show,
+    "update": cmd_update,
+    "reconfigure": cmd_reconfigure,
+    "version": cmd_version,
+    **{verb: job_action(verb) for verb in JOB_ACTIONS},
+}
+NO_CLIENT = frozenset({"version"})
+
+
+def build_parser():
+    p = make_parser(PROG, usage="%(prog)s [<OPTION>] [<COMMAND>]")
+    add = p.add_argument
+    add("-d", "--details", action="store_true", help="make show command print more details")
+    add("--json", action="store_true", help="produce JSON output")
+    add("-o", "--oneliner", action="store_true", help="print information one line per record")
+    add("-Q", "--quiet", action="store_true", help="disable printing of error messages")
+    add("-V", "--version", action="store_true", help="print version information and exit")
+    add("command", nargs="...", help="show, update, hold, release, requeue, suspend, resume, reconfigure")
+    return p
+
+
+GLOBAL_FLAGS = frozenset(
+    {"-d", "--details", "--json", "-o", "--oneliner", "-Q", "--quiet", "-V", "--version"}
+)
+
+
+def main(argv: list[str]) -> int:
+    # GNU getopt permutes: `scontrol show job 12 -o` works in Slurm, so move
+    # global flags found after the command in front of it.
+    flags = [a for a in argv if a in GLOBAL_FLAGS]
+    ns = build_parser().parse_args(flags + [a for a in argv if a not in GLOBAL_FLAGS])
+    if ns.version:
+        return cmd_version(None, [], Opts(ns))
+    if not ns.command:
+        sys.stderr.write("scontrol: error: no command given (interactive mode is not supported)\n")
+        return 1
+    verb = lookup(VERBS, ns.command[0])
+    if verb is None:
+        sys.stderr.write(f"invalid keyword: {ns.command[0]}\n")
+        return 1
+    client = None
+    if verb not in NO_CLIENT:
+        from cli.client import Client  # noqa: PLC0415
+
+        client = Client()
+    return VERBS[verb](client, ns.command[1:], Opts(ns))

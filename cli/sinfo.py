@@ -1,0 +1,397 @@
+"""``fsched sinfo``: partitions and nodes (``GET /api/partitions/``, ``GET /api/nodes/``).
+
+As Slurm's sinfo, a line stands for the nodes whose printed attributes are the
+same: rows are (partition, node) pairs (or nodes alone when the format shows
+no partition field), grouped by the rendered values of every non-aggregate
+field, then node lists folded.  ``format_sinfo`` is pure and takes the API's
+objects; the tests drive it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+from cli.fmt import (
+    Field,
+    fold_hostlist,
+    limit_short,
+    make_parser,
+    natural_key,
+    pad,
+    parse_format,
+    slurm_time,
+)
+
+PROG = "sinfo"
+DEFAULT_FORMAT = "%#P %.5a %.10l %.6D %.6t %N"
+LONG_FORMAT = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"
+NODE_FORMAT = "%#N %.6D %#P %6t"
+LONG_NODE_FORMAT = "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E"
+REASON_FORMAT = "%20E %9u %19H %N"
+LONG_REASON_FORMAT = "%20E %12U %19H %6t %N"
+SUMMARIZE_FORMAT = "%#P %.5a %.10l %.16F %N"
+MIN_FIELD = 9  # Slurm's MIN_PART_FIELD_SIZE / MIN_NODE_FIELD_SIZE for "%#P" / "%#N"
+
+# Slurm's node state numbers and flag bits: the "t" sort orders by their sum.
+_BASE_NUMBER = {"UNKNOWN": 0, "DOWN": 1, "IDLE": 2, "ALLOCATED": 3, "ERROR": 4, "MIXED": 5, "FUTURE": 6}
+_FLAG_BITS = {
+    "CLOUD": 0x80,
+    "DRAIN": 0x200,
+    "COMPLETING": 0x400,
+    "NOT_RESPONDING": 0x800,
+    "POWERED_DOWN": 0x1000,
+    "POWERING_UP": 0x4000,
+    "MAINTENANCE": 0x8000,
+    "REBOOT_REQUESTED": 0x10000,
+    "POWER_DOWN": 0x20000,
+    "POWER_UP": 0x40000,
+    "POWERING_DOWN": 0x80000,
+}
+# sinfo -R lists nodes in these short states (or with a reason set).
+_TROUBLE = ("down", "drain", "drng", "fail", "failg", "maint")
+
+
+_NO_NODE = {"state_short": "n/a", "state_sinfo": "n/a"}
+
+
+def state_number(node: dict) -> int:
+    return _BASE_NUMBER.get(node.get("base_state") or "", 0) + sum(
+        _FLAG_BITS.get(f, 0) for f in node.get("flags") or []
+    )
+
+
+class Row:
+    """One (partition, node) pair, or a node alone; several fold into a line."""
+
+    __slots__ = ("node", "part", "part_index")
+
+    def __init__(self, part: dict | None, part_index: int, node: dict) -> None:
+        self.part = part
+        self.part_index = part_index
+        self.node = node
+
+
+def _part_name(row: Row, width: int, star: bool = True) -> str:
+    if row.part is None:
+        return "n/a"
+    name = row.part.get("name", "")
+    if star and row.part.get("default"):
+        # Slurm cuts the name rather than the star when it does not fit.
+        name = name + "*" if not width or len(name) < width else name[: width - 1] + "*"
+    return name
+
+
+def _avail(row: Row) -> str:
+    if row.part is None:
+        return "n/a"
+    return str(row.part.get("state") or "UP").lower()
+
+
+def _part_limit(key: str, unlimited: str = "infinite") -> Callable[[Row], str]:
+    def value(row: Row) -> str:
+        if row.part is None:
+            return "n/a"
+        return limit_short(row.part.get(key), unlimited)
+
+    return value
+
+
+def _job_size(row: Row) -> str:
+    if row.part is None:
+        return "n/a"
+    low = row.part.get("min_nodes") or 1
+    high = row.part.get("max_nodes")
+    if high is None:
+        return f"{low}-infinite"
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _reason(row: Row) -> str:
+    return row.node.get("reason") or "none"
+
+
+def _reason_user(row: Row, with_uid: bool = False) -> str:
+    return row.node.get("reason_user") or "Unknown"
+
+
+def _n(key: str, empty: str = "") -> Callable[[Row], str]:
+    return lambda row: str(row.node.get(key)) if row.node.get(key) not in (None, "") else empty
+
+
+def _sct(row: Row) -> str:
+    node = row.node
+    sockets = node.get("sockets") or node.get("cpus") or 1
+    return f"{sockets}:{node.get('cores_per_socket') or 1}:{node.get('threads_per_core') or 1}"
+
+
+# type -> (header, per-row value, aggregate?) : aggregate fields are computed
+# over a group of rows and are not part of the grouping key.
+ROW_FIELDS: dict[str, tuple[str, Callable[[Row], str]]] = {
+    "a": ("AVAIL", _avail),
+    "c": ("CPUS", _n("cpus", "0")),
+    "d": ("TMP_DISK", lambda r: str(r.node.get("tmp_disk") or 0)),
+    "E": ("REASON", _reason),
+    "f": ("AVAIL_FEATURES", _n("features", "(null)")),
+    "b": ("ACTIVE_FEATURES", _n("active_features", "(null)")),
+    "g": ("GROUPS", lambda r: "all" if r.part is not None else "n/a"),
+    "G": ("GRES", _n("gres", "(null)")),
+    "h": ("OVERSUBSCRIBE", lambda r: "NO" if r.part is not None else "n/a"),
+    "H": ("TIMESTAMP", lambda r: slurm_time(r.node.get("reason_time"), "Unknown")),
+    "l": ("TIMELIMIT", _part_limit("max_time")),
+    "L": (
+        "DEFAULTTIME",
+        lambda r: (
+            "n/a"
+            if r.part is None or r.part.get("default_time") is None
+            else limit_short(r.part["default_time"], "infinite")
+        ),
+    ),
+    "m": ("MEMORY", _n("real_memory", "0")),
+    "O": (
+        "CPU_LOAD",
+        lambda r: "N/A" if r.node.get("cpu_load") is None else f"{float(r.node['cpu_load']):.2f}",
+    ),
+    "e": ("FREE_MEM", _n("free_mem", "N/A")),
+    "p": ("PRIO_TIER", lambda r: str((r.part or {}).get("priority_tier") or 1)),
+    "r": ("ROOT", lambda r: "no" if r.part is not None else "n/a"),
+    "R": ("PARTITION", lambda r: _part_name(r, 0, star=False)),
+    "s": ("JOB_SIZE", _job_size),
+    "t": ("STATE", lambda r: r.node.get("state_short") or "unk"),
+    "T": ("STATE", lambda r: r.node.get("state_sinfo") or "unknown"),
+    "u": ("USER", _reason_user),
+    "U": ("USER", _reason_user),
+    "w": ("WEIGHT", _n("weight", "1")),
+    "z": ("S:C:T", _sct),
+}
+AGGREGATE = frozenset("NDCFAnoP")  # P is keyed separately (the partition itself)
+
+
+def _cpus_aiot(rows: list[Row]) -> str:
+    alloc = idle = other = total = 0
+    for row in rows:
+        cpus, used = int(row.node.get("cpus") or 0), int(row.node.get("cpus_alloc") or 0)
+        total += cpus
+        alloc += used
+        if (row.node.get("state_short") or "").rstrip("*~#%!$@^-") in _TROUBLE:
+            other += cpus - used
+        else:
+            idle += cpus - used
+    return f"{alloc}/{idle}/{other}/{total}"
+
+
+def _nodes_aiot(rows: list[Row]) -> str:
+    alloc = idle = other = 0
+    for row in rows:
+        if not row.node.get("name"):
+            continue
+        short = (row.node.get("state_short") or "").rstrip("*~#%!$@^-")
+        if short in _TROUBLE or short in ("unk", "futr"):
+            other += 1
+        elif short in ("alloc", "mix", "comp"):
+            alloc += 1
+        else:
+            idle += 1
+    return f"{alloc}/{idle}/{other}/{alloc + idle + other}"
+
+
+def _aggregate(kind: str, rows: list[Row], width: int) -> str:
+    names = [row.node["name"] for row in rows if row.node.get("name")]
+    if kind in ("N", "n", "o"):
+        return fold_hostlist(names)
+    if kind == "D":
+        return str(len(set(names)))
+    if kind == "C":
+        return _cpus_aiot(rows)
+    if kind == "F":
+        return _nodes_aiot(rows)
+    if kind == "A":
+        a, i, _o, _t = _nodes_aiot(rows).split("/")
+        return f"{a}/{i}"
+    if kind == "P":
+        return _part_name(rows[0], width)
+    raise KeyError(kind)
+
+
+HEADERS = {
+    "N": "NODELIST",
+    "n": "HOSTNAMES",
+    "o": "NODE_ADDR",
+    "D": "NODES",
+    "C": "CPUS(A/I/O/T)",
+    "F": "NODES(A/I/O/T)",
+    "A": "NODES(A/I)",
+    "P": "PARTITION",
+}
+PARTITION_KINDS = frozenset("PRalLghrsp")  # fields that need the partition dimension
+
+
+def _trouble(node: dict) -> bool:
+    short = (node.get("state_short") or "").rstrip("*~#%!$@^-")
+    return bool(node.get("reason")) or short in _TROUBLE
+
+
+def format_sinfo(
+    partitions: list[dict],
+    nodes: list[dict],
+    fmt: str = DEFAULT_FORMAT,
+    *,
+    header: bool = True,
+    per_node: bool = False,
+    reasons: bool = False,
+    only_partitions: list[str] | None = None,
+    show_empty: bool = True,
+) -> list[str]:
+    """The lines ``sinfo`` prints for these API partition and node objects."""
+    tokens = parse_format(fmt)
+    fields = [t for t in tokens if isinstance(t, Field)]
+    for field in fields:
+        if field.kind not in ROW_FIELDS and field.kind not in HEADERS:
+            raise ValueError(f"Invalid node format specification: {field.kind}")
+    kinds = {f.kind for f in fields}
+    wanted = set(only_partitions or [])
+    parts = [p for p in partitions if not wanted or p.get("name") in wanted]
+    if reasons:
+        nodes = [n for n in nodes if _trouble(n)]
+    nodes = sorted(nodes, key=lambda n: natural_key(n.get("name", "")))
+
+    rows: list[Row] = []
+    if kinds & PARTITION_KINDS:
+        for index, part in enumerate(parts):
+            mine = [Row(part, index, n) for n in nodes if part.get("name") in (n.get("partitions") or [])]
+            if not mine and show_empty and not per_node:
+                # Slurm still prints a node-less partition: 0 nodes, state n/a.
+                mine = [Row(part, index, _NO_NODE)]
+            rows.extend(mine)
+    else:
+        rows = [Row(None, 0, n) for n in nodes]
+
+    # Group by the rendered value of every non-aggregate field (and partition).
+    groups: dict[tuple, list[Row]] = {}
+    for row in rows:
+        key: tuple = (row.part_index if row.part is not None else -1,)
+        if per_node:
+            key += (row.node.get("name"),)
+        key += tuple(ROW_FIELDS[f.kind][1](row) for f in fields if f.kind in ROW_FIELDS)
+        groups.setdefault(key, []).append(row)
+    ordered = list(groups.values())
+    if per_node:
+        ordered.sort(key=lambda g: natural_key(g[0].node.get("name", "")))  # Slurm's -N sort: "N"
+    else:
+        # Slurm's default sort "#P,-t": partition order, then decreasing state.
+        ordered.sort(key=lambda g: -state_number(g[0].node))
+        ordered.sort(key=lambda g: g[0].part_index)
+
+    def value(field: Field, group: list[Row]) -> str:
+        if field.kind in ROW_FIELDS:
+            return ROW_FIELDS[field.kind][1](group[0])
+        return _aggregate(field.kind, group, field.width)
+
+    # "%#P" / "%#N": width of the longest value, at least 9 (Slurm's minimum).
+    auto: dict[str, int] = {}
+    for field in fields:
+        if field.auto:
+            longest = max((len(value(Field(field.kind), g)) for g in ordered), default=0)
+            auto[field.kind] = max(MIN_FIELD, longest)
+
+    lines = []
+    if header:
+        lines.append(_line(tokens, auto, lambda f: HEADERS.get(f.kind) or ROW_FIELDS[f.kind][0], header=True))
+    for group in ordered:
+        lines.append(_line(tokens, auto, lambda f, g=group: value(Field(f.kind, _width(f, auto)), g)))
+    return lines
+
+
+def _width(field: Field, auto: dict[str, int]) -> int:
+    return auto.get(field.kind, field.width) if field.auto else field.width
+
+
+def _line(tokens: list, auto: dict[str, int], value: Callable[[Field], str], header: bool = False) -> str:
+    out = []
+    for token in tokens:
+        if isinstance(token, str):
+            out.append(token)
+            continue
+        # Slurm never cuts the NODELIST/HOSTNAMES/NODE_ADDR titles.
+        cut = not (header and token.kind in "Nno")
+        out.append(pad(value(token), _width(token, auto), token.right, cut))
+    return "".join(out)
+
+
+def build_parser():
+    p = make_parser(PROG, usage="%(prog)s [OPTIONS]", add_help=False)
+    add = p.add_argument
+    add("-a", "--all", action="store_true", help="show all partitions (including hidden)")
+    add("-e", "--exact", action="store_true", help="group nodes only on exact match of configuration")
+    add("-h", "--noheader", action="store_true", help="no headers on output")
+    add("--help", action="help", help="show this help message and exit")
+    add("--json", action="store_true", help="produce JSON output")
+    add("-l", "--long", action="store_true", help="long output - displays more information")
+    add("-N", "--Node", action="store_true", help="Node-centric format")
+    add("-n", "--nodes", metavar="NODES", help="report on specific node(s)")
+    add("-o", "--format", metavar="format", help="format specification")
+    add("-p", "--partition", metavar="PARTITION", help="report on specific partition")
+    add("-R", "--list-reasons", action="store_true", help="list reason nodes are down or drained")
+    add("-s", "--summarize", action="store_true", help="report state summary only")
+    add("-t", "--states", metavar="node_state", help="specify the what states of nodes to view")
+    add("-V", "--version", action="store_true", help="output version information and exit")
+    return p
+
+
+def choose_format(ns) -> str:
+    if ns.format:
+        return ns.format
+    if ns.list_reasons:
+        return LONG_REASON_FORMAT if ns.long else REASON_FORMAT
+    if ns.Node:
+        return LONG_NODE_FORMAT if ns.long else NODE_FORMAT
+    if ns.summarize:
+        return SUMMARIZE_FORMAT
+    return LONG_FORMAT if ns.long else DEFAULT_FORMAT
+
+
+def main(argv: list[str]) -> int:
+    ns = build_parser().parse_args(argv)
+    if ns.version:
+        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        return 0
+    fmt = choose_format(ns)
+    try:
+        format_sinfo([], [], fmt)
+    except ValueError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 1
+    from cli.client import ApiError, Client  # noqa: PLC0415
+
+    client = Client()
+    params = {"name": ns.nodes, "state": ns.states, "partition": ns.partition}
+    try:
+        partitions = client.get_all("/api/partitions/")
+        nodes = client.get_all("/api/nodes/", params)
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_load_partitions: {exc.message}\n")
+        return 1
+    only = ns.partition.split(",") if ns.partition else None
+    if ns.json:
+        keep = {p.get("name") for p in partitions if not only or p.get("name") in only}
+        body = {"partitions": [p for p in partitions if p.get("name") in keep], "nodes": nodes}
+        json.dump(body, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    lines = format_sinfo(
+        partitions,
+        nodes,
+        fmt,
+        header=not ns.noheader,
+        per_node=ns.Node,
+        reasons=ns.list_reasons,
+        only_partitions=only,
+        show_empty=not (ns.nodes or ns.states or ns.list_reasons),
+    )
+    if ns.long:
+        import time  # noqa: PLC0415
+
+        lines.insert(0, time.strftime("%a %b %d %H:%M:%S %Y"))
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    return 0

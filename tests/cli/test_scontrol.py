@@ -1,0 +1,196 @@
+"""scontrol: record layouts, update bodies, verb tables, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli.main import main
+from cli.scontrol import (
+    config_lines,
+    job_record,
+    job_update_body,
+    lookup,
+    node_record,
+    node_update_body,
+    partition_record,
+    render_record,
+)
+
+
+def test_show_job_layout(objs):
+    text = render_record(job_record(objs.job(user="nosuchuser-xyz", mem_per_node=4096)))
+    lines = text.split("\n")
+    assert lines[0] == "JobId=12 JobName=wrap"
+    assert lines[1] == "   UserId=nosuchuser-xyz GroupId=(null) MCS_label=N/A"
+    assert lines[3] == "   JobState=RUNNING Reason=None Dependency=(null)"
+    assert lines[5] == "   RunTime=00:00:12 TimeLimit=01:00:00 TimeMin=N/A"
+    assert "   StartTime=2024-03-01T10:00:05 EndTime=2024-03-01T11:00:05 Deadline=N/A" in lines
+    assert "   NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*" in lines
+    assert "   MinCPUsNode=1 MinMemoryNode=4G MinTmpDiskNode=0" in lines
+    assert lines[-3:] == ["   StdOut=/tmp/slurm-12.out", "", ""]
+    keys = [pair.split("=")[0] for line in lines for pair in line.split()]
+    order = [
+        "JobId",
+        "JobName",
+        "UserId",
+        "Priority",
+        "JobState",
+        "ExitCode",
+        "RunTime",
+        "SubmitTime",
+        "StartTime",
+        "Partition",
+        "ReqNodeList",
+        "NodeList",
+        "BatchHost",
+        "NumNodes",
+        "ReqTRES",
+        "MinMemoryNode",
+        "Features",
+        "Licenses",
+        "Command",
+        "WorkDir",
+        "StdErr",
+        "StdIn",
+        "StdOut",
+    ]
+    assert [k for k in keys if k in order] == order
+
+
+def test_pending_array_task_record(objs):
+    text = render_record(job_record(objs.pending(array_job_id=10, array_task_id=2, reservation="maint")))
+    assert text.startswith("JobId=12 ArrayJobId=10 ArrayTaskId=2 JobName=wrap\n")
+    assert "   StartTime=Unknown EndTime=Unknown Deadline=N/A\n" in text
+    assert "   Reservation=maint\n" in text
+    assert "   NodeList=(null)\n" in text
+    assert "   NumNodes=1-1 " in text
+    assert "   AllocTRES=(null)\n" in text
+
+
+def test_one_liner(objs):
+    text = render_record(job_record(objs.job()), one_liner=True)
+    assert text.count("\n") == 1
+    assert text.startswith("JobId=12 JobName=wrap UserId=")
+
+
+def test_show_node_and_partition(objs):
+    node = objs.node(
+        "node01",
+        state="IDLE+DRAIN",
+        reason="disk",
+        reason_user="root",
+        reason_time="2024-03-01T09:00:00Z",
+        cpu_load=0.5,
+    )
+    text = render_record(node_record(node))
+    assert text.startswith(
+        "NodeName=node01 Arch=(null) CoresPerSocket=1\n   CPUAlloc=0 CPUEfctv=4 CPUTot=4 CPULoad=0.50\n"
+    )
+    assert "   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n" in text
+    assert text.endswith("   Reason=disk [root@2024-03-01T09:00:00]\n\n")
+
+    part = objs.partition(max_time=60, extra={"LoadSchedCPU": "0.5", "Hidden": "YES"})
+    text = render_record(partition_record(part))
+    assert text.startswith("PartitionName=debug\n   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n")
+    assert "   AllocNodes=ALL Default=YES QoS=N/A\n" in text
+    assert "Hidden=YES\n" in text  # extra overrides the default in place
+    assert "   MaxNodes=UNLIMITED MaxTime=01:00:00 MinNodes=1 " in text
+    assert "   State=UP TotalCPUs=16 TotalNodes=4 SelectTypeParameters=NONE\n" in text
+    assert text.endswith("   LoadSchedCPU=0.5\n\n")
+
+
+def test_show_config_lines():
+    config = {
+        "cluster_name": "c1",
+        "options": {"SchedulerType": "sched/backfill", "AuthType": ""},
+        "licenses": {"flat": 2, "natural": 1},
+    }
+    assert config_lines(config, "2024-03-01T10:00:00") == [
+        "Configuration data as of 2024-03-01T10:00:00",
+        "AuthType                = (null)",
+        "ClusterName             = c1",
+        "Licenses                = flat:2,natural:1",
+        "SchedulerType           = sched/backfill",
+    ]
+
+
+def test_update_bodies():
+    pairs = [("NodeName", "node[01-02]"), ("State", "drain"), ("Reason", "disk failure"), ("Weight", "5")]
+    assert node_update_body(pairs) == {
+        "nodes": "node[01-02]",
+        "state": "DRAIN",
+        "reason": "disk failure",
+        "weight": 5,
+    }
+    with pytest.raises(ValueError, match="You must specify a reason when DOWNING or DRAINING a node"):
+        node_update_body([("NodeName", "n1"), ("State", "DOWN")])
+    with pytest.raises(ValueError, match="Invalid node state specified: sleepy"):
+        node_update_body([("NodeName", "n1"), ("State", "sleepy")])
+    assert job_update_body(
+        [("TimeLimit", "2:00:00"), ("partition", "long"), ("Name", "x"), ("Priority", "5")]
+    ) == {
+        "time_limit": "2:00:00",
+        "partition": "long",
+        "name": "x",
+        "priority": 5,
+    }
+    with pytest.raises(ValueError, match="Update of this parameter is not supported: Foo=1"):
+        job_update_body([("Foo", "1")])
+
+
+def test_keyword_lookup():
+    table = {"job": 1, "node": 2, "partition": 3, "config": 4}
+    assert lookup(table, "jobs") == "job"
+    assert lookup(table, "PART") == "partition"
+    assert lookup(table, "n") == "node"
+    assert lookup(table, "x") is None
+
+
+def test_show_over_http(api, capsys, objs):
+    api.routes[("GET", "/api/jobs/12/")] = (200, objs.job())
+    assert main(["fsched", "scontrol", "show", "job", "12", "-o"]) == 0
+    assert capsys.readouterr().out.startswith("JobId=12 JobName=wrap UserId=")
+    assert main(["fsched", "scontrol", "--json", "show", "job", "12"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"jobs": [objs.job()]}
+    assert main(["fsched", "scontrol", "show", "job", "99"]) == 1
+    assert capsys.readouterr().err == "slurm_load_jobs error: Invalid job id specified\n"
+    api.routes[("GET", "/api/partitions/")] = (200, api.page([objs.partition()]))
+    assert main(["fsched", "scontrol", "show", "part", "nosuch"]) == 1
+    assert capsys.readouterr().err == "Partition nosuch not found\n"
+    assert main(["fsched", "scontrol", "frobnicate"]) == 1
+    assert capsys.readouterr().err == "invalid keyword: frobnicate\n"
+
+
+def test_update_and_actions_over_http(api, capsys):
+    api.routes[("POST", "/api/nodes/update/")] = (200, {"updated": ["node01"]})
+    assert main(["fsched", "scontrol", "update", "NodeName=node01", "State=DRAIN", "Reason=disk bad"]) == 0
+    assert api.requests[-1]["body"] == {"nodes": "node01", "state": "DRAIN", "reason": "disk bad"}
+
+    api.routes[("PATCH", "/api/jobs/12/")] = (400, {"error": "Job is no longer pending execution"})
+    assert main(["fsched", "scontrol", "update", "JobId=12", "Partition=long"]) == 1
+    assert capsys.readouterr().err == "slurm_update error: Job is no longer pending execution\n"
+
+    api.routes[("POST", "/api/jobs/12/hold/")] = (200, {})
+    api.routes[("POST", "/api/jobs/13/hold/")] = (400, {"error": "Job has already finished"})
+    assert main(["fsched", "scontrol", "hold", "12,13"]) == 1
+    assert capsys.readouterr().err == "Job has already finished for job 13\n"
+    assert [r["path"] for r in api.requests[-2:]] == ["/api/jobs/12/hold/", "/api/jobs/13/hold/"]
+
+
+def test_reconfigure_errors(api, capsys):
+    api.routes[("POST", "/api/reconfigure/")] = (
+        400,
+        {"error": "Invalid configuration", "errors": ["slurm.conf:12: bad hostlist node[40-41"]},
+    )
+    assert main(["fsched", "scontrol", "reconfigure"]) == 1
+    assert capsys.readouterr().err == (
+        "slurm_reconfigure error: Invalid configuration\nslurm.conf:12: bad hostlist node[40-41\n"
+    )
+    api.routes[("POST", "/api/reconfigure/")] = (
+        200,
+        {"message": "ok", "warnings": ["node09 has no partition"]},
+    )
+    assert main(["fsched", "scontrol", "reconfig"]) == 0
+    assert capsys.readouterr().err == "scontrol: warning: node09 has no partition\n"

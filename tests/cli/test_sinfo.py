@@ -1,0 +1,113 @@
+"""sinfo: grouping, folding, widths and the default/-N/-R/-l formats on API objects."""
+
+from __future__ import annotations
+
+import json
+
+from cli.main import main
+from cli.sinfo import LONG_NODE_FORMAT, format_sinfo
+
+
+def cluster(objs):
+    parts = [
+        objs.partition("debug", default=True, max_time=None),
+        objs.partition("long", default=False, max_time=2880),
+        objs.partition("empty", default=False, state="DOWN", max_time=30),
+    ]
+    nodes = [
+        objs.node("node01", partitions=["debug", "long"]),
+        objs.node("node02"),
+        objs.node("node10"),
+        objs.node("node03", "alloc", "allocated", "ALLOCATED", cpus_alloc=4),
+        objs.node(
+            "node04",
+            "drain",
+            "drained",
+            "IDLE",
+            flags=["DRAIN"],
+            reason="bad disk",
+            reason_user="root",
+            reason_time="2024-03-01T09:00:00Z",
+        ),
+        objs.node(
+            "node05",
+            "down*",
+            "down*",
+            "DOWN",
+            flags=["NOT_RESPONDING"],
+            reason="Not responding",
+            reason_user="slurm",
+        ),
+    ]
+    return parts, nodes
+
+
+def test_default_format(objs):
+    assert format_sinfo(*cluster(objs)) == [
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST",
+        # Slurm's "-t" sort: decreasing state number, flags included (DOWN+NOT_RESPONDING first)
+        "debug*       up   infinite      1  down* node05",
+        "debug*       up   infinite      1  drain node04",
+        "debug*       up   infinite      1  alloc node03",
+        "debug*       up   infinite      3   idle node[01-02,10]",
+        "long         up 2-00:00:00      1   idle node01",
+        "empty      down      30:00      0    n/a ",
+    ]
+
+
+def test_long_partition_names_widen_the_column(objs):
+    parts = [objs.partition("interactive", default=True)]
+    lines = format_sinfo(parts, [objs.node("n1", partitions=["interactive"])], header=True)
+    assert lines == [
+        "PARTITION    AVAIL  TIMELIMIT  NODES  STATE NODELIST",
+        "interactive*    up   infinite      1   idle n1",
+    ]
+
+
+def test_node_oriented(objs):
+    lines = format_sinfo(*cluster(objs), "%#N %.6D %#P %6t", per_node=True)
+    assert lines[:4] == [
+        "NODELIST   NODES PARTITION STATE ",
+        "node01         1 debug*    idle  ",
+        "node01         1 long      idle  ",
+        "node02         1 debug*    idle  ",
+    ]
+    assert lines[-1] == "node10         1 debug*    idle  "
+
+
+def test_long_node_oriented(objs):
+    parts, nodes = cluster(objs)
+    lines = format_sinfo(parts, nodes[3:5], LONG_NODE_FORMAT, per_node=True)
+    assert lines == [
+        "NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE REASON              ",  # noqa: E501 - one exact Slurm line
+        "node03         1 debug*      allocated    4    4:1:1   2000        0      1   (null) none                ",  # noqa: E501 - one exact Slurm line
+        "node04         1 debug*        drained    4    4:1:1   2000        0      1   (null) bad disk            ",  # noqa: E501 - one exact Slurm line
+    ]
+
+
+def test_list_reasons(objs):
+    lines = format_sinfo(*cluster(objs), "%20E %9u %19H %N", reasons=True)
+    assert lines == [
+        "REASON               USER      TIMESTAMP           NODELIST",
+        "Not responding       slurm     Unknown             node05",
+        "bad disk             root      2024-03-01T09:00:00 node04",
+    ]
+
+
+def test_cpu_and_node_summaries(objs):
+    parts, nodes = cluster(objs)
+    assert format_sinfo(parts[:1], nodes, "%P %C %F %c %m", header=False) == [
+        "debug* 4/12/8/24 1/3/2/6 4 2000"
+    ]
+
+
+def test_sinfo_over_http(api, capsys, objs):
+    parts, nodes = cluster(objs)
+    api.routes[("GET", "/api/partitions/")] = (200, api.page(parts))
+    api.routes[("GET", "/api/nodes/")] = (200, api.page(nodes))
+    assert main(["fsched", "sinfo", "-h", "-p", "long"]) == 0
+    assert capsys.readouterr().out == "long         up 2-00:00:00      1   idle node01\n"
+    assert main(["fsched", "sinfo", "--json"]) == 0
+    assert [n["name"] for n in json.loads(capsys.readouterr().out)["nodes"]] == [n["name"] for n in nodes]
+    assert main(["fsched", "sinfo", "-n", "node[01-02]", "-t", "idle"]) == 0
+    assert api.requests[-1]["query"] == "name=node%5B01-02%5D&state=idle&limit=100000"
