@@ -1,9 +1,23 @@
-from django.http import HttpResponse
+"""The console's pages and their live fragments (``_``-prefixed paths)."""
+
+from __future__ import annotations
+
 from django.urls import path
 
+from cluster import views
 
-def _placeholder(request):
-    return HttpResponse("fsched")
-
-
-urlpatterns = [path("", _placeholder, name="home")]
+urlpatterns = [
+    path("", views.dashboard, name="home"),
+    path("_grid", views.dashboard_grid, name="dashboard-grid"),
+    path("_summary", views.job_summary, name="job-summary"),
+    path("_events", views.events, name="events"),
+    path("nodes/", views.nodes, name="nodes"),
+    path("nodes/_grid", views.node_grid, name="node-grid"),
+    path("nodes/_counts", views.node_counts, name="node-counts"),
+    path("nodes/<str:name>/", views.node, name="node"),
+    path("nodes/<str:name>/_body", views.node_body, name="node-body"),
+    path("jobs/", views.jobs, name="jobs"),
+    path("jobs/_table", views.job_table, name="job-table"),
+    path("jobs/<int:job_id>/", views.job, name="job"),
+    path("jobs/<int:job_id>/_body", views.job_body, name="job-body"),
+]

@@ -1,0 +1,580 @@
+"""Reads for the console pages: node tiles, job rows, detail tables, counts, events.
+
+Selectors only read.  Each returns plain frozen dataclasses with display strings already
+in Slurm's spelling (``sinfo``'s ``mix``/``idle~``, ``squeue``'s ``NODELIST(REASON)``,
+``scontrol show``'s ``Key=Value`` names), so templates stay dumb and never need to mark
+anything safe.  Whole-cluster reads are a fixed number of queries whatever the cluster's
+size (the grid for thousands of nodes is one query).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from django.db.models import Case, Count, Q, Value, When
+from django.utils import timezone
+
+from cluster import slurmtime, states
+from cluster.models import Event, Job, Node, Partition
+from cluster.outputs import expand_output_path
+from cluster.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
+
+# --- nodes -----------------------------------------------------------------------------
+
+# The colour classes of the grid: sinfo's short base word, suffix removed.  Order is the
+# legend's order.
+NODE_COLOURS: tuple[tuple[str, str], ...] = (
+    ("idle", "idle: no job, can take work"),
+    ("mix", "mixed: some CPUs allocated"),
+    ("alloc", "allocated: all CPUs in use"),
+    ("comp", "completing: jobs being cleaned up"),
+    ("drng", "draining: drain requested, jobs still running"),
+    ("drain", "drained: takes no new work"),
+    ("down", "down: unavailable"),
+    ("futr", "future: defined, not yet in service"),
+    ("unk", "unknown: not yet registered"),
+)
+
+# sinfo's state suffixes that fsched produces (cluster.states.suffix), with their meaning.
+NODE_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("*", "not responding"),
+    ("~", "powered down"),
+    ("#", "powering up"),
+    ("%", "powering down"),
+    ("!", "power down pending"),
+)
+
+_POWER_CLASSES = (
+    (NodeFlag.POWERING_UP, "p-up"),
+    (NodeFlag.POWERING_DOWN, "p-down"),
+    (NodeFlag.POWERED_DOWN, "p-off"),
+    (NodeFlag.POWER_DOWN, "p-pending"),
+)
+
+
+def power_class(flags: int) -> str:
+    """CSS modifier for the power state, so the grid shows it as a pattern, not a colour."""
+    for flag, name in _POWER_CLASSES:
+        if flags & flag:
+            return name
+    return ""
+
+
+@dataclass(frozen=True)
+class NodeTile:
+    name: str
+    state: str  # sinfo %t: idle, mix, alloc, drain, down*, idle~
+    state_long: str  # sinfo %T: mixed, allocated, drained, idle~
+    state_full: str  # scontrol: IDLE+DRAIN
+    colour: str  # one of NODE_COLOURS
+    power: str  # "", p-off, p-up, p-down, p-pending
+    not_responding: bool
+    cpus: int
+    alloc_cpus: int
+    reason: str
+
+    @property
+    def cpu_pct(self) -> int:
+        return min(100, round(100 * self.alloc_cpus / self.cpus)) if self.cpus else 0
+
+    @property
+    def title(self) -> str:
+        text = f"{self.name}: {self.state_full}, CPUs {self.alloc_cpus}/{self.cpus}"
+        return f"{text}, Reason={self.reason}" if self.reason else text
+
+
+def _tile(row: tuple[str, str, int, int, int, str]) -> NodeTile:
+    """A tile from (name, base_state, flags, cpus, alloc_cpus, reason): a values_list row."""
+    name, base, flags, cpus, alloc_cpus, reason = row
+    short = states.sinfo_short(base, flags)
+    return NodeTile(
+        name=name,
+        state=short,
+        state_long=states.sinfo_long(base, flags),
+        state_full=states.long_state(base, flags),
+        colour=short.rstrip("".join(c for c, _ in NODE_SUFFIXES)),
+        power=power_class(flags),
+        not_responding=bool(flags & NodeFlag.NOT_RESPONDING),
+        cpus=cpus,
+        alloc_cpus=alloc_cpus,
+        reason=reason,
+    )
+
+
+def partition_names() -> list[str]:
+    return list(Partition.objects.values_list("name", flat=True))
+
+
+def node_tiles(*, partition: str = "") -> list[NodeTile]:
+    """Every node (or a partition's), in name order: one query for the nodes."""
+    rows = Node.objects.order_by("name").values_list(
+        "name", "base_state", "flags", "cpus", "alloc_cpus", "reason"
+    )
+    tiles = [_tile(row) for row in rows]
+    if partition:
+        members = partition_members().get(partition, frozenset())
+        tiles = [t for t in tiles if t.name in members]
+    return tiles
+
+
+def partition_members() -> dict[str, frozenset[str]]:
+    """Partition name -> its node names, in the partitions' order (one query)."""
+    members: dict[str, frozenset[str]] = {}
+    for name, nodes in Partition.objects.values_list("name", "nodes"):
+        try:
+            members[name] = frozenset(NodeSet(nodes or ""))
+        except NodeSetParseError:  # a broken row must not take the page down
+            members[name] = frozenset()
+    return members
+
+
+@dataclass(frozen=True)
+class TileGroup:
+    name: str  # partition name, "" for nodes in no partition
+    tiles: list[NodeTile]
+
+
+def group_by_partition(tiles: list[NodeTile]) -> list[TileGroup]:
+    """Tiles per partition, as ``sinfo`` lists them; a node in two partitions shows twice."""
+    groups = []
+    seen: set[str] = set()
+    for name, members in partition_members().items():
+        group = [t for t in tiles if t.name in members]
+        seen.update(t.name for t in group)
+        if group:
+            groups.append(TileGroup(name, group))
+    rest = [t for t in tiles if t.name not in seen]
+    if rest:
+        groups.append(TileGroup("", rest))
+    return groups
+
+
+@dataclass(frozen=True)
+class StateCount:
+    state: str
+    colour: str
+    count: int
+
+
+def node_state_counts(tiles: list[NodeTile]) -> list[StateCount]:
+    """Nodes per sinfo state, in legend order, like ``sinfo -s`` but by state."""
+    counts = Counter((t.colour, t.state) for t in tiles)
+    order = {name: i for i, (name, _) in enumerate(NODE_COLOURS)}
+    keys = sorted(counts, key=lambda k: (order.get(k[0], len(order)), k[1]))
+    return [StateCount(state=state, colour=colour, count=counts[colour, state]) for colour, state in keys]
+
+
+# --- jobs ------------------------------------------------------------------------------
+
+ACTIVE_STATES = tuple(
+    s.value
+    for s in (
+        JobState.PENDING,
+        JobState.CONFIGURING,
+        JobState.RUNNING,
+        JobState.SUSPENDED,
+        JobState.COMPLETING,
+    )
+)
+_BY_COMPACT = {code: state for state, code in JOB_STATE_COMPACT.items()}
+# squeue shows running work first, then what waits.
+_STATE_ORDER = {s: i for i, s in enumerate(("RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "PENDING"))}
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """The job list's filter, from query parameters as ``squeue -t/-u/-p`` take them."""
+
+    state: str = ""  # "" = active jobs (squeue's default), "all", or a comma list (names or codes)
+    user: str = ""
+    partition: str = ""
+    errors: tuple[str, ...] = ()
+
+    @classmethod
+    def from_query(cls, query: dict[str, str]) -> JobFilter:
+        state = query.get("state", "").strip()
+        errors = []
+        if state and state.lower() != "all":
+            for word in state.split(","):
+                if _job_state(word) is None:
+                    errors.append(f"Invalid job state specified: {word}")
+        return cls(
+            state="all" if state.lower() == "all" else state.upper(),
+            user=query.get("user", "").strip(),
+            partition=query.get("partition", "").strip(),
+            errors=tuple(errors),
+        )
+
+    def states(self) -> list[str] | None:
+        """The job states to show; None = all of them."""
+        if self.state == "all":
+            return None
+        if not self.state:
+            return list(ACTIVE_STATES)
+        wanted = [_job_state(w) for w in self.state.split(",")]
+        return [s.value for s in wanted if s is not None]
+
+    def query_string(self) -> str:
+        from urllib.parse import urlencode  # noqa: PLC0415 - tiny, only here
+
+        pairs = [
+            (k, v)
+            for k, v in (("state", self.state), ("user", self.user), ("partition", self.partition))
+            if v
+        ]
+        return urlencode(pairs)
+
+
+def _job_state(word: str) -> JobState | None:
+    word = word.strip().upper()
+    if word in JobState.__members__:
+        return JobState(word)
+    return _BY_COMPACT.get(word)
+
+
+# Plain words for the reasons a job waits (after squeue(1)'s JOB REASON CODES), shown
+# where the raw code alone leaves a user guessing.
+REASON_TEXT = {
+    "Priority": "Jobs of higher priority are queued ahead of it for the same resources.",
+    "Resources": "Waiting for the nodes, CPUs or memory it asks for to become free.",
+    "PartitionNodeLimit": "It asks for more (or fewer) nodes than its partition allows.",
+    "PartitionTimeLimit": "Its time limit is longer than the partition's MaxTime.",
+    "PartitionDown": "Its partition is DOWN: no job of it starts until it is UP again.",
+    "PartitionInactive": "Its partition is INACTIVE.",
+    "ReqNodeNotAvail": "A node it requires is unavailable (down, drained or reserved).",
+    "JobHeldUser": "Held by its user; 'scontrol release' lets it run.",
+    "JobHeldAdmin": "Held by an administrator.",
+    "BeginTime": "Its earliest start time (--begin) has not come yet.",
+    "Licenses": "Waiting for licenses it asked for (-L).",
+    "Reservation": "Waiting for its advanced reservation to become usable.",
+    "NodeDown": "A node it needs is down.",
+    "BadConstraints": "No node has the features (--constraint) it asks for.",
+    "InvalidAccount": "Its account is invalid.",
+    "InvalidQOS": "Its QOS is invalid.",
+    "JobLaunchFailure": "The job could not be started on its node.",
+}
+
+
+@dataclass(frozen=True)
+class JobRow:
+    job_id: int
+    display_id: str
+    name: str
+    user: str
+    partition: str
+    state: str
+    state_compact: str
+    time: str
+    nodes: int
+    nodelist: str  # squeue's NODELIST(REASON): the nodes, or "(Reason)" while not running
+    reason: str
+    reason_detail: str
+    pending: bool
+
+    @property
+    def reason_help(self) -> str:
+        """What the reason means in plain words; empty when it needs no saying."""
+        return REASON_TEXT.get(self.reason, "")
+
+
+def _run_seconds(job: Job, now: datetime) -> int:
+    if not job.start_time:
+        return 0
+    end = job.end_time or now
+    return max(0, int((end - job.start_time).total_seconds()))
+
+
+def job_row(job: Job, now: datetime) -> JobRow:
+    pending = job.state == JobState.PENDING
+    # squeue prints the reason in parentheses until the job has nodes.
+    nodelist = f"({job.reason})" if pending or not job.node_list else job.node_list
+    return JobRow(
+        job_id=job.id,
+        display_id=job.display_id,
+        name=job.name,
+        user=job.user,
+        partition=job.partition,
+        state=job.state,
+        state_compact=JOB_STATE_COMPACT.get(JobState(job.state), job.state),
+        time=slurmtime.format_duration(_run_seconds(job, now)),
+        nodes=len(job.alloc) or job.min_nodes,
+        nodelist=nodelist,
+        reason=job.reason,
+        reason_detail=job.reason_detail,
+        pending=pending,
+    )
+
+
+_ROW_FIELDS = (
+    "id",
+    "array_job_id",
+    "array_task_id",
+    "name",
+    "user",
+    "partition",
+    "state",
+    "reason",
+    "reason_detail",
+    "priority",
+    "start_time",
+    "end_time",
+    "node_list",
+    "alloc",
+    "min_nodes",
+)
+
+
+@dataclass(frozen=True)
+class JobPage:
+    rows: list[JobRow]
+    total: int  # matching jobs, of which rows shows the first `limit`
+    limit: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.rows)
+
+
+def job_rows(flt: JobFilter, *, now: datetime, limit: int = 500) -> JobPage:
+    """Jobs matching the filter, as squeue orders them (running, then pending by priority)."""
+    qs = Job.objects.all()
+    wanted = flt.states()
+    if wanted is not None:
+        qs = qs.filter(state__in=wanted)
+    if flt.user:
+        qs = qs.filter(user__in=[u.strip() for u in flt.user.split(",") if u.strip()])
+    if flt.partition:
+        qs = qs.filter(partition__in=[p.strip() for p in flt.partition.split(",") if p.strip()])
+    total = qs.count()
+    if wanted is None or any(s in FINISHED_JOB_STATES for s in wanted):
+        qs = qs.order_by("-id")  # history: newest first
+    else:
+        rank = Case(*(When(state=s, then=Value(i)) for s, i in _STATE_ORDER.items()), default=Value(9))
+        qs = qs.annotate(state_rank=rank).order_by("state_rank", "-priority", "id")
+    jobs = list(qs.only(*_ROW_FIELDS)[:limit])
+    return JobPage(rows=[job_row(j, now) for j in jobs], total=total, limit=limit)
+
+
+@dataclass(frozen=True)
+class JobCount:
+    state: str
+    compact: str
+    count: int
+
+
+def job_state_counts(*, now: datetime, finished_window: timedelta = timedelta(hours=24)) -> list[JobCount]:
+    """Active jobs per state, and jobs that ended in the last day per final state (one query)."""
+    since = now - finished_window
+    rows = (
+        Job.objects.filter(Q(state__in=ACTIVE_STATES) | Q(end_time__gte=since))
+        .values("state")
+        .annotate(n=Count("id"))
+    )
+    counts = {r["state"]: r["n"] for r in rows}
+    # Always show the two states an admin looks at first, even at zero.
+    for state in ("RUNNING", "PENDING"):
+        counts.setdefault(state, 0)
+    order = [s.value for s in JobState]
+    return [
+        JobCount(state=s, compact=JOB_STATE_COMPACT[JobState(s)], count=counts[s])
+        for s in sorted(counts, key=order.index)
+    ]
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    reason: str
+    count: int
+    help: str
+
+
+def pending_reasons() -> list[ReasonCount]:
+    """Pending jobs per reason, most common first (one query): what holds the queue back."""
+    rows = (
+        Job.objects.filter(state=JobState.PENDING)
+        .values("reason")
+        .annotate(n=Count("id"))
+        .order_by("-n", "reason")
+    )
+    return [ReasonCount(r["reason"], r["n"], REASON_TEXT.get(r["reason"], "")) for r in rows]
+
+
+# --- events ----------------------------------------------------------------------------
+
+
+def recent_events(*, limit: int = 20, node: str = "", job_id: int | None = None) -> list[Event]:
+    qs = Event.objects.all()
+    if node:
+        qs = qs.filter(node=node)
+    if job_id is not None:
+        qs = qs.filter(job_id=job_id)
+    return list(qs.order_by("-time", "-id")[:limit])
+
+
+# --- detail tables ---------------------------------------------------------------------
+
+
+def _ts(dt: datetime | None) -> str:
+    return slurmtime.format_timestamp(timezone.localtime(dt) if dt else None)
+
+
+def _mb(value: int | None) -> str:
+    return "N/A" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class NodeDetail:
+    tile: NodeTile
+    fields: list[tuple[str, str]]
+    partitions: list[str]
+    jobs: list[JobRow] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+
+def node_detail(name: str, *, now: datetime) -> NodeDetail | None:
+    """``scontrol show node`` as a key/value table, the jobs on the node and its events."""
+    node = Node.objects.filter(name=name).first()
+    if node is None:
+        return None
+    partitions = [p for p, members in partition_members().items() if name in members]
+    reason = node.reason
+    if reason:
+        who = node.reason_user or "root"
+        reason = f"{reason} [{who}@{_ts(node.reason_time)}]"
+    fields = [
+        ("NodeName", node.name),
+        ("CoresPerSocket", str(node.cores_per_socket)),
+        ("CPUAlloc", str(node.alloc_cpus)),
+        ("CPUEfctv", str(node.cpus)),
+        ("CPUTot", str(node.cpus)),
+        ("CPULoad", "N/A" if node.cpu_load is None else f"{node.cpu_load:.2f}"),
+        ("AvailableFeatures", node.features or "(null)"),
+        ("ActiveFeatures", node.active_features or node.features or "(null)"),
+        ("Gres", node.gres or "(null)"),
+        ("RealMemory", str(node.real_memory)),
+        ("AllocMem", str(node.alloc_mem)),
+        ("FreeMem", _mb(node.free_mem)),
+        ("Sockets", str(node.sockets)),
+        ("State", node.state),
+        ("ThreadsPerCore", str(node.threads_per_core)),
+        ("Weight", str(node.weight)),
+        ("BootTime", _ts(node.boot_time) if node.boot_time else "None"),
+        ("SlurmdStartTime", _ts(node.slurmd_start_time) if node.slurmd_start_time else "None"),
+        ("LastBusyTime", _ts(node.last_busy) if node.last_busy else "None"),
+        ("LastContact", _ts(node.last_contact) if node.last_contact else "None"),
+        ("Partitions", ",".join(partitions) or "(null)"),
+        (
+            "CfgTRES",
+            f"cpu={node.cpus},mem={slurmtime.format_memory_mb(node.real_memory)},billing={node.cpus}",
+        ),
+        (
+            "AllocTRES",
+            f"cpu={node.alloc_cpus},mem={slurmtime.format_memory_mb(node.alloc_mem)}"
+            if node.alloc_cpus
+            else "",
+        ),
+        ("SuspendTime", _suspend_time(node.suspend_time)),
+        ("Agent", node.agent_id or "(none)"),
+    ]
+    if reason:
+        fields.append(("Reason", reason))
+    jobs = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES], alloc__has_key=name).order_by(
+        "id"
+    )
+    tile = _tile((node.name, node.base_state, node.flags, node.cpus, node.alloc_cpus, node.reason))
+    return NodeDetail(
+        tile=tile,
+        fields=fields,
+        partitions=partitions,
+        jobs=[job_row(j, now) for j in jobs.only(*_ROW_FIELDS)],
+        events=recent_events(node=name, limit=50),
+    )
+
+
+def _suspend_time(value: int | None) -> str:
+    if value is None:
+        return "NONE"
+    if value < 0:
+        return "INFINITE"
+    return f"{value}s"
+
+
+@dataclass(frozen=True)
+class JobDetail:
+    row: JobRow
+    fields: list[tuple[str, str]]
+    events: list[Event]
+
+
+def job_detail(job_id: int, *, now: datetime) -> JobDetail | None:
+    """``scontrol show job`` as a key/value table plus the job's event timeline (oldest first)."""
+    job = Job.objects.filter(id=job_id).first()
+    if job is None:
+        return None
+    nodes = len(job.alloc) or job.min_nodes
+    mem = sum(v[1] for v in job.alloc.values()) if job.alloc else (job.mem_per_node or 0) * nodes
+    out = job.std_out or ("slurm-%A_%a.out" if job.array_job_id is not None else "slurm-%j.out")
+
+    def path(pattern: str) -> str:
+        return expand_output_path(
+            pattern,
+            job_id=job.id,
+            name=job.name,
+            user=job.user,
+            node=job.batch_host or "",
+            array_job_id=job.array_job_id,
+            array_task_id=job.array_task_id,
+            work_dir=job.work_dir,
+        )
+
+    fields = [
+        ("JobId", str(job.id)),
+        ("JobName", job.name),
+    ]
+    if job.array_job_id is not None:
+        fields += [("ArrayJobId", str(job.array_job_id)), ("ArrayTaskId", str(job.array_task_id))]
+    fields += [
+        ("UserId", job.user),
+        ("Account", job.account or "(null)"),
+        ("QOS", job.qos or "(null)"),
+        ("Priority", str(job.priority)),
+        ("JobState", job.state),
+        ("Reason", job.reason),
+    ]
+    if job.reason_detail:
+        fields.append(("ReasonDetail", job.reason_detail))
+    fields += [
+        ("Requeue", "1" if job.requeue else "0"),
+        ("Restarts", str(job.restart_count)),
+        ("ExitCode", f"{job.exit_code}:{job.exit_signal}"),
+        ("RunTime", slurmtime.format_duration_long(_run_seconds(job, now))),
+        ("TimeLimit", slurmtime.format_minutes_long(job.time_limit)),
+        ("SubmitTime", _ts(job.submit_time)),
+        ("EligibleTime", _ts(job.eligible_time)),
+        ("StartTime", _ts(job.start_time)),
+        ("EndTime", _ts(job.end_time)),
+        ("Partition", job.partition),
+        ("ReqNodeList", job.req_nodes or "(null)"),
+        ("ExcNodeList", job.exc_nodes or "(null)"),
+        ("NodeList", job.node_list or "(null)"),
+        ("BatchHost", job.batch_host or "(null)"),
+        ("NumNodes", str(nodes)),
+        ("NumCPUs", str(job.num_cpus)),
+        ("NumTasks", str(job.num_tasks)),
+        ("CPUs/Task", str(job.cpus_per_task)),
+        ("TRES", f"cpu={job.num_cpus},mem={mem}M,node={nodes},billing={job.num_cpus}"),
+        ("MinMemoryNode", f"{job.mem_per_node}M" if job.mem_per_node else "0"),
+        ("Features", job.features or "(null)"),
+        ("Reservation", job.reservation or "(null)"),
+        ("Licenses", job.licenses or "(null)"),
+        ("Command", job.command or "(null)"),
+        ("WorkDir", job.work_dir),
+        ("StdErr", path(job.std_err or out)),
+        ("StdIn", job.std_in or "/dev/null"),
+        ("StdOut", path(out)),
+    ]
+    events = list(Event.objects.filter(job_id=job.id).order_by("time", "id"))
+    return JobDetail(row=job_row(job, now), fields=fields, events=events)

@@ -1,0 +1,232 @@
+"""The console: server-rendered pages and the fragments that keep them live.
+
+Every page is made of fragments (``templates/console/_*.html``).  A page includes them;
+a fragment URL (``/nodes/_grid``, ``/jobs/_table``, ...) renders the same template alone,
+so the first render and every refresh come from one template.  A fragment's root element
+carries ``data-live-topic`` and ``hx-get`` (its own URL with the page's filters):
+``static/js/live.js`` re-fetches it when the websocket says one of its topics changed, or
+every few seconds while the websocket is down.
+
+Read only: every view is GET (HEAD) only and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+from django_htmx.http import HttpResponseClientRedirect
+
+from cluster import selectors
+from cluster.models import ClusterConfig
+
+View = Callable[..., HttpResponse]
+
+
+def console_view(view: View) -> View:
+    """Login required, GET/HEAD only.
+
+    A full page goes to the admin login.  A fragment request (htmx) gets an ``HX-Redirect``
+    to the login page for the *page* it came from, so an expired session never swaps a
+    login form into a tile grid.
+    """
+
+    @require_safe
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            if getattr(request, "htmx", False):
+                page = request.htmx.current_url_abs_path or reverse("home")
+                login = redirect_to_login(page)
+                return HttpResponseClientRedirect(login["Location"])
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _with_query(name: str, query: str, **kwargs: Any) -> str:
+    url = reverse(name, kwargs=kwargs or None)
+    return f"{url}?{query}" if query else url
+
+
+def _cluster_name() -> str:
+    return ClusterConfig.objects.values_list("cluster_name", flat=True).first() or "cluster"
+
+
+# --- context builders, one per fragment: shared by the page and the fragment view -------
+
+
+def _grid_context(request: HttpRequest, *, compact: bool = False) -> dict[str, Any]:
+    """The node grid and the per-state counts above it (the page renders both from one read)."""
+    partition = request.GET.get("partition", "").strip()
+    grouped = request.GET.get("group", "") == "partition"
+    tiles = selectors.node_tiles(partition=partition)
+    groups = (
+        selectors.group_by_partition(tiles) if grouped else [selectors.TileGroup("", tiles)] if tiles else []
+    )
+    query = request.GET.urlencode()
+    counts_query = urlencode({"partition": partition}) if partition else ""
+    return {
+        "groups": groups,
+        "grouped": grouped,
+        "partition": partition,
+        "compact": compact,
+        "nodes_url": reverse("nodes"),
+        "grid_url": _with_query("dashboard-grid" if compact else "node-grid", query),
+        **_counts_context(tiles, counts_query),
+    }
+
+
+def _counts_context(tiles: list[selectors.NodeTile], query: str) -> dict[str, Any]:
+    return {
+        "node_counts": selectors.node_state_counts(tiles),
+        "node_total": len(tiles),
+        "counts_url": _with_query("node-counts", query),
+    }
+
+
+def _job_table_context(request: HttpRequest, *, limit: int = 500) -> dict[str, Any]:
+    flt = selectors.JobFilter.from_query(request.GET)
+    page = selectors.job_rows(flt, now=timezone.now(), limit=limit)
+    return {
+        "filter": flt,
+        "page": page,
+        "jobs_url": reverse("jobs"),
+        "table_url": _with_query("job-table", flt.query_string()),
+    }
+
+
+def _summary_context() -> dict[str, Any]:
+    return {
+        "job_counts": selectors.job_state_counts(now=timezone.now()),
+        "pending_reasons": selectors.pending_reasons(),
+    }
+
+
+def _events_context() -> dict[str, Any]:
+    return {"events": selectors.recent_events(limit=25)}
+
+
+# --- pages ---------------------------------------------------------------------------------
+
+
+@console_view
+def dashboard(request: HttpRequest) -> HttpResponse:
+    context = {
+        "nav": "dashboard",
+        "cluster_name": _cluster_name(),
+        **_grid_context(request, compact=True),
+        **_summary_context(),
+        **_events_context(),
+    }
+    return render(request, "console/dashboard.html", context)
+
+
+@console_view
+def dashboard_grid(request: HttpRequest) -> HttpResponse:
+    return render(request, "console/_node_grid.html", _grid_context(request, compact=True))
+
+
+@console_view
+def job_summary(request: HttpRequest) -> HttpResponse:
+    return render(request, "console/_job_summary.html", _summary_context())
+
+
+@console_view
+def events(request: HttpRequest) -> HttpResponse:
+    return render(request, "console/_events.html", _events_context())
+
+
+@console_view
+def nodes(request: HttpRequest) -> HttpResponse:
+    context = {
+        "nav": "nodes",
+        "partitions": selectors.partition_names(),
+        "colours": selectors.NODE_COLOURS,
+        "suffixes": selectors.NODE_SUFFIXES,
+        **_grid_context(request),
+    }
+    return render(request, "console/nodes.html", context)
+
+
+@console_view
+def node_counts(request: HttpRequest) -> HttpResponse:
+    partition = request.GET.get("partition", "").strip()
+    tiles = selectors.node_tiles(partition=partition)
+    query = urlencode({"partition": partition}) if partition else ""
+    return render(request, "console/_node_counts.html", _counts_context(tiles, query))
+
+
+@console_view
+def node_grid(request: HttpRequest) -> HttpResponse:
+    return render(request, "console/_node_grid.html", _grid_context(request))
+
+
+def _node_context(name: str) -> dict[str, Any]:
+    detail = selectors.node_detail(name, now=timezone.now())
+    if detail is None:
+        raise Http404(f"Node {name} not found")
+    return {
+        "node": detail,
+        "jobs_url": reverse("jobs"),
+        "body_url": reverse("node-body", kwargs={"name": name}),
+    }
+
+
+@console_view
+def node(request: HttpRequest, name: str) -> HttpResponse:
+    return render(request, "console/node_detail.html", {"nav": "nodes", **_node_context(name)})
+
+
+@console_view
+def node_body(request: HttpRequest, name: str) -> HttpResponse:
+    return render(request, "console/_node_body.html", _node_context(name))
+
+
+@console_view
+def jobs(request: HttpRequest) -> HttpResponse:
+    context = {
+        "nav": "jobs",
+        "partitions": selectors.partition_names(),
+        "state_choices": [s for s in selectors.JobState],
+        **_job_table_context(request),
+    }
+    return render(request, "console/jobs.html", context)
+
+
+@console_view
+def job_table(request: HttpRequest) -> HttpResponse:
+    context = _job_table_context(request)
+    response = render(request, "console/_job_table.html", context)
+    # A filter change on /jobs/ fetches this fragment; keep the address bar (and so a
+    # reload or a shared link) on the page with the same filter.
+    current = getattr(request, "htmx", None) and request.htmx.current_url_abs_path
+    if current and current.startswith(reverse("jobs")):
+        response["HX-Replace-Url"] = _with_query("jobs", context["filter"].query_string())
+    return response
+
+
+def _job_context(job_id: int) -> dict[str, Any]:
+    detail = selectors.job_detail(job_id, now=timezone.now())
+    if detail is None:
+        raise Http404(f"Invalid job id specified: {job_id}")
+    return {"job": detail, "body_url": reverse("job-body", kwargs={"job_id": job_id})}
+
+
+@console_view
+def job(request: HttpRequest, job_id: int) -> HttpResponse:
+    return render(request, "console/job_detail.html", {"nav": "jobs", **_job_context(job_id)})
+
+
+@console_view
+def job_body(request: HttpRequest, job_id: int) -> HttpResponse:
+    return render(request, "console/_job_body.html", _job_context(job_id))
