@@ -1,0 +1,350 @@
+"""The agent's connection to the controller (docs/agent-protocol.md).
+
+One websocket to ``<controller>/ws/agent/``, ``Authorization: Bearer <key>``. After each
+connect the agent sends ``register`` (nodes, running jobs, unacknowledged completions)
+and waits for ``registered`` before it sends anything else; messages produced meanwhile
+are queued, so nothing between the register snapshot and the reply is lost. Messages
+produced while disconnected are dropped: the next ``register`` restates them (running
+jobs, spooled completions).
+
+A refused handshake (HTTP 401/403) ends the agent with status 2; any other failure is
+retried forever with exponential backoff and jitter, capped at a few seconds. SIGTERM or
+SIGINT stops the agent cleanly (status 0) and leaves the jobs running: a next agent
+started on the same spool adopts them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import random
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psutil
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidStatus, InvalidURI
+
+from agent.jobs import JobManager
+from agent.spool import Spool
+
+log = logging.getLogger(__name__)
+
+MIB = 1 << 20
+ENDPOINT = "/ws/agent/"
+REFUSED = 2  # exit status when the controller refuses our key
+MAX_MESSAGE = 64 * MIB  # a launch carries a whole script and environment
+DEFAULT_KILL_WAIT = 30.0  # Slurm's KillWait default, if a cancel omits it
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One hosted node as announced in ``register``."""
+
+    name: str
+    cpus: int
+    real_memory: int  # MB
+    features: str | None = None
+    conf: str | None = None
+
+    def to_dict(self, boot_time: float) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "name": self.name,
+            "cpus": self.cpus,
+            "real_memory": self.real_memory,
+            "boot_time": boot_time,
+        }
+        if self.features:
+            d["features"] = self.features
+        if self.conf:
+            d["conf"] = self.conf
+        return d
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    controller: str  # ws:// or wss:// base URL (an http(s) URL is converted)
+    key: str
+    nodes: tuple[NodeSpec, ...]
+    spool_dir: str
+    boot_time: float | None = None  # None: see Agent.boot_time
+    ping_interval: float = 5.0
+    backoff_cap: float = 5.0
+
+
+def endpoint_url(controller: str) -> str:
+    """``http://h:8000`` or ``ws://h:8000`` → ``ws://h:8000/ws/agent/``."""
+    url = controller.strip()
+    for plain, ws in (("http://", "ws://"), ("https://", "wss://")):
+        if url.startswith(plain):
+            url = ws + url[len(plain) :]
+    if url.rstrip("/").endswith(ENDPOINT.rstrip("/")):
+        return url
+    return url.rstrip("/") + ENDPOINT
+
+
+def backoff_delay(attempt: int, cap: float, rand: Callable[[float, float], float] = random.uniform) -> float:
+    """Exponential backoff with jitter: 0.1 s, 0.2 s, 0.4 s ... capped at ``cap``."""
+    ceiling = min(cap, 0.1 * (2 ** min(attempt, 16)))
+    return rand(ceiling / 2, ceiling)
+
+
+class AuthRefused(Exception):
+    pass
+
+
+class Agent:
+    """The daemon: one controller connection at a time, jobs kept across reconnects."""
+
+    def __init__(self, config: AgentConfig, *, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.clock = clock
+        self.started_at = clock()
+        self.agent_id = f"{socket.gethostname()}:{os.getpid()}"
+        self.url = endpoint_url(config.controller)
+        self.spool = Spool(config.spool_dir)
+        self.node_names = [n.name for n in config.nodes]
+        self.jobs = JobManager(self.spool, self.node_names, self._emit, clock=clock)
+        self.ping_interval = config.ping_interval
+        self.boot_time = config.boot_time if config.boot_time is not None else self.started_at
+        self._queue: asyncio.Queue[dict[str, Any]] | None = None
+        self._stop: asyncio.Event | None = None
+        self._ws: ClientConnection | None = None
+        self._was_registered = False  # whether the latest connection got a ``registered``
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+
+    async def run(self) -> int:
+        """Serve until stopped (0) or refused by the controller (2)."""
+        loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        handled = []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.stop)
+                handled.append(sig)
+        try:
+            adopted = self.jobs.recover()
+            self._settle_boot_time(adopted)
+            log.info(
+                "agent %s serving %s (spool %s, %d running job(s) adopted)",
+                self.agent_id, ",".join(self.node_names), self.spool.root, adopted,
+            )  # fmt: skip
+            return await self._serve()
+        finally:
+            self.jobs.close()
+            self.spool.close()
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+
+    def _settle_boot_time(self, adopted: int) -> None:
+        """Choose the boot time reported for the hosted nodes.
+
+        Several demo "nodes" share one machine, so by default a restart of the agent
+        counts as a reboot of its nodes: the boot time is the agent's start time. But
+        when jobs of the previous agent are still running, the nodes plainly did not
+        reboot, and the previous boot time (kept in the spool) is reported again.
+        """
+        if self.config.boot_time is None:
+            previous = self.spool.read_boot_time()
+            if adopted and previous is not None:
+                self.boot_time = previous
+        self.spool.write_boot_time(self.boot_time)
+
+    async def _serve(self) -> int:
+        assert self._stop is not None
+        attempt = 0
+        while not self._stop.is_set():
+            session = asyncio.create_task(self._connect_once())
+            stopper = asyncio.create_task(self._stop.wait())
+            await asyncio.wait({session, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if stopper.done():
+                await self._end_session(session)
+                break
+            stopper.cancel()
+            exc = session.exception()
+            if isinstance(exc, AuthRefused):
+                log.error("authentication refused by controller")
+                return REFUSED
+            if isinstance(exc, InvalidURI):
+                log.error("invalid controller URL %s: %s", self.url, exc)
+                return REFUSED
+            if self._was_registered:
+                attempt = 0  # the last connection worked: start the backoff afresh
+            delay = backoff_delay(attempt, self.config.backoff_cap)
+            attempt += 1
+            if exc is None:
+                log.warning("connection to %s closed; reconnecting in %.1fs", self.url, delay)
+            else:
+                log.warning(
+                    "controller %s unreachable (%s: %s); retrying in %.1fs",
+                    self.url,
+                    type(exc).__name__,
+                    exc,
+                    delay,
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), delay)
+        log.info("agent %s stopping; running jobs are left running", self.agent_id)
+        return 0
+
+    async def _end_session(self, session: asyncio.Task[bool]) -> None:
+        """Close the connection politely (1000) and let the session finish."""
+        if self._ws is None:  # still connecting: nothing to close
+            session.cancel()
+        else:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._ws.close(), 2)
+        try:
+            await asyncio.wait_for(session, 2)
+        except (asyncio.CancelledError, TimeoutError, Exception):
+            session.cancel()
+
+    # -- one connection -------------------------------------------------------------
+
+    async def _connect_once(self) -> bool:
+        """Run one session; True if it got as far as ``registered``."""
+        headers = {"Authorization": f"Bearer {self.config.key}"} if self.config.key else {}
+        try:
+            ws = await connect(
+                self.url,
+                additional_headers=headers,
+                open_timeout=10,
+                close_timeout=2,
+                max_size=MAX_MESSAGE,
+                proxy=None,  # the controller is cluster-internal: never via an HTTP(S)_PROXY
+            )
+        except InvalidStatus as exc:
+            if exc.response.status_code in (401, 403):
+                raise AuthRefused from exc
+            raise
+        self._ws = ws
+        try:
+            async with ws:
+                return await self._session(ws)
+        finally:
+            self._ws = None
+
+    async def _session(self, ws: ClientConnection) -> bool:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # Snapshot and queue are taken together: anything emitted later is queued.
+        self._queue = queue
+        register = {
+            "type": "register",
+            "agent_id": self.agent_id,
+            "nodes": [n.to_dict(self.boot_time) for n in self.config.nodes],
+            "running": self.jobs.running(),
+            "completions": self.jobs.completions(),
+        }
+        tasks: list[asyncio.Task[None]] = []
+        registered = False
+        self._was_registered = False
+        try:
+            await ws.send(json.dumps(register))
+            log.info(
+                "connected to %s; sent register: %d node(s), %d running, %d completion(s)",
+                self.url, len(register["nodes"]), len(register["running"]), len(register["completions"]),
+            )  # fmt: skip
+            async for raw in ws:
+                msg = self._decode(raw)
+                if msg is None:
+                    continue
+                if msg.get("type") == "registered":
+                    self._on_registered(msg)
+                    if not registered:
+                        registered = self._was_registered = True
+                        tasks = [
+                            asyncio.create_task(self._sender(ws, queue)),
+                            asyncio.create_task(self._pinger()),
+                        ]
+                    continue
+                self._dispatch(msg)
+        finally:
+            self._queue = None
+            for t in tasks:
+                t.cancel()
+            for t in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await t
+        return registered
+
+    def _emit(self, msg: dict[str, Any]) -> None:
+        if self._queue is not None:
+            self._queue.put_nowait(msg)
+
+    async def _sender(self, ws: ClientConnection, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        while True:
+            msg = await queue.get()
+            # A completion silenced by registered.kill after it was queued stays unsaid.
+            if msg["type"] == "completed" and not self.jobs.is_reportable(msg["job_id"]):
+                continue
+            await ws.send(json.dumps(msg))
+
+    async def _pinger(self) -> None:
+        while True:
+            await asyncio.sleep(self.ping_interval)
+            self._emit(self._ping())
+
+    def _ping(self) -> dict[str, Any]:
+        load = {"cpu_load": os.getloadavg()[0], "free_mem": psutil.virtual_memory().available // MIB}
+        return {
+            "type": "ping",
+            "time": self.clock(),
+            "nodes": self.node_names,
+            "load": {name: load for name in self.node_names},
+        }
+
+    # -- controller messages --------------------------------------------------------
+
+    @staticmethod
+    def _decode(raw: str | bytes) -> dict[str, Any] | None:
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            log.warning("ignoring a message that is not JSON: %.80r", raw)
+            return None
+        if not isinstance(msg, dict) or "type" not in msg:
+            log.warning("ignoring a message without a type: %.80r", raw)
+            return None
+        return msg
+
+    def _on_registered(self, msg: dict[str, Any]) -> None:
+        for name, reason in (msg.get("rejected") or {}).items():
+            log.warning("node %s rejected by the controller: %s", name, reason)
+        if msg.get("ping_interval"):
+            self.ping_interval = float(msg["ping_interval"])
+        kill = [int(j) for j in msg.get("kill") or []]
+        if kill:
+            self.jobs.kill_silently(kill)
+        log.info("registered: nodes %s, %d job(s) to kill", ",".join(msg.get("nodes") or []), len(kill))
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        kind = msg["type"]
+        try:
+            if kind == "launch":
+                self.jobs.launch(msg["job"])
+            elif kind == "signal":
+                self.jobs.signal(int(msg["job_id"]), msg["signal"])
+            elif kind == "cancel":
+                wait = msg.get("kill_wait")
+                self.jobs.cancel(int(msg["job_id"]), DEFAULT_KILL_WAIT if wait is None else float(wait))
+            elif kind == "ack":
+                self.jobs.ack(int(j) for j in msg.get("job_ids") or [])
+            else:
+                log.warning("ignoring unknown message type %r", kind)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("ignoring malformed %s message (%s: %s)", kind, type(exc).__name__, exc)
+        except Exception:
+            # One bad job must not take the node down; the controller's cycles will notice.
+            log.exception("error while handling a %s message", kind)

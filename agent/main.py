@@ -1,0 +1,102 @@
+"""Command line of the node agent: ``fsched agent --nodes 'node[01-08]' ...``.
+
+Defaults: the controller URL comes from ``FSCHED_URL`` (http → ws) or is
+``ws://127.0.0.1:8000``; the key from ``FSCHED_AGENT_KEY``; the spool is
+``$FSCHED_STATE_DIR/agent/<first node>`` (``var/agent/<first node>`` without it).
+CPUs and memory reported per node default to the machine's (every hosted node reports
+the same); the controller schedules on its configured values and only records these.
+The boot time defaults to the agent's start time (see ``Agent._settle_boot_time``).
+
+When run as root, jobs run as their user's Unix account; otherwise as the agent's user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+from collections.abc import Sequence
+
+import psutil
+from ClusterShell.NodeSet import NodeSet, NodeSetException
+
+from agent.daemon import MIB, Agent, AgentConfig, NodeSpec
+
+DEFAULT_CONTROLLER = "ws://127.0.0.1:8000"
+
+
+def default_controller() -> str:
+    url = os.environ.get("FSCHED_URL", "").strip()
+    return url or DEFAULT_CONTROLLER
+
+
+def default_spool(first_node: str) -> str:
+    base = os.environ.get("FSCHED_STATE_DIR") or "var"
+    return os.path.abspath(os.path.join(base, "agent", first_node))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fsched agent", description="Run the fsched node agent.")
+    p.add_argument("--nodes", required=True, help="hostlist of the nodes served, e.g. 'node[01-08]'")
+    p.add_argument("--controller", default=None, help=f"controller URL ($FSCHED_URL or {DEFAULT_CONTROLLER})")
+    p.add_argument("--key", default=None, help="agent key (default $FSCHED_AGENT_KEY)")
+    p.add_argument("--spool", default=None, help="spool directory (default $FSCHED_STATE_DIR/agent/NODE)")
+    p.add_argument("--cpus", type=int, default=None, help="CPUs reported per node (default: this machine's)")
+    p.add_argument(
+        "--memory", type=int, default=None, help="MB of memory reported per node (default: this machine's)"
+    )
+    p.add_argument("--ping-interval", type=float, default=5.0, help="seconds between pings (%(default)s)")
+    p.add_argument("--conf", default=None, help="node configuration sent in register, e.g. 'HRES=[...]'")
+    p.add_argument("--features", default=None, help="comma-separated node features, e.g. a,b")
+    p.add_argument("--boot-time", type=float, default=None, help="boot time (epoch) reported for the nodes")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return p
+
+
+def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
+    """Parse the command line into an AgentConfig (and the log level); exits 2 on bad input."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        names = list(NodeSet(args.nodes))
+    except NodeSetException as exc:
+        parser.error(f"invalid hostlist {args.nodes!r}: {exc}")
+    if not names:
+        parser.error("--nodes names no node")
+    for flag, value in (("--cpus", args.cpus), ("--memory", args.memory)):
+        if value is not None and value < 1:
+            parser.error(f"{flag} must be a positive integer")
+    if args.ping_interval <= 0:
+        parser.error("--ping-interval must be positive")
+    cpus = args.cpus or os.cpu_count() or 1
+    memory = args.memory or psutil.virtual_memory().total // MIB
+    features = ",".join(f.strip() for f in args.features.split(",") if f.strip()) if args.features else None
+    nodes = tuple(NodeSpec(n, cpus, memory, features=features or None, conf=args.conf) for n in names)
+    config = AgentConfig(
+        controller=args.controller or default_controller(),
+        key=args.key if args.key is not None else os.environ.get("FSCHED_AGENT_KEY", ""),
+        nodes=nodes,
+        spool_dir=args.spool or default_spool(names[0]),
+        boot_time=args.boot_time,
+        ping_interval=args.ping_interval,
+    )
+    return config, args.log_level
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the agent; returns the exit status (0 stopped, 2 refused or bad usage)."""
+    try:
+        config, level = parse_config(argv)
+    except SystemExit as exc:  # argparse: usage error (2) or --help (0)
+        return int(exc.code or 0)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not config.key:
+        logging.getLogger("agent").warning("no agent key given (--key or FSCHED_AGENT_KEY)")
+    try:
+        return asyncio.run(Agent(config).run())
+    except KeyboardInterrupt:
+        return 0
+
+
+run = main

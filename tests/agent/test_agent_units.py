@@ -1,0 +1,98 @@
+"""Small pure pieces of the agent: status decoding, signals, URLs, backoff, the command line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent.daemon import backoff_delay, endpoint_url
+from agent.jobs import Account, boot_ticks, decode_status, job_environment, parse_signal, start_ticks
+from agent.main import main, parse_config
+from agent.spool import JobState, Spool
+
+
+def test_decode_status() -> None:
+    assert decode_status(0) == (0, 0)
+    assert decode_status(3) == (3, 0)
+    assert decode_status(128 + 15) == (0, 15)
+    assert decode_status(128 + 9) == (0, 9)
+    assert decode_status(255) == (255, 0)
+
+
+def test_parse_signal() -> None:
+    assert parse_signal("STOP") == signal.SIGSTOP
+    assert parse_signal("sigusr1") == signal.SIGUSR1
+    assert parse_signal(15) == signal.SIGTERM
+    assert parse_signal("9") == signal.SIGKILL
+    with pytest.raises(ValueError, match="invalid signal"):
+        parse_signal("NOPE")
+
+
+def test_endpoint_url() -> None:
+    assert endpoint_url("http://ctl:8000") == "ws://ctl:8000/ws/agent/"
+    assert endpoint_url("https://ctl/") == "wss://ctl/ws/agent/"
+    assert endpoint_url("ws://ctl:8000/ws/agent/") == "ws://ctl:8000/ws/agent/"
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    upper = [backoff_delay(a, 5.0, rand=lambda lo, hi: hi) for a in range(12)]
+    assert upper[:3] == [0.1, 0.2, 0.4]
+    assert max(upper) == 5.0
+    assert all(backoff_delay(a, 5.0) <= 5.0 for a in range(40))
+
+
+def test_environment_overrides_submitter_slurm_variables() -> None:
+    job = {"job_id": 5, "batch_host": "n1", "environment": {"SLURM_ARRAY_TASK_ID": "3", "A": 1}}
+    env = job_environment(job, Account(name="alice", home="/home/alice"))
+    assert env["A"] == "1"
+    assert "SLURM_ARRAY_TASK_ID" not in env
+    assert env["SLURM_JOB_NODELIST"] == "n1"
+    assert (env["HOME"], env["USER"], env["LOGNAME"]) == ("/home/alice", "alice", "alice")
+
+
+def test_process_identity_from_ticks_read_around_the_fork() -> None:
+    before = boot_ticks()
+    proc = subprocess.Popen(["sleep", "5"])
+    try:
+        state = JobState(1, "n1", proc.pid, proc.pid, 0.0, before, boot_ticks(), "/nonexistent")
+        assert state.is_process(start_ticks(proc.pid))
+        assert not state.is_process(start_ticks(os.getpid()))  # started earlier
+    finally:
+        proc.kill()
+        proc.wait()
+    assert start_ticks(proc.pid) is None
+    assert not state.is_process(None)
+
+
+def test_status_file_only_counts_when_complete(tmp_path: Path) -> None:
+    p = tmp_path / "status"
+    for content, expected in ((b"143\n", 143), (b"", None), (b"14", None), (b"x\n", None)):
+        p.write_bytes(content)
+        assert Spool.read_status(str(p)) == expected
+    assert Spool.read_status(str(tmp_path / "missing")) is None
+
+
+def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FSCHED_URL", "http://ctl:9000")
+    monkeypatch.setenv("FSCHED_AGENT_KEY", "k")
+    monkeypatch.setenv("FSCHED_STATE_DIR", str(tmp_path))
+    config, level = parse_config(
+        ["--nodes", "node[01-03]", "--cpus", "4", "--features", "a, b", "--conf", "X"]
+    )
+    assert [n.name for n in config.nodes] == ["node01", "node02", "node03"]
+    assert {(n.cpus, n.features, n.conf) for n in config.nodes} == {(4, "a,b", "X")}
+    assert config.nodes[0].real_memory > 0
+    assert config.controller == "http://ctl:9000"
+    assert config.key == "k"
+    assert config.spool_dir == str(tmp_path / "agent" / "node01")
+    assert level == "INFO"
+
+
+def test_bad_command_line_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--nodes", "node[01-"]) == 2
+    assert "invalid hostlist" in capsys.readouterr().err
+    assert main(["--nodes", "n1", "--cpus", "0"]) == 2
