@@ -302,6 +302,9 @@ class JobManager:
         self._running: dict[int, Job] = {}
         self._pending: dict[int, tuple[Job, Completion]] = {}  # ended, not yet spooled
         self._done: dict[int, Completion] = {}  # spooled, not yet acknowledged
+        # Launches of a later run waiting for the earlier run's processes to be reaped, so
+        # the two never share the job's spool directory.
+        self._deferred: dict[int, Mapping[str, Any]] = {}
         self._seq = 0
         self._flush_scheduled = False
 
@@ -309,7 +312,7 @@ class JobManager:
 
     def running(self) -> list[dict[str, Any]]:
         return [
-            {"job_id": j.state.job_id, "node": j.state.node, "pid": j.state.pid}
+            {"job_id": j.state.job_id, "node": j.state.node, "pid": j.state.pid, "run": j.state.run}
             for j in self._running.values()
             if not j.silent
         ]
@@ -351,11 +354,22 @@ class JobManager:
     def launch(self, job: Mapping[str, Any]) -> None:
         job_id = int(job["job_id"])
         node = str(job.get("batch_host") or "")
+        run = int(job.get("run") or 0)
+        # A launch of a later run (the job was requeued) replaces whatever is left of the
+        # earlier one: that run's end is no longer the controller's business.
+        stale_running = job_id in self._running and self._running[job_id].state.run != run
+        stale_done = job_id in self._done and self._done[job_id].run != run
+        if stale_running or stale_done:
+            log.info("job %d: launch of run %d replaces an earlier run", job_id, run)
+            self.kill_silently([job_id])
+            if stale_running:
+                self._deferred[job_id] = job  # started once the earlier run is reaped (flush)
+                return
         if job_id in self._running:
             st = self._running[job_id].state
             log.info("job %d: launch repeated, already running", job_id)
             self.emit({"type": "started", "job_id": job_id, "node": st.node, "pid": st.pid,
-                       "time": st.started})  # fmt: skip
+                       "time": st.started, "run": st.run})  # fmt: skip
             return
         if job_id in self._pending or job_id in self._done:
             log.info("job %d: launch repeated, already completed", job_id)
@@ -370,7 +384,7 @@ class JobManager:
             self.spool.remove_job(job_id)
             log.warning("job %d: launch failed on %s: %s", job_id, node, exc)
             self.emit({"type": "launch_failed", "job_id": job_id, "node": node, "error": str(exc),
-                       "time": self.clock()})  # fmt: skip
+                       "time": self.clock(), "run": run})  # fmt: skip
 
     def _start(self, job_id: int, node: str, job: Mapping[str, Any]) -> None:
         account = resolve_account(str(job.get("user") or ""))
@@ -432,13 +446,15 @@ class JobManager:
             start_ticks=ticks_before,
             start_ticks_max=boot_ticks(),
             status_file=status_path,
+            run=int(job.get("run") or 0),
         )
         self.spool.write_state(state)
         j = Job(state=state, popen=popen)
         self._running[job_id] = j
         self._watch(j)
         log.info("job %d: started on %s as pid %d (user %s)", job_id, node, popen.pid, account.name)
-        self.emit({"type": "started", "job_id": job_id, "node": node, "pid": popen.pid, "time": now})
+        self.emit({"type": "started", "job_id": job_id, "node": node, "pid": popen.pid, "time": now,
+                   "run": state.run})  # fmt: skip
 
     def signal(self, job_id: int, name: str | int) -> None:
         job = self._running.get(job_id)
@@ -574,6 +590,7 @@ class JobManager:
             signal=sig,
             end_time=self.clock(),
             seq=self._seq,
+            run=st.run,
         )
         log.info("job %d: ended on %s, exit code %d signal %d", st.job_id, st.node, exit_code, sig)
         self._pending[st.job_id] = (job, completion)
@@ -592,6 +609,9 @@ class JobManager:
         silent = [job.state.job_id for job, _ in batch if job.silent]
         for job_id in silent:
             self.spool.remove_job(job_id)
+        for job_id in silent:
+            if (deferred := self._deferred.pop(job_id, None)) is not None:
+                self.launch(deferred)
         completions = [c for job, c in batch if not job.silent]
         self.spool.write_completions(completions)
         for c in completions:

@@ -53,6 +53,7 @@ class JobState:
         return ticks is not None and self.start_ticks <= ticks <= self.start_ticks_max
 
     status_file: str
+    run: int = 0  # which run of the job (its restart count), echoed to the controller
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Completion:
     signal: int
     end_time: float
     seq: int
+    run: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

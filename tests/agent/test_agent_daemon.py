@@ -339,3 +339,18 @@ def _pgid(pid: int) -> int | None:
         return os.getpgid(pid)
     except ProcessLookupError:
         return None
+
+
+def test_the_run_number_is_echoed_and_a_later_run_replaces_an_earlier_one(tmp_path: Path, work: Path) -> None:
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        first = {**launch_object(9, "#!/bin/bash\nsleep 30\n", work), "run": 0}
+        await ctl.send({"type": "launch", "job": first})
+        assert (await ctl.expect("started", job_id=9))["run"] == 0
+        second = {**launch_object(9, "#!/bin/bash\necho second run\n", work), "run": 1}
+        await ctl.send({"type": "launch", "job": second})
+        assert (await ctl.expect("started", job_id=9, run=1))["run"] == 1
+        done = await ctl.expect("completed", job_id=9)
+        assert (done["run"], done["exit_code"], done["signal"]) == (1, 0, 0)
+        assert (work / "slurm-9.out").read_text() == "second run\n"
+
+    run_with_agent(tmp_path, scenario)

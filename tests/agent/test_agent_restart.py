@@ -63,7 +63,7 @@ def test_kill_9_agent_then_restart_adopts_the_running_job(tmp_path: Path) -> Non
         procs.append(await start_agent(ctl, tmp_path, 2))
         second = await ctl.expect("register")
         assert second["agent_id"] != first["agent_id"]
-        assert second["running"] == [{"job_id": 40, "node": "node01", "pid": started["pid"]}]
+        assert second["running"] == [{"job_id": 40, "node": "node01", "pid": started["pid"], "run": 0}]
         # The job's processes survived, so the nodes did not reboot.
         assert second["nodes"][0]["boot_time"] == first["nodes"][0]["boot_time"]
         done = await ctl.expect("completed", job_id=40, timeout=4)
