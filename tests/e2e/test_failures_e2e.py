@@ -27,7 +27,7 @@ def completions_of(cluster, job_id: int) -> int:
         f"from cluster.models import Event; print(Event.objects.filter(job_id={job_id}, "
         "new_state__in=['COMPLETED', 'FAILED']).count())",
     )
-    return int(out.strip())
+    return int(out.strip().splitlines()[-1])
 
 
 def test_agent_killed_mid_job_node_down_job_requeued_and_runs_once(embedded, tmp_path):
@@ -70,8 +70,11 @@ def test_controller_restart_loses_no_job_and_records_each_completion_once(embedd
     c._stop(c.server)
     time.sleep(4)  # the jobs end while the controller is away
     c.start_server()
-    jobs = c.wait_for("all complete after restart",
-                      lambda: (js := c.jobs(*ids)) if all(j["state"] == "COMPLETED" for j in js.values()) else None)
+    def all_complete():
+        jobs = c.jobs(*ids)
+        return jobs if all(j["state"] == "COMPLETED" for j in jobs.values()) else None
+
+    jobs = c.wait_for("all complete after restart", all_complete)
     assert all(j["restart_count"] == 0 for j in jobs.values())
     for i, job_id in enumerate(ids):
         assert completions_of(c, job_id) == 1
