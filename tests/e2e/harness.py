@@ -103,7 +103,7 @@ def make_cluster(tmp_path_factory: pytest.TempPathFactory, mode: str, *, conf_di
     if mode == "embedded":
         extra.update({"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""})
     cluster = E2ECluster(state_dir=state, conf_dir=conf_dir, port=free_port(), env=extra, quiet=True,
-                         server_args=("--no-cycles",) if mode == "distributed" else ())
+                         server_args=("--no-cycles", "--workers", "2") if mode == "distributed" else ())
     if mode == "distributed":
         cluster.manage("migrate", "--no-input", "-v", "0")
         cluster.manage("flush", "--no-input")
