@@ -193,6 +193,9 @@ class JobIdCounter(models.Model):
 
     next_id = models.BigIntegerField(default=1)
 
+    def __str__(self) -> str:
+        return f"next job id {self.next_id}"
+
 
 class Event(models.Model):
     """Job and node transitions, kept for the console and reports."""

@@ -9,12 +9,12 @@ from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
-from django.urls import path  # noqa: E402
+from channels.auth import AuthMiddlewareStack
+from channels.routing import ProtocolTypeRouter, URLRouter
+from channels.security.websocket import AllowedHostsOriginValidator
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+from django.core.asgi import get_asgi_application
+from django.urls import path
 
 django_app = get_asgi_application()
 
@@ -31,7 +31,9 @@ router = ProtocolTypeRouter(
         "websocket": URLRouter(
             [
                 path("ws/agent/", AgentConsumer.as_asgi()),
-                path("ws/console/", AllowedHostsOriginValidator(AuthMiddlewareStack(ConsoleConsumer.as_asgi()))),
+                path(
+                    "ws/console/", AllowedHostsOriginValidator(AuthMiddlewareStack(ConsoleConsumer.as_asgi()))
+                ),
             ]
         ),
     }

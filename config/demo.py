@@ -35,8 +35,16 @@ def agent_nodes(conf_dir: Path) -> str:
 class Cluster:
     """A controller process and an agent process sharing one state directory."""
 
-    def __init__(self, *, state_dir: Path, conf_dir: Path, port: int, env: dict[str, str] | None = None,
-                 server_args: tuple[str, ...] = (), quiet: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        conf_dir: Path,
+        port: int,
+        env: dict[str, str] | None = None,
+        server_args: tuple[str, ...] = (),
+        quiet: bool = False,
+    ) -> None:
         self.state_dir = state_dir
         self.conf_dir = conf_dir
         self.port = port
@@ -62,8 +70,12 @@ class Cluster:
 
     def manage(self, *args: str) -> str:
         out = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *args], env=self.env, check=True, capture_output=True,
-            text=True, cwd=ROOT,
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
         )
         return out.stdout
 
@@ -77,21 +89,36 @@ class Cluster:
     def _out(self, name: str):
         if not self.quiet:
             return None
-        return open(self.state_dir / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
+        return open(self.state_dir / f"{name}.log", "ab")
 
     def start_server(self) -> None:
         self.server = subprocess.Popen(
             [str(VENV_BIN / "fsched"), "server", "--port", str(self.port), *self.server_args],
-            env=self.env, cwd=ROOT, stdout=self._out("server"), stderr=subprocess.STDOUT if self.quiet else None,
+            env=self.env,
+            cwd=ROOT,
+            stdout=self._out("server"),
+            stderr=subprocess.STDOUT if self.quiet else None,
         )
         self.wait_http()
 
     def start_agent(self, nodes: str | None = None, *extra: str) -> subprocess.Popen[bytes]:
         nodes = nodes or agent_nodes(self.conf_dir)
         self.agent = subprocess.Popen(
-            [str(VENV_BIN / "fsched"), "agent", "--nodes", nodes, "--controller", f"ws://127.0.0.1:{self.port}",
-             "--spool", str(self.state_dir / "agent"), *extra],
-            env=self.env, cwd=ROOT, stdout=self._out("agent"), stderr=subprocess.STDOUT if self.quiet else None,
+            [
+                str(VENV_BIN / "fsched"),
+                "agent",
+                "--nodes",
+                nodes,
+                "--controller",
+                f"ws://127.0.0.1:{self.port}",
+                "--spool",
+                str(self.state_dir / "agent"),
+                *extra,
+            ],
+            env=self.env,
+            cwd=ROOT,
+            stdout=self._out("agent"),
+            stderr=subprocess.STDOUT if self.quiet else None,
         )
         return self.agent
 

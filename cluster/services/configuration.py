@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from cluster import publish
 from cluster.models import ClusterConfig, Event, Node, Partition
+from cluster.services.errors import ServiceError
 from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.states import NodeBase, NodeFlag
-from cluster.services.errors import ServiceError
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ import logging
 from collections.abc import Iterable
 from datetime import datetime
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from auditlog.context import set_actor
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone

@@ -56,7 +56,15 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
         )
     running_views = []
     holding = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).values_list(
-        "id", "partition", "user", "submit_time", "start_time", "time_limit", "alloc", "state", "array_job_id",
+        "id",
+        "partition",
+        "user",
+        "submit_time",
+        "start_time",
+        "time_limit",
+        "alloc",
+        "state",
+        "array_job_id",
         "licenses",
     )
     running_per_array: Counter[int] = Counter()
@@ -76,6 +84,7 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
                 node_indices=tuple(index[n] for n in names),
                 alloc_cpus=tuple(alloc[n][0] for n in names),
                 alloc_mem=tuple(alloc[n][1] for n in names),
+                licenses=lic,
             )
         )
     node_views = tuple(
@@ -125,7 +134,7 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
         part,
         user,
         submit,
-        prio,
+        _priority,
         min_n,
         max_n,
         ntasks,

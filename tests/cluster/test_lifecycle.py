@@ -33,8 +33,13 @@ def submit(user, **spec):
 
 
 def done(job, *, exit_code=0, signal=0, run=None):
-    body = {"job_id": job.id, "node": job.batch_host, "exit_code": exit_code, "signal": signal,
-            "end_time": timezone.now().timestamp()}
+    body = {
+        "job_id": job.id,
+        "node": job.batch_host,
+        "exit_code": exit_code,
+        "signal": signal,
+        "end_time": timezone.now().timestamp(),
+    }
     if run is not None:
         body["run"] = run
     return agents.job_completed(completion=body)
@@ -184,6 +189,7 @@ def test_array_throttle_limits_running_tasks(demo, users):
 def test_licenses_hold_jobs_until_released(demo, users):
     register()
     first = submit(users["alice"], licenses="ansys:8")
+    schedule_pass()
     second = submit(users["alice"], licenses="ansys:3")
     schedule_pass()
     assert Job.objects.get(pk=first).state == "RUNNING"

@@ -35,11 +35,22 @@ class E2ECluster(Cluster):
 
     celery: list[subprocess.Popen[bytes]]
 
-    def cli(self, *args: str, check: bool = True, input: str | None = None, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [FSCHED, *args], env={**self.env, **(env or {})}, capture_output=True, text=True, input=input,
-            cwd=cwd or self.state_dir, timeout=60,
+    def cli(
+        self,
+        *args: str,
+        check: bool = True,
+        input: str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(  # noqa: PLW1510 - the exit status is checked below
+            [FSCHED, *args],
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            input=input,
+            cwd=cwd or self.state_dir,
+            timeout=60,
         )
         if check and result.returncode != 0:
             raise AssertionError(f"fsched {' '.join(args)} failed ({result.returncode}): {result.stderr}")
@@ -53,8 +64,9 @@ class E2ECluster(Cluster):
     def nodes(self) -> dict[str, dict]:
         return {n["name"]: n for n in json.loads(self.cli("sinfo", "--json").stdout)["nodes"]}
 
-    def wait_for(self, what: str, predicate: Callable[[], object], timeout: float = 60,
-                 interval: float = 0.3) -> object:
+    def wait_for(
+        self, what: str, predicate: Callable[[], object], timeout: float = 60, interval: float = 0.3
+    ) -> object:
         deadline = time.monotonic() + timeout
         while True:
             value = predicate()
@@ -68,10 +80,22 @@ class E2ECluster(Cluster):
         celery = str(Path(sys.executable).parent / "celery")
         common = {"env": self.env, "cwd": ROOT, "stdout": self._out("celery"), "stderr": subprocess.STDOUT}
         self.celery = [
-            subprocess.Popen([celery, "-A", "config", "worker", "-l", "warning", "-c", "2", "-P", "threads"],
-                             **common),
-            subprocess.Popen([celery, "-A", "config", "beat", "-l", "warning", "-s",
-                              str(self.state_dir / "celerybeat-schedule")], **common),
+            subprocess.Popen(
+                [celery, "-A", "config", "worker", "-l", "warning", "-c", "2", "-P", "threads"], **common
+            ),
+            subprocess.Popen(
+                [
+                    celery,
+                    "-A",
+                    "config",
+                    "beat",
+                    "-l",
+                    "warning",
+                    "-s",
+                    str(self.state_dir / "celerybeat-schedule"),
+                ],
+                **common,
+            ),
         ]
 
     def stop(self) -> None:
@@ -84,15 +108,23 @@ def _modes() -> list:
     distributed = bool(os.environ.get("FSCHED_DATABASE_URL") and os.environ.get("FSCHED_REDIS_URL"))
     return [
         pytest.param("embedded", marks=pytest.mark.skipif(distributed, reason="distributed run")),
-        pytest.param("distributed", marks=[
-            pytest.mark.distributed,
-            pytest.mark.skipif(not distributed, reason="needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL"),
-        ]),
+        pytest.param(
+            "distributed",
+            marks=[
+                pytest.mark.distributed,
+                pytest.mark.skipif(not distributed, reason="needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL"),
+            ],
+        ),
     ]
 
 
-def make_cluster(tmp_path_factory: pytest.TempPathFactory, mode: str, *, conf_dir: Path = DEMO_CONF,
-                 env: dict[str, str] | None = None) -> E2ECluster:
+def make_cluster(
+    tmp_path_factory: pytest.TempPathFactory,
+    mode: str,
+    *,
+    conf_dir: Path = DEMO_CONF,
+    env: dict[str, str] | None = None,
+) -> E2ECluster:
     state = tmp_path_factory.mktemp(f"cluster-{mode}")
     extra = {
         "FSCHED_CLI_CONFIG": str(state / "cli.json"),
@@ -102,8 +134,14 @@ def make_cluster(tmp_path_factory: pytest.TempPathFactory, mode: str, *, conf_di
     }
     if mode == "embedded":
         extra.update({"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""})
-    cluster = E2ECluster(state_dir=state, conf_dir=conf_dir, port=free_port(), env=extra, quiet=True,
-                         server_args=("--no-cycles", "--workers", "2") if mode == "distributed" else ())
+    cluster = E2ECluster(
+        state_dir=state,
+        conf_dir=conf_dir,
+        port=free_port(),
+        env=extra,
+        quiet=True,
+        server_args=("--no-cycles", "--workers", "2") if mode == "distributed" else (),
+    )
     if mode == "distributed":
         cluster.manage("migrate", "--no-input", "-v", "0")
         cluster.manage("flush", "--no-input")

@@ -23,7 +23,8 @@ def embedded(tmp_path_factory):
 
 def completions_of(cluster, job_id: int) -> int:
     out = cluster.manage(
-        "shell", "-c",
+        "shell",
+        "-c",
         f"from cluster.models import Event; print(Event.objects.filter(job_id={job_id}, "
         "new_state__in=['COMPLETED', 'FAILED']).count())",
     )
@@ -37,21 +38,28 @@ def test_agent_killed_mid_job_node_down_job_requeued_and_runs_once(embedded, tmp
     marker = tmp_path / "runs"
     script = tmp_path / "job.sh"
     script.write_text(f"#!/bin/bash\necho run >> {marker}\nsleep 4\necho finished\n")
-    job_id = int(c.cli("sbatch", "-w", "node01", "-o", str(tmp_path / "out-%j"), str(script),
-                       cwd=tmp_path).stdout.split()[-1])
+    job_id = int(
+        c.cli(
+            "sbatch", "-w", "node01", "-o", str(tmp_path / "out-%j"), str(script), cwd=tmp_path
+        ).stdout.split()[-1]
+    )
     c.wait_for("job running", lambda: c.jobs(job_id)[job_id]["state"] == "RUNNING")
-    c.wait_for("job started on the node", lambda: marker.exists())
+    c.wait_for("job started on the node", marker.exists)
     agent.send_signal(signal.SIGKILL)
     agent.wait()
     c.wait_for("node01 not responding", lambda: "NOT_RESPONDING" in c.nodes()["node01"]["state"], timeout=10)
-    node = c.wait_for("node01 down", lambda: (n := c.nodes()["node01"])["base_state"] == "DOWN" and n,
-                      timeout=40)
+    node = c.wait_for(
+        "node01 down", lambda: (n := c.nodes()["node01"])["base_state"] == "DOWN" and n, timeout=40
+    )
     assert node["reason"] == "Not responding"
     job = c.jobs(job_id)[job_id]
     assert job["state"] == "PENDING" and job["restart_count"] == 1
     c.start_agent("node[01-04]")
-    job = c.wait_for("the requeued job to complete",
-                     lambda: (j := c.jobs(job_id)[job_id])["state"] == "COMPLETED" and j, timeout=60)
+    job = c.wait_for(
+        "the requeued job to complete",
+        lambda: (j := c.jobs(job_id)[job_id])["state"] == "COMPLETED" and j,
+        timeout=60,
+    )
     assert job["restart_count"] == 1
     assert completions_of(c, job_id) == 1
     assert (tmp_path / f"out-{job_id}").read_text().endswith("finished\n")
@@ -62,14 +70,23 @@ def test_controller_restart_loses_no_job_and_records_each_completion_once(embedd
     c.start_agent()
     c.wait_for("nodes up", lambda: c.nodes()["node01"]["state"] == "IDLE")
     ids = [
-        int(c.cli("sbatch", "-o", str(tmp_path / "o-%j"), "--wrap", f"sleep {2 + i % 3}; echo done-{i}",
-                  cwd=tmp_path).stdout.split()[-1])
+        int(
+            c.cli(
+                "sbatch",
+                "-o",
+                str(tmp_path / "o-%j"),
+                "--wrap",
+                f"sleep {2 + i % 3}; echo done-{i}",
+                cwd=tmp_path,
+            ).stdout.split()[-1]
+        )
         for i in range(6)
     ]
     c.wait_for("jobs running", lambda: all(j["state"] == "RUNNING" for j in c.jobs(*ids).values()))
     c._stop(c.server)
     time.sleep(4)  # the jobs end while the controller is away
     c.start_server()
+
     def all_complete():
         jobs = c.jobs(*ids)
         return jobs if all(j["state"] == "COMPLETED" for j in jobs.values()) else None
@@ -83,10 +100,21 @@ def test_controller_restart_loses_no_job_and_records_each_completion_once(embedd
 
 def test_agent_with_a_wrong_key_is_refused(embedded):
     c = embedded
-    result = subprocess.run(
-        [FSCHED, "agent", "--nodes", "node05", "--controller", f"ws://127.0.0.1:{c.port}", "--spool",
-         str(c.state_dir / "bad-agent")],
-        env={**c.env, "FSCHED_AGENT_KEY": "not-the-key"}, capture_output=True, text=True, timeout=30,
+    result = subprocess.run(  # noqa: PLW1510 - the exit status is the point
+        [
+            FSCHED,
+            "agent",
+            "--nodes",
+            "node05",
+            "--controller",
+            f"ws://127.0.0.1:{c.port}",
+            "--spool",
+            str(c.state_dir / "bad-agent"),
+        ],
+        env={**c.env, "FSCHED_AGENT_KEY": "not-the-key"},
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 2
     assert "authentication refused" in result.stderr

@@ -40,13 +40,16 @@ def test_fifty_jobs_complete_with_outputs_and_exit_codes(cluster, tmp_path):
 
 
 def test_wrap_array_and_default_output_names(cluster, tmp_path):
-    out = cluster.cli("sbatch", "-a", "1-3", "--wrap", "echo task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID",
-                      cwd=tmp_path).stdout
+    out = cluster.cli(
+        "sbatch", "-a", "1-3", "--wrap", "echo task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_JOB_ID", cwd=tmp_path
+    ).stdout
     array_id = int(out.split()[-1])
     cluster.wait_for(
         "array tasks to complete",
-        lambda: all(j["state"] == "COMPLETED" for j in cluster.jobs(array_id).values())
-        and len(cluster.jobs(array_id)) == 3,
+        lambda: (
+            all(j["state"] == "COMPLETED" for j in cluster.jobs(array_id).values())
+            and len(cluster.jobs(array_id)) == 3
+        ),
     )
     for task in (1, 2, 3):
         assert (tmp_path / f"slurm-{array_id}_{task}.out").read_text() == f"task {task} of {array_id}\n"
@@ -71,10 +74,15 @@ def test_bad_submissions_fail_cleanly(cluster, tmp_path, args, message):
 
 
 def test_time_limit_above_partition_max_pends_with_reason(cluster, tmp_path):
-    job_id = int(cluster.cli("sbatch", "-p", "debug", "-t", "2:00:00", "--wrap", "true",
-                             cwd=tmp_path).stdout.split()[-1])
-    job = cluster.wait_for("PartitionTimeLimit", lambda: (j := cluster.jobs(job_id)[job_id])["reason"]
-                           == "PartitionTimeLimit" and j)
+    job_id = int(
+        cluster.cli("sbatch", "-p", "debug", "-t", "2:00:00", "--wrap", "true", cwd=tmp_path).stdout.split()[
+            -1
+        ]
+    )
+    job = cluster.wait_for(
+        "PartitionTimeLimit",
+        lambda: (j := cluster.jobs(job_id)[job_id])["reason"] == "PartitionTimeLimit" and j,
+    )
     assert job["state"] == "PENDING"
     squeue = cluster.cli("squeue", "-j", str(job_id), "-h", "-o", "%i %t %r").stdout.split()
     assert squeue == [str(job_id), "PD", "PartitionTimeLimit"]
@@ -82,9 +90,13 @@ def test_time_limit_above_partition_max_pends_with_reason(cluster, tmp_path):
 
 
 def test_users_cannot_cancel_other_users_jobs(cluster, tmp_path):
-    cluster.manage("shell", "-c", "from django.contrib.auth.models import User; "
-                   "User.objects.filter(username='mallory').exists() or "
-                   "User.objects.create_user('mallory', password='m-pw')")
+    cluster.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User; "
+        "User.objects.filter(username='mallory').exists() or "
+        "User.objects.create_user('mallory', password='m-pw')",
+    )
     token = cluster.manage("drf_create_token", "mallory").split()[2]
     job_id = int(cluster.cli("sbatch", "--hold", "--wrap", "true", cwd=tmp_path).stdout.split()[-1])
     result = cluster.cli("scancel", str(job_id), check=False, env={"FSCHED_TOKEN": token})
@@ -96,6 +108,8 @@ def test_users_cannot_cancel_other_users_jobs(cluster, tmp_path):
 
 
 def test_unauthenticated_cli_is_refused(cluster):
-    result = cluster.cli("squeue", check=False, env={"FSCHED_TOKEN": "wrong", "FSCHED_CLI_CONFIG": "/nonexistent"})
+    result = cluster.cli(
+        "squeue", check=False, env={"FSCHED_TOKEN": "wrong", "FSCHED_CLI_CONFIG": "/nonexistent"}
+    )
     assert result.returncode != 0
     assert result.stderr
