@@ -61,6 +61,7 @@ from typing import Any
 from agent import paths
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool
 
+FLUSH_WINDOW = 0.01  # seconds
 log = logging.getLogger(__name__)
 
 BASH = "/bin/bash"
@@ -596,7 +597,8 @@ class JobManager:
         self._pending[st.job_id] = (job, completion)
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            # A short window lets jobs that end at about the same time share one message.
+            asyncio.get_running_loop().call_later(FLUSH_WINDOW, self.flush)
 
     def flush(self) -> None:
         """Spool the completions that ended in this loop iteration, then emit them.
@@ -616,7 +618,11 @@ class JobManager:
         self.spool.write_completions(completions)
         for c in completions:
             self._done[c.job_id] = c
-            self.emit({"type": "completed", **c.to_dict()})
+        # Jobs that ended together travel together: one message, one controller transaction.
+        if len(completions) == 1:
+            self.emit({"type": "completed", **completions[0].to_dict()})
+        elif completions:
+            self.emit({"type": "completed_batch", "completions": [c.to_dict() for c in completions]})
 
     def close(self) -> None:
         """Stop watching (the jobs keep running; a next agent adopts them)."""

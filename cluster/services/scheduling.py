@@ -15,7 +15,7 @@ from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish, scheduler
+from cluster import publish, scheduler, states
 from cluster.licenses import LicensePlugin
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.services.agents import launch_payload
@@ -194,11 +194,19 @@ def plugins(cfg: ClusterConfig) -> list[scheduler.SchedulerPlugin]:
 
 
 def schedule_pass(*, now: datetime | None = None) -> PassSummary:
-    """One scheduler pass.  The caller holds the pass lock (cluster.cycles)."""
+    """One scheduler pass.  The caller holds the pass lock (cluster.cycles).
+
+    The snapshot is read and the core decides *outside* the write transaction, so agents'
+    completions and API submissions are not held up by the computation (on SQLite a write
+    transaction locks the whole database).  That is safe because only a pass allocates:
+    what others write meanwhile can only free resources (completions, cancels) or add
+    jobs the next pass will see; the apply step re-checks that each started job is still
+    PENDING and its nodes still usable.
+    """
     now = now or timezone.now()
+    snap, nodes, throttled = build_snapshot(now)
+    result = scheduler.schedule(snap, plugins(ClusterConfig.current()))
     with transaction.atomic():
-        snap, nodes, throttled = build_snapshot(now)
-        result = scheduler.schedule(snap, plugins(ClusterConfig.current()))
         _apply(result, nodes, throttled, now)
     return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
 
@@ -207,7 +215,16 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int]
     names = [n.name for n in nodes]
     if result.starts:
         started = {s.job_id: s for s in result.starts}
-        jobs = list(Job.objects.filter(pk__in=list(started), state=JobState.PENDING))
+        usable = {
+            n.name
+            for n in Node.objects.filter(name__in=[names[i] for s in result.starts for i in s.node_indices])
+            if states.is_usable(n.base_state, n.flags)
+        }
+        jobs = [
+            job
+            for job in Job.objects.filter(pk__in=list(started), state=JobState.PENDING)
+            if all(names[i] in usable for i in started[job.id].node_indices)
+        ]
         events = []
         touched: set[str] = set()
         for job in jobs:

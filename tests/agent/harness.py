@@ -29,6 +29,7 @@ class FakeController:
     def __init__(self) -> None:
         self.kill_on_register: list[int] = []
         self.registers: list[dict[str, Any]] = []
+        self.batches: list[dict[str, Any]] = []  # completed_batch messages as sent
         self.ws: ServerConnection | None = None
         self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._backlog: list[dict[str, Any]] = []
@@ -72,6 +73,11 @@ class FakeController:
                         }
                     )
                 )
+            if msg["type"] == "completed_batch":
+                self.batches.append(msg)
+                for completion in msg["completions"]:
+                    await self._inbox.put({"type": "completed", **completion})
+                continue
             await self._inbox.put(msg)
 
     async def expect(self, kind: str, timeout: float = 5.0, **match: Any) -> dict[str, Any]:

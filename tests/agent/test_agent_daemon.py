@@ -354,3 +354,18 @@ def test_the_run_number_is_echoed_and_a_later_run_replaces_an_earlier_one(tmp_pa
         assert (work / "slurm-9.out").read_text() == "second run\n"
 
     run_with_agent(tmp_path, scenario)
+
+
+def test_jobs_ending_together_are_reported_in_one_batch(tmp_path: Path, work: Path) -> None:
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        pids = []
+        for job_id in (21, 22, 23):
+            await ctl.send({"type": "launch", "job": launch_object(job_id, "#!/bin/bash\nsleep 30\n", work)})
+            pids.append((await ctl.expect("started", job_id=job_id))["pid"])
+        for pid in pids:  # the three end at the same moment
+            os.killpg(pid, 9)
+        for job_id in (21, 22, 23):
+            assert (await ctl.expect("completed", job_id=job_id))["signal"] == 9
+        assert [len(b["completions"]) for b in ctl.batches] == [3]
+
+    run_with_agent(tmp_path, scenario)
