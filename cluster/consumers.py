@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 from typing import Any
@@ -32,6 +33,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.nodes = []
+        self._inbox: list[dict[str, Any]] = []
+        self._drainer: asyncio.Future[None] | None = None
         if not hmac.compare_digest(_bearer(self.scope).encode(), settings.FSCHED_AGENT_KEY.encode()):
             client = self.scope.get("client")
             log.warning("agent connection from %s refused: wrong cluster key", client)
@@ -46,12 +49,59 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             await database_sync_to_async(agents.agent_disconnected)(nodes=self.nodes)
 
     async def receive_json(self, content: dict[str, Any], **kwargs: Any) -> None:
-        kind = content.get("type")
-        handler = getattr(self, f"on_{kind}", None)
-        if handler is None:
-            log.warning("agent %s sent unknown message type %r", self.nodes, kind)
-            return
-        await handler(content)
+        # Messages are queued and handled by one drain task, so that what arrives while the
+        # database is busy is handled together: all the starts in one transaction, all the
+        # completions in another (an agent finishing hundreds of jobs a second).
+        self._inbox.append(content)
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        while self._inbox:
+            batch, self._inbox = self._inbox, []
+            try:
+                await self._handle(batch)
+            except Exception:
+                log.exception("agent %s: handling %d messages failed", self.nodes, len(batch))
+
+    async def _handle(self, batch: list[dict[str, Any]]) -> None:
+        started: list[dict[str, Any]] = []
+        completions: list[dict[str, Any]] = []
+        ping: dict[str, Any] | None = None
+        for msg in batch:
+            kind = msg.get("type")
+            if kind == "register":
+                await self._flush(started, completions)
+                started, completions = [], []
+                await self.on_register(msg)
+            elif kind == "started":
+                started.append(msg)
+            elif kind == "completed":
+                completions.append(msg)
+            elif kind == "completed_batch":
+                completions.extend(msg.get("completions") or [])
+            elif kind == "launch_failed":
+                await database_sync_to_async(agents.job_launch_failed)(
+                    job_id=int(msg["job_id"]),
+                    node=str(msg.get("node", "")),
+                    error=str(msg.get("error", "")),
+                    run=msg.get("run"),
+                )
+            elif kind == "ping":
+                ping = msg
+            else:
+                log.warning("agent %s sent unknown message type %r", self.nodes, kind)
+        await self._flush(started, completions)
+        if ping is not None:
+            await database_sync_to_async(agents.agent_ping)(nodes=self.nodes, load=ping.get("load"))
+
+    async def _flush(self, started: list[dict[str, Any]], completions: list[dict[str, Any]]) -> None:
+        if started:
+            await database_sync_to_async(agents.jobs_started)(items=started)
+        if completions:
+            await database_sync_to_async(agents.jobs_completed)(completions=completions)
+            # Acknowledged only after the commit: until then the agent keeps them spooled.
+            await self.send_json({"type": "ack", "job_ids": [int(c["job_id"]) for c in completions]})
 
     async def on_register(self, msg: dict[str, Any]) -> None:
         result = await database_sync_to_async(agents.agent_register)(
@@ -78,32 +128,6 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "ack", "job_ids": result.acked})
         for payload in result.relaunch:
             await self.send_json(payload)
-
-    async def on_ping(self, msg: dict[str, Any]) -> None:
-        await database_sync_to_async(agents.agent_ping)(nodes=self.nodes, load=msg.get("load"))
-
-    async def on_started(self, msg: dict[str, Any]) -> None:
-        await database_sync_to_async(agents.job_started)(
-            job_id=int(msg["job_id"]), node=str(msg.get("node", "")), run=msg.get("run")
-        )
-
-    async def on_launch_failed(self, msg: dict[str, Any]) -> None:
-        await database_sync_to_async(agents.job_launch_failed)(
-            job_id=int(msg["job_id"]),
-            node=str(msg.get("node", "")),
-            error=str(msg.get("error", "")),
-            run=msg.get("run"),
-        )
-
-    async def on_completed(self, msg: dict[str, Any]) -> None:
-        await database_sync_to_async(agents.job_completed)(completion=msg)
-        # Acknowledge only after the commit: until then the agent keeps it in its spool.
-        await self.send_json({"type": "ack", "job_ids": [int(msg["job_id"])]})
-
-    async def on_completed_batch(self, msg: dict[str, Any]) -> None:
-        items = list(msg.get("completions") or [])
-        await database_sync_to_async(agents.jobs_completed)(completions=items)
-        await self.send_json({"type": "ack", "job_ids": [int(c["job_id"]) for c in items]})
 
     async def agent_command(self, event: dict[str, Any]) -> None:
         await self.send_json(event["payload"])

@@ -20,7 +20,7 @@ from django.db import close_old_connections, connection, transaction
 log = logging.getLogger(__name__)
 
 # Stable 64-bit keys for PostgreSQL advisory locks.
-_LOCK_KEYS = {"schedule": 0x5C4ED001, "health": 0x5C4ED002}
+_LOCK_KEYS = {"schedule": 0x5C4ED001, "health": 0x5C4ED002}  # backfill shares "schedule"
 _local_locks = {name: threading.Lock() for name in _LOCK_KEYS}
 
 
@@ -44,14 +44,27 @@ def cycle_lock(name: str) -> Iterator[bool]:
         local.release()
 
 
-def run_schedule() -> str:
+def run_schedule(*, backfill: bool = False, queue_depth: int | None = None) -> str:
     from cluster.services.scheduling import schedule_pass  # noqa: PLC0415 - keep import light
 
     with cycle_lock("schedule") as got:
         if not got:
             return "busy"
-        summary = schedule_pass()
-    return f"pending={summary.pending} started={summary.started} timeouts={summary.timeouts}"
+        start = time.perf_counter()
+        summary = schedule_pass(backfill=backfill, queue_depth=queue_depth)
+        elapsed = (time.perf_counter() - start) * 1000
+    text = f"pending={summary.pending} started={summary.started} timeouts={summary.timeouts}"
+    log.debug("%s pass: %s in %.1f ms", "backfill" if backfill else "main", text, elapsed)
+    return text
+
+
+def run_backfill() -> str:
+    return run_schedule(backfill=True)
+
+
+def run_event_schedule() -> str:
+    """The quick pass after a submission or a completion: the head of each queue only."""
+    return run_schedule(queue_depth=settings.FSCHED_QUEUE_DEPTH)
 
 
 def run_health() -> str:
@@ -67,6 +80,7 @@ def run_health() -> str:
 # name → (function, interval in seconds); Celery beat and the embedded thread both read this.
 PERIODIC: dict[str, tuple[Callable[[], str], float]] = {
     "schedule": (run_schedule, settings.FSCHED_SCHED_INTERVAL),
+    "backfill": (run_backfill, settings.FSCHED_BACKFILL_INTERVAL),
     "health": (run_health, settings.FSCHED_HEALTH_INTERVAL),
 }
 
@@ -99,10 +113,12 @@ class EmbeddedCycles:
             kicked = self._wake.is_set()
             self._wake.clear()
             for name, (func, interval) in PERIODIC.items():
-                if (name == "schedule" and kicked) or now - last.get(name, 0) >= interval:
-                    last[name] = now
+                due = now - last.get(name, 0) >= interval
+                if due or (name == "schedule" and kicked):
+                    if due:
+                        last[name] = now
                     try:
-                        func()
+                        func() if due else run_event_schedule()
                     except Exception:
                         log.exception("cycle %s failed", name)
                     finally:

@@ -8,6 +8,8 @@ change it cannot yet read, and a rolled-back change is never announced.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 from typing import Any
 
@@ -24,12 +26,36 @@ def node_group(node: str) -> str:
     return f"node.{node}"
 
 
+_server_loop: asyncio.AbstractEventLoop | None = None
+
+
+def bind_server_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """The server's event loop, which owns the consumers (and the in-memory layer's queues).
+
+    Sends from worker threads are handed to it without waiting: a channel layer's queues
+    must only be touched from that loop, and a service should not block on delivery.
+    """
+    global _server_loop  # noqa: PLW0603 - one loop per server process
+    _server_loop = loop
+
+
+def _report(future: concurrent.futures.Future[None]) -> None:
+    if future.exception() is not None:
+        log.error("publishing failed: %s", future.exception())
+
+
 def _send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    loop = _server_loop
     try:
-        async_to_sync(layer.group_send)(group, message)
+        if loop is not None and loop.is_running():
+            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop).add_done_callback(
+                _report
+            )
+        else:  # a Celery worker or a management command: no server loop here
+            async_to_sync(layer.group_send)(group, message)
     except Exception:  # a dead channel layer must never undo a committed change
         log.exception("publishing to %s failed", group)
 

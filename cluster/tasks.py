@@ -18,6 +18,18 @@ def schedule() -> str:
     return cycles.run_schedule()
 
 
+@shared_task(name="fsched.event_schedule", ignore_result=True)
+def event_schedule() -> str:
+    """The quick pass requested by an event (coalesced through Redis)."""
+    _client().delete(_PENDING_KEY)
+    return cycles.run_event_schedule()
+
+
+@shared_task(name="fsched.backfill", ignore_result=True)
+def backfill() -> str:
+    return cycles.run_backfill()
+
+
 @shared_task(name="fsched.health", ignore_result=True)
 def health() -> str:
     return cycles.run_health()
@@ -36,4 +48,4 @@ def _client() -> redis.Redis:
 def request_schedule_pass() -> None:
     """Queue one pass unless one is already queued (SET NX): bursts coalesce."""
     if _client().set(_PENDING_KEY, "1", nx=True, ex=30):
-        schedule.delay()
+        event_schedule.delay()

@@ -3,6 +3,7 @@ loads the configuration and starts the embedded cycles."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import Any
@@ -21,6 +22,7 @@ django_app = get_asgi_application()
 from asgiref.sync import sync_to_async  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from cluster import publish  # noqa: E402
 from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
 
 log = logging.getLogger("fsched.server")
@@ -63,6 +65,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            publish.bind_server_loop(asyncio.get_running_loop())
             try:
                 await sync_to_async(_startup, thread_sensitive=False)()
             except Exception as exc:

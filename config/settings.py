@@ -110,8 +110,11 @@ if DATABASE_URL:
 else:
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "config.sqlite",
             "NAME": os.environ.get("FSCHED_SQLITE_PATH", str(STATE_DIR / "fsched.sqlite3")),
+            # Keep connections: reopening SQLite (and its PRAGMAs) per agent message costs more
+            # than the message.
+            "CONN_MAX_AGE": None,
             # The scheduler thread, the agent consumer and API requests write concurrently:
             # wait on the lock instead of failing, and take the write lock up front so a
             # read-then-write transaction cannot deadlock on upgrade.
@@ -140,6 +143,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # How often the cycles run when nothing triggers them (seconds).
 FSCHED_SCHED_INTERVAL = float(os.environ.get("FSCHED_SCHED_INTERVAL", "2"))
 FSCHED_HEALTH_INTERVAL = float(os.environ.get("FSCHED_HEALTH_INTERVAL", "2"))
+# Backfill plans for the whole queue, so it runs on its own interval (Slurm's bf_interval).
+FSCHED_BACKFILL_INTERVAL = float(os.environ.get("FSCHED_BACKFILL_INTERVAL", "5"))
+# Jobs per partition an event-triggered pass considers (Slurm's default_queue_depth).
+FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # Embedded mode runs the cycles in a thread of the server process unless told not to
 # (tests that drive the cycles by hand turn it off).
 FSCHED_RUN_CYCLES = envbool("FSCHED_RUN_CYCLES", not DISTRIBUTED)

@@ -18,6 +18,7 @@ from cluster import publish
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services.jobs import requeue_now
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_job, refresh_usage
+from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
 log = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def agent_ping(
         node.cpu_load = info.get("cpu_load")
         node.free_mem = info.get("free_mem")
         batch.append(node)
-    Node.objects.bulk_update(batch, ["last_contact", "cpu_load", "free_mem"])
+    update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
 
 
 def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None:
@@ -186,6 +187,21 @@ def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None
             _set_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
             node.save(update_fields=["flags"])
         publish.console_changed("nodes")
+
+
+def jobs_started(*, items: list[dict[str, Any]]) -> None:
+    """Several ``started`` messages at once: one UPDATE per (node, run)."""
+    groups: dict[tuple[str, int | None], list[int]] = {}
+    for item in items:
+        groups.setdefault((str(item.get("node", "")), item.get("run")), []).append(int(item["job_id"]))
+    with transaction.atomic():
+        for (node, run), ids in groups.items():
+            updated = Job.objects.filter(
+                pk__in=ids, batch_host=node, state__in=[s.value for s in HOLDING_JOB_STATES]
+            )
+            if run is not None:
+                updated = updated.filter(restart_count=run)
+            updated.update(launched=True)
 
 
 def job_started(*, job_id: int, node: str, run: int | None = None, now: datetime | None = None) -> None:
@@ -293,9 +309,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         )
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
-    Job.objects.bulk_update(
-        done, ["state", "exit_code", "exit_signal", "end_time", "alloc", "reason", "final_state"]
-    )
+    update_rows(done, ["state", "exit_code", "exit_signal", "end_time", "alloc", "reason", "final_state"])
     Event.objects.bulk_create(events)
     if recorded:
         refresh_usage(touched_nodes)
@@ -313,5 +327,6 @@ __all__ = [
     "job_launch_failed",
     "job_started",
     "jobs_completed",
+    "jobs_started",
     "launch_payload",
 ]

@@ -15,6 +15,7 @@ from django.utils import timezone
 from cluster import publish
 from cluster.models import Event, Job, Node
 from cluster.services.errors import PermissionDenied, ServiceError
+from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
             node.alloc_cpus, node.alloc_mem, node.base_state = cpus, mem, base
             changed.append(node)
     if changed:
-        Node.objects.bulk_update(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
+        update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
         publish.console_changed("nodes")
 
 

@@ -21,6 +21,7 @@ from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.services.agents import launch_payload
 from cluster.services.jobs import terminate_running
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
+from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,9 @@ def _epoch(dt: datetime | None) -> float | None:
     return dt.timestamp() if dt else None
 
 
-def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[int]]:
+def build_snapshot(
+    now: datetime, *, backfill: bool = True, queue_depth: int | None = None
+) -> tuple[scheduler.Snapshot, list[Node], list[int]]:
     nodes = list(Node.objects.order_by("name"))
     index = {n.name: i for i, n in enumerate(nodes)}
     partitions = {}
@@ -103,31 +106,40 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
     pending_views = []
     throttled = []
     array_started: Counter[int] = Counter()
-    pending_rows = (
-        Job.objects.filter(state=JobState.PENDING)
-        .order_by("id")
-        .values_list(
-            "id",
-            "partition",
-            "user",
-            "submit_time",
-            "priority",
-            "min_nodes",
-            "max_nodes",
-            "num_tasks",
-            "cpus_per_task",
-            "mem_per_node",
-            "time_limit",
-            "begin_time",
-            "hold",
-            "req_nodes",
-            "exc_nodes",
-            "features",
-            "reservation",
-            "licenses",
-            "array_job_id",
-            "array_max_tasks",
-        )
+    pending = Job.objects.filter(state=JobState.PENDING).order_by("id")
+    if queue_depth is not None:
+        # Slurm's default_queue_depth: an event-driven pass looks at the head of each
+        # partition's queue (held jobs cannot start and take no place in it); the periodic
+        # full pass and backfill see everything.
+        heads: list[int] = []
+        for name in partitions:
+            heads += (
+                Job.objects.filter(state=JobState.PENDING, partition=name, hold="")
+                .order_by("id")
+                .values_list("id", flat=True)[:queue_depth]
+            )
+        pending = pending.filter(pk__in=heads)
+    pending_rows = pending.values_list(
+        "id",
+        "partition",
+        "user",
+        "submit_time",
+        "priority",
+        "min_nodes",
+        "max_nodes",
+        "num_tasks",
+        "cpus_per_task",
+        "mem_per_node",
+        "time_limit",
+        "begin_time",
+        "hold",
+        "req_nodes",
+        "exc_nodes",
+        "features",
+        "reservation",
+        "licenses",
+        "array_job_id",
+        "array_max_tasks",
     )
     for (
         job_id,
@@ -184,6 +196,7 @@ def build_snapshot(now: datetime) -> tuple[scheduler.Snapshot, list[Node], list[
         partitions=partitions,
         pending=tuple(pending_views),
         running=tuple(running_views),
+        config=scheduler.SchedulerConfig(backfill=backfill),
     )
     return snap, nodes, throttled
 
@@ -193,7 +206,9 @@ def plugins(cfg: ClusterConfig) -> list[scheduler.SchedulerPlugin]:
     return [LicensePlugin(cfg.licenses)]
 
 
-def schedule_pass(*, now: datetime | None = None) -> PassSummary:
+def schedule_pass(
+    *, now: datetime | None = None, backfill: bool = True, queue_depth: int | None = None
+) -> PassSummary:
     """One scheduler pass.  The caller holds the pass lock (cluster.cycles).
 
     The snapshot is read and the core decides *outside* the write transaction, so agents'
@@ -202,9 +217,13 @@ def schedule_pass(*, now: datetime | None = None) -> PassSummary:
     what others write meanwhile can only free resources (completions, cancels) or add
     jobs the next pass will see; the apply step re-checks that each started job is still
     PENDING and its nodes still usable.
+
+    As in Slurm, passes triggered by events (a submission, a completion) are quick main
+    scheduler passes; backfill, which plans ahead for the whole queue, runs on its own
+    interval (``backfill=True``).
     """
     now = now or timezone.now()
-    snap, nodes, throttled = build_snapshot(now)
+    snap, nodes, throttled = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
     result = scheduler.schedule(snap, plugins(ClusterConfig.current()))
     with transaction.atomic():
         _apply(result, nodes, throttled, now)
@@ -253,7 +272,7 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int]
                     node=job.node_list,
                 )
             )
-        Job.objects.bulk_update(
+        update_rows(
             jobs,
             [
                 "state",
@@ -267,7 +286,6 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int]
                 "alloc",
                 "launched",
             ],
-            batch_size=500,
         )
         Event.objects.bulk_create(events, batch_size=500)
         refresh_usage(touched)
@@ -306,7 +324,7 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
             changed.append(Job(id=job_id, reason=p.reason, reason_detail=p.detail, priority=p.priority))
     if changed:
-        Job.objects.bulk_update(changed, ["reason", "reason_detail", "priority"], batch_size=500)
+        update_rows(changed, ["reason", "reason_detail", "priority"])
         publish.console_changed("jobs")
 
 

@@ -1,0 +1,209 @@
+"""End-to-end figures on the demo cluster (a real controller and agent on this machine).
+
+* throughput of 1,000 trivial jobs (``--wrap=true``), first submit to last completion,
+  submitted as one array (one ``fsched sbatch -a``) and as 1,000 single jobs (8 API
+  clients in parallel);
+* API submission rate with 8 concurrent clients (held jobs, so only submission counts);
+* latency of one ``fsched sbatch --wrap=true``, the CLI's start-up included.
+
+Each figure is the median of several runs.  Usage: ``python -m bench.cluster_throughput
+[--runs N] [--jobs N]``; set FSCHED_DATABASE_URL/FSCHED_REDIS_URL to measure distributed mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from config.demo import Cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+FSCHED = str(Path(sys.executable).parent / "fsched")
+
+
+class Bench:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        creds = json.loads(Path(cluster.env["FSCHED_CLI_CONFIG"]).read_text())
+        self.token = creds["token"]
+
+    def api(self, method: str, path: str, body: dict | None = None) -> dict:
+        request = urllib.request.Request(  # noqa: S310 - loopback controller
+            self.cluster.url + path,
+            data=json.dumps(body).encode() if body is not None else None,
+            method=method,
+            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
+            return json.loads(response.read() or b"{}")
+
+    def active(self) -> int:
+        return self.api("GET", "/api/jobs/?limit=1")["count"]
+
+    def wait_idle(self, timeout: float = 600) -> None:
+        deadline = time.monotonic() + timeout
+        while self.active():
+            if time.monotonic() > deadline:
+                raise RuntimeError("jobs did not finish")
+            time.sleep(0.05)
+
+    def cli(self, *args: str) -> None:
+        subprocess.run([FSCHED, *args], env=self.cluster.env, check=True, capture_output=True)
+
+    def array(self, n: int) -> float:
+        start = time.perf_counter()
+        self.cli("sbatch", "-a", f"1-{n}", "-o", "/dev/null", "--wrap=true")
+        self.wait_idle()
+        return n / (time.perf_counter() - start)
+
+    def parallel(self, n: int, clients: int, body: dict) -> float:
+        """Submit n jobs from `clients` threads; returns the elapsed seconds of submission."""
+        per = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
+        errors: list[BaseException] = []
+
+        def worker(count: int) -> None:
+            try:
+                for _ in range(count):
+                    self.api("POST", "/api/jobs/", body)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=(c,)) for c in per]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return time.perf_counter() - start
+
+    def singles(self, n: int) -> float:
+        start = time.perf_counter()
+        self.parallel(n, 8, {"wrap": "true", "output": "/dev/null", "work_dir": "/tmp"})
+        self.wait_idle()
+        return n / (time.perf_counter() - start)
+
+    def submit_rate(self, n: int) -> float:
+        elapsed = self.parallel(n, 8, {"wrap": "true", "hold": True, "work_dir": "/tmp"})
+        self.api(
+            "POST",
+            "/api/jobs/cancel/",
+            {"state": "PENDING", "user": self.api("GET", "/api/whoami/")["username"]},
+        )
+        return n / elapsed
+
+    def cli_latency(self, n: int) -> float:
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            self.cli("sbatch", "--hold", "--wrap=true")
+            times.append((time.perf_counter() - start) * 1000)
+        self.api(
+            "POST",
+            "/api/jobs/cancel/",
+            {"state": "PENDING", "user": self.api("GET", "/api/whoami/")["username"]},
+        )
+        return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.cluster_throughput")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=1000)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="fsched-bench-") as tmp:
+        state = Path(tmp)
+        env = {"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING"}
+        distributed = bool(os.environ.get("FSCHED_DATABASE_URL"))
+        cluster = Cluster(
+            state_dir=state,
+            conf_dir=ROOT / "examples" / "demo",
+            port=18123,
+            env=env,
+            quiet=True,
+            server_args=("--no-cycles", "--workers", "2") if distributed else (),
+        )
+        cluster.setup()
+        celery = []
+        try:
+            cluster.start_server()
+            if distributed:
+                bin_dir = Path(sys.executable).parent
+                celery = [
+                    subprocess.Popen(
+                        [
+                            str(bin_dir / "celery"),
+                            "-A",
+                            "config",
+                            "worker",
+                            "-l",
+                            "warning",
+                            "-c",
+                            "2",
+                            "-P",
+                            "threads",
+                        ],
+                        env=cluster.env,
+                        cwd=ROOT,
+                    ),
+                    subprocess.Popen(
+                        [
+                            str(bin_dir / "celery"),
+                            "-A",
+                            "config",
+                            "beat",
+                            "-l",
+                            "warning",
+                            "-s",
+                            str(state / "beat"),
+                        ],
+                        env=cluster.env,
+                        cwd=ROOT,
+                    ),
+                ]
+            cluster.start_agent()
+            bench = Bench(cluster)
+            deadline = time.monotonic() + 30
+            while any(n["state"] != "IDLE" for n in bench.api("GET", "/api/nodes/?limit=1000")["results"]):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("nodes did not come up")
+                time.sleep(0.2)
+            mode = "distributed" if distributed else "embedded"
+            print(
+                f"fsched cluster benchmark ({mode} mode, demo cluster: 32 nodes x 4 CPUs), median of {args.runs}"
+            )
+            figures = {
+                f"end-to-end, {args.jobs} jobs as one array (jobs/s)": [
+                    bench.array(args.jobs) for _ in range(args.runs)
+                ],
+                f"end-to-end, {args.jobs} single jobs, 8 API clients (jobs/s)": [
+                    bench.singles(args.jobs) for _ in range(args.runs)
+                ],
+                "API submission, 8 concurrent clients (jobs/s)": [
+                    bench.submit_rate(500) for _ in range(args.runs)
+                ],
+                "fsched sbatch --wrap=true, one call (ms)": [bench.cli_latency(30) for _ in range(args.runs)],
+            }
+            for name, values in figures.items():
+                runs = ", ".join(f"{v:.1f}" for v in values)
+                print(f"  {name:<62} {statistics.median(values):8.1f}   (runs: {runs})")
+        finally:
+            cluster.stop()
+            for proc in celery:
+                proc.terminate()
+                proc.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
