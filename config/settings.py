@@ -145,6 +145,8 @@ FSCHED_SCHED_INTERVAL = float(os.environ.get("FSCHED_SCHED_INTERVAL", "2"))
 FSCHED_HEALTH_INTERVAL = float(os.environ.get("FSCHED_HEALTH_INTERVAL", "2"))
 # Backfill plans for the whole queue, so it runs on its own interval (Slurm's bf_interval).
 FSCHED_BACKFILL_INTERVAL = float(os.environ.get("FSCHED_BACKFILL_INTERVAL", "5"))
+# Threads that run HTTP requests' Django code in a server process.
+FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # Jobs per partition an event-triggered pass considers (Slurm's default_queue_depth).
 FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # Embedded mode runs the cycles in a thread of the server process unless told not to

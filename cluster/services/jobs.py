@@ -17,7 +17,7 @@ from django.utils import timezone
 from cluster import jobspec, publish, slurmtime
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
-from cluster.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
+from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +113,10 @@ def _validate_submission(
         except ValueError:
             raise ServiceError(f"Invalid time specification: {begin_text}", field="begin") from None
 
-    known = set(Node.objects.values_list("name", flat=True))
     req_nodes = _nodeset(_field(spec, "nodelist") or "", "nodelist")
     exc_nodes = _nodeset(_field(spec, "exclude") or "", "exclude")
+    named = list(req_nodes | exc_nodes)
+    known = set(Node.objects.filter(name__in=named).values_list("name", flat=True)) if named else set()
     for ns in (req_nodes, exc_nodes):
         unknown = [n for n in ns if n not in known]
         if unknown:
@@ -202,7 +203,7 @@ def _store(common: dict[str, Any], tasks: list[int | None], now: datetime) -> Su
     username = common["user"]
     with transaction.atomic():
         max_count = ClusterConfig.current().option_int("MaxJobCount", 10000)
-        active = Job.objects.exclude(state__in=[s.value for s in FINISHED_JOB_STATES]).count()
+        active = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).count()
         if active + len(tasks) > max_count:
             raise ServiceError("Slurm temporarily unable to accept job, sleeping and retrying")
         first = _take_job_ids(len(tasks))
