@@ -179,9 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError("nodes did not come up")
                 time.sleep(0.2)
             mode = "distributed" if distributed else "embedded"
-            print(
-                f"fsched cluster benchmark ({mode} mode, demo cluster: 32 nodes x 4 CPUs), median of {args.runs}"
-            )
+            print(f"fsched cluster benchmark ({mode} mode, demo: 32 nodes x 4 CPUs), median of {args.runs}")
             figures = {
                 f"end-to-end, {args.jobs} jobs as one array (jobs/s)": [
                     bench.array(args.jobs) for _ in range(args.runs)

@@ -1,0 +1,26 @@
+"""``make bench``: every benchmark, one after the other, each printing its figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = [
+    ["-m", "bench.cluster_throughput"],
+    [str(ROOT / "bench" / "cli_latency.py")],
+    [str(ROOT / "bench" / "scheduler_pass.py")],
+]
+
+
+def main() -> int:
+    status = 0
+    for args in SCRIPTS:
+        print(f"\n== {' '.join(args)}", flush=True)
+        status |= subprocess.run([sys.executable, *args], cwd=ROOT, check=False).returncode
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
