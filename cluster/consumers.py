@@ -121,7 +121,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 "nodes": result.accepted,
                 "rejected": result.rejected,
                 "kill": result.kill,
-                "ping_interval": 5,
+                "ping_interval": agents.PING_INTERVAL,
             }
         )
         if result.acked:

@@ -23,6 +23,8 @@ from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Rea
 
 log = logging.getLogger(__name__)
 
+PING_INTERVAL = 5  # seconds between agent heartbeats (sent to agents in ``registered``)
+
 
 def _ts(epoch: float | None) -> datetime | None:
     return datetime.fromtimestamp(epoch, UTC) if epoch else None
@@ -162,19 +164,22 @@ def _request_schedule() -> None:
 def agent_ping(
     *, nodes: list[str], load: dict[str, dict[str, Any]] | None = None, now: datetime | None = None
 ) -> None:
+    """A heartbeat: the nodes are alive (a node marked not responding but not yet DOWN recovers)."""
     now = now or timezone.now()
     load = load or {}
-    if not load:
-        Node.objects.filter(name__in=nodes).update(last_contact=now)
-        return
-    batch = []
-    for node in Node.objects.filter(name__in=nodes):
-        node.last_contact = now
-        info = load.get(node.name) or {}
-        node.cpu_load = info.get("cpu_load")
-        node.free_mem = info.get("free_mem")
-        batch.append(node)
-    update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
+    with transaction.atomic():
+        batch = []
+        for node in Node.objects.filter(name__in=nodes):
+            node.last_contact = now
+            info = load.get(node.name) or {}
+            node.cpu_load = info.get("cpu_load", node.cpu_load)
+            node.free_mem = info.get("free_mem", node.free_mem)
+            if node.flags & NodeFlag.NOT_RESPONDING and node.base_state != NodeBase.DOWN:
+                _set_state(node, remove=NodeFlag.NOT_RESPONDING, now=now)
+                update_rows([node], ["flags"])
+                publish.console_changed("nodes")
+            batch.append(node)
+        update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
 
 
 def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None:

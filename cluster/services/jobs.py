@@ -403,6 +403,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     if unknown:
         raise ServiceError(f"Update of {', '.join(sorted(unknown))} is not supported")
     fields: list[str] = []
+    before = {f: getattr(job, f) for f in allowed if hasattr(job, f)}
     if "time_limit" in changes:
         try:
             limit = slurmtime.parse_time_limit(str(changes["time_limit"]))
@@ -423,7 +424,16 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         fields.append("name")
     if fields:
         job.save(update_fields=fields)
-        _event(job, job.state, user=actor.get_username(), reason="update " + ",".join(fields))
+        Event.objects.create(
+            time=timezone.now(),
+            kind=Event.Kind.JOB,
+            job_id=job.id,
+            old_state=job.state,
+            new_state=job.state,
+            reason="update " + ",".join(fields),
+            user=actor.get_username(),
+            detail={"before": {f: before[f] for f in fields}, "after": {f: getattr(job, f) for f in fields}},
+        )
         publish.console_changed("jobs")
         _request_schedule()
     return job

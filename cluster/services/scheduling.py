@@ -18,7 +18,7 @@ from django.utils import timezone
 from cluster import publish, scheduler, states
 from cluster.licenses import LicensePlugin
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.services.agents import launch_payload
+from cluster.services.agents import PING_INTERVAL, launch_payload
 from cluster.services.jobs import terminate_running
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
 from cluster.services.rows import update_rows
@@ -344,7 +344,17 @@ def health_pass(*, now: datetime | None = None) -> list[str]:
             if node.flags & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP | NodeFlag.POWERING_DOWN):
                 continue
             seen = node.last_contact or cfg.loaded_at
-            if seen is None or seen > limit:
+            if seen is None:
+                continue
+            if seen > limit:
+                # Silent for three heartbeats (a hung agent keeps its socket open): "*" first.
+                if (
+                    seen < now - timedelta(seconds=3 * PING_INTERVAL)
+                    and not node.flags & NodeFlag.NOT_RESPONDING
+                ):
+                    _set_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
+                    node.save(update_fields=["flags"])
+                    publish.console_changed("nodes")
                 continue
             _set_state(
                 node,

@@ -146,6 +146,11 @@ def test_update_time_limit_users_may_only_lower(demo, api):
     assert api("alice").patch(f"/api/jobs/{job_id}/", {"time_limit": "30"}, format="json").status_code == 403
     assert api("admin").patch(f"/api/jobs/{job_id}/", {"time_limit": "30"}, format="json").status_code == 200
     assert Job.objects.get(pk=job_id).time_limit == 30
+    record = Event.objects.filter(job_id=job_id, reason="update time_limit").first()
+    assert (record.user, record.detail) == (
+        "admin",
+        {"before": {"time_limit": 10}, "after": {"time_limit": 30}},
+    )
 
 
 def test_schema_is_served(demo, api):

@@ -199,3 +199,12 @@ def test_licenses_hold_jobs_until_released(demo, users):
     done(Job.objects.get(pk=first))
     schedule_pass()
     assert Job.objects.get(pk=second).state == "RUNNING"
+
+
+def test_a_silent_agent_is_marked_not_responding_and_recovers_on_its_next_ping(demo):
+    now = timezone.now()
+    register(now=now)
+    health_pass(now=now + timedelta(seconds=16))
+    assert Node.objects.get(name="node01").state == "IDLE+NOT_RESPONDING"
+    agents.agent_ping(nodes=["node01"], now=now + timedelta(seconds=17))
+    assert Node.objects.get(name="node01").state == "IDLE"
