@@ -136,7 +136,7 @@ class JobAction(APIView):
 class JobBulkCancel(APIView):
     """scancel with filters: each matching job is cancelled or reported with its error."""
 
-    @extend_schema(request=dict, responses=dict)
+    @extend_schema(request=dict, responses=dict, operation_id="jobs_bulk_cancel")
     def post(self, request: Request) -> Response:
         data = request.data if isinstance(request.data, dict) else {}
         ids = [str(i) for i in data.get("job_ids") or []]
