@@ -109,6 +109,10 @@ class EmbeddedCycles:
     def _loop(self) -> None:
         last: dict[str, float] = {}
         while not self._stop.is_set():
+            if self._wake.is_set():
+                # Let the burst that woke us finish (the request that kicked us answers
+                # first, completions arriving together are handled together), then one pass.
+                self._stop.wait(settings.FSCHED_SCHED_MIN_INTERVAL)
             now = time.monotonic()
             kicked = self._wake.is_set()
             self._wake.clear()

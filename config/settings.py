@@ -147,6 +147,9 @@ FSCHED_HEALTH_INTERVAL = float(os.environ.get("FSCHED_HEALTH_INTERVAL", "2"))
 FSCHED_BACKFILL_INTERVAL = float(os.environ.get("FSCHED_BACKFILL_INTERVAL", "5"))
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
+# Seconds an event-triggered pass waits so that a burst of events costs one pass
+# (Slurm's sched_min_interval).
+FSCHED_SCHED_MIN_INTERVAL = float(os.environ.get("FSCHED_SCHED_MIN_INTERVAL", "0.02"))
 # Jobs per partition an event-triggered pass considers (Slurm's default_queue_depth).
 FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # Embedded mode runs the cycles in a thread of the server process unless told not to
