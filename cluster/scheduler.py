@@ -114,6 +114,8 @@ class JobView:
     node_indices: tuple[int, ...] = ()
     alloc_cpus: tuple[int, ...] = ()  # per node, parallel to node_indices
     alloc_mem: tuple[int, ...] = ()
+    array_job_id: int | None = None
+    array_max_tasks: int | None = None  # the %N throttle of ``sbatch -a``
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ transaction → publish on commit.  The core never sees the ORM; this module nev
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -16,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import publish, scheduler, states
+from cluster.arrays import ArrayThrottlePlugin
 from cluster.licenses import LicensePlugin
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.services.agents import PING_INTERVAL, launch_payload
@@ -40,7 +40,7 @@ def _epoch(dt: datetime | None) -> float | None:
 
 def build_snapshot(
     now: datetime, *, backfill: bool = True, queue_depth: int | None = None
-) -> tuple[scheduler.Snapshot, list[Node], list[int]]:
+) -> tuple[scheduler.Snapshot, list[Node]]:
     nodes = list(Node.objects.order_by("name"))
     index = {n.name: i for i, n in enumerate(nodes)}
     partitions = {}
@@ -70,11 +70,8 @@ def build_snapshot(
         "array_job_id",
         "licenses",
     )
-    running_per_array: Counter[int] = Counter()
     for job_id, part, user, submit, start, limit, alloc, state, array_id, lic in holding:
         names = [n for n in alloc if n in index]
-        if array_id is not None:
-            running_per_array[array_id] += 1
         running_views.append(
             scheduler.JobView(
                 job_id=job_id,
@@ -88,6 +85,7 @@ def build_snapshot(
                 alloc_cpus=tuple(alloc[n][0] for n in names),
                 alloc_mem=tuple(alloc[n][1] for n in names),
                 licenses=lic,
+                array_job_id=array_id,
             )
         )
     node_views = tuple(
@@ -104,8 +102,6 @@ def build_snapshot(
         for i, n in enumerate(nodes)
     )
     pending_views = []
-    throttled = []
-    array_started: Counter[int] = Counter()
     pending = Job.objects.filter(state=JobState.PENDING).order_by("id")
     if queue_depth is not None:
         # Slurm's default_queue_depth: an event-driven pass looks at the head of each
@@ -163,11 +159,6 @@ def build_snapshot(
         array_id,
         throttle,
     ) in pending_rows:
-        if array_id is not None and throttle:
-            if running_per_array[array_id] + array_started[array_id] >= throttle:
-                throttled.append(job_id)
-                continue
-            array_started[array_id] += 1
         pending_views.append(
             scheduler.JobView(
                 job_id=job_id,
@@ -188,6 +179,8 @@ def build_snapshot(
                 features=feat,
                 reservation=resv,
                 licenses=lic,
+                array_job_id=array_id,
+                array_max_tasks=throttle,
             )
         )
     snap = scheduler.Snapshot(
@@ -198,12 +191,12 @@ def build_snapshot(
         running=tuple(running_views),
         config=scheduler.SchedulerConfig(backfill=backfill),
     )
-    return snap, nodes, throttled
+    return snap, nodes
 
 
 def plugins(cfg: ClusterConfig) -> list[scheduler.SchedulerPlugin]:
     """The plugins every pass runs with (later issues add HRES, limits, power)."""
-    return [LicensePlugin(cfg.licenses)]
+    return [LicensePlugin(cfg.licenses), ArrayThrottlePlugin()]
 
 
 def schedule_pass(
@@ -223,14 +216,14 @@ def schedule_pass(
     interval (``backfill=True``).
     """
     now = now or timezone.now()
-    snap, nodes, throttled = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
+    snap, nodes = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
     result = scheduler.schedule(snap, plugins(ClusterConfig.current()))
     with transaction.atomic():
-        _apply(result, nodes, throttled, now)
+        _apply(result, nodes, now)
     return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
 
 
-def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int], now: datetime) -> None:
+def _apply(result: scheduler.PassResult, nodes: list[Node], now: datetime) -> None:
     names = [n.name for n in nodes]
     if result.starts:
         started = {s.job_id: s for s in result.starts}
@@ -293,10 +286,6 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], throttled: list[int]
             publish.to_agent(job.batch_host, launch_payload(job))
     if result.pending:
         _update_pending(result.pending)
-    if throttled:
-        Job.objects.filter(pk__in=throttled).exclude(reason="JobArrayTaskLimit").update(
-            reason="JobArrayTaskLimit"
-        )
     for timeout in result.timeouts:
         job = Job.objects.select_for_update().filter(pk=timeout.job_id).first()
         if job is None or job.state not in HOLDING_JOB_STATES or job.final_state:
@@ -379,7 +368,7 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
     Runs the core on the current snapshot with this job alone in the queue: it starts now, or
     at the latest expected end of the running jobs in its partition (an upper bound).
     """
-    snap, nodes, _ = build_snapshot(now)
+    snap, nodes = build_snapshot(now)
     probe = scheduler.JobView(
         job_id=0,
         partition=common["partition"],
