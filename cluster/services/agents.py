@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from cluster import publish
 from cluster.models import ClusterConfig, Event, Job, Node
-from cluster.services.jobs import requeue_now
+from cluster.services.jobs import end_job, requeue_now
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_job, refresh_usage
 from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
@@ -225,22 +225,15 @@ def job_launch_failed(
     job = Job.objects.select_for_update().filter(pk=job_id, batch_host=node).first()
     if job is None or job.state not in HOLDING_JOB_STATES or (run is not None and run != job.restart_count):
         return
-    old = job.state
     held = job.alloc
-    job.state = JobState.FAILED
-    job.reason = Reason.JOB_LAUNCH_FAILURE
     job.reason_detail = error[:512]
     job.exit_code = 1
-    job.end_time = now
-    job.alloc = {}
-    job.save()
-    Event.objects.create(
-        time=now,
-        kind=Event.Kind.JOB,
-        job_id=job.id,
-        old_state=old,
-        new_state=job.state,
-        reason=f"launch failed: {error}",
+    end_job(
+        job,
+        JobState.FAILED,
+        now=now,
+        why=f"launch failed: {error}",
+        reason=Reason.JOB_LAUNCH_FAILURE,
         node=node,
     )
     refresh_usage(held.keys())

@@ -267,16 +267,51 @@ def _check_owner(actor: AbstractBaseUser, job: Job) -> None:
         raise PermissionDenied("Access/permission denied")
 
 
-def _event(job: Job, old: str, *, user: str = "", reason: str = "", now: datetime | None = None) -> None:
+def record_transition(
+    job: Job,
+    old: str,
+    *,
+    now: datetime | None = None,
+    why: str = "",
+    user: str = "",
+    node: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """One row of the job's history (the console's timeline and later reports read these)."""
     Event.objects.create(
         time=now or timezone.now(),
         kind=Event.Kind.JOB,
         job_id=job.id,
         old_state=old,
         new_state=job.state,
-        reason=reason,
+        reason=why,
         user=user,
+        node=node,
+        detail=detail or {},
     )
+
+
+def end_job(
+    job: Job,
+    state: JobState,
+    *,
+    now: datetime,
+    why: str,
+    reason: str = Reason.NONE,
+    node: str = "",
+    user: str = "",
+) -> None:
+    """A job reaches a final state without an exit from its processes (cancelled while
+    pending, lost with its node, failed to launch): it releases its nodes at once."""
+    old = job.state
+    job.state = state
+    job.reason = reason
+    job.end_time = now
+    job.alloc = {}
+    job.final_state = ""
+    job.save()
+    record_transition(job, old, now=now, why=why, user=user, node=node)
+    publish.console_changed("jobs")
 
 
 @transaction.atomic
@@ -296,17 +331,12 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
             raise ServiceError("Job is pending execution")
         publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": sig})
         return job
-    old = job.state
     if job.state == JobState.PENDING:
-        job.state = JobState.CANCELLED
-        job.end_time = now
-        job.reason = Reason.NONE
-        job.save(update_fields=["state", "end_time", "reason"])
-        _event(job, old, user=who, reason="scancel", now=now)
+        end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
     else:
         terminate_running(job, final_state=JobState.CANCELLED, now=now)
-        _event(job, old, user=who, reason="scancel", now=now)
-    publish.console_changed("jobs")
+        record_transition(job, job.state, now=now, why="scancel", user=who)
+        publish.console_changed("jobs")
     return job
 
 
@@ -331,7 +361,7 @@ def job_hold(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job.reason = Reason.JOB_HELD_ADMIN if job.hold == "admin" else Reason.JOB_HELD_USER
     job.priority = 0
     job.save(update_fields=["hold", "reason", "priority"])
-    _event(job, job.state, user=actor.get_username(), reason="hold")
+    record_transition(job, job.state, why="hold", user=actor.get_username())
     publish.console_changed("jobs")
     return job
 
@@ -347,7 +377,7 @@ def job_release(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job.hold = ""
     job.reason = Reason.NONE
     job.save(update_fields=["hold", "reason"])
-    _event(job, job.state, user=actor.get_username(), reason="release")
+    record_transition(job, job.state, why="release", user=actor.get_username())
     publish.console_changed("jobs")
     _request_schedule()
     return job
@@ -368,7 +398,7 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
         terminate_running(job, final_state=JobState.REQUEUED, now=now)
     else:
         requeue_now(job, now=now)
-    _event(job, old, user=actor.get_username(), reason="requeue", now=now)
+    record_transition(job, old, now=now, why="requeue", user=actor.get_username())
     publish.console_changed("jobs")
     return job
 
@@ -424,13 +454,10 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         fields.append("name")
     if fields:
         job.save(update_fields=fields)
-        Event.objects.create(
-            time=timezone.now(),
-            kind=Event.Kind.JOB,
-            job_id=job.id,
-            old_state=job.state,
-            new_state=job.state,
-            reason="update " + ",".join(fields),
+        record_transition(
+            job,
+            job.state,
+            why="update " + ",".join(fields),
             user=actor.get_username(),
             detail={"before": {f: before[f] for f in fields}, "after": {f: getattr(job, f) for f in fields}},
         )
@@ -450,7 +477,7 @@ def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job.state = JobState.SUSPENDED
     job.save(update_fields=["state"])
     publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "STOP"})
-    _event(job, old, user=actor.get_username(), reason="suspend")
+    record_transition(job, old, why="suspend", user=actor.get_username())
     publish.console_changed("jobs")
     return job
 
@@ -465,6 +492,6 @@ def job_resume(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job.state = JobState.RUNNING
     job.save(update_fields=["state"])
     publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
-    _event(job, JobState.SUSPENDED, user=actor.get_username(), reason="resume")
+    record_transition(job, JobState.SUSPENDED, why="resume", user=actor.get_username())
     publish.console_changed("jobs")
     return job

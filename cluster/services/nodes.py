@@ -15,6 +15,7 @@ from django.utils import timezone
 from cluster import publish
 from cluster.models import Event, Job, Node
 from cluster.services.errors import PermissionDenied, ServiceError
+from cluster.services.jobs import end_job, record_transition, requeue_now
 from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
@@ -164,32 +165,15 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
 
     A job already being ended (cancelled, timed out) simply takes that end.
     """
-    from cluster.services.jobs import requeue_now  # noqa: PLC0415 - jobs imports this module
-
     old = job.state
     if job.batch_host and job.batch_host != node:
         # The batch script may still run on a healthy node: stop it there.
         publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
     if job.final_state and job.final_state != JobState.REQUEUED:
-        job.state = job.final_state
-        job.end_time = now
-        job.alloc = {}
-        job.save()
+        end_job(job, JobState(job.final_state), now=now, why=why, node=node)
     elif job.requeue:
         requeue_now(job, now=now)
+        record_transition(job, old, now=now, why=why, node=node)
+        publish.console_changed("jobs")
     else:
-        job.state = JobState.NODE_FAIL
-        job.reason = Reason.NODE_FAIL
-        job.end_time = now
-        job.alloc = {}
-        job.save()
-    Event.objects.create(
-        time=now,
-        kind=Event.Kind.JOB,
-        job_id=job.id,
-        old_state=old,
-        new_state=job.state,
-        reason=why,
-        node=node,
-    )
-    publish.console_changed("jobs")
+        end_job(job, JobState.NODE_FAIL, now=now, why=why, reason=Reason.NODE_FAIL, node=node)
