@@ -1,0 +1,166 @@
+"""Hierarchical resources as a :class:`cluster.scheduler.SchedulerPlugin` (pure, no Django).
+
+The adapter builds one plugin per pass from the current :class:`hres.layers.HresState`
+(layers, runtime changes, active reservations) and the charges of the jobs holding
+resources, keyed by job id (what their ``LicensesAlloc`` says)::
+
+    plugin = HresPlugin(state, charges={job_id: parse_licenses_alloc(alloc), ...})
+    result = schedule(snapshot, [LicensePlugin(...), plugin])
+    for start in result.starts:
+        save LicensesAlloc = plugin.licenses_alloc(start.job_id)
+
+Hooks: ``begin_pass`` rebuilds usage from the charges of the snapshot's running jobs;
+``job_gate`` refuses a job that no ``N`` nodes of its partition could serve now
+(``Licenses`` naming the blocking layer, or ``HRESDisabled``); ``select_nodes`` picks
+nodes the layers can serve (Mode 3 sums checked as nodes are added) and computes the
+charges; ``on_start`` charges them, so later jobs of the pass see the usage.
+Plain licenses in the same request are left to :class:`cluster.licenses.LicensePlugin`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cluster.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start, node_count
+from cluster.states import Reason
+from hres.layers import (
+    Charge,
+    HresState,
+    Refusal,
+    Selection,
+    format_licenses_alloc,
+    gate,
+    mask_of,
+    plan,
+    select,
+)
+from hres.request import LicenseItem, parse_license_request
+
+
+def _blocked(refusal: Refusal) -> Blocked:
+    return Blocked(refusal.reason, refusal.detail)
+
+
+class HresPlugin(SchedulerPlugin):
+    def __init__(self, state: HresState, charges: Mapping[int, Sequence[Charge]] | None = None) -> None:
+        self.base = state
+        self.charges = {k: tuple(v) for k, v in (charges or {}).items()}
+        self.state = state
+        self.modes = state.modes()
+        self.started: dict[int, tuple[Charge, ...]] = {}
+        # A job whose nodes another plugin changed after ours chose them, and that the
+        # layers could not hold on its final nodes (not expected with this plugin last).
+        self.conflicts: dict[int, Refusal] = {}
+        self._planned: dict[int, Selection] = {}
+        self._requests: dict[str, tuple[LicenseItem, ...] | Blocked] = {}
+        self._parts: dict[str, int] = {}
+        self._partitions: Mapping[str, PartitionView] = {}
+        self._index: dict[str, int] = {}
+        self._gates: dict[tuple, tuple[int, Blocked | None]] = {}
+        self._version = 0
+
+    # -- helpers
+
+    def request(self, licenses: str) -> tuple[LicenseItem, ...] | Blocked:
+        """The HRES items of a ``--license`` value (cached: queues repeat requests)."""
+        found = self._requests.get(licenses)
+        if found is None:
+            try:
+                found = parse_license_request(licenses, hres=self.modes).hres(self.modes)
+            except ValueError as exc:
+                found = Blocked(Reason.LICENSES, str(exc))
+            self._requests[licenses] = found
+        return found
+
+    def _within(self, partition: str) -> int:
+        m = self._parts.get(partition)
+        if m is None:
+            view = self._partitions.get(partition)
+            m = self._parts[partition] = mask_of(view.node_indices) if view else 0
+        return m
+
+    def licenses_alloc(self, job_id: int) -> str:
+        """``LicensesAlloc`` of a job started in this pass ("" if it holds no HRES)."""
+        return format_licenses_alloc(self.started.get(job_id, ()))
+
+    # -- hooks
+
+    def begin_pass(self, snapshot: Snapshot) -> None:
+        size = max((n.index for n in snapshot.nodes), default=-1) + 1
+        names = [""] * size
+        for n in snapshot.nodes:
+            names[n.index] = n.name
+        self._index = {n.name: n.index for n in snapshot.nodes}
+        holding = {j.job_id for j in snapshot.running}
+        state = self.base.reindex(names)
+        self.state = state.with_usage(
+            c for job_id, cs in self.charges.items() if job_id in holding for c in cs
+        )
+        self._partitions = snapshot.partitions
+        self._parts = {}
+        self._gates = {}
+        self._planned = {}
+        self.started = {}
+        self.conflicts = {}
+        self._version = 0
+
+    def job_gate(self, job: JobView, partition: PartitionView) -> Blocked | None:
+        if not job.licenses:
+            return None
+        items = self.request(job.licenses)
+        if isinstance(items, Blocked):
+            return items
+        if not items:
+            return None
+        n = node_count(job)
+        key = (job.licenses, partition.name, n, job.reservation)
+        cached = self._gates.get(key)
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        refusal = gate(self.state, items, n, self._within(partition.name), reservation=job.reservation)
+        verdict = _blocked(refusal) if refusal else None
+        self._gates[key] = (self._version, verdict)
+        return verdict
+
+    def select_nodes(
+        self, job: JobView, candidates: Sequence[int], count: int, proposal: tuple[int, ...]
+    ) -> tuple[int, ...] | Blocked:
+        items = self.request(job.licenses) if job.licenses else ()
+        if isinstance(items, Blocked):
+            return items
+        if not items:
+            return proposal
+        required = sorted(self._index[n] for n in job.req_nodes if n in self._index)
+        sel = select(
+            self.state,
+            items,
+            candidates,
+            count,
+            required=required,
+            within=self._within(job.partition),
+            reservation=job.reservation,
+        )
+        if isinstance(sel, Refusal):
+            return _blocked(sel)
+        self._planned[job.job_id] = sel
+        return sel.nodes
+
+    def on_start(self, job: JobView, start: Start) -> None:
+        items = self.request(job.licenses) if job.licenses else ()
+        if isinstance(items, Blocked) or not items:
+            return
+        sel = self._planned.pop(job.job_id, None)
+        if sel is not None and sel.nodes == start.node_indices:
+            charges = sel.charges
+        else:
+            verdict = plan(self.state, items, start.node_indices, reservation=job.reservation)
+            if isinstance(verdict, Refusal):
+                self.conflicts[job.job_id] = verdict
+                return
+            charges = verdict
+        self.state = self.state.charge(charges)
+        self.started[job.job_id] = charges
+        self._version += 1
+
+
+__all__ = ["HresPlugin"]
