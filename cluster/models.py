@@ -69,6 +69,15 @@ class Node(models.Model):
     reason_user = models.CharField(max_length=64, blank=True, default="")
     reason_time = models.DateTimeField(null=True, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+    # Power saving (spec/power_save.md): when the current POWERING_UP / POWERING_DOWN /
+    # POWERED_DOWN state began (ResumeTimeout and SuspendTimeout count from it), and an
+    # ``Action=`` waiting for the next power cycle.
+    power_entered = models.DateTimeField(null=True, blank=True)
+    power_action = models.CharField(max_length=64, blank=True, default="")
+    # Cloud accounting, as ``scontrol update NodeName=... InstanceId= InstanceType= Extra=``.
+    instance_id = models.CharField(max_length=128, blank=True, default="")
+    instance_type = models.CharField(max_length=128, blank=True, default="")
+    extra_text = models.TextField(blank=True, default="", help_text="Slurm's node Extra string")
 
     class Meta:
         ordering = ["name"]
@@ -140,6 +149,10 @@ class Job(models.Model):
     mem_per_node = models.PositiveIntegerField(null=True, blank=True, help_text="MB; empty = default")
     time_limit = models.PositiveIntegerField(null=True, blank=True, help_text="minutes; empty = partition's")
     licenses = models.CharField(max_length=512, blank=True, default="")
+    # What the job was charged when it started (spec hres.md "Runtime Updates"): HRES
+    # layers with amounts, and the cluster licenses it took; released by recomputing
+    # usage from the running jobs' values, so it is exactly what was taken.
+    licenses_alloc = models.TextField(blank=True, default="")
     req_nodes = models.TextField(blank=True, default="")
     exc_nodes = models.TextField(blank=True, default="")
     features = models.CharField(max_length=512, blank=True, default="")

@@ -40,6 +40,7 @@ class NodeFlag(enum.IntFlag):
     RESERVED = 1 << 12
     PLANNED = 1 << 13
     MAINTENANCE = 1 << 14
+    POWER_DRAIN = 1 << 15  # the DRAIN was set by POWER_DOWN_ASAP (internal, not printed)
 
 
 # Order in which flags are appended to the long name (as scontrol prints them).

@@ -48,7 +48,7 @@ from power.resume_file import resume_file_text
 # Slurm's NODE_STATE_POWER_DRAIN: the DRAIN flag was set by POWER_DOWN_ASAP, so powering
 # down (or ``power up force``) removes it, while a DRAIN an administrator set stays.
 # To be moved into cluster.states.NodeFlag with this value (it is persisted).
-POWER_DRAIN = NodeFlag(1 << 15)
+POWER_DRAIN = NodeFlag.POWER_DRAIN
 
 POWER_FLAGS = (
     NodeFlag.POWER_DOWN
