@@ -115,7 +115,8 @@ class Sim:
         return out
 
     def flags(self, name: str) -> set[str]:
-        return {f.name for f in NodeFlag if f.name and f.value and self.nodes[name].flags & f}  # type: ignore[misc]
+        shown = [f for f in NodeFlag if f.name and f.value and f is not NodeFlag.POWER_DRAIN]  # internal flag
+        return {f.name for f in shown if self.nodes[name].flags & f}  # type: ignore[misc]
 
     def with_flags(self, flag: NodeFlag) -> list[str]:
         return sorted(n for n, node in self.nodes.items() if node.flags & flag)
