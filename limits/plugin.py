@@ -1,0 +1,233 @@
+"""Limits as a :class:`cluster.scheduler.SchedulerPlugin` (pure, no Django).
+
+``JobView`` carries neither account, QOS nor GRES, so the adapter passes them per job id in
+:class:`JobLimitsInfo`.  Each pass:
+
+* :meth:`LimitsPlugin.begin_pass` builds a :class:`limits.policy.LimitState` from the
+  snapshot's running and pending jobs and the usage records, and computes
+  :attr:`LimitsPlugin.kills` (jobs to end, without ``safe``) and
+  :attr:`LimitsPlugin.accrue_start` (pending jobs that begin accruing age now); the adapter
+  applies both, since :class:`cluster.scheduler.PassResult` has no field for them yet;
+* :meth:`LimitsPlugin.job_gate` answers with Slurm's reason code (``AssocMaxJobsLimit``,
+  ``QOSGrpCpuLimit``...), which holds that one job and not its partition;
+* :meth:`LimitsPlugin.on_start` charges the started job, so later jobs of the pass see it;
+* :meth:`LimitsPlugin.may_reserve` is MinPrioThreshold for backfill reservations (the core
+  does not ask plugins before reserving yet; see docs/limits-core.md).
+
+Job shapes (TRES of a request) are cached by request, so 20,000 pending jobs of a few
+hundred distinct shapes cost a few hundred shape computations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cluster.jobspec import parse_licenses
+from cluster.scheduler import (
+    WHOLE_MEM,
+    Blocked,
+    JobView,
+    PartitionView,
+    SchedulerPlugin,
+    Snapshot,
+    Start,
+    cpu_layout,
+    mem_request,
+    node_count,
+    resolve_time_limit,
+)
+from cluster.states import JobState
+from limits.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, make_shape
+from limits.priority import may_reserve
+from limits.tres import gres_tres
+from limits.usage import UsageKey, UsageRecord
+
+
+@dataclass(frozen=True, slots=True)
+class JobLimitsInfo:
+    """Per-job fields the limits need and ``JobView`` lacks.
+
+    ``gres`` is the per-node GRES request (``gpu:tesla:2``); ``usage_factor`` the UsageFactor
+    booked when a running job started; ``accrue_time`` when a pending job began accruing age
+    priority (None: not yet)."""
+
+    account: str = ""
+    qos: str = ""
+    gres: str = ""
+    wckey: str = ""
+    accrue_time: float | None = None
+    usage_factor: float | None = None
+
+
+_NO_INFO = JobLimitsInfo()
+
+
+class LimitsPlugin(SchedulerPlugin):
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        jobs: Mapping[int, JobLimitsInfo] | None = None,
+        usage: Mapping[UsageKey, UsageRecord] | None = None,
+        bf_min_prio_reserve: int | None = None,
+    ) -> None:
+        self.policy = policy
+        self.jobs = jobs or {}
+        self.usage = usage or {}
+        self.bf_min_prio_reserve = bf_min_prio_reserve
+        self.state: LimitState | None = None
+        self.kills: tuple[LimitKill, ...] = ()
+        self.accrue_start: frozenset[int] = frozenset()
+        self._shapes: dict[tuple, JobShape] = {}
+        self._whole_mem: dict[str, int] = {}
+        self._parts: Mapping[str, PartitionView] = {}
+        self._default_mem = 0
+        self._now = 0.0
+
+    # -- shapes ------------------------------------------------------------------------
+
+    def _info(self, job: JobView) -> JobLimitsInfo:
+        return self.jobs.get(job.job_id, _NO_INFO)
+
+    def shape(self, job: JobView, info: JobLimitsInfo | None = None) -> JobShape:
+        """The job's TRES as the limits count them: requested for a pending job, held for a
+        running one (when the snapshot gives its per-node allocation)."""
+        info = info or self._info(job)
+        held = bool(job.node_indices) and len(job.alloc_cpus) == len(job.node_indices)
+        key = (
+            job.partition,
+            job.min_nodes,
+            len(job.req_nodes),
+            job.num_tasks,
+            job.cpus_per_task,
+            job.mem_per_node,
+            job.time_limit,
+            info.gres,
+            job.licenses,
+            sum(job.alloc_cpus) if held else -1,
+            sum(job.alloc_mem) if held else -1,
+            len(job.node_indices) if held else -1,
+        )
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = self._new_shape(job, info, held)
+        return shape
+
+    def _new_shape(self, job: JobView, info: JobLimitsInfo, held: bool) -> JobShape:
+        part = self._parts.get(job.partition)
+        limit = resolve_time_limit(job, part)
+        gres = gres_tres(info.gres)
+        licenses = dict(parse_licenses(job.licenses)) if job.licenses else None
+        if held:
+            n = len(job.node_indices)
+            return make_shape(
+                self.policy,
+                job.partition,
+                cpus=sum(job.alloc_cpus),
+                mem=sum(job.alloc_mem),
+                nodes=n,
+                time_limit=limit,
+                cpus_per_node=max(job.alloc_cpus, default=0),
+                mem_per_node=max(job.alloc_mem, default=0),
+                gres_per_node=gres,
+                licenses=licenses,
+            )
+        n = node_count(job)
+        need, charges = cpu_layout(job, n)
+        mem = mem_request(job, self._default_mem)
+        if mem == WHOLE_MEM:
+            mem = self._whole_mem.get(job.partition, 0)
+        return make_shape(
+            self.policy,
+            job.partition,
+            cpus=sum(charges),
+            mem=mem * n,
+            nodes=n,
+            time_limit=limit,
+            cpus_per_node=need,
+            mem_per_node=mem,
+            gres_per_node=gres,
+            licenses=licenses,
+        )
+
+    def request(self, job: JobView, *, running: bool = False) -> JobRequest:
+        info = self._info(job)
+        return JobRequest(
+            job_id=job.job_id,
+            user=job.user,
+            account=info.account,
+            partition=job.partition,
+            qos=info.qos,
+            shape=self.shape(job, info),
+            submit_time=job.submit_time,
+            running=running,
+            start_time=job.start_time,
+            accrue_time=info.accrue_time,
+            usage_factor=info.usage_factor,
+            wckey=info.wckey,
+            eligible=not job.hold and (job.begin_time is None or job.begin_time <= self._now),
+        )
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    def begin_pass(self, snapshot: Snapshot) -> None:
+        self._now = snapshot.now
+        self._parts = snapshot.partitions
+        self._default_mem = snapshot.config.default_mem_per_node
+        self._shapes = {}
+        mem_by_index = {n.index: n.real_memory for n in snapshot.nodes}
+        self._whole_mem = {
+            name: max((mem_by_index.get(i, 0) for i in p.node_indices), default=0)
+            for name, p in snapshot.partitions.items()
+        }
+        running = [self.request(j, running=True) for j in snapshot.running if j.state != JobState.COMPLETING]
+        pending = [self.request(j) for j in snapshot.pending]
+        self.state = LimitState(
+            self.policy, running=running, pending=pending, usage=self.usage, now=snapshot.now
+        )
+        self.kills = self.state.kills()
+        self.accrue_start = self.state.accrue_plan()
+
+    def job_gate(self, job: JobView, partition: PartitionView) -> Blocked | None:
+        assert self.state is not None, "begin_pass first"
+        info = self.jobs.get(job.job_id, _NO_INFO)
+        block = self.state.check(job.user, info.account, job.partition, info.qos, self.shape(job, info))
+        return None if block is None else Blocked(block.reason, block.detail)
+
+    def on_start(self, job: JobView, start: Start) -> None:
+        assert self.state is not None, "begin_pass first"
+        info = self._info(job)
+        held = JobView(
+            job_id=job.job_id,
+            partition=job.partition,
+            user=job.user,
+            submit_time=job.submit_time,
+            time_limit=start.time_limit or 0,
+            licenses=job.licenses,
+            node_indices=start.node_indices,
+            alloc_cpus=start.cpus_per_node,
+            alloc_mem=start.mem_per_node,
+        )
+        shape = self.shape(held, info)
+        self.state.charge_start(
+            JobRequest(
+                job_id=job.job_id,
+                user=job.user,
+                account=info.account,
+                partition=job.partition,
+                qos=info.qos,
+                shape=shape,
+                accrue_time=info.accrue_time,
+            )
+        )
+
+    def may_reserve(self, job: JobView, priority: int) -> bool:
+        """MinPrioThreshold: may backfill plan a reservation for ``job`` at ``priority``?"""
+        info = self._info(job)
+        plan = self.policy.plan(job.user, info.account, job.partition, info.qos)
+        threshold = plan.min_prio_threshold if plan.error is None else None
+        return may_reserve(priority, threshold, self.bf_min_prio_reserve)
+
+
+__all__ = ["JobLimitsInfo", "LimitsPlugin"]
