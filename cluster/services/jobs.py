@@ -18,6 +18,7 @@ from cluster import jobspec, publish, slurmtime
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
+from hres.request import parse_license_request
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,30 @@ def _choose_partition(name: str | None) -> Partition:
     if default is None:
         raise ServiceError("No partition specified or system default partition", field="partition")
     return default
+
+
+def _check_licenses(text: str) -> str:
+    """``-L``: cluster licenses (``a:2|b:1`` allowed) and hierarchical resources with
+    their plugin arguments (spec hres.md); refused here rather than pending forever."""
+    from hres import services as hres_services  # noqa: PLC0415 - hres.services imports this module
+
+    text = text.strip()
+    if not text:
+        return ""
+    cluster_licenses = ClusterConfig.current().licenses
+    modes = hres_services.modes()
+    try:
+        request = parse_license_request(text, hres=modes, plain=cluster_licenses)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="licenses") from None
+    for item in request.plain(modes):
+        if item.count > cluster_licenses[item.name]:
+            raise ServiceError(
+                f"Invalid license specification {item.name}:{item.count}: only "
+                f"{cluster_licenses[item.name]} configured",
+                field="licenses",
+            )
+    return str(request)
 
 
 def job_submit(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> Submitted:
@@ -126,17 +151,7 @@ def _validate_submission(
     if len(req_nodes & exc_nodes):
         raise ServiceError("Requested node configuration is not available", field="nodelist")
 
-    licenses = _field(spec, "licenses") or ""
-    try:
-        requested = jobspec.parse_licenses(licenses)
-    except ValueError as exc:
-        raise ServiceError(str(exc), field="licenses") from None
-    cluster_licenses = ClusterConfig.current().licenses
-    for name, count in requested:
-        if name not in cluster_licenses:
-            raise ServiceError("Invalid license specification", field="licenses")
-        if count > cluster_licenses[name]:
-            raise ServiceError("Invalid license specification", field="licenses")
+    licenses = _check_licenses(str(_field(spec, "licenses") or ""))
 
     tasks: list[int | None] = [None]
     throttle = None
@@ -166,7 +181,7 @@ def _validate_submission(
         "user": username,
         "submitter": user if user.pk else None,
         "account": _field(spec, "account") or "",
-        "qos": _field(spec, "qos") or "normal",
+        "qos": _field(spec, "qos") or "",
         "partition": partition.name,
         "script": script,
         "command": "(wrap)" if wrap is not None else (_field(spec, "command") or ""),
@@ -196,16 +211,22 @@ def _validate_submission(
         "reason": Reason.JOB_HELD_USER.value if signal_hold else Reason.NONE.value,
         "priority": 0 if signal_hold else 1,
     }
+    # Accounting (spec resource_limits.md): default account and QOS, submit limits.
+    from limits.services import submit_fields  # noqa: PLC0415 - limits.services imports this module
+
+    common.update(submit_fields(common, count=len(tasks), now=now))
     return common, tasks
 
 
 def _store(common: dict[str, Any], tasks: list[int | None], now: datetime) -> Submitted:
     username = common["user"]
+    # MaxJobCount is a guard against runaway submission, not an exact quota: checked before
+    # the write transaction, which stays short (on SQLite it holds the whole database).
+    max_count = ClusterConfig.current().option_int("MaxJobCount", 10000)
+    active = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).count()
+    if active + len(tasks) > max_count:
+        raise ServiceError("Slurm temporarily unable to accept job, sleeping and retrying")
     with transaction.atomic():
-        max_count = ClusterConfig.current().option_int("MaxJobCount", 10000)
-        active = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).count()
-        if active + len(tasks) > max_count:
-            raise ServiceError("Slurm temporarily unable to accept job, sleeping and retrying")
         first = _take_job_ids(len(tasks))
         array_job_id = first if tasks != [None] else None
         jobs = [
@@ -333,6 +354,13 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
         return job
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
+    elif job.state == JobState.CONFIGURING and not job.launched:
+        # Waiting for its nodes to power up: no process to signal, it ends at once.
+        from cluster.services.nodes import refresh_usage  # noqa: PLC0415 - nodes imports jobs
+
+        held = list(job.alloc)
+        end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
+        refresh_usage(held)
     else:
         terminate_running(job, final_state=JobState.CANCELLED, now=now)
         record_transition(job, job.state, now=now, why="scancel", user=who)
