@@ -33,6 +33,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus, InvalidURI
 
 from agent.jobs import JobManager
+from agent.power import PowerActions
 from agent.spool import Spool
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ class Agent:
         self.spool = Spool(config.spool_dir)
         self.node_names = [n.name for n in config.nodes]
         self.jobs = JobManager(self.spool, self.node_names, self._emit, clock=clock)
+        self.power = PowerActions(self.node_names, self._emit, clock=clock)
         self.ping_interval = config.ping_interval
         self.boot_time = config.boot_time if config.boot_time is not None else self.started_at
         self._queue: asyncio.Queue[dict[str, Any]] | None = None
@@ -341,6 +343,8 @@ class Agent:
                 self.jobs.cancel(int(msg["job_id"]), DEFAULT_KILL_WAIT if wait is None else float(wait))
             elif kind == "ack":
                 self.jobs.ack(int(j) for j in msg.get("job_ids") or [])
+            elif kind == "power_action":
+                self.power.run(msg)
             else:
                 log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

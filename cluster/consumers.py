@@ -89,6 +89,15 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 )
             elif kind == "ping":
                 ping = msg
+            elif kind == "power_action_done":
+                from power.services import agent_power_action_done  # noqa: PLC0415
+
+                await database_sync_to_async(agent_power_action_done)(
+                    run_id=int(msg["run_id"]),
+                    exit_code=int(msg.get("exit_code", 0)),
+                    error=str(msg.get("error") or ""),
+                    end_time=msg.get("end_time"),
+                )
             else:
                 log.warning("agent %s sent unknown message type %r", self.nodes, kind)
         await self._flush(started, completions)

@@ -20,7 +20,8 @@ from django.db import close_old_connections, connection, transaction
 log = logging.getLogger(__name__)
 
 # Stable 64-bit keys for PostgreSQL advisory locks.
-_LOCK_KEYS = {"schedule": 0x5C4ED001, "health": 0x5C4ED002}  # backfill shares "schedule"
+# backfill shares "schedule"
+_LOCK_KEYS = {"schedule": 0x5C4ED001, "health": 0x5C4ED002, "power": 0x5C4ED003, "usage": 0x5C4ED004}
 _local_locks = {name: threading.Lock() for name in _LOCK_KEYS}
 
 
@@ -77,11 +78,34 @@ def run_health() -> str:
     return f"down={len(downed)}"
 
 
+def run_power() -> str:
+    """The power-save cycle (power.services.power_pass); it runs only when due, every
+    power_save_interval or sooner after a change, so it is polled often."""
+    from power.services import power_pass  # noqa: PLC0415
+
+    with cycle_lock("power") as got:
+        if not got:
+            return "busy"
+        return power_pass()
+
+
+def run_usage() -> str:
+    """The accounting usage cycle: charge running jobs, decay, reset (limits.services)."""
+    from limits.services import usage_cycle_run  # noqa: PLC0415
+
+    with cycle_lock("usage") as got:
+        if not got:
+            return "busy"
+        return usage_cycle_run()
+
+
 # name → (function, interval in seconds); Celery beat and the embedded thread both read this.
 PERIODIC: dict[str, tuple[Callable[[], str], float]] = {
     "schedule": (run_schedule, settings.FSCHED_SCHED_INTERVAL),
     "backfill": (run_backfill, settings.FSCHED_BACKFILL_INTERVAL),
     "health": (run_health, settings.FSCHED_HEALTH_INTERVAL),
+    "usage": (run_usage, settings.FSCHED_USAGE_INTERVAL),
+    "power": (run_power, getattr(settings, "FSCHED_POWER_INTERVAL", 1.0)),
 }
 
 
@@ -147,6 +171,17 @@ def stop_embedded() -> None:
     if _embedded is not None:
         _embedded.stop()
         _embedded = None
+
+
+def request_power() -> None:
+    """Ask for a power-save cycle soon (it runs when power_save_min_interval allows)."""
+    if _embedded is not None:
+        _embedded.kick()
+        return
+    if settings.DISTRIBUTED:
+        from cluster.tasks import power  # noqa: PLC0415
+
+        power.delay()
 
 
 def request_schedule() -> None:

@@ -35,6 +35,16 @@ def health() -> str:
     return cycles.run_health()
 
 
+@shared_task(name="fsched.power", ignore_result=True)
+def power() -> str:
+    return cycles.run_power()
+
+
+@shared_task(name="fsched.usage", ignore_result=True)
+def usage() -> str:
+    return cycles.run_usage()
+
+
 _PENDING_KEY = "fsched:schedule-requested"
 
 

@@ -82,8 +82,12 @@ def _startup() -> None:
 
 def _shutdown() -> None:
     from cluster import cycles  # noqa: PLC0415
+    from power import services as power_services  # noqa: PLC0415
 
     cycles.stop_embedded()
+    # Spawned power programs get up to ten seconds (spec "Fault Tolerance"), then are
+    # left running; the SLURM_RESUME_FILEs go away.
+    power_services.shutdown()
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -150,6 +150,19 @@ class Cluster:
     def stop(self) -> None:
         self._stop(self.agent)
         self._stop(self.server)
+        self.stop_power_agents()
+
+    def stop_power_agents(self) -> None:
+        """The agents the demo's ResumeProgram started (examples/demo/power) outlive the
+        controller, as power programs' work should; stop them with the rest of the demo."""
+        for pidfile in (self.state_dir / "power").glob("*.pid"):
+            try:
+                pid = int(pidfile.read_text().strip())
+                if "agent" in Path(f"/proc/{pid}/cmdline").read_text():
+                    os.kill(pid, signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
+            pidfile.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:

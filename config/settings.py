@@ -71,6 +71,9 @@ INSTALLED_APPS = [
     "auditlog",
     "channels",
     "cluster",
+    "hres",
+    "power",
+    "limits",
 ]
 
 MIDDLEWARE = [
@@ -145,6 +148,8 @@ FSCHED_SCHED_INTERVAL = float(os.environ.get("FSCHED_SCHED_INTERVAL", "2"))
 FSCHED_HEALTH_INTERVAL = float(os.environ.get("FSCHED_HEALTH_INTERVAL", "2"))
 # Backfill plans for the whole queue, so it runs on its own interval (Slurm's bf_interval).
 FSCHED_BACKFILL_INTERVAL = float(os.environ.get("FSCHED_BACKFILL_INTERVAL", "5"))
+# Seconds between usage accounting cycles (charge running jobs, decay; spec resource_limits.md).
+FSCHED_USAGE_INTERVAL = float(os.environ.get("FSCHED_USAGE_INTERVAL", "30"))
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # Seconds an event-triggered pass waits so that a burst of events costs one pass

@@ -2,10 +2,19 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from hres.api import HresUpdate
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/power/", include("power.api_urls")),
+    path("api/limits/", include("limits.api")),
     path("api/", include("cluster.api.urls")),
+    # Slurm's REST path for HRES updates (spec hres.md "Runtime Updates"), token auth.
+    path("slurm/v0.0.46/hres/", HresUpdate.as_view()),
+    path("hres/", include("hres.urls")),
+    path("limits/", include("limits.urls")),
+    path("power/", include("power.urls")),
     path("", include("cluster.urls")),
 ]

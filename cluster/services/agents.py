@@ -20,6 +20,7 @@ from cluster.services.jobs import end_job, requeue_now
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_job, refresh_usage
 from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+from power import services as power_services
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,9 @@ def agent_register(
         if NodeBase(node.base_state) == NodeBase.FUTURE:
             result.rejected[name] = "node is in state FUTURE"
             continue
+        # Power saving judges the registration against the previous boot time: the end
+        # of a power up, or "Node unexpectedly rebooted" (spec/power_save.md).
+        power_services.node_registering(node, boot_time=info.get("boot_time"), now=now)
         node.agent_id = agent_id
         node.reported_cpus = info.get("cpus")
         node.reported_memory = info.get("real_memory")
@@ -189,6 +193,8 @@ def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None
         for node in Node.objects.select_for_update().filter(name__in=nodes):
             if node.flags & NodeFlag.NOT_RESPONDING:
                 continue
+            if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN):
+                continue  # its agent stopping is the power down itself (spec: no NoResp)
             _set_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
             node.save(update_fields=["flags"])
         publish.console_changed("nodes")
@@ -270,6 +276,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     )
     recorded = 0
     touched_nodes: set[str] = set()
+    freed: dict[str, set[str]] = {}  # node -> partitions of the jobs that ended there
     events = []
     requeued = []
     for job in jobs:
@@ -280,6 +287,8 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         signal = int(c.get("signal", 0))
         state = completion_state(job, exit_code, signal)
         touched_nodes.update(job.alloc)
+        for name in job.alloc:
+            freed.setdefault(name, set()).add(job.partition)
         old = job.state
         if state == JobState.REQUEUED:
             requeue_now(job, now=now)
@@ -311,6 +320,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     Event.objects.bulk_create(events)
     if recorded:
         refresh_usage(touched_nodes)
+        power_services.nodes_freed(freed, now=now)
         publish.console_changed("jobs", "nodes")
         _request_schedule()
     return recorded

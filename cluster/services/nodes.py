@@ -87,6 +87,8 @@ def _set_state(
 
 
 _UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL"}
+# RESUME of a node in a power state is the power service's (it ends POWERING_DOWN).
+_POWER_RESUME = NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN | NodeFlag.POWER_DRAIN
 
 
 @transaction.atomic
@@ -111,6 +113,16 @@ def node_update(
     if missing:
         raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(missing)}")
     state = state.upper() if state else None
+    if (state is not None and state.startswith("POWER_")) or (
+        state == "RESUME" and any(n.flags & _POWER_RESUME for n in found.values())
+    ):
+        # Power transitions have one service (power.services.power_request).
+        from power.services import power_request  # noqa: PLC0415 - power.services imports us
+
+        power_request(actor=actor, nodes=nodes, op=state, reason=reason)
+        state, reason = None, None
+        if weight is None and features is None:
+            return names
     if state is not None and state not in _UPDATE_STATES:
         raise ServiceError(f"Invalid node state specified: {state}")
     if state in ("DRAIN", "DOWN", "FAIL") and not reason:
@@ -123,7 +135,10 @@ def node_update(
         for name in names:
             node = found[name]
             if state in ("DRAIN", "FAIL"):
-                _set_state(node, add=NodeFlag.DRAIN, reason=reason, user=who, now=now)
+                # An administrator's drain outlives a pending POWER_DOWN_ASAP (POWER_DRAIN).
+                _set_state(
+                    node, add=NodeFlag.DRAIN, remove=NodeFlag.POWER_DRAIN, reason=reason, user=who, now=now
+                )
             elif state == "DOWN":
                 _set_state(node, base=NodeBase.DOWN, add=NodeFlag.NONE, reason=reason, user=who, now=now)
                 fail_jobs_on(node.name, now=now, why="node set DOWN")

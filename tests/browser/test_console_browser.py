@@ -34,7 +34,7 @@ def job_row(page: Page, job_id: int):
 def test_pages_render_the_demo_cluster(page: Page, live_cluster):
     page.goto(f"{live_cluster.url}/nodes/")
     tiles = page.locator(".tile[data-node]")
-    expect(tiles).to_have_count(32)
+    expect(tiles).to_have_count(36)  # node01..node32 and the CLOUD nodes cloud[01-04]
     expect(page.locator('.tile[data-node="node01"]')).to_have_attribute("data-state", "idle", timeout=15_000)
     expect(page.locator(".legend")).to_contain_text("powered down")
     page.goto(f"{live_cluster.url}/jobs/")

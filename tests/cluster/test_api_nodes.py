@@ -11,8 +11,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_demo_configuration_loaded(demo):
-    assert Node.objects.count() == 32
-    assert list(Partition.objects.values_list("name", flat=True)) == ["debug", "batch", "long"]
+    # node01..node32, plus cloud[01-04] (State=CLOUD, powered down: examples/demo power saving)
+    assert Node.objects.count() == 36
+    assert list(Partition.objects.values_list("name", flat=True)) == ["debug", "batch", "long", "cloud"]
     assert Partition.objects.get(name="debug").is_default
     assert ClusterConfig.current().option_int("SlurmdTimeout", 0) == 20
 

@@ -638,9 +638,10 @@ def test_demo_config_loads_without_warnings() -> None:
     assert config.warnings == ()
     assert config.cluster_name == "demo"
     assert config.slurmctld_host == "localhost"
-    assert [n.name for n in config.nodes] == [f"node{i:02d}" for i in range(1, 33)]
-    assert all(n.state == "UNKNOWN" for n in config.nodes)  # no power saving or CLOUD nodes yet
-    assert {p.name for p in config.partitions} == {"debug", "batch", "long"}
+    cloud = [f"cloud{i:02d}" for i in range(1, 5)]  # power saving's CLOUD nodes
+    assert [n.name for n in config.nodes] == [f"node{i:02d}" for i in range(1, 33)] + cloud
+    assert all(n.state == ("CLOUD" if n.name in cloud else "UNKNOWN") for n in config.nodes)
+    assert {p.name for p in config.partitions} == {"debug", "batch", "long", "cloud"}
     debug = config.default_partition()
     assert debug is not None and debug.name == "debug"
     assert (debug.nodes_expr, debug.max_time, debug.priority_tier) == ("node[01-08]", 30, 2)

@@ -1,0 +1,79 @@
+"""``Location=slurmd`` PowerActions: run a power program on this node (docs/agent-protocol.md).
+
+The controller sends ``{"type": "power_action", "run_id", "node", "argv", "env"}`` once
+per affected node; the program runs here with the node name as its last argument (the
+controller already appended it) and ``SLURM_NODE_NAME`` set, in its own session with its
+output discarded (Slurm does not log it).  When it ends the agent reports
+``{"type": "power_action_done", "run_id", "node", "exit_code", "end_time", "error"}``;
+a program that stops the agent itself (``shutdown -h now``) simply reports nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class PowerActions:
+    """Runs power programs for the hosted nodes; one asyncio task per program."""
+
+    def __init__(self, nodes: Iterable[str], emit: Emit, *, clock: Callable[[], float] = time.time) -> None:
+        self.nodes = frozenset(nodes)
+        self.emit = emit
+        self.clock = clock
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def run(self, msg: Mapping[str, Any]) -> None:
+        """Start the program of a ``power_action`` message (from the event loop)."""
+        run_id = int(msg["run_id"])
+        node = str(msg["node"])
+        argv = [str(a) for a in msg["argv"]]
+        if not argv:
+            raise ValueError("argv is empty")
+        if node not in self.nodes:
+            self._done(run_id, node, 127, f"node {node} is not hosted by this agent")
+            return
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in (msg.get("env") or {}).items()})
+        env["SLURM_NODE_NAME"] = node
+        task = asyncio.get_running_loop().create_task(self._run(run_id, node, argv, env))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _run(self, run_id: int, node: str, argv: list[str], env: dict[str, str]) -> None:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            log.warning("power action %d on %s: cannot start %s: %s", run_id, node, argv[0], exc)
+            self._done(run_id, node, 127, f"could not start: {exc.strerror or exc}")
+            return
+        log.info("power action %d on %s: started %s (pid %d)", run_id, node, " ".join(argv), proc.pid)
+        code = await proc.wait()
+        self._done(run_id, node, code, "")
+
+    def _done(self, run_id: int, node: str, code: int, error: str) -> None:
+        self.emit(
+            {
+                "type": "power_action_done",
+                "run_id": run_id,
+                "node": node,
+                "exit_code": code,
+                "end_time": self.clock(),
+                "error": error,
+            }
+        )

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from power import api
+
+urlpatterns = [
+    path("", api.PowerRequest.as_view()),
+    path("runs/", api.PowerRuns.as_view()),
+]

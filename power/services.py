@@ -1,0 +1,731 @@
+"""Power saving's adapter: ORM snapshot → pure core (``power.policy``) → one transaction.
+
+Entry points (each one service, used by the cycles, the agent endpoint, the scheduler
+pass, the REST API, the console and the tests):
+
+* :func:`check_config` / :func:`config_loaded` -- validate the power keys on the one
+  reconfigure path (``cluster.services.configuration.config_load``) and reset the
+  controller-wide state when a configuration is applied.
+* :func:`power_pass` -- the power-save cycle (``cluster.cycles.PERIODIC["power"]``).
+* :func:`node_registering` -- an agent registers a node (before its new boot time is
+  stored): end of POWERING_UP, or "Node unexpectedly rebooted".
+* :func:`jobs_allocated` -- the scheduler started jobs: those with powered-down nodes
+  wait CONFIGURING and their nodes are asked to power up.
+* :func:`nodes_freed` -- jobs ended: last-busy times and PowerDownOnIdle.
+* :func:`power_request` -- ``scontrol power ...`` / ``scontrol update State=POWER_*``
+  (staff only, audited).
+* :func:`agent_power_action_done` -- a ``Location=slurmd`` PowerAction ended on a node.
+
+Programs are started only after the transaction that decided them commits, as real
+processes (``power.programs``), and each run is a :class:`power.models.PowerRun`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import partial
+
+from auditlog.context import set_actor
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from cluster import publish
+from cluster.models import ClusterConfig, Event, Job, Node, Partition
+from cluster.scheduler import Snapshot
+from cluster.services.errors import PermissionDenied, ServiceError
+from cluster.services.jobs import end_job, record_transition, requeue_now
+from cluster.services.nodes import refresh_usage
+from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
+from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
+from power import programs
+from power.config import (
+    PowerConfig,
+    PowerProgram,
+    auto_enabled_at_load,
+    cycle_due,
+    executable_check,
+    fold,
+    power_config,
+)
+from power.models import PowerRun, PowerState
+from power.policy import (
+    POWER_FLAGS,
+    RESUME_TIMEOUT_REASON,
+    CancelJobs,
+    Decision,
+    LaunchJobs,
+    MarkDown,
+    NodeChange,
+    PowerJob,
+    PowerNode,
+    PowerRequestError,
+    RateState,
+    RequeueJobs,
+    ResumeFailed,
+    ResumeNodes,
+    SuspendNodes,
+    on_allocation,
+    on_node_idle,
+    on_registration,
+    parse_power_command,
+    power_cycle,
+)
+from power.policy import power_request as core_power_request
+
+log = logging.getLogger(__name__)
+
+SYSTEM_USER = "slurm"  # who the controller's own state changes are recorded as
+_WAITING = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP | NodeFlag.POWER_UP
+
+# --------------------------------------------------------------------------- configuration
+
+_cache_lock = threading.Lock()
+_cache: tuple[int, PowerConfig] | None = None
+
+
+def check_config(conf: SlurmConfig) -> PowerConfig:
+    """The power keys of a parsed configuration, validated with the program files
+    checked on this host; :class:`ConfigError` lists every problem as ``file:line``."""
+    return power_config(conf, program_check=executable_check)
+
+
+def config_loaded(power: PowerConfig, *, version: int) -> None:
+    """A configuration was applied (inside config_load's transaction): remember it, and
+    recompute the sticky "automatic power saving" flag (a reconfigure resets it)."""
+    global _cache  # noqa: PLW0603 - one cache per process
+    runtime = Node.objects.filter(in_conf=False).values_list("suspend_time", flat=True)
+    state = PowerState.current()
+    state.config_version = version
+    state.auto_enabled = auto_enabled_at_load(power, runtime)
+    state.dirty = True
+    state.save()
+    with _cache_lock:
+        _cache = (version, power)
+
+
+def settings_in_force() -> PowerConfig:
+    """The power configuration of the configuration in force (re-read by a process that
+    did not load it itself, e.g. a Celery worker after a reconfigure elsewhere)."""
+    global _cache  # noqa: PLW0603
+    version = ClusterConfig.current().version
+    with _cache_lock:
+        if _cache is not None and _cache[0] == version:
+            return _cache[1]
+    from cluster.services.configuration import conf_path  # noqa: PLC0415 - configuration imports us
+
+    try:
+        power = check_config(load_slurm_conf(conf_path()))
+    except (ConfigError, OSError) as exc:
+        # The file changed after it was loaded and is now bad: keep what we had.
+        log.error("power configuration could not be re-read: %s", exc)
+        with _cache_lock:
+            return _cache[1] if _cache is not None else PowerConfig()
+    with _cache_lock:
+        _cache = (version, power)
+    return power
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def _epoch(dt: datetime | None) -> float | None:
+    return dt.timestamp() if dt else None
+
+
+def _dt(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+def partition_membership() -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for name, nodes in Partition.objects.values_list("name", "nodes"):
+        if not nodes:
+            continue
+        try:
+            for n in NodeSet(nodes):
+                out.setdefault(n, []).append(name)
+        except NodeSetParseError:
+            continue
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def power_node(
+    node: Node, partitions: Mapping[str, tuple[str, ...]], *, now: float, loaded: float
+) -> PowerNode:
+    busy = node.base_state in (NodeBase.ALLOCATED, NodeBase.MIXED) or node.flags & NodeFlag.COMPLETING
+    last_busy = now if busy else (_epoch(node.last_busy) or loaded)
+    return PowerNode(
+        name=node.name,
+        base=node.base_state,
+        flags=node.flags,
+        partitions=partitions.get(node.name, ()),
+        weight=node.weight,
+        last_busy=last_busy,
+        suspend_time=node.suspend_time,
+        power_entered=_epoch(node.power_entered),
+        boot_time=_epoch(node.boot_time),
+        power_action=node.power_action or None,
+        reason=node.reason,
+    )
+
+
+def power_job(job: Job) -> PowerJob:
+    return PowerJob(
+        job_id=job.id,
+        nodes=tuple(job.alloc),
+        state=job.state,
+        partition=job.partition,
+        requeue=job.requeue,
+        reservation=job.reservation,
+        features=job.features,
+    )
+
+
+def _holding_jobs(names: Iterable[str] | None = None) -> list[Job]:
+    jobs = list(Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]))
+    if names is None:
+        return jobs
+    wanted = set(names)
+    return [j for j in jobs if wanted.intersection(j.alloc)]
+
+
+def _loaded() -> float:
+    return _epoch(ClusterConfig.current().loaded_at) or 0.0
+
+
+# --------------------------------------------------------------------------- applying
+
+
+@dataclass
+class _Apply:
+    """Applies decisions to locked Node rows; programs start after the commit."""
+
+    power: PowerConfig
+    nodes: dict[str, Node]
+    now: datetime
+    user: str = SYSTEM_USER
+
+    def __post_init__(self) -> None:
+        self.changed: dict[str, Node] = {}
+        self.usage: set[str] = set()
+        self.timed_out: list[str] = []
+
+    def run(self, decisions: Iterable[Decision]) -> None:
+        for d in decisions:
+            if isinstance(d, NodeChange):
+                self.node_change(d)
+            elif isinstance(d, SuspendNodes):
+                self.program(PowerRun.Kind.SUSPEND, d.program, d.nodes)
+            elif isinstance(d, ResumeNodes):
+                self.program(PowerRun.Kind.RESUME, d.program, d.nodes, jobs=d.jobs, resume_file=d.resume_file)
+            elif isinstance(d, ResumeFailed):
+                self.program(PowerRun.Kind.RESUME_FAIL, d.program, d.nodes)
+            elif isinstance(d, MarkDown):
+                log.warning("node %s set DOWN: %s", d.node, d.reason)
+                if d.reason == RESUME_TIMEOUT_REASON:
+                    self.timed_out.append(d.node)
+            elif isinstance(d, RequeueJobs):
+                self.end_jobs(d.job_ids, requeue=True, why=d.reason)
+            elif isinstance(d, CancelJobs):
+                self.end_jobs(d.job_ids, requeue=False, why=d.reason)
+            elif isinstance(d, LaunchJobs):
+                launch_jobs(d.job_ids, now=self.now)
+        if self.timed_out:
+            _resume_failed(self.timed_out, self.power, now=self.now)
+        for node in self.changed.values():
+            node.save()
+        if self.usage or self.changed:
+            refresh_usage(self.usage | set(self.changed))
+            publish.console_changed("nodes", "power")
+
+    def node_change(self, change: NodeChange) -> None:
+        node = self.nodes.get(change.node)
+        if node is None:
+            node = Node.objects.select_for_update().get(name=change.node)
+            self.nodes[node.name] = node
+        apply_node_change(node, change, now=self.now, user=self.user)
+        self.changed[node.name] = node
+
+    def program(
+        self,
+        kind: str,
+        program: PowerProgram | None,
+        nodes: Sequence[str],
+        *,
+        jobs: Sequence[int] = (),
+        resume_file: str | None = None,
+    ) -> None:
+        if program is None or not nodes:
+            return  # none configured: the state change is all there is
+        for inv in program.invocations(nodes):
+            run = PowerRun.objects.create(
+                kind=kind,
+                program=program.label,
+                argv=list(inv.argv),
+                nodes=fold(nodes) if inv.host is None else inv.host,
+                host=inv.host or "",
+                jobs=list(jobs),
+                started=self.now,
+            )
+            if inv.host is None:
+                text = resume_file if kind == PowerRun.Kind.RESUME else None
+                transaction.on_commit(partial(_spawn, run.pk, inv.argv, inv.env, text))
+            else:
+                publish.to_agent(
+                    inv.host,
+                    {
+                        "type": "power_action",
+                        "run_id": run.pk,
+                        "node": inv.host,
+                        "argv": list(inv.argv),
+                        "env": dict(inv.env),
+                    },
+                )
+
+    def end_jobs(self, ids: Sequence[int], *, requeue: bool, why: str) -> None:
+        for job in Job.objects.select_for_update().filter(pk__in=list(ids)):
+            if job.state not in HOLDING_JOB_STATES:
+                continue
+            self.usage.update(job.alloc)
+            old = job.state
+            if job.launched and job.batch_host:
+                # Its processes may still run on a powered-up node: kill them there.
+                publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+            if requeue and job.requeue:
+                requeue_now(job, now=self.now)
+                record_transition(job, old, now=self.now, why=why, user=self.user)
+                publish.console_changed("jobs")
+            else:
+                end_job(job, JobState.CANCELLED, now=self.now, why=why, user=self.user)
+
+
+def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: str = SYSTEM_USER) -> None:
+    """Write one core NodeChange on a Node (unsaved), recording the state transition."""
+    old = node.state
+    flags = (node.flags & ~change.clear_flags) | change.set_flags
+    if flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN) and not flags & NodeFlag.POWERING_UP:
+        # A powered-down node is neither pinged nor able to register: NoResp would stick
+        # (spec, RESUME note).  It registers again when it powers up.
+        flags &= ~NodeFlag.NOT_RESPONDING
+    node.flags = flags
+    if change.base is not None:
+        node.base_state = change.base
+    if change.reason is not None:
+        node.reason = change.reason
+        node.reason_user = user if change.reason else ""
+        node.reason_time = now if change.reason else None
+    if change.power_entered is not None:
+        node.power_entered = _dt(change.power_entered)
+    if change.last_busy is not None:
+        node.last_busy = _dt(change.last_busy)
+    if change.action is not None:
+        node.power_action = change.action
+    if node.state != old:
+        Event.objects.create(
+            time=now,
+            kind=Event.Kind.NODE,
+            node=node.name,
+            old_state=old,
+            new_state=node.state,
+            reason=node.reason,
+            user=user,
+            detail={"power": True},
+        )
+
+
+def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:
+    """CONFIGURING → RUNNING (conditional: a launch already done is not repeated); only
+    now is the launch sent to the batch host's agent."""
+    from cluster.services.agents import launch_payload  # noqa: PLC0415 - agents imports us
+
+    launched = []
+    for job in Job.objects.select_for_update().filter(pk__in=list(ids), state=JobState.CONFIGURING):
+        job.state = JobState.RUNNING
+        job.start_time = now  # the time limit counts from the launch
+        job.launched = False
+        job.save(update_fields=["state", "start_time", "launched"])
+        record_transition(job, JobState.CONFIGURING, now=now, why="nodes powered up", node=job.node_list)
+        publish.to_agent(job.batch_host, launch_payload(job))
+        launched.append(job.id)
+    if launched:
+        publish.console_changed("jobs")
+    return launched
+
+
+def _resume_failed(nodes: Sequence[str], power: PowerConfig, *, now: datetime) -> None:
+    """Note on the resume runs of these nodes why they failed (the console shows it)."""
+    left = set(nodes)
+    parts = partition_membership()
+    for run in PowerRun.objects.filter(kind=PowerRun.Kind.RESUME, failure="").order_by("-started")[:200]:
+        try:
+            hit = left.intersection(NodeSet(run.nodes))
+        except NodeSetParseError:
+            continue
+        if not hit:
+            continue
+        timeout = max(power.effective_resume_timeout(parts.get(n, ())) for n in hit)
+        run.failure = f"{RESUME_TIMEOUT_REASON}: {fold(sorted(hit))} did not register within {timeout} s"
+        run.save(update_fields=["failure"])
+        left -= hit
+        if not left:
+            break
+
+
+# --------------------------------------------------------------------------- programs
+
+_spawner_lock = threading.Lock()
+_spawner: programs.Spawner | None = None
+
+
+def spawner() -> programs.Spawner:
+    """The process's spawner: programs run in the configuration directory (so a demo's
+    relative program arguments resolve there), with the controller's environment and the
+    ``fsched`` command on PATH."""
+    global _spawner  # noqa: PLW0603 - one per process
+    with _spawner_lock:
+        if _spawner is None:
+            env = dict(os.environ)
+            bindir = os.path.dirname(sys.executable)
+            env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+            env.setdefault("FSCHED_STATE_DIR", str(settings.STATE_DIR))
+            env.setdefault("FSCHED_CONF_DIR", str(settings.CONF_DIR))
+            env.setdefault("FSCHED_AGENT_KEY", settings.FSCHED_AGENT_KEY)
+            _spawner = programs.Spawner(
+                _record_exit, cwd=settings.CONF_DIR, env=env, resume_dir=settings.STATE_DIR / "power"
+            )
+        return _spawner
+
+
+def _spawn(run_id: int, argv: Sequence[str], env: Sequence[tuple[str, str]], resume_file: str | None) -> None:
+    try:
+        pid = spawner().spawn(run_id, argv, env=env, resume_file=resume_file)
+    except programs.SpawnError as exc:
+        log.error("power run %d: %s", run_id, exc)
+        PowerRun.objects.filter(pk=run_id).update(
+            ended=timezone.now(), exit_code=127, failure=f"could not start: {exc.strerror or exc}"
+        )
+        publish.console_changed("power")
+        return
+    PowerRun.objects.filter(pk=run_id).update(pid=pid)
+
+
+def _record_exit(run_id: int, code: int, ended: float) -> None:
+    """A reaper thread: the program ended."""
+    try:
+        _finish_run(run_id, code, _dt(ended), error="")
+    finally:
+        close_old_connections()
+
+
+def _finish_run(run_id: int, code: int, ended: datetime, *, error: str) -> None:
+    run = PowerRun.objects.filter(pk=run_id).first()
+    if run is None or run.ended is not None:
+        return
+    run.ended = ended
+    run.exit_code = code
+    if error:
+        run.failure = error[:512]
+    elif code != 0 and not run.failure:
+        run.failure = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+    run.save(update_fields=["ended", "exit_code", "failure"])
+    publish.console_changed("power")
+
+
+def agent_power_action_done(
+    *, run_id: int, exit_code: int, error: str = "", end_time: float | None = None
+) -> None:
+    """A ``Location=slurmd`` program ended on its node (agent message ``power_action_done``)."""
+    _finish_run(run_id, int(exit_code), _dt(end_time) if end_time else timezone.now(), error=error)
+
+
+def shutdown(limit: float | None = None) -> list[int]:
+    """Graceful controller shutdown: wait for spawned programs up to the spec's limit
+    (ten seconds, or the larger timeout if less), then remove the resume files."""
+    if _spawner is None:
+        return []
+    if limit is None:
+        power = _cache[1] if _cache is not None else PowerConfig()
+        limit = programs.shutdown_wait_limit(power.suspend_timeout, power.resume_timeout)
+    left = _spawner.wait_all(limit)
+    _spawner.close()
+    return left
+
+
+# --------------------------------------------------------------------------- the cycle
+
+
+def _rates(data: Mapping[str, object]) -> RateState:
+    return RateState(
+        tuple(float(t) for t in data.get("suspends", ()) or ()),  # type: ignore[union-attr]
+        tuple(float(t) for t in data.get("resumes", ()) or ()),  # type: ignore[union-attr]
+    )
+
+
+def mark_dirty() -> None:
+    """Node states changed in a way the power cycle should see soon."""
+    PowerState.objects.filter(pk=1).update(dirty=True)
+    from cluster.cycles import request_power  # noqa: PLC0415 - cycles import services
+
+    transaction.on_commit(request_power)
+
+
+def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
+    """One power-save cycle when due (``power_save_interval``, sooner after a change)."""
+    now = now or timezone.now()
+    power = settings_in_force()
+    state = PowerState.current()
+    t = now.timestamp()
+    if not force and not cycle_due(power, now=t, last_run=_epoch(state.last_run), state_changed=state.dirty):
+        return "not due"
+    with transaction.atomic():
+        state = PowerState.objects.select_for_update().get(pk=state.pk)
+        rows = {n.name: n for n in Node.objects.select_for_update().order_by("name")}
+        parts = partition_membership()
+        loaded = _loaded()
+        nodes = [power_node(n, parts, now=t, loaded=loaded) for n in rows.values()]
+        jobs = [power_job(j) for j in _holding_jobs()]
+        result = power_cycle(
+            power, nodes, jobs, now=t, rates=_rates(state.rates), auto_enabled=state.auto_enabled
+        )
+        _Apply(power, rows, now).run(result.decisions)
+        state.rates = {"suspends": list(result.rates.suspends), "resumes": list(result.rates.resumes)}
+        state.last_run = now
+        state.dirty = False
+        state.save()
+    if result.decisions:
+        from cluster.cycles import request_schedule  # noqa: PLC0415
+
+        transaction.on_commit(request_schedule)
+    return (
+        f"decisions={len(result.decisions)} deferred_suspends={len(result.deferred_suspends)} "
+        f"deferred_resumes={len(result.deferred_resumes)}"
+    )
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def node_registering(node: Node, *, boot_time: float | None, now: datetime) -> None:
+    """An agent registers ``node`` (a locked row, saved by the caller), called before its
+    new boot time is stored: the end of a power up, or an unexpected reboot."""
+    down_after_resume = node.base_state == NodeBase.DOWN and node.reason == RESUME_TIMEOUT_REASON
+    if not (node.flags & POWER_FLAGS or down_after_resume):
+        return
+    power = settings_in_force()
+    t = now.timestamp()
+    parts = partition_membership()
+    loaded = _loaded()
+    jobs = [power_job(j) for j in _holding_jobs([node.name])]
+    all_nodes = None
+    if power.fast_power_up_launch:
+        names = {n for j in jobs for n in j.nodes}
+        all_nodes = {
+            n.name: power_node(n, parts, now=t, loaded=loaded) for n in Node.objects.filter(name__in=names)
+        }
+    decisions = on_registration(
+        power,
+        power_node(node, parts, now=t, loaded=loaded),
+        jobs,
+        boot_time=boot_time if boot_time is not None else t,
+        now=t,
+        all_nodes=all_nodes,
+    )
+    if decisions:
+        _Apply(power, {node.name: node}, now).run(decisions)
+        mark_dirty()
+
+
+def scheduling_snapshot(snap: Snapshot) -> Snapshot:
+    """The scheduler's view with power: a powered-down node is usable (a job allocated to
+    it resumes it) when power saving can run, and unusable when no programs exist."""
+    ready = settings_in_force().ready
+    nodes = []
+    changed = False
+    for view in snap.nodes:
+        n = view
+        if n.flags & NodeFlag.POWERED_DOWN:
+            flags = n.flags & ~NodeFlag.NOT_RESPONDING if ready else n.flags | NodeFlag.NOT_RESPONDING
+            if flags != n.flags:
+                n = replace(n, flags=flags)
+                changed = True
+        nodes.append(n)
+    return replace(snap, nodes=tuple(nodes)) if changed else snap
+
+
+def jobs_allocated(allocations: Mapping[int, Sequence[str]], *, now: datetime) -> set[int]:
+    """The scheduler starts these jobs on these nodes (inside its transaction): returns
+    the jobs that must wait CONFIGURING for nodes to power up, and asks those nodes to."""
+    names = {n for hosts in allocations.values() for n in hosts}
+    rows = {
+        n.name: n
+        for n in Node.objects.select_for_update().filter(name__in=names)
+        if n.flags & (_WAITING | NodeFlag.NOT_RESPONDING)
+    }
+    if not rows:
+        return set()
+    power = settings_in_force()
+    t = now.timestamp()
+    parts = partition_membership()
+    loaded = _loaded()
+    waiting: set[int] = set()
+    changes: list[NodeChange] = []
+    for job_id, hosts in allocations.items():
+        mine = [power_node(rows[h], parts, now=t, loaded=loaded) for h in hosts if h in rows]
+        if not mine:
+            continue
+        waits, wanted = on_allocation(mine)
+        if waits:
+            waiting.add(job_id)
+        changes += wanted
+    if changes:
+        _Apply(power, rows, now).run(changes)
+    if waiting or changes:
+        mark_dirty()
+    return waiting
+
+
+def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
+    """Jobs ended on these nodes (node → the partitions of those jobs), after the usage
+    was refreshed: a node now idle was last busy now; PowerDownOnIdle asks it to power down."""
+    if not freed:
+        return
+    power = None
+    idle = [
+        n
+        for n in Node.objects.select_for_update().filter(name__in=list(freed))
+        if n.base_state == NodeBase.IDLE and not n.flags & NodeFlag.COMPLETING
+    ]
+    if not idle:
+        return
+    Node.objects.filter(pk__in=[n.pk for n in idle]).update(last_busy=now)
+    power = settings_in_force()
+    if not any(p.power_down_on_idle for p in power.partitions.values()):
+        return
+    t = now.timestamp()
+    parts = partition_membership()
+    changes: list[NodeChange] = []
+    for node in idle:
+        node.last_busy = now
+        changes += on_node_idle(power, power_node(node, parts, now=t, loaded=t), set(freed[node.name]))
+    if changes:
+        _Apply(power, {n.name: n for n in idle}, now).run(changes)
+        mark_dirty()
+
+
+# --------------------------------------------------------------------------- manual power
+
+MANUAL_OPS = ("POWER_DOWN", "POWER_DOWN_ASAP", "POWER_DOWN_FORCE", "POWER_UP", "POWER_UP_FORCE", "RESUME")
+
+
+@dataclass(frozen=True)
+class PowerAnswer:
+    nodes: list[str]
+    messages: list[str]
+
+
+def power_command(*, actor: AbstractBaseUser, words: Sequence[str]) -> PowerAnswer:
+    """``scontrol power <up|down> [asap|force] {ALL|<nodelist>} [Action=] [Reason=]``."""
+    try:
+        cmd = parse_power_command(list(words))
+    except PowerRequestError as exc:
+        raise ServiceError(str(exc)) from None
+    return power_request(actor=actor, nodes=cmd.nodes, op=cmd.op, action=cmd.action, reason=cmd.reason)
+
+
+@transaction.atomic
+def power_request(
+    *,
+    actor: AbstractBaseUser,
+    nodes: str,
+    op: str,
+    action: str | None = None,
+    reason: str | None = None,
+    now: datetime | None = None,
+) -> PowerAnswer:
+    """A manual power transition for ``nodes`` ("ALL" or a hostlist): staff only, every
+    node checked before any changes, recorded with the user (audit log and node events)."""
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    op = op.upper()
+    if op not in MANUAL_OPS:
+        raise ServiceError(f"Invalid node state specified: {op}")
+    now = now or timezone.now()
+    if nodes.strip().upper() == "ALL":
+        rows = {n.name: n for n in Node.objects.select_for_update().order_by("name")}
+        names = list(rows)
+    else:
+        try:
+            names = list(NodeSet(nodes))
+        except NodeSetParseError as exc:
+            raise ServiceError(f"Invalid node name specified: {nodes} ({exc})") from None
+        rows = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names)}
+        missing = [n for n in names if n not in rows]
+        if missing:
+            raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(missing)}")
+    power = settings_in_force()
+    t = now.timestamp()
+    parts = partition_membership()
+    loaded = _loaded()
+    jobs = [power_job(j) for j in _holding_jobs(names)]
+    decisions: list[Decision] = []
+    messages: list[str] = []
+    for name in names:
+        try:
+            outcome = core_power_request(
+                power,
+                power_node(rows[name], parts, now=t, loaded=loaded),
+                jobs,
+                op=op,
+                now=t,
+                action=action,
+                reason=reason,
+            )
+        except PowerRequestError as exc:
+            raise ServiceError(str(exc)) from None
+        decisions += outcome.decisions
+        if outcome.message:
+            messages.append(outcome.message)
+    who = actor.get_username()
+    with set_actor(actor):
+        _Apply(power, rows, now, user=who).run(decisions)
+    Event.objects.create(
+        time=now,
+        kind=Event.Kind.NODE,
+        node=fold(names)[:64],
+        new_state=op,
+        reason=reason or "",
+        user=who,
+        detail={"power_request": op, "nodes": fold(names), "action": action or ""},
+    )
+    mark_dirty()
+    return PowerAnswer(names, messages)
+
+
+__all__ = [
+    "PowerAnswer",
+    "agent_power_action_done",
+    "apply_node_change",
+    "check_config",
+    "config_loaded",
+    "jobs_allocated",
+    "launch_jobs",
+    "mark_dirty",
+    "node_registering",
+    "nodes_freed",
+    "power_command",
+    "power_pass",
+    "power_request",
+    "scheduling_snapshot",
+    "settings_in_force",
+    "shutdown",
+    "spawner",
+]
