@@ -17,6 +17,8 @@ COMMANDS = {
     "sinfo": "cli.sinfo",
     "scancel": "cli.scancel",
     "scontrol": "cli.scontrol",
+    "sacctmgr": "cli.sacctmgr",
+    "sshare": "cli.sshare",
     "login": "cli.login",
     "agent": "agent.main",
     "server": "config.server",

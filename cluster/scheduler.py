@@ -116,6 +116,10 @@ class JobView:
     alloc_mem: tuple[int, ...] = ()
     array_job_id: int | None = None
     array_max_tasks: int | None = None  # the %N throttle of ``sbatch -a``
+    # Accounting (spec resource_limits.md): the limits plugin and multifactor read these.
+    account: str = ""
+    qos: str = ""
+    gres: str = ""  # per node, as --gres (gpu:tesla:2)
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,11 @@ class PassResult:
     pending: tuple[Pending, ...]
     timeouts: tuple[Timeout, ...]
     stats: PassStats
+    # From plugins that have them (the limits): running jobs to end because a limit is
+    # spent (objects with ``job_id``, ``reason``, ``detail``), and the pending jobs that
+    # begin accruing age priority now.  The adapter applies them with the rest.
+    kills: tuple = ()
+    accrue_start: frozenset[int] = frozenset()
 
 
 # --------------------------------------------------------------------------- extension points
@@ -230,8 +239,21 @@ class SchedulerPlugin:
         """
         return proposal
 
+    def selects(self, job: JobView) -> bool:
+        """Whether :meth:`select_nodes` wants a say for this job.  Returning False keeps
+        the core's fast path (stop at the first ``count`` nodes) for jobs the plugin does
+        not care about, e.g. jobs without hierarchical resources."""
+        return True
+
     def on_start(self, job: JobView, start: Start) -> None:
         """The job starts in this pass: charge what it consumes."""
+
+    def exempt_partition_limit(self, job: JobView, reason: str) -> bool:
+        """Whether ``job`` may go past its partition's ``reason`` (PartitionTimeLimit or
+        PartitionNodeLimit): the QOS flags PartitionTimeLimit / PartitionMaxNodes /
+        PartitionMinNodes (spec resource_limits.md "Hierarchy").  The plugin that says yes
+        enforces the QOS's own bound in :meth:`job_gate`."""
+        return False
 
 
 NodeKey = Callable[[NodeView], tuple[int, ...]]
@@ -369,11 +391,19 @@ def validate_against_partition(
 # --------------------------------------------------------------------------- the pass
 
 
+PriorityFn = Callable[[JobView, PartitionView | None, float], int]
+
+
 def schedule(
-    snapshot: Snapshot, plugins: Sequence[SchedulerPlugin] = (), *, node_key: NodeKey = node_order_key
+    snapshot: Snapshot,
+    plugins: Sequence[SchedulerPlugin] = (),
+    *,
+    node_key: NodeKey = node_order_key,
+    priority: PriorityFn = job_priority,
 ) -> PassResult:
-    """One scheduler pass at ``snapshot.now``; see the module docstring."""
-    return _Pass(snapshot, plugins, node_key).run()
+    """One scheduler pass at ``snapshot.now``; see the module docstring.  ``priority``
+    replaces priority/basic (:func:`job_priority`), e.g. with priority/multifactor."""
+    return _Pass(snapshot, plugins, node_key, priority).run()
 
 
 class _Order:
@@ -421,11 +451,24 @@ class _Part:
 
 
 class _Pass:
-    def __init__(self, snap: Snapshot, plugins: Sequence[SchedulerPlugin], node_key: NodeKey) -> None:
+    def __init__(
+        self,
+        snap: Snapshot,
+        plugins: Sequence[SchedulerPlugin],
+        node_key: NodeKey,
+        priority: PriorityFn = job_priority,
+    ) -> None:
         self.snap = snap
         self.now = snap.now
         self.cfg = snap.config
+        self.priority = priority
         self.plugins = tuple(plugins)
+        self.exempting = [
+            p
+            for p in self.plugins
+            if type(p).exempt_partition_limit is not SchedulerPlugin.exempt_partition_limit
+        ]
+        self.reserving = [p for p in self.plugins if hasattr(p, "may_reserve")]
         self.gating = any(type(p).job_gate is not SchedulerPlugin.job_gate for p in self.plugins)
         self.selecting = [p for p in self.plugins if type(p).select_nodes is not SchedulerPlugin.select_nodes]
         self.starting = [p for p in self.plugins if type(p).on_start is not SchedulerPlugin.on_start]
@@ -533,7 +576,7 @@ class _Pass:
         for pos, job in enumerate(snap.pending):
             part = self.parts.get(job.partition)
             view = part.view if part else None
-            prio = job_priority(job, view, now)
+            prio = self.priority(job, view, now)
             tier = view.priority_tier if view else 0
             ranked.append((-tier, -prio, job.job_id, pos))
         ranked.sort()
@@ -587,7 +630,9 @@ class _Pass:
             timeouts=len(timeouts),
             fit_attempts=self.fit_attempts,
         )
-        return PassResult(tuple(self.starts), pending, timeouts, stats)
+        kills = tuple(k for p in self.plugins for k in getattr(p, "kills", ()))
+        accrue = frozenset(i for p in self.plugins for i in getattr(p, "accrue_start", ()))
+        return PassResult(tuple(self.starts), pending, timeouts, stats, kills, accrue)
 
     def _timeouts(self) -> tuple[Timeout, ...]:
         """RUNNING jobs past their time limit (suspended time is not tracked, so SUSPENDED
@@ -630,8 +675,8 @@ class _Pass:
         shape = _Shape(n, need, tuple(charges), mem, limit)
         reason = _partition_limit(job, part.view)
         if reason:
+            # Kept going: a plugin may exempt the job (QOS PartitionTimeLimit and the like).
             shape.limit = Blocked(reason)
-            return shape
         order = self._order(part, job.features)
         if order is None:
             shape.constraint = Blocked(Reason.BAD_CONSTRAINTS, f"unsupported constraint {job.features!r}")
@@ -660,7 +705,9 @@ class _Pass:
         if part.run_state == "INACTIVE":
             return Blocked(Reason.PARTITION_INACTIVE)
         shape = self._shape(job, part)
-        if shape.limit is not None:
+        if shape.limit is not None and not (
+            self.exempting and any(p.exempt_partition_limit(job, shape.limit.reason) for p in self.exempting)
+        ):
             return shape.limit
         if job.req_nodes:
             bad = sorted(
@@ -708,6 +755,9 @@ class _Pass:
     def _req(self, job: JobView) -> list[int]:
         return sorted(self.index_of[name] for name in job.req_nodes)
 
+    def _selects(self, job: JobView) -> bool:
+        return any(p.selects(job) for p in self.selecting)
+
     def _gate(self, job: JobView, part: _Part | None) -> Blocked | None:
         assert part is not None
         for p in self.plugins:
@@ -751,7 +801,7 @@ class _Pass:
             if mc[i] < need or mm[i] < (cap[i] if mem == WHOLE_MEM else mem):
                 return Blocked(Reason.RESOURCES)
         want = n - len(req)
-        full = bool(self.selecting)
+        full = self._selects(job)
         picked: list[int] = []
         if want or full:
             skip = (exc or frozenset()) | frozenset(req) if (exc or req) else None
@@ -782,9 +832,10 @@ class _Pass:
         self, job: JobView, candidates: Sequence[int], count: int, proposal: tuple[int, ...], req: list[int]
     ) -> tuple[int, ...] | Blocked:
         chosen = proposal
-        if self.selecting:
+        selecting = [p for p in self.selecting if p.selects(job)] if self.selecting else ()
+        if selecting:
             allowed = set(candidates)
-            for p in self.selecting:
+            for p in selecting:
                 verdict = p.select_nodes(job, candidates, count, chosen)
                 if isinstance(verdict, Blocked):
                     return verdict
@@ -870,7 +921,7 @@ class _Pass:
                 duration=duration,
                 required=req,
                 excluded=self._exc(job),
-                all_now=bool(self.selecting),
+                all_now=self._selects(job),
             )
             if plan is None:
                 continue
@@ -885,6 +936,9 @@ class _Pass:
                 end = now + duration
                 for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
                     timeline.add_release(i, end, c, m)
+                continue
+            # MinPrioThreshold / bf_min_prio_reserve: low-priority jobs get no reservation.
+            if self.reserving and not all(p.may_reserve(job, prio) for p in self.reserving):
                 continue
             timeline.reserve(plan.nodes, plan.start, duration)
             reserved += 1

@@ -40,6 +40,7 @@ from cluster.scheduler import (
 from cluster.states import JobState
 from limits.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, make_shape
 from limits.priority import may_reserve
+from limits.reasons import PARTITION_NODE_LIMIT, PARTITION_TIME_LIMIT
 from limits.tres import gres_tres
 from limits.usage import UsageKey, UsageRecord
 
@@ -88,7 +89,12 @@ class LimitsPlugin(SchedulerPlugin):
     # -- shapes ------------------------------------------------------------------------
 
     def _info(self, job: JobView) -> JobLimitsInfo:
-        return self.jobs.get(job.job_id, _NO_INFO)
+        info = self.jobs.get(job.job_id)
+        if info is None:
+            if not (job.account or job.qos or job.gres):
+                return _NO_INFO
+            return JobLimitsInfo(account=job.account, qos=job.qos, gres=job.gres)
+        return info
 
     def shape(self, job: JobView, info: JobLimitsInfo | None = None) -> JobShape:
         """The job's TRES as the limits count them: requested for a pending job, held for a
@@ -191,7 +197,7 @@ class LimitsPlugin(SchedulerPlugin):
 
     def job_gate(self, job: JobView, partition: PartitionView) -> Blocked | None:
         assert self.state is not None, "begin_pass first"
-        info = self.jobs.get(job.job_id, _NO_INFO)
+        info = self._info(job)
         block = self.state.check(job.user, info.account, job.partition, info.qos, self.shape(job, info))
         return None if block is None else Blocked(block.reason, block.detail)
 
@@ -221,6 +227,20 @@ class LimitsPlugin(SchedulerPlugin):
                 accrue_time=info.accrue_time,
             )
         )
+
+    def exempt_partition_limit(self, job: JobView, reason: str) -> bool:
+        """The job QOS's PartitionTimeLimit / PartitionMaxNodes / PartitionMinNodes flags:
+        the QOS (or association) bound replaces the partition's, checked in job_gate."""
+        info = self._info(job)
+        plan = self.policy.plan(job.user, info.account, job.partition, info.qos)
+        q = plan.job_qos if plan.error is None else None
+        if q is None:
+            return False
+        if reason == PARTITION_TIME_LIMIT:
+            return q.has("PartitionTimeLimit")
+        if reason == PARTITION_NODE_LIMIT:
+            return q.has("PartitionMaxNodes") or q.has("PartitionMinNodes")
+        return False
 
     def may_reserve(self, job: JobView, priority: int) -> bool:
         """MinPrioThreshold: may backfill plan a reservation for ``job`` at ``priority``?"""

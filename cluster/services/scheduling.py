@@ -16,13 +16,19 @@ from django.utils import timezone
 
 from cluster import publish, scheduler, states
 from cluster.arrays import ArrayThrottlePlugin
-from cluster.licenses import LicensePlugin
+from cluster.licenses import LicensePlugin, plain_alloc
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.services.agents import PING_INTERVAL, launch_payload
 from cluster.services.jobs import terminate_running
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
 from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+from hres import services as hres_services
+from hres.layers import format_licenses_alloc
+from hres.plugin import HresPlugin
+from limits import services as limits_services
+from power import services as power_services
+from power.policy import power_node_order_key
 
 log = logging.getLogger(__name__)
 
@@ -195,8 +201,22 @@ def build_snapshot(
 
 
 def plugins(cfg: ClusterConfig) -> list[scheduler.SchedulerPlugin]:
-    """The plugins every pass runs with (later issues add HRES, limits, power)."""
-    return [LicensePlugin(cfg.licenses), ArrayThrottlePlugin()]
+    """The plugins every pass runs with (later issues add limits, power).
+
+    Licenses first (cheap counters), the hierarchical resources last: HresPlugin picks
+    the nodes, so it must see the final candidates.  What running jobs hold comes from
+    their LicensesAlloc, written when they started.
+    """
+    rows = hres_services.holding_license_rows()
+    hres_plugin = hres_services.pass_plugin(rows)
+    held = {job_id: plain_alloc(alloc) for job_id, _lic, alloc, _resv in rows if alloc}
+    modes = hres_plugin.modes if hres_plugin is not None else {}
+    out: list[scheduler.SchedulerPlugin] = [LicensePlugin(cfg.licenses, modes, held), ArrayThrottlePlugin()]
+    if hres_plugin is not None:
+        out.append(hres_plugin)
+    # Accounting limits (AccountingStorageEnforce): gates before any node search.
+    out[1:1] = limits_services.pass_plugins()
+    return out
 
 
 def schedule_pass(
@@ -217,16 +237,42 @@ def schedule_pass(
     """
     now = now or timezone.now()
     snap, nodes = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
-    result = scheduler.schedule(snap, plugins(ClusterConfig.current()))
+    # Power saving: powered-down nodes are usable (a job resumes them) and come last.
+    snap = power_services.scheduling_snapshot(snap)
+    active = plugins(ClusterConfig.current())
+    result = scheduler.schedule(
+        snap, active, node_key=power_node_order_key, **limits_services.pass_priority(snap, active)
+    )
     with transaction.atomic():
-        _apply(result, nodes, now)
+        _apply(result, nodes, now, active)
+        limits_services.apply_pass(result, active, now)
     return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
 
 
-def _apply(result: scheduler.PassResult, nodes: list[Node], now: datetime) -> None:
+def _licenses_alloc(active: list[scheduler.SchedulerPlugin]):
+    """job id -> the LicensesAlloc to store, from what the plugins charged in the pass,
+    and the ids of jobs the HRES layers could not hold on their final nodes."""
+    lic = next((p for p in active if isinstance(p, LicensePlugin)), None)
+    hres_plugin = next((p for p in active if isinstance(p, HresPlugin)), None)
+
+    def alloc(job_id: int) -> str:
+        charges = hres_plugin.started.get(job_id, ()) if hres_plugin else ()
+        plain = lic.taken.get(job_id, ()) if lic else ()
+        return format_licenses_alloc(charges, plain)
+
+    return alloc, set(hres_plugin.conflicts) if hres_plugin else set()
+
+
+def _apply(
+    result: scheduler.PassResult,
+    nodes: list[Node],
+    now: datetime,
+    active: list[scheduler.SchedulerPlugin] = (),
+) -> None:
     names = [n.name for n in nodes]
+    alloc_of, conflicts = _licenses_alloc(list(active))
     if result.starts:
-        started = {s.job_id: s for s in result.starts}
+        started = {s.job_id: s for s in result.starts if s.job_id not in conflicts}
         usable = {
             n.name
             for n in Node.objects.filter(name__in=[names[i] for s in result.starts for i in s.node_indices])
@@ -239,10 +285,14 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], now: datetime) -> No
         ]
         events = []
         touched: set[str] = set()
+        # A job given powered-down nodes waits CONFIGURING until they have all registered.
+        waiting = power_services.jobs_allocated(
+            {job.id: [names[i] for i in started[job.id].node_indices] for job in jobs}, now=now
+        )
         for job in jobs:
             start = started[job.id]
             hosts = [names[i] for i in start.node_indices]
-            job.state = JobState.RUNNING
+            job.state = JobState.CONFIGURING if job.id in waiting else JobState.RUNNING
             job.reason = Reason.NONE
             job.reason_detail = ""
             job.start_time = now
@@ -254,6 +304,7 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], now: datetime) -> No
                 h: [c, m] for h, c, m in zip(hosts, start.cpus_per_node, start.mem_per_node, strict=True)
             }
             job.launched = False
+            job.licenses_alloc = alloc_of(job.id)
             touched.update(hosts)
             events.append(
                 Event(
@@ -261,7 +312,7 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], now: datetime) -> No
                     kind=Event.Kind.JOB,
                     job_id=job.id,
                     old_state=JobState.PENDING,
-                    new_state=JobState.RUNNING,
+                    new_state=job.state,
                     node=job.node_list,
                 )
             )
@@ -278,12 +329,14 @@ def _apply(result: scheduler.PassResult, nodes: list[Node], now: datetime) -> No
                 "batch_host",
                 "alloc",
                 "launched",
+                "licenses_alloc",
             ],
         )
         Event.objects.bulk_create(events, batch_size=500)
         refresh_usage(touched)
         for job in jobs:
-            publish.to_agent(job.batch_host, launch_payload(job))
+            if job.id not in waiting:  # a CONFIGURING job is launched when its nodes are up
+                publish.to_agent(job.batch_host, launch_payload(job))
     if result.pending:
         _update_pending(result.pending)
     for timeout in result.timeouts:

@@ -1,0 +1,137 @@
+"""REST API of the accounting policy (``/api/limits/...``): sacctmgr and sshare talk to
+these.  Each view validates its input, calls one service or report, and serializes."""
+
+from __future__ import annotations
+
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluster.services.errors import ServiceError
+from limits import reports, selectors, services
+from limits.dump import dump_text, load_text
+
+
+def _strings(data: object, name: str) -> list[str]:
+    value = data.get(name, []) if isinstance(data, dict) else []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ServiceError(f"{name} must be a list of strings", field=name)
+    return value
+
+
+def _change(change: services.Change) -> Response:
+    return Response(
+        {
+            "lines": change.lines,
+            "count": change.count,
+            "committed": change.committed,
+            "cancelled": change.cancelled,
+        }
+    )
+
+
+class Add(APIView):
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request, entity: str) -> Response:
+        d = request.data
+        return _change(
+            services.record_add(
+                actor=request.user,
+                entity=entity,
+                names=_strings(d, "names"),
+                options=_strings(d, "options"),
+                commit=d.get("commit", True) is not False,
+            )
+        )
+
+
+class Modify(APIView):
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request, entity: str) -> Response:
+        d = request.data
+        return _change(
+            services.record_modify(
+                actor=request.user,
+                entity=entity,
+                where=_strings(d, "where"),
+                options=_strings(d, "options"),
+                commit=d.get("commit", True) is not False,
+            )
+        )
+
+
+class Delete(APIView):
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request, entity: str) -> Response:
+        d = request.data
+        return _change(
+            services.record_delete(
+                actor=request.user,
+                entity=entity,
+                where=_strings(d, "where"),
+                commit=d.get("commit", True) is not False,
+            )
+        )
+
+
+class Show(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, entity: str) -> Response:
+        word = entity.lower().rstrip("s") if entity.lower() != "qos" else "qos"
+        word = {"assoc": "association", "associations": "association"}.get(word, word)
+        if word not in selectors.DEFAULT_COLUMNS:
+            raise ServiceError(f"Unknown entity '{entity}'")
+        where = services._parse_where(request.query_params.getlist("where"))
+        return Response(
+            {"columns": list(selectors.DEFAULT_COLUMNS[word]), "rows": selectors.list_rows(word, where)}
+        )
+
+
+class Share(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        q = request.query_params
+        accounts = [a for a in q.get("accounts", "").split(",") if a]
+        users = [u for u in q.get("users", "").split(",") if u]
+        all_users = q.get("all") == "1"
+        if not users and not all_users:
+            users = [request.user.get_username()]
+        return Response({"rows": reports.share_rows(accounts=accounts, users=users, all_users=all_users)})
+
+
+class AssocMgr(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        return Response(reports.assoc_mgr())
+
+
+class Dump(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        return Response({"text": dump_text(cluster=request.query_params.get("cluster") or None)})
+
+
+class Load(APIView):
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request) -> Response:
+        d = request.data
+        text = d.get("text")
+        if not isinstance(text, str):
+            raise ServiceError("text must be the cluster file's content", field="text")
+        return _change(load_text(actor=request.user, text=text, commit=d.get("commit", True) is not False))
+
+
+urlpatterns = [
+    path("add/<str:entity>/", Add.as_view()),
+    path("modify/<str:entity>/", Modify.as_view()),
+    path("delete/<str:entity>/", Delete.as_view()),
+    path("show/<str:entity>/", Show.as_view()),
+    path("sshare/", Share.as_view()),
+    path("assoc_mgr/", AssocMgr.as_view()),
+    path("dump/", Dump.as_view()),
+    path("load/", Load.as_view()),
+]

@@ -1,0 +1,1147 @@
+"""Every change to the accounting policy, and the limits' part of submitting and scheduling.
+
+One function per operation (ARCHITECTURE "One service function per operation"); sacctmgr
+(through the REST API), the REST API itself, the admin and the tests call these:
+
+* :func:`record_add`, :func:`record_modify`, :func:`record_delete`: ``sacctmgr
+  add|modify|delete cluster|account|user|qos|association``.  Each validates, writes in one
+  transaction, rebuilds the :class:`limits.policy.Policy` from the result (a cycle in the
+  account tree, an unknown QOS, a bad TRES refuse the whole change), bumps the limits
+  version (every process rebuilds its cached policy) and asks for a scheduler pass, so a
+  change takes effect at once.  ``commit=False`` does all of it and rolls back: sacctmgr's
+  preview before "Would you like to commit changes?".
+* :func:`row_save`, :func:`row_delete`: the admin's forms, same validation.
+* :func:`submit_fields`: ``sbatch`` under AccountingStorageEnforce (default account and
+  QOS, submit limits, DenyOnLimit).
+* :func:`pass_plugins`, :func:`pass_priority`, :func:`apply_pass`: the scheduler pass.
+* :func:`usage_cycle_run`: the usage cycle (charge running jobs, decay, reset).
+* :func:`dump_text`, :func:`load_text`: ``sacctmgr dump|load``.
+
+Deleting an association cancels its running and pending jobs (spec "Tools"); lowering a
+limit never cancels anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from cluster import publish
+from cluster.jobspec import parse_licenses
+from cluster.models import ClusterConfig, Job
+from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
+from limits import selectors
+from limits.models import QOS, Account, Association, Cluster, JobAccounting, LimitsState, LimitsUser, Usage
+from limits.options import OptionError, apply_option, assoc_option, qos_option, split_option
+from limits.plugin import JobLimitsInfo, LimitsPlugin
+from limits.policy import ROOT, JobRequest, JobShape, Policy, PolicyError, make_shape
+from limits.priority import JobPriorityInfo, MultifactorPriority, fair_tree
+from limits.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
+
+log = logging.getLogger(__name__)
+
+ENTITIES = ("cluster", "account", "user", "qos", "association")
+_SUBMIT_REJECT = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
+
+
+@dataclass
+class Change:
+    """What a change did, in sacctmgr's words (``lines``), and how many records it touched."""
+
+    lines: list[str] = field(default_factory=list)
+    count: int = 0
+    committed: bool = True
+    cancelled: list[int] = field(default_factory=list)
+
+
+class _Rollback(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _require_admin(actor: AbstractBaseUser | None) -> None:
+    if actor is not None and not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+
+
+def _cluster_name() -> str:
+    return ClusterConfig.current().cluster_name or "cluster"
+
+
+def ensure_cluster(name: str | None = None) -> Cluster:
+    """The cluster row and its root association (Slurm creates both with the cluster)."""
+    cluster, _ = Cluster.objects.get_or_create(name=name or _cluster_name())
+    root, _ = Account.objects.get_or_create(
+        name=ROOT, defaults={"description": "default root account", "organization": "root"}
+    )
+    Association.objects.get_or_create(cluster=cluster, account=root, user=None, partition="")
+    return cluster
+
+
+def _validate_and_bump() -> Policy:
+    """Rebuild the policy from what the transaction wrote; refuse (roll back) if it does not
+    hold together, else bump the version so every process picks it up."""
+    cfg = ClusterConfig.current()
+    try:
+        policy = selectors.build_policy(cluster=cfg.cluster_name or "cluster", options=cfg.options or {})
+    except PolicyError as exc:
+        raise ServiceError(str(exc)) from None
+    LimitsState.objects.get_or_create(pk=1)
+    LimitsState.objects.filter(pk=1).update(version=F("version") + 1, token=uuid.uuid4().hex)
+    publish.console_changed("limits", "jobs")
+    transaction.on_commit(_request_schedule)
+    return policy
+
+
+def _request_schedule() -> None:
+    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import the services
+
+    request_schedule()
+
+
+def _run(commit: bool, body) -> Change:
+    """Run ``body`` in a transaction that is rolled back unless ``commit``."""
+    change = Change(committed=commit)
+    try:
+        with transaction.atomic():
+            body(change)
+            _validate_and_bump()
+            if not commit:
+                raise _Rollback
+    except _Rollback:
+        pass
+    return change
+
+
+def _parse_where(items: Iterable[str]) -> dict[str, list[str]]:
+    """``name=a,b account=x`` -> ``{"name": ["a", "b"], "account": ["x"]}`` (plural keys
+    folded: ``names=``, ``accounts=``, ``users=``)."""
+    out: dict[str, list[str]] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ServiceError(f"Unknown condition: {item}")
+        key = key.strip().lower()
+        key = {
+            "names": "name",
+            "accounts": "account",
+            "acct": "account",
+            "users": "user",
+            "partitions": "partition",
+            "clusters": "cluster",
+            "parents": "parent",
+        }.get(key, key)
+        out.setdefault(key, []).extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+def _options(items: Iterable[str]) -> list[tuple[str, str, str]]:
+    try:
+        return [split_option(item) for item in items]
+    except OptionError as exc:
+        raise ServiceError(str(exc)) from None
+
+
+def _qos(name: str) -> QOS:
+    q = QOS.objects.filter(name=name).first()
+    if q is None:
+        raise ServiceError(f"Invalid qos specification: QOS {name!r} does not exist")
+    return q
+
+
+def _account(name: str) -> Account:
+    a = Account.objects.filter(name=name).first()
+    if a is None:
+        raise ServiceError(f"Account {name!r} does not exist")
+    return a
+
+
+def _set(row: models.Model, name: str, op: str, value: str, kind: str, column: str) -> None:  # noqa: PLR0917
+    if kind == "qosname":
+        setattr(row, column, None if value.strip() in ("", "-1") else _qos(value.strip()))
+        return
+    if kind == "account":
+        target = _account(value.strip())
+        setattr(row, column, None if target.name == ROOT else target)
+        return
+    if kind == "rawusage":
+        try:
+            apply_option(name, op, kind, value, None)
+        except OptionError as exc:
+            raise ServiceError(str(exc)) from None
+        row._clear_usage = True
+        return
+    try:
+        new = apply_option(name, op, kind, value, getattr(row, column))
+    except OptionError as exc:
+        raise ServiceError(str(exc)) from None
+    if kind == "qoslist":
+        for q in (w for w in str(new).split(",") if w):
+            _qos(q)
+        new = new or None
+    setattr(row, column, new)
+
+
+def _save(row: models.Model) -> None:
+    try:
+        row.full_clean(validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        raise ServiceError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
+    row.save()
+
+
+def _assoc_label(a: Association) -> str:
+    text = f"  C = {a.cluster.name:<10} A = {a.account.name:<10}"
+    if a.user_id:
+        text += f" U = {a.user.name:<9}"
+    if a.partition:
+        text += f" P = {a.partition}"
+    return text
+
+
+def _subtree(cluster: Cluster, accounts: Iterable[str]) -> set[str]:
+    """The accounts named and every account beneath them in ``cluster``."""
+    parents: dict[str, list[str]] = {}
+    for name, parent in Association.objects.filter(cluster=cluster, user__isnull=True).values_list(
+        "account__name", "parent__name"
+    ):
+        parents.setdefault(parent or ROOT, []).append(name)
+    out: set[str] = set()
+    todo = list(accounts)
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.add(name)
+        todo.extend(c for c in parents.get(name, ()) if c != name)
+    return out
+
+
+def _clear_usage(cluster: Cluster, assoc: Association) -> None:
+    """RawUsage=0: the association's record and, for an account, every one beneath it
+    (spec: "there is no per-TRES reset")."""
+    if assoc.user_id:
+        keys = [assoc_key(assoc.account.name, assoc.user.name, assoc.partition)]
+    else:
+        accounts = _subtree(cluster, [assoc.account.name])
+        keys = [
+            assoc_key(a, u or "", p)
+            for a, u, p in Association.objects.filter(
+                cluster=cluster, account__name__in=accounts
+            ).values_list("account__name", "user__name", "partition")
+        ]
+    Usage.objects.filter(key__in=[selectors.key_text(k) for k in keys]).delete()
+
+
+def _cancel_jobs(jobs: Q, *, why: str, actor: str) -> list[int]:
+    """Cancel the running and pending jobs matching ``jobs`` (an association deleted)."""
+    from cluster.services.jobs import end_job, record_transition, terminate_running  # noqa: PLC0415
+
+    now = timezone.now()
+    out = []
+    for job in Job.objects.select_for_update().filter(jobs, state__in=[s.value for s in ACTIVE_JOB_STATES]):
+        if job.state == JobState.PENDING:
+            end_job(job, JobState.CANCELLED, now=now, why=why, user=actor)
+        elif job.state in HOLDING_JOB_STATES and not job.final_state:
+            terminate_running(job, final_state=JobState.CANCELLED, now=now)
+            record_transition(job, job.state, now=now, why=why, user=actor)
+        out.append(job.id)
+    return out
+
+
+def _assoc_jobs(a: Association) -> Q:
+    q = Q(account=a.account.name)
+    if a.user_id:
+        q &= Q(user=a.user.name)
+        if a.partition:
+            q &= Q(partition=a.partition)
+    return q
+
+
+# --------------------------------------------------------------------------- add
+
+
+def record_add(
+    *,
+    actor: AbstractBaseUser | None,
+    entity: str,
+    names: Sequence[str],
+    options: Sequence[str] = (),
+    commit: bool = True,
+) -> Change:
+    """``sacctmgr add <entity> <names> [options]``."""
+    _require_admin(actor)
+    entity = _entity(entity)
+    names = [n for name in names for n in name.split(",") if n]
+    opts = _options(options)
+    if not names:
+        raise ServiceError(f"You need to specify a {entity} name")
+
+    def body(change: Change) -> None:
+        if entity == "cluster":
+            _add_clusters(change, names)
+        elif entity == "qos":
+            _add_qos(change, names, opts)
+        elif entity == "account":
+            _add_accounts(change, names, opts)
+        else:
+            _add_users(change, names, opts)
+        if not change.count:
+            raise ServiceError(" Nothing new added.")
+
+    return _run(commit, body)
+
+
+def _entity(text: str) -> str:
+    word = text.strip().lower()
+    word = {"accounts": "account", "users": "user", "clusters": "cluster", "assoc": "association"}.get(
+        word, word
+    )
+    word = "association" if word in ("associations",) else word
+    if word not in ENTITIES:
+        raise ServiceError(f"Unknown entity '{text}'")
+    return word
+
+
+def _add_clusters(change: Change, names: Sequence[str]) -> None:
+    change.lines.append(" Adding Cluster(s)")
+    for name in names:
+        if Cluster.objects.filter(name=name).exists():
+            continue
+        ensure_cluster(name)
+        change.lines.append(f"  Name           = {name}")
+        change.count += 1
+
+
+def _add_qos(change: Change, names: Sequence[str], opts: list[tuple[str, str, str]]) -> None:
+    change.lines.append(" Adding QOS(s)")
+    for name in names:
+        if QOS.objects.filter(name=name).exists():
+            raise ServiceError(f"QOS {name} already exists")
+        row = QOS(name=name)
+        for opt, op, value in opts:
+            try:
+                column, kind = qos_option(opt)
+            except OptionError as exc:
+                raise ServiceError(str(exc)) from None
+            _set(row, opt, op, value, kind, column)
+        _save(row)
+        change.lines.append(f"  {name}")
+        change.count += 1
+
+
+_ACCOUNT_FIELDS = {"description": "description", "organization": "organization"}
+
+
+def _split_assoc_opts(
+    opts: list[tuple[str, str, str]], extra: Iterable[str]
+) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    """Options naming the record (Cluster=, Parent=, Account=...) apart from the limits."""
+    special: dict[str, str] = {}
+    rest = []
+    for name, op, value in opts:
+        key = name.lower()
+        if key in extra:
+            special[key] = value
+        else:
+            rest.append((name, op, value))
+    return special, rest
+
+
+def _apply_assoc(a: Association, opts: list[tuple[str, str, str]]) -> None:
+    for opt, op, value in opts:
+        try:
+            column, kind = assoc_option(opt)
+        except OptionError as exc:
+            raise ServiceError(str(exc)) from None
+        _set(a, opt, op, value, kind, column)
+
+
+def _add_accounts(change: Change, names: Sequence[str], opts: list[tuple[str, str, str]]) -> None:
+    special, rest = _split_assoc_opts(opts, {"cluster", "clusters", "description", "organization", "parent"})
+    cluster = ensure_cluster(special.get("cluster") or special.get("clusters"))
+    parent = _account(special["parent"]) if special.get("parent") else Account.objects.get(name=ROOT)
+    if not Association.objects.filter(cluster=cluster, account=parent, user=None).exists():
+        raise ServiceError(f"Parent account {parent.name} has no association on cluster {cluster.name}")
+    change.lines.append(" Adding Account(s)")
+    added = []
+    for name in names:
+        account, _ = Account.objects.get_or_create(
+            name=name,
+            defaults={
+                "description": special.get("description", name),
+                "organization": special.get("organization", parent.name if parent.name != ROOT else name),
+            },
+        )
+        if Association.objects.filter(cluster=cluster, account=account, user=None).exists():
+            continue
+        a = Association(cluster=cluster, account=account, parent=None if parent.name == ROOT else parent)
+        _apply_assoc(a, rest)
+        _save(a)
+        added.append(a)
+        change.lines.append(f"  {name}")
+        change.count += 1
+    if added:
+        change.lines.append(" Associations")
+        change.lines.extend(_assoc_label(a) for a in added)
+        change.lines.append(" Settings")
+        change.lines.append(f"  Parent        = {parent.name}")
+
+
+def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, str]]) -> None:
+    special, rest = _split_assoc_opts(
+        opts,
+        {
+            "account",
+            "accounts",
+            "cluster",
+            "clusters",
+            "partition",
+            "partitions",
+            "defaultaccount",
+            "adminlevel",
+        },
+    )
+    # DefaultQOS goes on the user record when no account is given with it, like sacctmgr.
+    cluster = ensure_cluster(special.get("cluster") or special.get("clusters"))
+    accounts = [a for a in (special.get("account") or special.get("accounts") or "").split(",") if a]
+    default = special.get("defaultaccount", "")
+    if not accounts and default:
+        accounts = [default]
+    if not accounts:
+        raise ServiceError("Need a default account for these users to add them (Account= or DefaultAccount=)")
+    partitions = [
+        p for p in (special.get("partition") or special.get("partitions") or "").split(",") if p
+    ] or [""]
+    change.lines.append(" Adding User(s)")
+    added = []
+    for name in names:
+        user, created = LimitsUser.objects.get_or_create(name=name)
+        if special.get("adminlevel"):
+            user.admin_level = special["adminlevel"]
+        if created or default:
+            user.default_account = _account(default or accounts[0])
+        user.save()
+        if created:
+            change.lines.append(f"  {name}")
+        for acct_name in accounts:
+            account = _account(acct_name)
+            if not Association.objects.filter(cluster=cluster, account=account, user=None).exists():
+                raise ServiceError(f"Account {acct_name} has no association on cluster {cluster.name}")
+            for part in partitions:
+                if Association.objects.filter(
+                    cluster=cluster, account=account, user=user, partition=part
+                ).exists():
+                    continue
+                a = Association(cluster=cluster, account=account, user=user, partition=part)
+                _apply_assoc(a, rest)
+                _save(a)
+                added.append(a)
+                change.count += 1
+    if added:
+        change.lines.append(" Associations =")
+        change.lines.extend(_assoc_label(a) for a in added)
+
+
+# --------------------------------------------------------------------------- modify
+
+
+def _match_assocs(entity: str, where: dict[str, list[str]]) -> models.QuerySet[Association]:
+    qs = Association.objects.select_related("cluster", "account", "user", "parent")
+    qs = qs.filter(cluster__name__in=where.get("cluster") or [_cluster_name()])
+    names = where.get("name", [])
+    if entity == "account":
+        qs = qs.filter(user__isnull=True)
+        if names:
+            qs = qs.filter(account__name__in=names)
+        if where.get("parent"):
+            qs = qs.filter(parent__name__in=where["parent"])
+    elif entity == "user":
+        qs = qs.filter(user__isnull=False)
+        if names:
+            qs = qs.filter(user__name__in=names)
+        if where.get("account"):
+            qs = qs.filter(account__name__in=where["account"])
+        if "partition" in where:
+            qs = qs.filter(partition__in=where["partition"] or [""])
+    else:  # association: by account, user, partition
+        if where.get("account") or names:
+            qs = qs.filter(account__name__in=where.get("account", []) + names)
+        if where.get("user"):
+            qs = qs.filter(user__name__in=where["user"])
+        elif "user" not in where and not where.get("account") and not names:
+            pass
+        if "partition" in where:
+            qs = qs.filter(partition__in=where["partition"] or [""])
+    unknown = set(where) - {"name", "cluster", "account", "user", "partition", "parent"}
+    if unknown:
+        raise ServiceError(f"Unknown condition: {sorted(unknown)[0]}")
+    return qs
+
+
+def record_modify(
+    *,
+    actor: AbstractBaseUser | None,
+    entity: str,
+    where: Sequence[str],
+    options: Sequence[str],
+    commit: bool = True,
+) -> Change:
+    """``sacctmgr modify <entity> [where] <conditions> set <options>``."""
+    _require_admin(actor)
+    entity = _entity(entity)
+    cond = _parse_where(where)
+    opts = _options(options)
+    if not opts:
+        raise ServiceError("You didn't give me anything to set")
+
+    def body(change: Change) -> None:
+        if entity == "qos":
+            rows = list(
+                QOS.objects.filter(name__in=cond.get("name", [])) if cond.get("name") else QOS.objects.all()
+            )
+            change.lines.append(" Modified qos...")
+            for row in rows:
+                clear = False
+                for opt, op, value in opts:
+                    try:
+                        column, kind = qos_option(opt)
+                    except OptionError as exc:
+                        raise ServiceError(str(exc)) from None
+                    if kind == "rawusage":
+                        _set(row, opt, op, value, kind, column)
+                        clear = True
+                        continue
+                    _set(row, opt, op, value, kind, column)
+                _save(row)
+                if clear:
+                    Usage.objects.filter(key=selectors.key_text(qos_key(row.name))).delete()
+                change.lines.append(f"  {row.name}")
+                change.count += 1
+        elif entity == "cluster":
+            raise ServiceError("Nothing to modify on a cluster here; modify its root account instead")
+        else:
+            _modify_assocs(change, entity, cond, opts)
+        if not change.count:
+            raise ServiceError(" Nothing modified")
+
+    return _run(commit, body)
+
+
+def _modify_assocs(
+    change: Change, entity: str, cond: dict[str, list[str]], opts: list[tuple[str, str, str]]
+) -> None:
+    record_level = (
+        {"description", "organization"}
+        if entity == "account"
+        else {"defaultaccount", "defaultqos", "adminlevel"}
+    )
+    if entity == "association":
+        record_level = set()
+    special, rest = _split_assoc_opts(opts, record_level)
+    assocs = list(_match_assocs(entity, cond))
+    if entity == "user" and special:
+        users = LimitsUser.objects.filter(name__in=cond.get("name", []))
+        if not users:
+            raise ServiceError(f"User {','.join(cond.get('name', []))} does not exist")
+        change.lines.append(" Modified users...")
+        for user in users:
+            if "defaultaccount" in special:
+                acct = _account(special["defaultaccount"])
+                if not Association.objects.filter(user=user, account=acct).exists():
+                    raise ServiceError(f"User {user.name} has no association with account {acct.name}")
+                user.default_account = acct
+            if "defaultqos" in special:
+                value = special["defaultqos"].strip()
+                user.default_qos = None if value in ("", "-1") else _qos(value)
+            if "adminlevel" in special:
+                user.admin_level = special["adminlevel"]
+            user.save()
+            change.lines.append(f"  {user.name}")
+            change.count += 1
+    if entity == "account" and special:
+        accounts = Account.objects.filter(name__in=cond.get("name", []))
+        change.lines.append(" Modified accounts...")
+        for account in accounts:
+            for key, value in special.items():
+                setattr(account, key, value)
+            account.save()
+            change.lines.append(f"  {account.name}")
+            change.count += 1
+    if not rest:
+        return
+    if not assocs:
+        return
+    change.lines.append(f" Modified {'account' if entity == 'account' else 'user'} associations...")
+    for a in assocs:
+        clear = False
+        for opt, op, value in rest:
+            try:
+                column, kind = assoc_option(opt)
+            except OptionError as exc:
+                raise ServiceError(str(exc)) from None
+            if kind == "account" and a.user_id:
+                raise ServiceError("Parent can only be set on an account")
+            _set(a, opt, op, value, kind, column)
+            clear = clear or kind == "rawusage"
+        _save(a)
+        if clear:
+            _clear_usage(a.cluster, a)
+        change.lines.append(_assoc_label(a))
+        change.count += 1
+
+
+# --------------------------------------------------------------------------- delete
+
+
+def record_delete(
+    *,
+    actor: AbstractBaseUser | None,
+    entity: str,
+    where: Sequence[str],
+    commit: bool = True,
+) -> Change:
+    """``sacctmgr delete <entity> [where] <conditions>``: the associations go, and with
+    them every running and pending job that belongs to them (spec "Tools")."""
+    _require_admin(actor)
+    entity = _entity(entity)
+    cond = _parse_where(where)
+    who = actor.get_username() if actor is not None else ""
+    if not cond:
+        raise ServiceError("You need to specify which records to delete (name=...)")
+
+    def body(change: Change) -> None:
+        if entity == "qos":
+            names = cond.get("name", [])
+            if "normal" in names:
+                raise ServiceError("The normal QOS cannot be deleted")
+            rows = QOS.objects.filter(name__in=names)
+            change.lines.append(" Deleting QOS(s)...")
+            for row in rows:
+                for a in Association.objects.filter(qos__isnull=False):
+                    listed = [q for q in a.qos.split(",") if q]
+                    if row.name in listed:
+                        a.qos = ",".join(q for q in listed if q != row.name) or None
+                        a.save(update_fields=["qos"])
+                Usage.objects.filter(key=selectors.key_text(qos_key(row.name))).delete()
+                change.lines.append(f"  {row.name}")
+                row.delete()
+                change.count += 1
+        elif entity == "cluster":
+            rows = Cluster.objects.filter(name__in=cond.get("name", []))
+            change.lines.append(" Deleting clusters...")
+            for row in rows:
+                if row.name == _cluster_name():
+                    for a in row.associations.filter(user__isnull=True, parent__isnull=True).exclude(
+                        account__name=ROOT
+                    ):
+                        change.cancelled += _cancel_jobs(_assoc_jobs(a), why="association deleted", actor=who)
+                change.lines.append(f"  {row.name}")
+                row.delete()
+                change.count += 1
+        else:
+            _delete_assocs(change, entity, cond, who)
+        if not change.count:
+            raise ServiceError(" Nothing deleted")
+
+    return _run(commit, body)
+
+
+def _delete_assocs(change: Change, entity: str, cond: dict[str, list[str]], who: str) -> None:
+    assocs = list(_match_assocs(entity, cond))
+    if entity == "account" and ROOT in cond.get("name", []):
+        raise ServiceError("The root account cannot be deleted")
+    victims: list[Association] = []
+    for a in assocs:
+        if a.user_id:
+            victims.append(a)
+            continue
+        children = Association.objects.filter(cluster=a.cluster, user__isnull=True, parent=a.account).exclude(
+            pk__in=[x.pk for x in assocs]
+        )
+        if children.exists():
+            raise ServiceError(
+                f"Account {a.account.name} has child accounts "
+                f"({', '.join(c.account.name for c in children)}); delete or move them first"
+            )
+        victims.append(a)
+        victims.extend(Association.objects.filter(cluster=a.cluster, account=a.account, user__isnull=False))
+    if not victims:
+        return
+    change.lines.append(" Deleting associations...")
+    seen = set()
+    for a in victims:
+        if a.pk in seen:
+            continue
+        seen.add(a.pk)
+        change.cancelled += _cancel_jobs(_assoc_jobs(a), why="association deleted", actor=who)
+        change.lines.append(_assoc_label(a))
+        key = assoc_key(a.account.name, a.user.name if a.user_id else "", a.partition)
+        Usage.objects.filter(key=selectors.key_text(key)).delete()
+        a.delete()
+        change.count += 1
+    # Users and accounts left without any association go too; a user's default account
+    # moves to one it still has.
+    for user in LimitsUser.objects.filter(association__isnull=True):
+        user.delete()
+    for user in LimitsUser.objects.all():
+        if (
+            user.default_account_id
+            and not Association.objects.filter(user=user, account=user.default_account).exists()
+        ):
+            other = Association.objects.filter(user=user).select_related("account").first()
+            user.default_account = other.account if other else None
+            user.save(update_fields=["default_account"])
+    Account.objects.filter(associations__isnull=True).exclude(name=ROOT).delete()
+    if change.cancelled:
+        change.lines.append(f" Cancelled jobs: {', '.join(str(j) for j in sorted(change.cancelled))}")
+
+
+# --------------------------------------------------------------------------- the admin
+
+
+def row_save(*, actor: AbstractBaseUser | None, row: models.Model, commit: bool = True) -> None:
+    """The admin's save: the same validation as sacctmgr (field checks, then the whole
+    policy rebuilt), or a ServiceError and nothing saved.  ``commit=False`` checks only
+    (the admin form's validation)."""
+    _require_admin(actor)
+    new = row.pk is None
+    try:
+        with transaction.atomic():
+            if isinstance(row, Association):
+                ensure_cluster(row.cluster.name)
+            _save(row)
+            _validate_and_bump()
+            if not commit:
+                raise _Rollback
+    except _Rollback:
+        if new:
+            row.pk = None
+            row._state.adding = True
+
+
+def row_delete(*, actor: AbstractBaseUser | None, row: models.Model) -> None:
+    """The admin's delete; an association's jobs are cancelled as with sacctmgr."""
+    _require_admin(actor)
+    who = actor.get_username() if actor is not None else ""
+    with transaction.atomic():
+        if isinstance(row, Association):
+            if row.account.name == ROOT and not row.user_id:
+                raise ServiceError("The root association cannot be deleted")
+            _cancel_jobs(_assoc_jobs(row), why="association deleted", actor=who)
+        elif isinstance(row, Account):
+            for a in row.associations.all():
+                _cancel_jobs(_assoc_jobs(a), why="association deleted", actor=who)
+        try:
+            row.delete()
+        except models.ProtectedError:
+            raise ServiceError(f"{row} still has child accounts") from None
+        _validate_and_bump()
+
+
+# --------------------------------------------------------------------------- submission
+
+
+def _shape_of(policy: Policy, partition: str, fields: Mapping[str, Any]) -> JobShape:
+    nodes = max(int(fields.get("min_nodes") or 1), 1)
+    cpus = max(int(fields.get("num_tasks") or 1), nodes) * max(int(fields.get("cpus_per_task") or 1), 1)
+    mem = fields.get("mem_per_node") or 0
+    limit = fields.get("time_limit")
+    licenses = dict(parse_licenses(fields.get("licenses") or "")) if fields.get("licenses") else None
+    return make_shape(
+        policy,
+        partition,
+        cpus=cpus,
+        mem=mem * nodes,
+        nodes=nodes,
+        time_limit=None if limit in (None, 0) else int(limit),
+        licenses=_plain_licenses(licenses),
+    )
+
+
+def _plain_licenses(licenses: Mapping[str, int] | None) -> dict[str, int] | None:
+    if not licenses:
+        return None
+    return {k: v for k, v in licenses.items() if isinstance(v, int)}
+
+
+def submit_fields(
+    common: Mapping[str, Any], *, count: int = 1, now: datetime | None = None
+) -> dict[str, Any]:
+    """The account and QOS to store on a new job, after the submit checks.
+
+    Without AccountingStorageEnforce nothing changes but the QOS default (``normal``).  With
+    ``associations``, a job without ``-A`` goes to the user's default account and must have
+    an association; with ``qos`` its QOS must be allowed; with ``limits`` the submit limits
+    and (DenyOnLimit) the job's own size against the QOS limits are checked.  Refusals use
+    Slurm's words on the first line, the limit and level on the next.
+    """
+    ctx = selectors.context()
+    policy = ctx.policy
+    user = common["user"]
+    account = common.get("account") or ""
+    qos = common.get("qos") or ""
+    if not ctx.enforce.associations:
+        return {"account": account, "qos": qos or "normal"}
+    if not account:
+        u = policy.users.get(user)
+        account = u.default_account if u else ""
+    assoc = policy.association(user, account, common["partition"])
+    if assoc is None:
+        raise ServiceError(
+            "Invalid account or account/partition combination specified\n"
+            f"no association for user {user} in account {account or '(none)'}",
+            field="account",
+        )
+    qos = policy.job_qos_name(assoc, qos)
+    now = now or timezone.now()
+    shape = _shape_of(policy, common["partition"], common)
+    job = JobRequest(
+        job_id=0,
+        user=user,
+        account=account,
+        partition=common["partition"],
+        qos=qos,
+        shape=shape,
+        submit_time=now.timestamp(),
+    )
+    active = _active_requests(policy, account, qos, user)
+    from limits.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
+
+    for _ in range(max(count, 1)):
+        verdict = check_submit(policy, job, active=active, now=now.timestamp())
+        if verdict is not None:
+            raise ServiceError(_slurm_words(verdict), field="account")
+        active.append(job)
+        if count > 50:  # an array is checked for its first tasks' limits only
+            break
+    return {"account": account, "qos": qos}
+
+
+def _slurm_words(verdict: str) -> str:
+    """The core's message as sbatch prints it: Slurm's exact words, then the detail."""
+    for head in (
+        _SUBMIT_REJECT,
+        "Invalid account or account/partition combination specified",
+        "Invalid qos specification",
+        "Job's account not permitted to use this partition",
+        "Invalid wckey specification",
+    ):
+        if verdict.startswith(head):
+            detail = verdict[len(head) :].lstrip(": ").strip()
+            if detail.startswith("(") and detail.endswith(")"):
+                detail = detail[1:-1]
+            return head + (f"\n{detail}" if detail else "")
+    return verdict
+
+
+def _active_requests(policy: Policy, account: str, qos: str, user: str) -> list[JobRequest]:
+    """The active jobs the submit limits of a new job can count: the user's, those of the
+    accounts of its tree (below its top account), and those of its QOS."""
+    top = account
+    a = policy.account(account)
+    if a is not None:
+        chain = policy.chain(a)
+        top = chain[-2].account if len(chain) >= 2 else account
+    tree: set[str] = set()
+    todo = [top]
+    while todo:
+        name = todo.pop()
+        tree.add(name)
+        todo.extend(c.account for c in policy.children.get(name, ()))
+    rows = Job.objects.filter(
+        Q(user=user) | Q(account__in=tree) | Q(qos=qos), state__in=[s.value for s in ACTIVE_JOB_STATES]
+    ).values(
+        "id",
+        "user",
+        "account",
+        "partition",
+        "qos",
+        "state",
+        "min_nodes",
+        "num_tasks",
+        "cpus_per_task",
+        "mem_per_node",
+        "time_limit",
+        "licenses",
+        "submit_time",
+    )
+    out = []
+    for r in rows:
+        out.append(
+            JobRequest(
+                job_id=r["id"],
+                user=r["user"],
+                account=r["account"],
+                partition=r["partition"],
+                qos=r["qos"],
+                shape=_shape_of(policy, r["partition"], r),
+                submit_time=r["submit_time"].timestamp(),
+                running=r["state"] != JobState.PENDING,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- scheduler pass
+
+
+def _job_infos() -> dict[int, JobLimitsInfo]:
+    rows = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).values_list(
+        "id", "account", "qos", "accounting__accrue_time", "accounting__usage_factor"
+    )
+    return {
+        job_id: JobLimitsInfo(account=acct, qos=qos, accrue_time=accrue, usage_factor=factor)
+        for job_id, acct, qos, accrue, factor in rows
+    }
+
+
+def pass_plugins() -> list[LimitsPlugin]:
+    """The limits plugin for a scheduler pass, when AccountingStorageEnforce asks for one
+    (nothing, and no query, otherwise)."""
+    ctx = selectors.context()
+    if not ctx.enforce.associations:
+        return []
+    return [
+        LimitsPlugin(
+            ctx.policy,
+            jobs=_job_infos(),
+            usage=selectors.usage_records(),
+            bf_min_prio_reserve=ctx.priority.bf_min_prio_reserve,
+        )
+    ]
+
+
+def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
+    """``{"priority": MultifactorPriority}`` for :func:`cluster.scheduler.schedule` when
+    PriorityType=priority/multifactor is in force, else ``{}`` (priority/basic)."""
+    ctx = selectors.context()
+    if not ctx.multifactor_active:
+        return {}
+    plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
+    infos = plugin.jobs if plugin is not None else _job_infos()
+    usage = plugin.usage if plugin is not None else selectors.usage_records()
+    info = {
+        job_id: JobPriorityInfo(account=i.account, qos=i.qos, accrue_time=i.accrue_time)
+        for job_id, i in infos.items()
+    }
+    if not ctx.enforce.associations:
+        # Without the accrue limits every eligible pending job accrues from submission.
+        info = {
+            j.job_id: JobPriorityInfo(
+                account=info.get(j.job_id, JobPriorityInfo()).account,
+                qos=info.get(j.job_id, JobPriorityInfo()).qos,
+                accrue_time=j.submit_time,
+            )
+            for j in snapshot.pending
+        }
+    return {
+        "priority": MultifactorPriority(
+            ctx.priority,
+            ctx.policy,
+            info=info,
+            fairshare=fair_tree(ctx.policy, usage),
+            total_nodes=len(snapshot.nodes),
+            total_cpus=sum(n.cpus for n in snapshot.nodes),
+        )
+    }
+
+
+def apply_pass(result, active: Sequence[object], now: datetime) -> None:
+    """The limits' decisions of a pass, in the pass's transaction: the UsageFactor booked
+    by each started job, accrue times, and the jobs killed because a TRES-minutes budget
+    is spent (without ``safe``; spec GrpTRESMins)."""
+    from cluster.services.jobs import record_transition, terminate_running  # noqa: PLC0415
+
+    plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
+    if plugin is None:
+        return
+    started = [s.job_id for s in result.starts]
+    if started:
+        factors = {}
+        for job_id, user, part, acct, qos in Job.objects.filter(
+            pk__in=started, state=JobState.RUNNING
+        ).values_list("id", "user", "partition", "account", "qos"):
+            plan = plugin.policy.plan(user, acct, part, qos)
+            factors[job_id] = plan.usage_factor if plan.error is None else 1.0
+        for job_id, factor in factors.items():
+            JobAccounting.objects.update_or_create(job_id=job_id, defaults={"usage_factor": factor})
+    stamp = now.timestamp()
+    for job_id in result.accrue_start:
+        JobAccounting.objects.update_or_create(job_id=job_id, defaults={"accrue_time": stamp})
+    for kill in result.kills:
+        job = Job.objects.select_for_update().filter(pk=kill.job_id).first()
+        if job is None or job.state not in HOLDING_JOB_STATES or job.final_state:
+            continue
+        terminate_running(job, final_state=JobState.TIMEOUT, now=now)
+        job.reason = kill.reason
+        job.reason_detail = kill.detail[:512]
+        job.save(update_fields=["reason", "reason_detail"])
+        record_transition(job, job.state, now=now, why=f"{kill.reason}: {kill.detail}"[:256], user="slurm")
+    if result.kills:
+        publish.console_changed("jobs")
+
+
+# --------------------------------------------------------------------------- usage cycle
+
+
+def _running_shape(policy: Policy, job: Mapping[str, Any]) -> JobShape:
+    alloc = job["alloc"] or {}
+    nodes = max(len(alloc), 1)
+    cpus = sum(v[0] for v in alloc.values()) or job["num_tasks"] * job["cpus_per_task"]
+    mem = sum(v[1] for v in alloc.values())
+    limit = job["time_limit"]
+    return make_shape(
+        policy,
+        job["partition"],
+        cpus=cpus,
+        mem=mem,
+        nodes=nodes,
+        time_limit=None if not limit else int(limit),
+        cpus_per_node=max((v[0] for v in alloc.values()), default=cpus),
+        mem_per_node=max((v[1] for v in alloc.values()), default=0),
+        licenses=_plain_licenses(dict(parse_licenses(job["licenses"])) if job["licenses"] else None),
+    )
+
+
+def usage_cycle_run(*, now: datetime | None = None) -> str:
+    """One usage cycle (spec "Controlling how GrpTRESMins usage decays"): reset on a
+    PriorityUsageResetPeriod boundary, else decay every record (PriorityDecayHalfLife,
+    TresDecayHalfLife per TRES, NoDecay QOS untouched), then charge each RUNNING job's
+    TRES-seconds since the last cycle, at its QOS's current UsageFactor, to its
+    association, every ancestor, its QOS and partition QOS."""
+    now = now or timezone.now()
+    stamp = now.timestamp()
+    ctx = selectors.context()
+    policy = ctx.policy
+    with transaction.atomic():
+        st, _ = LimitsState.objects.select_for_update().get_or_create(pk=1)
+        last = st.last_cycle if st.last_cycle is not None else stamp
+        last_reset = st.last_reset if st.last_reset is not None else stamp
+        records = selectors.usage_records()
+        charges = []
+        rows = Job.objects.filter(state=JobState.RUNNING).values(
+            "id",
+            "user",
+            "account",
+            "partition",
+            "qos",
+            "alloc",
+            "num_tasks",
+            "cpus_per_task",
+            "time_limit",
+            "licenses",
+            "start_time",
+        )
+        for job in rows:
+            plan = policy.plan(job["user"], job["account"], job["partition"], job["qos"])
+            if plan.error is not None or not plan.usage_keys or job["start_time"] is None:
+                continue
+            shape = _running_shape(policy, job)
+            charges.append(
+                RunningCharge(
+                    keys=plan.usage_keys,
+                    tres=shape.tres,
+                    billing=float(shape.tres.get("billing", 0)),
+                    start_time=job["start_time"].timestamp(),
+                    usage_factor=plan.job_qos.usage_factor if plan.job_qos else 1.0,
+                )
+            )
+        halves: dict[UsageKey, Mapping[str, float]] = {}
+        for a in policy.assocs.values():
+            if a.tres_decay_half_life:
+                halves[a.key] = a.tres_decay_half_life
+        for q in policy.qos.values():
+            if q.tres_decay_half_life:
+                halves[qos_key(q.name)] = q.tres_decay_half_life
+        decay = DecayPolicy(
+            half_life=ctx.priority.decay_half_life,
+            tres_half_life=halves,
+            no_decay=frozenset(qos_key(q.name) for q in policy.qos.values() if q.has("NoDecay")),
+            reset_period=ctx.priority.usage_reset_period,
+            tz=UTC,
+        )
+        new, reset = usage_cycle(records, charges, last=last, now=stamp, policy=decay, last_reset=last_reset)
+        _store_usage(records, new)
+        st.last_cycle = stamp
+        st.last_reset = stamp if reset or st.last_reset is None else st.last_reset
+        st.save(update_fields=["last_cycle", "last_reset"])
+    if charges:
+        publish.console_changed("limits")
+        transaction.on_commit(_request_schedule)
+    return f"charged={len(charges)} records={len(new)}{' reset' if reset else ''}"
+
+
+def _store_usage(old: Mapping[UsageKey, object], new: Mapping[UsageKey, object]) -> None:
+    existing = {k for k in old}
+    creates = []
+    for key, rec in new.items():
+        if rec is EMPTY and key not in existing:
+            continue
+        text = selectors.key_text(key)
+        tres = {k: v for k, v in rec.tres_seconds.items() if v > 1e-9}
+        if key in existing:
+            Usage.objects.filter(key=text).update(
+                raw_usage=rec.raw_usage, tres_seconds=tres, wall_seconds=rec.wall_seconds
+            )
+        else:
+            creates.append(
+                Usage(key=text, raw_usage=rec.raw_usage, tres_seconds=tres, wall_seconds=rec.wall_seconds)
+            )
+    if creates:
+        Usage.objects.bulk_create(creates, ignore_conflicts=True)
+
+
+def usage_set(
+    *,
+    actor: AbstractBaseUser | None,
+    key: UsageKey,
+    tres_seconds: Mapping[str, float],
+    raw_usage: float = 0.0,
+) -> None:
+    """Set a usage record directly (tests, and ``sacctmgr load`` of saved usage)."""
+    _require_admin(actor)
+    with transaction.atomic():
+        Usage.objects.update_or_create(
+            key=selectors.key_text(key), defaults={"tres_seconds": dict(tres_seconds), "raw_usage": raw_usage}
+        )
+        LimitsState.objects.get_or_create(pk=1)
+        LimitsState.objects.filter(pk=1).update(version=F("version") + 1, token=uuid.uuid4().hex)
+        transaction.on_commit(_request_schedule)
+
+
+def get_account(name: str) -> Account:
+    a = Account.objects.filter(name=name).first()
+    if a is None:
+        raise NotFound(f"Account {name} does not exist")
+    return a
+
+
+__all__ = [
+    "Change",
+    "apply_pass",
+    "ensure_cluster",
+    "pass_plugins",
+    "pass_priority",
+    "record_add",
+    "record_delete",
+    "record_modify",
+    "row_delete",
+    "row_save",
+    "submit_fields",
+    "usage_cycle_run",
+    "usage_set",
+]

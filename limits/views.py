@@ -1,0 +1,144 @@
+"""Console pages of the limits (read only): the account tree with each association's
+limits and usage, the effective-limit calculator, and "why is this job pending"."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from cluster.models import Job, Partition
+from cluster.states import JobState
+from cluster.views import console_view
+from limits import reports, selectors
+from limits.policy import PolicyError
+from limits.tres import format_count
+from limits.usage import EMPTY
+
+_TRES_LIMITS = (
+    ("grp_tres_mins", "GrpTRESMins"),
+    ("grp_tres", "GrpTRES"),
+    ("grp_tres_run_mins", "GrpTRESRunMins"),
+    ("max_tres_per_job", "MaxTRESPerJob"),
+    ("max_tres_mins_per_job", "MaxTRESMinsPerJob"),
+)
+_COUNT_LIMITS = (
+    ("grp_jobs", "GrpJobs"),
+    ("grp_submit_jobs", "GrpSubmitJobs"),
+    ("max_jobs", "MaxJobs"),
+    ("max_submit_jobs", "MaxSubmitJobs"),
+    ("max_wall_duration_per_job", "MaxWall"),
+)
+
+
+def _tree_context() -> dict:
+    ctx = selectors.context()
+    policy = ctx.policy
+    usage = selectors.usage_records()
+    rows = []
+    for depth, a in reports._tree(policy):
+        rec = usage.get(a.key, EMPTY)
+        limits = []
+        lim = a.limits
+        for field, label in _TRES_LIMITS:
+            for tres, value in getattr(lim, field).items():
+                used = rec.tres_mins(tres) if field == "grp_tres_mins" else None
+                limits.append(_bar(f"{label}={tres}={format_count(tres, value)}", used, value))
+        for field, label in _COUNT_LIMITS:
+            value = getattr(lim, field)
+            if value is not None:
+                limits.append(_bar(f"{label}={value}", None, value))
+        if lim.grp_wall is not None:
+            limits.append(_bar(f"GrpWall={lim.grp_wall}", rec.wall_mins, lim.grp_wall))
+        rows.append(
+            {
+                "depth": depth,
+                "indent": depth * 1.25,
+                "account": a.account,
+                "user": a.user,
+                "partition": a.partition,
+                "label": a.label,
+                "fairshare": a.fairshare,
+                "raw_usage": int(rec.raw_usage),
+                "tres_raw": reports.tres_raw(rec),
+                "limits": limits,
+                "half_life": ",".join(f"{k}={v}" for k, v in a.tres_decay_half_life.items()),
+            }
+        )
+    held = Job.objects.filter(state=JobState.PENDING).exclude(reason__in=["None", "Priority", "Resources"])
+    return {
+        "rows": rows,
+        "enforce": str(ctx.enforce),
+        "multifactor": ctx.multifactor_active,
+        "held": held.order_by("id")[:200],
+        "qos": sorted(policy.qos.values(), key=lambda q: q.name),
+    }
+
+
+def _bar(label: str, used: float | None, limit: float) -> dict:
+    pct = None if used is None or not limit else min(100.0, 100.0 * used / limit)
+    return {"label": label, "used": None if used is None else round(used, 1), "pct": pct}
+
+
+@console_view
+def tree(request: HttpRequest) -> HttpResponse:
+    return render(request, "limits/tree.html", {"nav": "limits", **_tree_context()})
+
+
+@console_view
+def tree_fragment(request: HttpRequest) -> HttpResponse:
+    return render(request, "limits/_tree.html", _tree_context())
+
+
+@console_view
+def calculator(request: HttpRequest) -> HttpResponse:
+    q = request.GET
+    choice = {k: q.get(k, "").strip() for k in ("user", "account", "partition", "qos")}
+    ctx = selectors.context()
+    policy = ctx.policy
+    result, error = None, ""
+    if choice["user"]:
+        try:
+            result = [
+                {
+                    "limit": u.limit.label,
+                    "reason": u.limit.reason,
+                    "level": u.limit.source.level,
+                    "source": str(u.limit.source),
+                    "used": None if u.used is None else round(u.used, 1),
+                    "pct": u.percent,
+                }
+                for u in reports.effective(
+                    choice["user"], choice["account"], choice["partition"], choice["qos"]
+                )
+            ]
+        except PolicyError as exc:
+            error = str(exc)
+    context = {
+        "nav": "limits",
+        "choice": choice,
+        "result": result,
+        "error": error,
+        "users": sorted(policy.users),
+        "accounts": sorted(a.account for a in policy.assocs.values() if not a.user),
+        "partitions": list(Partition.objects.values_list("name", flat=True)),
+        "qos_names": sorted(policy.qos),
+    }
+    return render(request, "limits/calculator.html", context)
+
+
+@console_view
+def job_explain(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None:
+        raise Http404(f"Invalid job id specified: {job_id}")
+    blocks = [
+        {
+            "reason": b.reason,
+            "detail": b.detail,
+            "level": b.level or "—",
+            "source": str(b.limit.source) if b.limit else "",
+            "hint": reports.release_hint(b),
+        }
+        for b in reports.explain(job)
+    ]
+    return render(request, "limits/job.html", {"nav": "limits", "job": job, "blocks": blocks})
