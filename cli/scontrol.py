@@ -63,6 +63,16 @@ def _ids(user: str) -> tuple[str, str]:
     return f"{user}({entry.pw_uid})", f"{group}({entry.pw_gid})"
 
 
+def _reason(job: dict) -> str:
+    """``Reason=Licenses,_flat:_2_requested,_layer_top_has_0_free``: a pending job's detail
+    follows its reason as Slurm writes ``ReqNodeNotAvail,_UnavailableNodes:...``."""
+    reason = job.get("reason") or "None"
+    detail = job.get("reason_detail") or ""
+    if job.get("state") == "PENDING" and detail and reason != "None":
+        return f"{reason},_{detail.replace(' ', '_')}"
+    return reason
+
+
 def job_record(job: dict) -> Record:
     """``scontrol show job`` for one API job object (Slurm 23's keys and order)."""
     state = job.get("state") or "UNKNOWN"
@@ -90,7 +100,7 @@ def job_record(job: dict) -> Record:
             ("Account", null(job.get("account"))),
             ("QOS", null(job.get("qos"))),
         ],
-        [("JobState", state), ("Reason", job.get("reason") or "None"), ("Dependency", "(null)")],
+        [("JobState", state), ("Reason", _reason(job)), ("Dependency", "(null)")],
         [
             ("Requeue", "1" if job.get("requeue", True) else "0"),
             ("Restarts", str(job.get("restart_count") or 0)),
@@ -147,6 +157,7 @@ def job_record(job: dict) -> Record:
             ("OverSubscribe", "OK"),
             ("Contiguous", "0"),
             ("Licenses", null(job.get("licenses"))),
+            ("LicensesAlloc", null(job.get("licenses_alloc"))),
             ("Network", "(null)"),
         ],
         [("Command", null(job.get("command")))],
@@ -254,6 +265,40 @@ def partition_record(part: dict) -> Record:
     record: Record = [[(k, str(extra.pop(k, v))) for k, v in line] for line in lines]
     if extra:  # slurm.conf keys fsched keeps but the layout above does not name
         record.append([(k, str(v)) for k, v in extra.items()])
+    return record
+
+
+def _count(value) -> str:
+    return "INFINITE" if value is None else str(value)
+
+
+def license_record(lic: dict) -> Record:
+    """``scontrol show license``: a cluster license, or one layer of a hierarchical
+    resource (spec hres.md "Viewing a Resource")."""
+    record: Record = [
+        [("LicenseName", str(lic.get("license_name") or ""))],
+        [
+            ("Total", _count(lic.get("total"))),
+            ("Used", str(lic.get("used") or 0)),
+            ("Free", _count(lic.get("free"))),
+            ("Reserved", str(lic.get("reserved") or 0)),
+            ("Remote", "yes" if lic.get("remote") else "no"),
+        ],
+    ]
+    if lic.get("hres"):
+        layer = [("LayerName", str(lic.get("layer_name") or ""))]
+        if lic.get("parent_name"):
+            layer.append(("ParentName", lic["parent_name"]))
+        layer += [
+            ("Nodes", null(lic.get("nodes"))),
+            ("Mode", str(lic.get("mode"))),
+            ("DisableHRES", "true" if lic.get("disable_hres") else "false"),
+            ("DisableLayer", "true" if lic.get("disable_layer") else "false"),
+            ("ConfTotal", _count(lic.get("conf_total"))),
+            ("BaseUsage", str(lic.get("base_usage") or 0)),
+        ]
+        base = ",".join(f"{b['name']}:{b['value']}" for b in lic.get("base") or [])
+        record += [layer, [("Base", base or "(null)")]]
     return record
 
 
@@ -377,9 +422,55 @@ def show_config(client, name: str | None, opts: Opts) -> int:
     return 0
 
 
-# scontrol show <entity>: add entities here (license, reservation, ...).
+def show_license(client, name: str | None, opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        answer = client.get("/api/licenses/", {"name": name} if name else None)
+    except ApiError as exc:
+        if exc.status == 404:
+            sys.stderr.write(f"License {name} not found\n")
+        else:
+            sys.stderr.write(f"slurm_load_licenses error: {exc.message}\n")
+        return 1
+    licenses = (answer or {}).get("licenses") or []
+    if not licenses and not opts.json:
+        sys.stdout.write("No licenses configured in the system\n")
+        return 0
+    _print_records("licenses", licenses, license_record, opts)
+    return 0
+
+
+# scontrol show <entity>: add entities here (reservation, ...).
+def show_assoc_mgr(client, _name: str | None, opts: Opts) -> int:
+    """``scontrol show assoc_mgr``: the association and QOS records the controller holds,
+    with their usage and the decay half-lives in force (spec resource_limits.md)."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        answer = client.get("/api/limits/assoc_mgr/")
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_load_assoc_mgr_info error: {exc.message}\n")
+        return 1
+    if opts.json:
+        sys.stdout.write(json.dumps(answer, indent=2) + "\n")
+        return 0
+    out = ["Current Association Manager state", "", *answer.get("header", []), "", "Association Records", ""]
+    for record in answer.get("associations", []):
+        lines = record.get("lines", [])
+        out.extend(lines[:1] + ["    " + line for line in lines[1:]])
+    out += ["", "QOS Records", ""]
+    for record in answer.get("qos", []):
+        lines = record.get("lines", [])
+        out.extend(lines[:1] + ["    " + line for line in lines[1:]])
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
 SHOW: dict[str, Callable[..., int]] = {
+    "assoc_mgr": show_assoc_mgr,
     "job": show_job,
+    "license": show_license,
     "node": show_node,
     "partition": show_partition,
     "config": show_config,
@@ -541,9 +632,56 @@ def update_job(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
     return status
 
 
+# scontrol update HRESName=R [LayerName=L] ...: scontrol key -> POST /api/hres/ field
+HRES_KEYS = {
+    "hresname": "hres_name",
+    "layername": "layer_name",
+    "nodes": "nodes",
+    "count": "count",
+    "base": "base",
+    "disablehres": "disable_hres",
+    "disablelayer": "disable_layer",
+}
+
+
+def hres_update_body(pairs: list[tuple[str, str]]) -> dict:
+    """The ``POST /api/hres/`` body; values are passed as typed, the controller checks them
+    (``DisableHRES``/``DisableLayer`` take only true or false, ``Count`` an integer)."""
+    body: dict = {}
+    for key, value in pairs:
+        field = HRES_KEYS.get(key.lower())
+        if field is None:
+            raise ValueError(f"Update of this parameter is not supported: {key}={value}")
+        if field in body:
+            raise ValueError(f"Duplicate parameter: {key}")
+        body[field] = value
+    if len(body) <= 2 and set(body) <= {"hres_name", "layer_name"}:
+        raise ValueError("No changes specified")
+    return body
+
+
+def update_hres(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        body = hres_update_body(pairs)
+        client.post("/api/hres/", body)
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_update error: {exc.message}\n")
+        return 1
+    return 0
+
+
 # scontrol update <Key>=...: the first key names the entity. Add
 # "partitionname", "reservationname", ... here.
-UPDATE: dict[str, Callable[..., int]] = {"nodename": update_node, "jobid": update_job}
+UPDATE: dict[str, Callable[..., int]] = {
+    "nodename": update_node,
+    "jobid": update_job,
+    "hresname": update_hres,
+}
 
 
 def cmd_update(client, words: list[str], opts: Opts) -> int:
@@ -565,7 +703,7 @@ def cmd_update(client, words: list[str], opts: Opts) -> int:
     return handler(client, pairs, opts)
 
 
-_UPDATE_HINT = '"NodeName" or "JobId"'
+_UPDATE_HINT = '"NodeName", "JobId" or "HRESName"'
 
 
 # ----------------------------------------------------------- job actions
@@ -642,6 +780,41 @@ def cmd_reconfigure(client, words: list[str], opts: Opts) -> int:
     return 0
 
 
+def cmd_power(client, words: list[str], opts: Opts) -> int:
+    """``scontrol power <up|down> [asap|force] {ALL|<nodelist>} [Action=<name>] [Reason=<reason>]``:
+    the controller parses the words (one rule for the CLI and the console)."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    if not words:
+        sys.stderr.write(
+            "scontrol: error: usage: power <up|down> [asap|force] {ALL|<nodelist>} "
+            "[Action=<name>] [Reason=<reason>]\n"
+        )
+        return 1
+    try:
+        answer = client.post("/api/power/", {"args": list(words)})
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_update error: {exc.message}\n")
+        return 1
+    for message in (answer or {}).get("messages") or [] if isinstance(answer, dict) else []:
+        sys.stdout.write(f"{message}\n")
+    return 0
+
+
+def show_hostnames(words: list[str]) -> int:
+    """``scontrol show hostnames <hostlist>``: one name a line (no controller needed)."""
+    if not words:
+        sys.stderr.write("scontrol: error: show hostnames needs a hostlist\n")
+        return 1
+    try:
+        names = expand_hostlist(",".join(words))
+    except ValueError as exc:
+        sys.stderr.write(f"scontrol: error: Invalid hostlist: {words[0]} ({exc})\n")
+        return 1
+    sys.stdout.write("".join(f"{n}\n" for n in names))
+    return 0
+
+
 def cmd_version(client, words: list[str], opts: Opts) -> int:
     sys.stdout.write("slurm 23.11.0 (fsched)\n")
     return 0
@@ -653,6 +826,7 @@ VERBS: dict[str, Callable[..., int]] = {
     "update": cmd_update,
     "reconfigure": cmd_reconfigure,
     "version": cmd_version,
+    "power": cmd_power,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},
 }
 NO_CLIENT = frozenset({"version"})
@@ -686,6 +860,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("scontrol: error: no command given (interactive mode is not supported)\n")
         return 1
     verb = lookup(VERBS, ns.command[0])
+    if verb == "show" and len(ns.command) > 1 and ns.command[1].lower() in ("hostnames", "hostname"):
+        return show_hostnames(ns.command[2:])
     if verb is None:
         sys.stderr.write(f"invalid keyword: {ns.command[0]}\n")
         return 1

@@ -122,6 +122,13 @@ class HresPlugin(SchedulerPlugin):
         self._gates[key] = (self._version, verdict)
         return verdict
 
+    def selects(self, job: JobView) -> bool:
+        """Only jobs requesting a hierarchical resource need the layers to pick nodes."""
+        if not job.licenses:
+            return False
+        items = self.request(job.licenses)
+        return not isinstance(items, Blocked) and bool(items)
+
     def select_nodes(
         self, job: JobView, candidates: Sequence[int], count: int, proposal: tuple[int, ...]
     ) -> tuple[int, ...] | Blocked:

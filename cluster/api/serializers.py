@@ -32,6 +32,7 @@ class JobSerializer(serializers.ModelSerializer):
     tres = serializers.SerializerMethodField()
     restart_count = serializers.IntegerField()
     end_time = serializers.SerializerMethodField()
+    licenses_alloc = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
@@ -58,6 +59,7 @@ class JobSerializer(serializers.ModelSerializer):
             "time_limit",
             "time_limit_str",
             "licenses",
+            "licenses_alloc",
             "submit_time",
             "eligible_time",
             "start_time",
@@ -90,6 +92,10 @@ class JobSerializer(serializers.ModelSerializer):
         if job.start_time and job.time_limit:
             return (job.start_time + timedelta(minutes=job.time_limit)).isoformat()
         return None
+
+    def get_licenses_alloc(self, job: Job) -> str:
+        """What the job was charged when it started; a requeued, pending job holds nothing."""
+        return "" if job.state == states.JobState.PENDING else job.licenses_alloc
 
     def get_state_compact(self, job: Job) -> str:
         return states.JOB_STATE_COMPACT[states.JobState(job.state)]

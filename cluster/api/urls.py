@@ -1,6 +1,7 @@
 from django.urls import path
 
 from cluster.api import views
+from hres import api as hres_api
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view()),
@@ -18,4 +19,6 @@ urlpatterns = [
     path("partitions/", views.PartitionList.as_view()),
     path("reconfigure/", views.Reconfigure.as_view()),
     path("config/", views.ConfigView.as_view()),
+    path("licenses/", hres_api.LicenseList.as_view()),
+    path("hres/", hres_api.HresUpdate.as_view()),
 ]

@@ -28,16 +28,33 @@ def config_load(*, path: Path | None = None, actor: str = "") -> SlurmConfig:
     Nothing changes unless every file parses: a ConfigError becomes a ServiceError whose
     message lists every problem as ``file:line: reason``.
     """
+    from hres import services as hres_services  # noqa: PLC0415 - hres.services imports cluster
+    from power import services as power_services  # noqa: PLC0415 - power.services imports cluster
+
     path = path or conf_path()
     try:
         conf = load_slurm_conf(path)
+        # resources.yaml (ResourcesFile=, or the default next to slurm.conf) is checked
+        # against the new nodes and licenses before anything changes: one reconfigure path.
+        dynamic = Node.objects.filter(in_conf=False).values_list("name", flat=True)
+        resources = hres_services.read_resources(
+            path.parent,
+            conf.resources_file,
+            cluster_nodes={n.name for n in conf.nodes} | set(dynamic),
+            cluster_licenses=conf.licenses,
+        )
+        # The power keys (programs checked on this host), same rule: refused before any change.
+        power = power_services.check_config(conf)
     except ConfigError as exc:
         raise ServiceError(f"Reconfigure refused, the configuration in force is kept:\n{exc}") from exc
     except OSError as exc:
         raise ServiceError(f"{path}: {exc.strerror}") from exc
-    for warning in conf.warnings:
+    for warning in (*conf.warnings, *power.warnings):
         log.warning("%s", warning)
-    _apply(conf, actor=actor)
+    with transaction.atomic():
+        _apply(conf, actor=actor)
+        hres_services.resources_store(resources, actor=actor)
+        power_services.config_loaded(power, version=ClusterConfig.current().version)
     return conf
 
 

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class HresConfig(AppConfig):
+    name = "hres"
+    verbose_name = "Hierarchical resources"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,52 @@
+"""What of the hierarchical resources must be shared by every controller process.
+
+The layers themselves are not stored: each process rebuilds its :class:`hres.layers.HresState`
+from the resources.yaml in force (:class:`ResourcesFile`) plus the runtime updates
+(:class:`LayerUpdate`, replayed in order), and the usage from the running jobs'
+``LicensesAlloc``.  So several server processes and Celery workers always agree, and a
+restart loses nothing that the spec says must survive.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class ResourcesFile(models.Model):
+    """The resources.yaml in force (one row): its text, validated when it was loaded."""
+
+    path = models.CharField(max_length=1024, blank=True, default="", help_text="empty: no resources.yaml")
+    text = models.TextField(blank=True, default="")
+    version = models.PositiveIntegerField(default=0)
+    loaded_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.path or '(no resources.yaml)'} (v{self.version})"
+
+    @classmethod
+    def current(cls) -> ResourcesFile:
+        return cls.objects.get_or_create(pk=1)[0]
+
+
+class LayerUpdate(models.Model):
+    """One ``scontrol update HRESName=...`` in force, replayed over resources.yaml.
+
+    ``changes`` holds what was given: ``nodes`` (as typed, with ``+``/``-``), ``count``,
+    ``base``, ``disable_layer``, ``disable_hres``.  A reconfigure or restart reads
+    resources.yaml again and drops these (spec "Runtime Updates"), except the node changes
+    of dynamic and cloud nodes (``keep``).
+    """
+
+    time = models.DateTimeField()
+    user = models.CharField(max_length=64, blank=True, default="")
+    resource = models.CharField(max_length=128)
+    layer = models.CharField(max_length=128, blank=True, default="")
+    changes = models.JSONField(default=dict)
+    keep = models.BooleanField(default=False, help_text="survives a reconfigure (dynamic nodes)")
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        what = f"{self.resource}/{self.layer}" if self.layer else self.resource
+        return f"{what}: {self.changes}"

@@ -1,0 +1,557 @@
+"""Hierarchical resources in the controller: configuration, state, views, runtime updates.
+
+The pure core (``hres.config``, ``hres.layers``, ``hres.plugin``) decides; this module
+reads and writes the database around it (ARCHITECTURE "Pure cores decide, adapters do").
+
+State, shared by every process: the resources.yaml text in force (:class:`ResourcesFile`)
+and the runtime updates in force (:class:`LayerUpdate`) are in the database; each process
+rebuilds the layers from them (cached by version, so a pass costs one small query) and the
+usage from the ``LicensesAlloc`` of the jobs holding resources.  There is no usage counter
+to keep in step: a job's end releases exactly what it was charged because it simply stops
+being counted (spec "Runtime Updates").
+
+Entry points:
+
+* :func:`read_resources` / :func:`resources_store`: validate and install resources.yaml
+  (called by ``cluster.services.configuration.config_load``, the one reconfigure path);
+* :func:`current_config`, :func:`current_state`, :func:`holding_charges`;
+* :func:`pass_plugin`: the :class:`hres.plugin.HresPlugin` for a scheduler pass;
+* :func:`license_entries`: ``scontrol show license`` (HRES layers and cluster licenses);
+* :func:`hres_update`: the one service behind ``scontrol update HRESName=``, the REST
+  ``POST /slurm/v0.0.46/hres/``, the admin and the console.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from cluster import publish
+from cluster.licenses import plain_alloc, plain_request
+from cluster.models import ClusterConfig, Event, Job, Node
+from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.slurmconf import ConfigError
+from cluster.states import HOLDING_JOB_STATES
+from hres.config import DEFAULT_FILE, HresConfig, parse_resources
+from hres.layers import (
+    UNSET,
+    Charge,
+    HresState,
+    LicenseView,
+    build_state,
+    license_view,
+    parse_bool,
+    parse_licenses_alloc,
+    update_layer,
+    update_resource,
+)
+from hres.models import LayerUpdate, ResourcesFile
+from hres.plugin import HresPlugin
+
+log = logging.getLogger(__name__)
+
+TOPIC = "hres"  # the console topic of layer changes (usage changes publish "jobs")
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class ResourcesText:
+    """A validated resources.yaml, ready to be stored (path "" and config None: none)."""
+
+    path: str
+    text: str
+    config: HresConfig | None
+
+
+def resources_path(conf_dir: Path, resources_file: str | None) -> tuple[Path, bool]:
+    """The file to read and whether slurm.conf named it (``ResourcesFile=``)."""
+    if resources_file:
+        path = Path(resources_file)
+        return (path if path.is_absolute() else conf_dir / path), True
+    return conf_dir / DEFAULT_FILE, False
+
+
+def read_resources(
+    conf_dir: Path,
+    resources_file: str | None,
+    *,
+    cluster_nodes: Collection[str],
+    cluster_licenses: Collection[str],
+) -> ResourcesText:
+    """Read and fully validate resources.yaml; raise ConfigError listing every problem.
+
+    Without ``ResourcesFile=``, a missing default file means no hierarchical resources;
+    a file slurm.conf names must exist.
+    """
+    path, named = resources_path(conf_dir, resources_file)
+    if not path.exists() and not named:
+        return ResourcesText("", "", None)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        from hres.config import HresProblem  # noqa: PLC0415
+
+        raise ConfigError([HresProblem(str(path), 0, f"cannot read: {exc}")]) from None
+    config = parse_resources(
+        text, file=str(path), cluster_nodes=cluster_nodes, cluster_licenses=cluster_licenses
+    )
+    return ResourcesText(str(path), text, config)
+
+
+def resources_store(loaded: ResourcesText, *, actor: str, now=None) -> None:
+    """Install a validated resources.yaml (inside the caller's transaction).
+
+    Runtime updates are dropped, except those kept for dynamic nodes (spec "Runtime
+    Updates": count, base and disabled changes are lost on reconfigure; configured nodes
+    return to the layers resources.yaml gives them).
+    """
+    row = ResourcesFile.objects.select_for_update().get_or_create(pk=1)[0]
+    row.path = loaded.path
+    row.text = loaded.text
+    row.version += 1
+    row.loaded_at = now or timezone.now()
+    row.save()
+    LayerUpdate.objects.filter(keep=False).delete()
+    publish.console_changed(TOPIC)
+
+
+# --------------------------------------------------------------------------- state (cached)
+
+_lock = threading.Lock()
+_config_cache: dict[int, HresConfig] = {}
+_state_cache: dict[tuple, HresState] = {}
+
+
+def _config_for(row: ResourcesFile) -> HresConfig:
+    with _lock:
+        cached = _config_cache.get(row.version)
+    if cached is not None:
+        return cached
+    if not row.text.strip():
+        config = HresConfig((), row.path or DEFAULT_FILE)
+    else:
+        # Validated when loaded; the node check is left out here because nodes come and go.
+        config = parse_resources(row.text, file=row.path or DEFAULT_FILE)
+    with _lock:
+        _config_cache.clear()
+        _config_cache[row.version] = config
+    return config
+
+
+def current_config() -> HresConfig:
+    return _config_for(ResourcesFile.current())
+
+
+def _node_names() -> tuple[str, ...]:
+    # The scheduler's snapshot lists nodes by name, so indices agree with it.
+    return tuple(Node.objects.order_by("name").values_list("name", flat=True))
+
+
+def _replay(state: HresState, updates: Iterable[LayerUpdate]) -> HresState:
+    for up in updates:
+        try:
+            state = apply_changes(state, up.resource, up.layer, up.changes)
+        except ValueError as exc:
+            # A node deleted since, a layer gone after a reconfigure: skip, keep the rest.
+            log.warning("runtime update %s no longer applies: %s", up, exc)
+    return state
+
+
+def current_state(nodes: tuple[str, ...] | None = None) -> HresState:
+    """The layers in force (resources.yaml plus runtime updates), without usage."""
+    row = ResourcesFile.current()
+    nodes = _node_names() if nodes is None else nodes
+    last = LayerUpdate.objects.aggregate(m=Max("id"))["m"] or 0
+    count = LayerUpdate.objects.count() if last else 0
+    key = (row.version, last, count, nodes)
+    with _lock:
+        cached = _state_cache.get(key)
+    if cached is not None:
+        return cached
+    state = build_state(_config_for(row), nodes)
+    state = _replay(state, LayerUpdate.objects.order_by("id"))
+    with _lock:
+        _state_cache.clear()
+        _state_cache[key] = state
+    return state
+
+
+def holding_license_rows() -> list[tuple[int, str, str, str]]:
+    """(id, licenses, licenses_alloc, reservation) of the jobs holding resources that
+    asked for licenses: one query a pass."""
+    return list(
+        Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES])
+        .exclude(licenses="")
+        .values_list("id", "licenses", "licenses_alloc", "reservation")
+    )
+
+
+def holding_charges(rows: list[tuple[int, str, str, str]] | None = None) -> dict[int, tuple[Charge, ...]]:
+    """job id -> the HRES charges of every job holding resources (from LicensesAlloc)."""
+    out: dict[int, tuple[Charge, ...]] = {}
+    for job_id, _lic, alloc, resv in holding_license_rows() if rows is None else rows:
+        if not alloc:
+            continue
+        try:
+            charges = parse_licenses_alloc(alloc, reservation=resv)
+        except ValueError:
+            log.error("job %s: unreadable LicensesAlloc %r", job_id, alloc)
+            continue
+        if charges:
+            out[job_id] = charges
+    return out
+
+
+def state_with_usage() -> HresState:
+    return current_state().with_usage(c for cs in holding_charges().values() for c in cs)
+
+
+def pass_plugin(rows: list[tuple[int, str, str, str]] | None = None) -> HresPlugin | None:
+    """The HRES plugin of a scheduler pass, or None when no resource is configured."""
+    state = current_state()
+    if not state.resources:
+        return None
+    return HresPlugin(state, holding_charges(rows))
+
+
+def modes() -> dict:
+    """HRES name -> Mode, for parsing requests."""
+    return current_config().modes()
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _plain_entries(totals: Mapping[str, int], rows: list[tuple[int, str, str, str]]) -> list[dict[str, Any]]:
+    hres_modes = modes()
+    used: dict[str, int] = dict.fromkeys(totals, 0)
+    for _job_id, lic, alloc, _resv in rows:
+        held = plain_alloc(alloc) if alloc else plain_request(lic, hres_modes)
+        for name, count in held:
+            if name in used:
+                used[name] += count
+    return [
+        {
+            "license_name": name,
+            "total": total,
+            "used": used[name],
+            "free": max(0, total - used[name]),
+            "reserved": 0,
+            "remote": False,
+            "hres": False,
+        }
+        for name, total in totals.items()
+    ]
+
+
+def view_dict(v: LicenseView) -> dict[str, Any]:
+    d = asdict(v)
+    d["base"] = [{"name": n, "value": a} for n, a in v.base]
+    d["hres"] = True
+    return d
+
+
+def license_entries(name: str | None = None) -> list[dict[str, Any]]:
+    """``scontrol show license [NAME]``: cluster licenses, then one entry per HRES layer."""
+    rows = holding_license_rows()
+    state = current_state()
+    state = state.with_usage(c for cs in holding_charges(rows).values() for c in cs)
+    entries = _plain_entries(ClusterConfig.current().licenses, rows)
+    entries += [view_dict(v) for v in license_view(state)]
+    if name is not None:
+        entries = [e for e in entries if e["license_name"] == name]
+        if not entries:
+            raise NotFound(f"License {name} not found")
+    return entries
+
+
+def layer_holders(resource: str, layer: str) -> list[dict[str, Any]]:
+    """The running jobs holding a layer, with the amount each was charged on it."""
+    out = []
+    for job_id, _lic, alloc, resv in holding_license_rows():
+        for c in holding_charges([(job_id, "", alloc, resv)]).get(job_id, ()):
+            if c.resource == resource and c.on(layer):
+                out.append({"job_id": job_id, "amount": c.on(layer)})
+    users = dict(Job.objects.filter(pk__in=[o["job_id"] for o in out]).values_list("id", "user"))
+    nodes = dict(Job.objects.filter(pk__in=[o["job_id"] for o in out]).values_list("id", "node_list"))
+    for o in out:
+        o["user"] = users.get(o["job_id"], "")
+        o["node_list"] = nodes.get(o["job_id"], "")
+    return out
+
+
+# --------------------------------------------------------------------------- runtime updates
+
+
+def _bool(value: object, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    try:
+        return parse_bool(str(value))
+    except ValueError:
+        raise ValueError(f"{key}: expected true or false, not {value!r}") from None
+
+
+def apply_changes(state: HresState, resource: str, layer: str, changes: Mapping[str, Any]) -> HresState:
+    """One runtime update on a state (pure rules of hres.layers); ValueError if refused."""
+    if state.get(resource) is None:
+        raise ValueError(f"Invalid HRES name: no hierarchical resource {resource}")
+    layer_keys = {"nodes", "count", "base", "disable_layer"} & set(changes)
+    if layer_keys and not layer:
+        raise ValueError(f"LayerName is needed to change {', '.join(sorted(layer_keys))}")
+    if layer:
+        state.resource(resource).structure.layer(layer)  # ValueError: no such layer
+    if "disable_hres" in changes:
+        state = update_resource(state, resource, disable_hres=_bool(changes["disable_hres"], "DisableHRES"))
+    if layer_keys:
+        kwargs: dict[str, Any] = {}
+        if "nodes" in changes:
+            kwargs["nodes"] = str(changes["nodes"])
+        if "count" in changes:
+            kwargs["count"] = changes["count"]
+        if "base" in changes:
+            base = changes["base"]
+            if isinstance(base, list):
+                try:
+                    base = tuple(
+                        (str(b["name"]), b["value"]) if isinstance(b, dict) else (str(b[0]), b[1])
+                        for b in base
+                    )
+                except (KeyError, IndexError, TypeError):
+                    raise ValueError(f"Base: expected name:value pairs, not {base!r}") from None
+            kwargs["base"] = "" if base is None else base
+        if "disable_layer" in changes:
+            kwargs["disable_layer"] = _bool(changes["disable_layer"], "DisableLayer")
+        state = update_layer(state, resource, layer, **kwargs)
+    return state
+
+
+def _layer_snapshot(state: HresState, resource: str, layer: str) -> dict[str, Any]:
+    for v in license_view(state):
+        if v.license_name == resource and (v.layer_name == layer or not layer):
+            d = view_dict(v)
+            for key in ("used", "free", "reserved", "total", "remote", "hres"):
+                d.pop(key, None)
+            return d
+    return {}
+
+
+UPDATE_KEYS = ("nodes", "count", "base", "disable_hres", "disable_layer")
+
+
+@transaction.atomic
+def hres_update(
+    *,
+    actor: AbstractBaseUser,
+    hres_name: str,
+    layer_name: str = "",
+    nodes: str | None = None,
+    count: object = UNSET,
+    base: object = UNSET,
+    disable_hres: object = None,
+    disable_layer: object = None,
+) -> list[dict[str, Any]]:
+    """``scontrol update HRESName=R [LayerName=L] [Nodes=] [Count=] [Base=] [DisableHRES=]
+    [DisableLayer=]``: validated against the state in force, stored, audited, published.
+
+    Returns the entries of the changed resource as ``scontrol show license`` gives them.
+    Raises ServiceError (and changes nothing) when the update is refused.
+    """
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    hres_name = (hres_name or "").strip()
+    layer_name = (layer_name or "").strip()
+    if not hres_name:
+        raise ServiceError("HRESName is required", field="hres_name")
+    changes: dict[str, Any] = {}
+    if nodes is not None:
+        changes["nodes"] = str(nodes)
+    if count is not UNSET and count is not None:
+        changes["count"] = count
+    if base is not UNSET:
+        changes["base"] = base
+    if disable_hres is not None:
+        changes["disable_hres"] = disable_hres
+    if disable_layer is not None:
+        changes["disable_layer"] = disable_layer
+    if not changes:
+        raise ServiceError("No changes specified")
+    # Serialise updates across processes: each is validated against the one before it.
+    ResourcesFile.objects.select_for_update().get_or_create(pk=1)
+    state = current_state()
+    try:
+        after = apply_changes(state, hres_name, layer_name, changes)
+        # Normalise what is stored, so a replay means the same thing.
+        if "disable_hres" in changes:
+            changes["disable_hres"] = _bool(changes["disable_hres"], "DisableHRES")
+        if "disable_layer" in changes:
+            changes["disable_layer"] = _bool(changes["disable_layer"], "DisableLayer")
+    except ValueError as exc:
+        raise ServiceError(str(exc)) from None
+    now = timezone.now()
+    who = actor.get_username()
+    LayerUpdate.objects.create(time=now, user=who, resource=hres_name, layer=layer_name, changes=changes)
+    Event.objects.create(
+        time=now,
+        kind=Event.Kind.CONFIG,
+        reason="hres update",
+        new_state=f"{hres_name}/{layer_name}" if layer_name else hres_name,
+        user=who,
+        detail={
+            "hres_name": hres_name,
+            "layer_name": layer_name,
+            "changes": changes,
+            "before": _layer_snapshot(state, hres_name, layer_name),
+            "after": _layer_snapshot(after, hres_name, layer_name),
+        },
+    )
+    publish.console_changed(TOPIC)
+    from cluster.services.jobs import _request_schedule  # noqa: PLC0415 - jobs imports this module
+
+    _request_schedule()
+    return license_entries_after(after, hres_name)
+
+
+def license_entries_after(state: HresState, resource: str) -> list[dict[str, Any]]:
+    state = state.with_usage(c for cs in holding_charges().values() for c in cs)
+    return [view_dict(v) for v in license_view(state) if v.license_name == resource]
+
+
+# --------------------------------------------------------------------------- the layer tree
+
+
+@dataclass
+class TreeLayer:
+    """A layer as the console's tree shows it."""
+
+    resource: str
+    name: str
+    nodes: str
+    used: int
+    total: int | None  # None: infinite
+    conf_total: int | None
+    base_usage: int
+    reserved: int
+    free: int | None
+    disabled: bool  # the layer or its resource
+    base: list[tuple[str, int]]
+    children: list[TreeLayer]
+    depth: int = 0
+
+    @property
+    def pct(self) -> int:
+        if not self.total:
+            return 0 if self.total is None or not self.used else 100
+        return min(100, round(100 * self.used / self.total))
+
+    def walk(self) -> Iterable[TreeLayer]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass
+class TreeResource:
+    name: str
+    mode: int
+    disabled: bool
+    roots: list[TreeLayer]
+
+    def layers(self) -> list[TreeLayer]:
+        return [la for root in self.roots for la in root.walk()]
+
+    @property
+    def sunburst_json(self) -> str:
+        return json.dumps(self.sunburst())
+
+    def sunburst(self) -> dict[str, Any]:
+        """plotly sunburst data: the tree, sized by each layer's total, coloured by use."""
+        ids, labels, parents, values, colours, text = [], [], [], [], [], []
+        rows = self.layers()
+        biggest = max((la.total or 0 for la in rows), default=1) or 1
+        parent_of = {id(c): la for la in rows for c in la.children}
+        for la in rows:
+            ids.append(la.name)
+            labels.append(la.name)
+            parent = parent_of.get(id(la))
+            parents.append(parent.name if parent else "")
+            values.append(la.total if la.total is not None else biggest)
+            colours.append(-1 if la.disabled else la.pct)
+            total = "INFINITE" if la.total is None else la.total
+            text.append(f"{la.used}/{total} used{' (disabled)' if la.disabled else ''}")
+        return {
+            "ids": ids,
+            "labels": labels,
+            "parents": parents,
+            "values": values,
+            "colours": colours,
+            "text": text,
+        }
+
+
+def _containment_parents(masks: list[frozenset[str]]) -> list[int | None]:
+    """Mode 1/2: a layer's parent is the smallest other layer whose nodes contain its own
+    (an identical set counts when it comes earlier in the file)."""
+    out: list[int | None] = []
+    for i, mine in enumerate(masks):
+        best = None
+        for j, other in enumerate(masks):
+            if i == j or not mine <= other or (mine == other and j > i):
+                continue
+            if best is None or len(other) < len(masks[best]):
+                best = j
+        out.append(best)
+    return out
+
+
+def layer_tree() -> list[TreeResource]:
+    """Every resource as a tree: Mode 3 by parent_name, Mode 1/2 by node-set containment."""
+    state = state_with_usage()
+    views = license_view(state)
+    out = []
+    for res in state.resources:
+        st = res.structure
+        mine = [v for v in views if v.license_name == st.name]
+        masks = [la.nodes for la in st.layers]
+        mode3 = st.mode == 3
+        parents = [la.parent for la in st.layers] if mode3 else _containment_parents(masks)
+        items = [
+            TreeLayer(
+                resource=st.name,
+                name=v.layer_name,
+                nodes=v.nodes,
+                used=v.used,
+                total=v.total,
+                conf_total=v.conf_total,
+                base_usage=v.base_usage,
+                reserved=v.reserved,
+                free=v.free,
+                disabled=v.disable_layer or v.disable_hres,
+                base=list(v.base),
+                children=[],
+            )
+            for v in mine
+        ]
+        roots = []
+        for i, p in enumerate(parents):
+            (items[p].children if p is not None else roots).append(items[i])
+        for root in roots:
+            stack = [(root, 0)]
+            while stack:
+                la, d = stack.pop()
+                la.depth = d
+                stack.extend((c, d + 1) for c in la.children)
+        out.append(TreeResource(st.name, int(st.mode), st.disabled, roots))
+    return out

@@ -1,0 +1,100 @@
+"""The console's Resources page: each hierarchical resource as a tree of its layers.
+
+``/hres/`` shows every resource (a sunburst and an indented table with usage bars), kept
+live by the ``hres`` and ``jobs`` topics; ``/hres/<resource>/<layer>/`` lists the jobs
+holding a layer and its nodes, and for staff a form that updates the layer through
+:func:`hres.services.hres_update`, the one update service.  plotly.min.js is served from
+the installed plotly package (``/hres/plotly.min.js``), not copied into the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import plotly
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_http_methods, require_safe
+
+from cluster.services.errors import ServiceError
+from cluster.views import console_view
+from hres import services
+from hres.layers import UNSET
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+def _tree_context() -> dict[str, Any]:
+    tree = services.layer_tree()
+    return {"resources": tree, "tree_url": reverse("hres-tree")}
+
+
+@console_view
+def layers(request: HttpRequest) -> HttpResponse:
+    return render(request, "hres/layers.html", {"nav": "hres", **_tree_context()})
+
+
+@console_view
+def tree(request: HttpRequest) -> HttpResponse:
+    return render(request, "hres/_tree.html", _tree_context())
+
+
+def _layer_context(resource: str, layer: str) -> dict[str, Any]:
+    found = next(
+        (la for r in services.layer_tree() if r.name == resource for la in r.layers() if la.name == layer),
+        None,
+    )
+    if found is None:
+        raise Http404(f"No layer {layer} in hierarchical resource {resource}")
+    return {
+        "layer": found,
+        "holders": services.layer_holders(resource, layer),
+        "body_url": reverse("hres-layer-body", kwargs={"resource": resource, "layer": layer}),
+        "base_text": ",".join(f"{n}:{v}" for n, v in found.base),
+    }
+
+
+@console_view
+def layer_body(request: HttpRequest, resource: str, layer: str) -> HttpResponse:
+    return render(request, "hres/_layer_body.html", _layer_context(resource, layer))
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def layer(request: HttpRequest, resource: str, layer: str) -> HttpResponse:
+    """A layer's page; staff POST an update here (the console's admin form)."""
+    if not request.user.is_authenticated:
+        from django.contrib.auth.views import redirect_to_login  # noqa: PLC0415
+
+        return redirect_to_login(request.get_full_path())
+    error = ""
+    if request.method == "POST":
+        data = request.POST
+        try:
+            services.hres_update(
+                actor=request.user,
+                hres_name=resource,
+                layer_name=layer,
+                nodes=data.get("nodes") or None,
+                count=data.get("count") or UNSET,
+                base="" if data.get("clear_base") else (data.get("base") or UNSET),
+                disable_layer=data.get("disable_layer") or None,
+                disable_hres=data.get("disable_hres") or None,
+            )
+        except ServiceError as exc:
+            error = str(exc)
+        else:
+            return redirect("hres-layer", resource=resource, layer=layer)
+    context = {"nav": "hres", "error": error, "form": request.POST if error else {}}
+    context.update(_layer_context(resource, layer))
+    return render(request, "hres/layer.html", context, status=400 if error else 200)
+
+
+@require_safe
+@cache_control(max_age=86400, public=True)
+def plotly_js(request: HttpRequest) -> FileResponse:
+    if not PLOTLY_JS.exists():  # pragma: no cover - plotly is in requirements.txt
+        raise Http404("plotly.min.js is not installed")
+    return FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript")
