@@ -54,6 +54,10 @@ class NodeSpec:
     real_memory: int  # MB
     features: str | None = None
     conf: str | None = None
+    # Cloud accounting, reported so the controller shows and keeps them (scontrol show node).
+    instance_id: str | None = None
+    instance_type: str | None = None
+    extra: str | None = None
 
     def to_dict(self, boot_time: float) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -64,6 +68,9 @@ class NodeSpec:
         }
         if self.features:
             d["features"] = self.features
+        for key in ("instance_id", "instance_type", "extra"):
+            if getattr(self, key):
+                d[key] = getattr(self, key)
         if self.conf:
             d["conf"] = self.conf
         return d

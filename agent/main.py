@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ping-interval", type=float, default=5.0, help="seconds between pings (%(default)s)")
     p.add_argument("--conf", default=None, help="node configuration sent in register, e.g. 'HRES=[...]'")
     p.add_argument("--features", default=None, help="comma-separated node features, e.g. a,b")
+    p.add_argument("--instance-id", default=None, help="cloud instance id (cloud accounting)")
+    p.add_argument("--instance-type", default=None, help="cloud instance type (cloud accounting)")
+    p.add_argument("--extra", default=None, help="the node's Extra string (cloud accounting)")
     p.add_argument("--boot-time", type=float, default=None, help="boot time (epoch) reported for the nodes")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
@@ -72,7 +75,10 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
     cpus = args.cpus or os.cpu_count() or 1
     memory = args.memory or psutil.virtual_memory().total // MIB
     features = ",".join(f.strip() for f in args.features.split(",") if f.strip()) if args.features else None
-    nodes = tuple(NodeSpec(n, cpus, memory, features=features or None, conf=args.conf) for n in names)
+    cloud = {"instance_id": args.instance_id, "instance_type": args.instance_type, "extra": args.extra}
+    nodes = tuple(
+        NodeSpec(n, cpus, memory, features=features or None, conf=args.conf, **cloud) for n in names
+    )
     config = AgentConfig(
         controller=args.controller or default_controller(),
         key=args.key if args.key is not None else os.environ.get("FSCHED_AGENT_KEY", ""),

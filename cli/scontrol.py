@@ -213,6 +213,12 @@ def node_record(node: dict) -> Record:
         [("AllocTRES", node.get("alloc_tres") or "")],
         [("CurrentWatts", "0"), ("AveWatts", "0")],
     ]
+    if node.get("instance_id") or node.get("instance_type"):
+        record.append(
+            [("InstanceId", null(node.get("instance_id"))), ("InstanceType", null(node.get("instance_type")))]
+        )
+    if node.get("extra"):
+        record.append([("Extra", node["extra"])])
     if node.get("reason"):
         stamp = slurm_time(node.get("reason_time"), "Unknown")
         record.append([("Reason", f"{node['reason']} [{node.get('reason_user') or 'Unknown'}@{stamp}]")])
@@ -515,6 +521,8 @@ def parse_pairs(words: list[str]) -> list[tuple[str, str]]:
 
 NODE_KEYS = {"nodename": "nodes", "state": "state", "reason": "reason", "weight": "weight"}
 NODE_KEYS |= {"features": "features", "availablefeatures": "features"}
+# Cloud accounting (spec power_save.md "Hybrid Cluster"): kept on the node and in its history.
+NODE_KEYS |= {"instanceid": "instance_id", "instancetype": "instance_type", "extra": "extra"}
 NODE_STATES = frozenset(
     {"DRAIN", "RESUME", "DOWN", "UNDRAIN", "IDLE", "FAIL", "POWER_DOWN", "POWER_UP", "POWER_DOWN_ASAP"}
     | {"POWER_DOWN_FORCE", "NO_RESP", "UNDRAIN", "CANCEL_REBOOT", "FUTURE", "REBOOT"}

@@ -186,6 +186,7 @@ class NodeSerializer(serializers.ModelSerializer):
     alloc_memory = serializers.IntegerField(source="alloc_mem")
     partitions = serializers.SerializerMethodField()
     agent = serializers.CharField(source="agent_id")
+    extra = serializers.CharField(source="extra_text")
     alloc_tres = serializers.SerializerMethodField()
     cfg_tres = serializers.SerializerMethodField()
 
@@ -225,6 +226,9 @@ class NodeSerializer(serializers.ModelSerializer):
             "threads_per_core",
             "alloc_tres",
             "cfg_tres",
+            "instance_id",
+            "instance_type",
+            "extra",
         ]
 
     def get_flags(self, node: Node) -> list[str]:

@@ -214,6 +214,9 @@ class NodeUpdate(APIView):
             reason=data.get("reason"),
             weight=int(weight) if weight not in (None, "") else None,
             features=data.get("features"),
+            instance_id=data.get("instance_id"),
+            instance_type=data.get("instance_type"),
+            extra=data.get("extra"),
         )
         return Response({"updated": updated})
 

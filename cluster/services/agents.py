@@ -24,6 +24,9 @@ from power import services as power_services
 
 log = logging.getLogger(__name__)
 
+# Cloud accounting fields an agent may report (``fsched agent --instance-id ...``) → Node field.
+CLOUD_ACCOUNTING = {"instance_id": "instance_id", "instance_type": "instance_type", "extra": "extra_text"}
+
 PING_INTERVAL = 5  # seconds between agent heartbeats (sent to agents in ``registered``)
 
 
@@ -102,6 +105,9 @@ def agent_register(
         node.reported_cpus = info.get("cpus")
         node.reported_memory = info.get("real_memory")
         node.boot_time = _ts(info.get("boot_time"))
+        for key, attr in CLOUD_ACCOUNTING.items():
+            if info.get(key) is not None:
+                setattr(node, attr, str(info[key]))
         node.slurmd_start_time = now
         node.last_contact = now
         remove = NodeFlag.NOT_RESPONDING

@@ -100,8 +100,15 @@ def node_update(
     reason: str | None = None,
     weight: int | None = None,
     features: str | None = None,
+    instance_id: str | None = None,
+    instance_type: str | None = None,
+    extra: str | None = None,
 ) -> list[str]:
-    """scontrol update NodeName=<list> State=... Reason=... (administrators only)."""
+    """scontrol update NodeName=<list> State=... Reason=... (administrators only).
+
+    InstanceId/InstanceType/Extra are the cloud accounting fields; like every field changed
+    here they are kept in the node's audit history.
+    """
     if not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
     try:
@@ -154,6 +161,13 @@ def node_update(
             if features is not None:
                 node.features = features
                 node.active_features = features
+            for field, value in (
+                ("instance_id", instance_id),
+                ("instance_type", instance_type),
+                ("extra_text", extra),
+            ):
+                if value is not None:
+                    setattr(node, field, value)
             node.save()
     refresh_usage(names)
     publish.console_changed("nodes")

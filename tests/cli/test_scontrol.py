@@ -194,3 +194,13 @@ def test_reconfigure_errors(api, capsys):
     )
     assert main(["fsched", "scontrol", "reconfig"]) == 0
     assert capsys.readouterr().err == "scontrol: warning: node09 has no partition\n"
+
+
+def test_cloud_accounting_in_show_node_and_update_body():
+    from cli.scontrol import node_record, node_update_body
+
+    record = node_record({"name": "cloud01", "instance_id": "i-1", "instance_type": "t3", "extra": "x=1"})
+    flat = [pair for line in record for pair in line]
+    assert ("InstanceId", "i-1") in flat and ("InstanceType", "t3") in flat and ("Extra", "x=1") in flat
+    body = node_update_body([("NodeName", "cloud01"), ("InstanceId", "i-2"), ("Extra", "y")])
+    assert body == {"nodes": "cloud01", "instance_id": "i-2", "extra": "y"}

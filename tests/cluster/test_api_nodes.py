@@ -61,3 +61,29 @@ def test_reconfigure_applies_a_good_change(demo, api, conf_dir, settings):
     assert api("alice").post("/api/reconfigure/").status_code == 403
     assert api("admin").post("/api/reconfigure/").status_code == 200
     assert Partition.objects.get(name="extra").max_time == 5
+
+
+def test_cloud_accounting_fields_are_updated_shown_and_kept_in_history(demo, api):
+    body = {"nodes": "cloud01", "instance_id": "i-0abc", "instance_type": "c5.large", "extra": '{"zone":"a"}'}
+    assert api("alice").post("/api/nodes/update/", body, format="json").status_code == 403
+    assert api("admin").post("/api/nodes/update/", body, format="json").status_code == 200
+    shown = api("alice").get("/api/nodes/cloud01/").json()
+    assert (shown["instance_id"], shown["instance_type"], shown["extra"]) == (
+        "i-0abc",
+        "c5.large",
+        '{"zone":"a"}',
+    )
+    api("admin").post("/api/nodes/update/", {"nodes": "cloud01", "instance_type": "c5.xlarge"}, format="json")
+    history = [
+        e.changes_dict.get("instance_type")
+        for e in LogEntry.objects.get_for_object(Node.objects.get(name="cloud01"))
+    ]
+    assert ["c5.large", "c5.xlarge"] in history
+
+
+def test_agents_report_cloud_accounting_fields(demo):
+    from cluster.services.agents import agent_register
+
+    node = {"name": "cloud02", "cpus": 4, "real_memory": 2000, "boot_time": 1.0, "instance_id": "i-9"}
+    agent_register(agent_id="a:1", nodes=[node], running=[], completions=[])
+    assert Node.objects.get(name="cloud02").instance_id == "i-9"
