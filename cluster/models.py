@@ -153,6 +153,7 @@ class Job(models.Model):
     # layers with amounts, and the cluster licenses it took; released by recomputing
     # usage from the running jobs' values, so it is exactly what was taken.
     licenses_alloc = models.TextField(blank=True, default="")
+    gres = models.CharField(max_length=512, blank=True, default="", help_text="--gres, e.g. gpu:2 (per node)")
     req_nodes = models.TextField(blank=True, default="")
     exc_nodes = models.TextField(blank=True, default="")
     features = models.CharField(max_length=512, blank=True, default="")
@@ -199,6 +200,27 @@ class Job(models.Model):
         if self.alloc:
             return sum(v[0] for v in self.alloc.values())
         return self.num_tasks * self.cpus_per_task
+
+
+class Reservation(models.Model):
+    """``scontrol create reservation``: nodes and resources set aside for some users or accounts."""
+
+    name = models.CharField(max_length=64, unique=True)
+    start_time = models.DateTimeField()
+    end_time = models.DateTimeField()
+    nodes = models.TextField(blank=True, default="", help_text="hostlist expression")
+    users = models.CharField(max_length=1024, blank=True, default="", help_text="comma list; -name excludes")
+    accounts = models.CharField(max_length=1024, blank=True, default="")
+    partition = models.CharField(max_length=64, blank=True, default="")
+    flags = models.CharField(max_length=512, blank=True, default="")
+    licenses = models.CharField(max_length=1024, blank=True, default="", help_text="e.g. natural(low1):30")
+    created_by = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        ordering = ["start_time", "name"]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class JobIdCounter(models.Model):
