@@ -27,7 +27,6 @@ IGNORED = (
     ("--exclusive",),
     ("--get-user-env",),
     ("--gpus", "-G"),
-    ("--gres",),
     ("--hint",),
     ("--mail-type",),
     ("--mail-user",),
@@ -55,6 +54,7 @@ INPUT_ENV = {
     "SBATCH_CONSTRAINT": "constraint",
     "SBATCH_ERROR": "error",
     "SBATCH_EXPORT": "export",
+    "SBATCH_GRES": "gres",
     "SBATCH_INPUT": "input",
     "SBATCH_JOB_NAME": "job_name",
     "SBATCH_OUTPUT": "output",
@@ -80,6 +80,7 @@ BODY_FIELDS = {
     "nodelist": "nodelist",
     "exclude": "exclude",
     "licenses": "licenses",
+    "gres": "gres",
     "reservation": "reservation",
     "begin": "begin",
     "array": "array",
@@ -98,6 +99,7 @@ def build_parser():
     add("-D", "--chdir", metavar="directory", help="set working directory for batch script")
     add("-e", "--error", metavar="err", help="file for batch script's standard error")
     add("--export", metavar="names", help="specify environment variables to export (ALL, NONE, list)")
+    add("--gres", metavar="list", help="required generic resources per node (gpu:2, gpu:tesla:1)")
     add("-H", "--hold", action="store_const", const=True, help="submit job in held state")
     add("-i", "--input", metavar="in", help="file for batch script's standard input")
     add("-J", "--job-name", metavar="jobname", help="name of job")

@@ -473,8 +473,59 @@ def show_assoc_mgr(client, _name: str | None, opts: Opts) -> int:
     return 0
 
 
+def reservation_record(r: dict) -> Record:
+    """``scontrol show reservation``: Slurm 23's keys and order for one API object."""
+    cores = str(r.get("core_count") or 0)
+    return [
+        [
+            ("ReservationName", str(r.get("name") or "")),
+            ("StartTime", slurm_time(r.get("start_time"), "Unknown")),
+            ("EndTime", slurm_time(r.get("end_time"), "Unknown")),
+            ("Duration", secs2time_str(int(r.get("duration") or 0))),
+        ],
+        [
+            ("Nodes", null(r.get("nodes"))),
+            ("NodeCnt", str(r.get("node_count") or 0)),
+            ("CoreCnt", cores),
+            ("Features", "(null)"),
+            ("PartitionName", null(r.get("partition"))),
+            ("Flags", ",".join(r.get("flags") or [])),
+        ],
+        [("TRES", f"cpu={cores}" if r.get("core_count") else "(null)")],
+        [
+            ("Users", null(r.get("users"))),
+            ("Groups", "(null)"),
+            ("Accounts", null(r.get("accounts"))),
+            ("Licenses", null(r.get("licenses"))),
+            ("State", str(r.get("state") or "INACTIVE")),
+            ("BurstBuffer", "(null)"),
+        ],
+        [("MaxStartDelay", "(null)")],
+    ]
+
+
+def show_reservation(client, name: str | None, opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        answer = client.get("/api/reservations/", {"name": name} if name else None)
+    except ApiError as exc:
+        if exc.status == 404:
+            sys.stderr.write(f"Reservation {name} not found\n")
+        else:
+            sys.stderr.write(f"slurm_load_reservations error: {exc.message}\n")
+        return 1
+    found = (answer or {}).get("reservations") or []
+    if not found and not opts.json:
+        sys.stdout.write("No reservations in the system\n")
+        return 0
+    _print_records("reservations", found, reservation_record, opts)
+    return 0
+
+
 SHOW: dict[str, Callable[..., int]] = {
     "assoc_mgr": show_assoc_mgr,
+    "reservation": show_reservation,
     "job": show_job,
     "license": show_license,
     "node": show_node,
@@ -520,7 +571,8 @@ def parse_pairs(words: list[str]) -> list[tuple[str, str]]:
 
 
 NODE_KEYS = {"nodename": "nodes", "state": "state", "reason": "reason", "weight": "weight"}
-NODE_KEYS |= {"features": "features", "availablefeatures": "features"}
+NODE_KEYS |= {"features": "features", "availablefeatures": "features", "activefeatures": "active_features"}
+NODE_KEYS |= {"suspendtime": "suspend_time"}  # per-node, takes effect at once (power_save.md)
 # Cloud accounting (spec power_save.md "Hybrid Cluster"): kept on the node and in its history.
 NODE_KEYS |= {"instanceid": "instance_id", "instancetype": "instance_type", "extra": "extra"}
 NODE_STATES = frozenset(
@@ -683,12 +735,89 @@ def update_hres(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
     return 0
 
 
-# scontrol update <Key>=...: the first key names the entity. Add
-# "partitionname", "reservationname", ... here.
+# scontrol create|update reservation: scontrol key -> API field (values passed as typed,
+# the controller parses times, node lists, flags and licenses).
+RESV_KEYS = {
+    "reservationname": "name",
+    "reservation": "name",
+    "starttime": "start_time",
+    "endtime": "end_time",
+    "duration": "duration",
+    "nodes": "nodes",
+    "nodelist": "nodes",
+    "users": "users",
+    "user": "users",
+    "accounts": "accounts",
+    "account": "accounts",
+    "flags": "flags",
+    "partitionname": "partition",
+    "partition": "partition",
+    "licenses": "licenses",
+    "license": "licenses",
+}
+
+
+def reservation_body(pairs: list[tuple[str, str]]) -> dict:
+    body: dict = {}
+    for key, value in pairs:
+        field = RESV_KEYS.get(key.lower())
+        if field is None:
+            raise ValueError(f"Invalid input: {key}={value}")
+        if field in body:
+            raise ValueError(f"Duplicate parameter: {key}")
+        body[field] = value
+    return body
+
+
+def update_reservation(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    name = pairs[0][1]
+    try:
+        body = reservation_body(pairs[1:])
+        if not body:
+            raise ValueError("No changes specified")
+        client.patch(f"/api/reservations/{name}/", body)
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except ApiError as exc:
+        sys.stderr.write(f"Error updating the reservation: {exc.message}\n")
+        return 1
+    sys.stdout.write("Reservation updated.\n")
+    return 0
+
+
+POWER_SETTINGS = ("SuspendExcNodes", "SuspendExcParts", "SuspendExcStates")
+
+
+def update_power_settings(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
+    """``scontrol update SuspendExcNodes=... SuspendExcParts=... SuspendExcStates=...``."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    names = {k.lower(): k for k in POWER_SETTINGS}
+    body = {}
+    for key, value in pairs:
+        if key.lower() not in names:
+            sys.stderr.write(f"Update of this parameter is not supported: {key}={value}\n")
+            return 1
+        body[names[key.lower()]] = value
+    try:
+        client.post("/api/power/settings/", body)
+    except ApiError as exc:
+        sys.stderr.write(f"slurm_update error: {exc.message}\n")
+        return 1
+    return 0
+
+
+# scontrol update <Key>=...: the first key names the entity. Add "partitionname" ... here.
 UPDATE: dict[str, Callable[..., int]] = {
     "nodename": update_node,
     "jobid": update_job,
     "hresname": update_hres,
+    "reservationname": update_reservation,
+    "reservation": update_reservation,
+    **{k.lower(): update_power_settings for k in POWER_SETTINGS},
 }
 
 
@@ -711,7 +840,82 @@ def cmd_update(client, words: list[str], opts: Opts) -> int:
     return handler(client, pairs, opts)
 
 
-_UPDATE_HINT = '"NodeName", "JobId" or "HRESName"'
+_UPDATE_HINT = '"NodeName", "JobId", "HRESName" or "ReservationName"'
+
+
+def cmd_create(client, words: list[str], opts: Opts) -> int:
+    """``scontrol create reservation [ReservationName=R] StartTime= Duration=|EndTime= ...``."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    if words and words[0].lower().startswith("nodename="):
+        return create_node(client, words, opts)
+    if words and "=" not in words[0]:
+        if lookup({"reservation": None}, words[0]) is None:
+            sys.stderr.write(f"scontrol: error: invalid entity:{words[0]} for keyword:create\n")
+            return 1
+        words = words[1:]
+    try:
+        body = reservation_body(parse_pairs(words))
+        answer = client.post("/api/reservations/", body)
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except ApiError as exc:
+        sys.stderr.write(f"Error creating the reservation: {exc.message}\n")
+        return 1
+    sys.stdout.write(f"Reservation created: {(answer or {}).get('name', '')}\n")
+    return 0
+
+
+def create_node(client, words: list[str], opts: Opts) -> int:
+    """``scontrol create NodeName=node33 State=cloud HRES='[...]'``: a dynamic node."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        client.post("/api/nodes/create/", dict(parse_pairs(words)))
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except ApiError as exc:
+        sys.stderr.write(f"Error creating node(s): {exc.message}\n")
+        return 1
+    return 0
+
+
+def delete_nodes(client, names: str) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        client.post("/api/nodes/delete/", {"nodes": names})
+    except ApiError as exc:
+        sys.stderr.write(f"Error deleting node(s): {exc.message}\n")
+        return 1
+    return 0
+
+
+def cmd_delete(client, words: list[str], opts: Opts) -> int:
+    """``scontrol delete ReservationName=R`` (or ``delete reservation R``)."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    name = ""
+    if len(words) == 2 and "=" not in words[0] and lookup({"reservation": None}, words[0]):
+        name = words[1]
+    elif len(words) == 1 and words[0].lower().startswith("nodename="):
+        return delete_nodes(client, words[0].partition("=")[2])
+    elif len(words) == 1 and "=" in words[0]:
+        key, _, name = words[0].partition("=")
+        if key.lower() not in ("reservationname", "reservation"):
+            sys.stderr.write(f"scontrol: error: invalid entity:{key} for keyword:delete\n")
+            return 1
+    if not name:
+        sys.stderr.write("scontrol: error: usage: delete ReservationName=<name>\n")
+        return 1
+    try:
+        client.request("DELETE", f"/api/reservations/{name}/")
+    except ApiError as exc:
+        sys.stderr.write(f"Error deleting the reservation: {exc.message}\n")
+        return 1
+    return 0
 
 
 # ----------------------------------------------------------- job actions
@@ -835,6 +1039,8 @@ VERBS: dict[str, Callable[..., int]] = {
     "reconfigure": cmd_reconfigure,
     "version": cmd_version,
     "power": cmd_power,
+    "create": cmd_create,
+    "delete": cmd_delete,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},
 }
 NO_CLIENT = frozenset({"version"})

@@ -43,8 +43,9 @@ A job time limit of ``0`` is Slurm's "no limit" (INFINITE); ``None`` takes the p
 DefaultTime, else its MaxTime.  A partition in state DRAIN still runs the jobs already queued
 in it (Slurm: DRAIN refuses new submissions only); DOWN and INACTIVE run none.
 
-Jobs asking for an advanced ``reservation`` are held with reason ``Reservation`` until a
-reservation plugin exists; ``licenses`` are left to plugins (see :class:`SchedulerPlugin`).
+Advanced reservations (``job.reservation``) and ``licenses`` are left to plugins (see
+:class:`SchedulerPlugin`; ``cluster.reservations`` keeps jobs off reserved nodes through
+:meth:`SchedulerPlugin.excluded_nodes`).
 """
 
 from __future__ import annotations
@@ -247,6 +248,14 @@ class SchedulerPlugin:
 
     def on_start(self, job: JobView, start: Start) -> None:
         """The job starts in this pass: charge what it consumes."""
+
+    def excluded_nodes(self, job: JobView) -> frozenset[int]:
+        """Nodes (indices) the job may not be given now, whatever their free resources,
+        e.g. nodes reserved for others.  Applied like ``--exclude`` before any node
+        search, by the main scheduler and backfill, so every later plugin's
+        ``candidates`` already leave them out.  Required nodes are the plugin's business
+        (refuse the job in :meth:`job_gate`)."""
+        return frozenset()
 
     def exempt_partition_limit(self, job: JobView, reason: str) -> bool:
         """Whether ``job`` may go past its partition's ``reason`` (PartitionTimeLimit or
@@ -472,6 +481,9 @@ class _Pass:
         self.gating = any(type(p).job_gate is not SchedulerPlugin.job_gate for p in self.plugins)
         self.selecting = [p for p in self.plugins if type(p).select_nodes is not SchedulerPlugin.select_nodes]
         self.starting = [p for p in self.plugins if type(p).on_start is not SchedulerPlugin.on_start]
+        self.excluding = [
+            p for p in self.plugins if type(p).excluded_nodes is not SchedulerPlugin.excluded_nodes
+        ]
 
         size = max((n.index for n in snap.nodes), default=-1) + 1
         self.node_at: list[NodeView | None] = [None] * size
@@ -598,7 +610,9 @@ class _Pass:
                 if verdict is not None:
                     decisions[job.job_id] = Pending(job.job_id, verdict.reason, verdict.detail, prio)
                     continue
-            if part.blocked or (limit is not None and len(self.starts) >= limit):
+            # A job of a reservation runs on nodes set aside for it: a blocked partition
+            # does not hold it back, and its failing does not block the partition.
+            if (part.blocked and not job.reservation) or (limit is not None and len(self.starts) >= limit):
                 decisions[job.job_id] = Pending(job.job_id, Reason.PRIORITY, "", prio)
                 waiting.append((job, part, shape, prio))
                 continue
@@ -608,7 +622,8 @@ class _Pass:
                 continue  # started
             decisions[job.job_id] = Pending(job.job_id, outcome.reason, outcome.detail, prio)
             if outcome.reason == Reason.RESOURCES:
-                self._block(part)
+                if not job.reservation:
+                    self._block(part, self._avoid(job) if self.excluding else frozenset())
                 waiting.append((job, part, shape, prio))
 
         bf_tested = reservations = 0
@@ -719,8 +734,6 @@ class _Pass:
                 return Blocked(Reason.REQ_NODE_NOT_AVAIL, "UnavailableNodes:" + ",".join(bad))
         if shape.constraint is not None:
             return shape.constraint
-        if job.reservation:
-            return Blocked(Reason.RESERVATION, f"reservation {job.reservation} is not scheduled yet")
         if job.req_nodes:
             assert shape.order is not None
             misfit = self._req_misfit(job, shape, shape.order)
@@ -752,6 +765,15 @@ class _Pass:
             return frozenset()
         return frozenset(i for name in job.exc_nodes if (i := self.index_of.get(name)) is not None)
 
+    def _avoid(self, job: JobView) -> frozenset[int]:
+        """``--exclude`` plus what plugins withhold from this job (reserved nodes)."""
+        out = self._exc(job)
+        for p in self.excluding:
+            extra = p.excluded_nodes(job)
+            if extra:
+                out = out | extra
+        return out
+
     def _req(self, job: JobView) -> list[int]:
         return sorted(self.index_of[name] for name in job.req_nodes)
 
@@ -766,12 +788,15 @@ class _Pass:
                 return verdict
         return None
 
-    def _block(self, part: _Part) -> None:
-        """Withhold the partition's nodes from the rest of the main scheduler."""
+    def _block(self, part: _Part, spare: frozenset[int] = frozenset()) -> None:
+        """Withhold the partition's nodes from the rest of the main scheduler, except the
+        ``spare`` ones the blocking job could not have used (reserved for others)."""
         part.blocked = True
         mc = self.main_cpus
         mm = self.main_mem
         for i in part.members:
+            if i in spare:
+                continue
             mc[i] = -1
             mm[i] = -1
 
@@ -796,7 +821,7 @@ class _Pass:
         order.pos = pos
 
         req = self._req(job) if job.req_nodes else []
-        exc = self._exc(job) if job.exc_nodes else None
+        exc = self._avoid(job) if job.exc_nodes or self.excluding else None
         for i in req:
             if mc[i] < need or mm[i] < (cap[i] if mem == WHOLE_MEM else mem):
                 return Blocked(Reason.RESOURCES)
@@ -920,7 +945,7 @@ class _Pass:
                 whole_mem=shape.mem == WHOLE_MEM,
                 duration=duration,
                 required=req,
-                excluded=self._exc(job),
+                excluded=self._avoid(job),
                 all_now=self._selects(job),
             )
             if plan is None:

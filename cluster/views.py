@@ -26,7 +26,7 @@ from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
 from cluster import selectors
-from cluster.models import ClusterConfig
+from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
 
@@ -219,7 +219,20 @@ def _job_context(job_id: int) -> dict[str, Any]:
     detail = selectors.job_detail(job_id, now=timezone.now())
     if detail is None:
         raise Http404(f"Invalid job id specified: {job_id}")
-    return {"job": detail, "body_url": reverse("job-body", kwargs={"job_id": job_id})}
+    return {
+        "job": detail,
+        "body_url": reverse("job-body", kwargs={"job_id": job_id}),
+        "why": _why_pending(job_id) if detail.row.pending else [],
+    }
+
+
+def _why_pending(job_id: int) -> list[Any]:
+    """"Why is this job pending?": the limit and level, layer, node state or reservation
+    holding it and what would release it (limits.pending, built on the limits core)."""
+    from limits.pending import pending_causes  # noqa: PLC0415 - limits imports cluster.views
+
+    job = Job.objects.filter(pk=job_id).first()
+    return pending_causes(job) if job is not None else []
 
 
 @console_view

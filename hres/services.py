@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from cluster import publish
 from cluster.licenses import plain_alloc, plain_request
-from cluster.models import ClusterConfig, Event, Job, Node
+from cluster.models import ClusterConfig, Event, Job, Node, Reservation
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.slurmconf import ConfigError
 from cluster.states import HOLDING_JOB_STATES
@@ -57,6 +57,7 @@ from hres.layers import (
 )
 from hres.models import LayerUpdate, ResourcesFile
 from hres.plugin import HresPlugin
+from hres.request import LicenseItem, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
 
@@ -214,16 +215,64 @@ def holding_charges(rows: list[tuple[int, str, str, str]] | None = None) -> dict
     return out
 
 
+def reservation_items(now=None, *, exclude: str = "") -> dict[str, tuple[LicenseItem, ...]]:
+    """The HRES amounts of the reservations active at ``now`` (name -> items naming their
+    layer), as ``HresState.with_reservations`` takes them.  A reservation whose licenses
+    no longer parse (a resource removed by a reconfigure) reserves nothing, logged."""
+    now = now or timezone.now()
+    hres_modes = modes()
+    out: dict[str, tuple[LicenseItem, ...]] = {}
+    if not hres_modes:
+        return out
+    rows = (
+        Reservation.objects.filter(start_time__lte=now, end_time__gt=now)
+        .exclude(licenses="")
+        .exclude(name=exclude)
+        .values_list("name", "licenses")
+    )
+    for name, text in rows:
+        try:
+            items = tuple(
+                it for it in parse_reservation_licenses(text, hres=hres_modes) if it.name in hres_modes
+            )
+        except ValueError as exc:
+            log.error("reservation %s: licenses %r no longer apply: %s", name, text, exc)
+            continue
+        if items:
+            out[name] = items
+    return out
+
+
+def with_active_reservations(state: HresState, now=None) -> HresState:
+    """``state`` with the amounts of the active reservations; an amount naming a layer
+    gone since is dropped with its reservation (logged), the others still apply."""
+    items = reservation_items(now)
+    try:
+        return state.with_reservations(items)
+    except ValueError:
+        kept = {}
+        for name, its in items.items():
+            try:
+                state.with_reservations({name: its})
+            except ValueError as exc:
+                log.error("%s", exc)
+                continue
+            kept[name] = its
+        return state.with_reservations(kept)
+
+
 def state_with_usage() -> HresState:
-    return current_state().with_usage(c for cs in holding_charges().values() for c in cs)
+    state = with_active_reservations(current_state())
+    return state.with_usage(c for cs in holding_charges().values() for c in cs)
 
 
-def pass_plugin(rows: list[tuple[int, str, str, str]] | None = None) -> HresPlugin | None:
-    """The HRES plugin of a scheduler pass, or None when no resource is configured."""
+def pass_plugin(rows: list[tuple[int, str, str, str]] | None = None, now=None) -> HresPlugin | None:
+    """The HRES plugin of a scheduler pass, or None when no resource is configured.  The
+    active reservations' amounts are held back from every job but theirs."""
     state = current_state()
     if not state.resources:
         return None
-    return HresPlugin(state, holding_charges(rows))
+    return HresPlugin(with_active_reservations(state, now), holding_charges(rows))
 
 
 def modes() -> dict:
@@ -266,7 +315,7 @@ def view_dict(v: LicenseView) -> dict[str, Any]:
 def license_entries(name: str | None = None) -> list[dict[str, Any]]:
     """``scontrol show license [NAME]``: cluster licenses, then one entry per HRES layer."""
     rows = holding_license_rows()
-    state = current_state()
+    state = with_active_reservations(current_state())
     state = state.with_usage(c for cs in holding_charges(rows).values() for c in cs)
     entries = _plain_entries(ClusterConfig.current().licenses, rows)
     entries += [view_dict(v) for v in license_view(state)]
@@ -555,3 +604,73 @@ def layer_tree() -> list[TreeResource]:
                 stack.extend((c, d + 1) for c in la.children)
         out.append(TreeResource(st.name, int(st.mode), st.disabled, roots))
     return out
+
+
+# --------------------------------------------------------------------------- dynamic nodes
+
+
+def parse_node_hres(text: str) -> list[tuple[str, str]]:
+    """A node's ``HRES=`` parameter (spec "Dynamic Nodes"): a JSON list of
+    ``{"hres_name": ..., "layer_name": ...}`` -> ``[(resource, layer), ...]``."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ValueError(f"HRES={text}: not a JSON list") from None
+    if not isinstance(data, list):
+        raise ValueError(f"HRES={text}: not a JSON list")
+    out = []
+    for item in data:
+        if not isinstance(item, dict) or not {"hres_name", "layer_name"} <= set(item):
+            raise ValueError(f"HRES={text}: each entry needs hres_name and layer_name")
+        out.append((str(item["hres_name"]), str(item["layer_name"])))
+    return out
+
+
+def node_join(node: str, pairs: list[tuple[str, str]], *, actor: str = "", now=None) -> bool:
+    """Put a new dynamic node in its layers (and so their parents); these are its
+    configured layers, kept across reconfigures (``LayerUpdate.keep``).
+
+    An unknown or unsuitable layer (no such resource or layer, a Mode 3 layer that is not
+    a leaf, two leaves of one Mode 3 resource) leaves the node in no layer at all and logs
+    an error (spec "Dynamic Nodes").  Returns whether the node joined.
+    """
+    if not pairs:
+        return True
+    state = current_state()
+    if node not in state.node_index:
+        state = state.reindex((*state.nodes, node))
+    config = current_config()
+    try:
+        seen: set[str] = set()
+        for resource, layer in pairs:
+            conf = config.resource(resource)
+            if conf is None:
+                raise ValueError(f"no hierarchical resource {resource}")
+            if int(conf.mode) == 3:
+                if resource in seen:
+                    raise ValueError(f"resource {resource}: only one leaf layer may be given in Mode 3")
+                if any(la.parent == layer for la in conf.layers):
+                    raise ValueError(f"resource {resource}: layer {layer} is not a leaf layer")
+            seen.add(resource)
+            state = apply_changes(state, resource, layer, {"nodes": f"+{node}"})
+    except ValueError as exc:
+        log.error("dynamic node %s created without HRES membership: %s", node, exc)
+        return False
+    now = now or timezone.now()
+    for resource, layer in pairs:
+        LayerUpdate.objects.create(
+            time=now,
+            user=actor,
+            resource=resource,
+            layer=layer,
+            changes={"nodes": f"+{node}", "node": node},
+            keep=True,
+        )
+    publish.console_changed(TOPIC)
+    return True
+
+
+def node_leave(node: str) -> None:
+    """A dynamic node is deleted: it leaves every layer it was put in."""
+    LayerUpdate.objects.filter(changes__node=node).delete()
+    publish.console_changed(TOPIC)

@@ -74,6 +74,9 @@ def share_rows(
     root = usage.get(("assoc", ROOT, "", ""), EMPTY).raw_usage
     wanted_accounts = set(accounts)
     wanted_users = set(users)
+    import time  # noqa: PLC0415 - the adapter's clock, not the core's
+
+    run_mins = tres_run_mins(policy, _active(policy)[0], time.time()) if policy.assocs else {}
     rows = []
     for depth, a in _tree(policy):
         if wanted_accounts and a.account not in wanted_accounts:
@@ -109,7 +112,7 @@ def share_rows(
                 "LevelFS": "",
                 "GrpTRESMins": format_tres(a.limits.grp_tres_mins),
                 "GrpTRESRaw": tres_raw(rec),
-                "TRESRunMins": "",
+                "TRESRunMins": format_run_mins(run_mins.get(a.key, {})),
             }
         )
     return rows
@@ -225,11 +228,19 @@ class LimitUse:
 
 def _state(policy: Policy, usage: Mapping[UsageKey, UsageRecord]) -> LimitState:
     """A LimitState over the active jobs, as the scheduler's pass builds it."""
+    import time  # noqa: PLC0415 - the adapter's clock, not the core's
+
+    running, pending = _active(policy)
+    return LimitState(policy, running=running, pending=pending, usage=usage, now=time.time())
+
+
+def _active(policy: Policy) -> tuple[list[JobRequest], list[JobRequest]]:
+    """The active jobs as the core's requests: (running, pending)."""
     from limits.services import _shape_of  # noqa: PLC0415 - one shape rule for every caller
 
     rows = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).values(
         "id", "user", "account", "partition", "qos", "state", "min_nodes", "num_tasks", "cpus_per_task",
-        "mem_per_node", "time_limit", "licenses", "submit_time", "start_time",
+        "mem_per_node", "time_limit", "licenses", "gres", "submit_time", "start_time",
         "accounting__accrue_time", "accounting__usage_factor",
     )  # fmt: skip
     running, pending = [], []
@@ -248,9 +259,37 @@ def _state(policy: Policy, usage: Mapping[UsageKey, UsageRecord]) -> LimitState:
             usage_factor=r["accounting__usage_factor"],
         )
         (pending if r["state"] == JobState.PENDING else running).append(req)
-    import time  # noqa: PLC0415 - the adapter's clock, not the core's
+    return running, pending
 
-    return LimitState(policy, running=running, pending=pending, usage=usage, now=time.time())
+
+def tres_run_mins(
+    policy: Policy, running: Iterable[JobRequest], now: float
+) -> dict[UsageKey, dict[str, float]]:
+    """sshare's TRESRunMins: the TRES-minutes the running jobs still hold (TRES times the
+    time left of their limit, at the UsageFactor booked when they started, as GrpTRESRunMins
+    counts them), per association and each of its ancestors."""
+    out: dict[UsageKey, dict[str, float]] = {}
+    for job in running:
+        plan = policy.plan(job.user, job.account, job.partition, job.qos)
+        limit = job.shape.time_limit
+        if plan.error is not None or limit is None:
+            continue  # no limit: Slurm books nothing it could count down
+        factor = job.usage_factor if job.usage_factor is not None else plan.usage_factor
+        started = job.start_time if job.start_time is not None else now
+        mins = max(0.0, started + limit * 60 - now) / 60.0 * factor
+        for key in plan.usage_keys:
+            if key[0] != "assoc":
+                continue
+            held = out.setdefault(key, {})
+            for t, n in job.shape.tres.items():
+                held[t] = held.get(t, 0.0) + n * mins
+    return out
+
+
+def format_run_mins(run: Mapping[str, float]) -> str:
+    """``cpu=120,mem=240000,...``: every default TRES, then any other one held, whole minutes."""
+    names = sorted(set(DEFAULT_TRES) | set(run), key=sort_key)
+    return ",".join(f"{n}={int(run.get(n, 0.0))}" for n in names)
 
 
 def _used(state: LimitState, r: ResolvedLimit) -> float | None:
@@ -310,6 +349,7 @@ def explain(job: Job) -> list[LimitBlock]:
                 "mem_per_node": job.mem_per_node,
                 "time_limit": job.time_limit,
                 "licenses": job.licenses,
+                "gres": job.gres,
             },
         ),
         submit_time=job.submit_time.timestamp(),

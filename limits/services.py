@@ -42,11 +42,13 @@ from cluster.models import ClusterConfig, Job
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from limits import selectors
+from limits.gres import check_gres
 from limits.models import QOS, Account, Association, Cluster, JobAccounting, LimitsState, LimitsUser, Usage
 from limits.options import OptionError, apply_option, assoc_option, qos_option, split_option
 from limits.plugin import JobLimitsInfo, LimitsPlugin
 from limits.policy import ROOT, JobRequest, JobShape, Policy, PolicyError, make_shape
 from limits.priority import JobPriorityInfo, MultifactorPriority, fair_tree
+from limits.tres import TresError, gres_tres
 from limits.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
 
 log = logging.getLogger(__name__)
@@ -768,8 +770,20 @@ def _shape_of(policy: Policy, partition: str, fields: Mapping[str, Any]) -> JobS
         mem=mem * nodes,
         nodes=nodes,
         time_limit=None if limit in (None, 0) else int(limit),
+        gres_per_node=_gres(fields.get("gres")),
         licenses=_plain_licenses(licenses),
     )
+
+
+def _gres(text: str | None) -> dict[str, int] | None:
+    """A stored --gres request as TRES per node (validated at submission; a row from
+    before validation that no longer parses counts no GRES rather than failing the pass)."""
+    if not text:
+        return None
+    try:
+        return gres_tres(text)
+    except TresError:
+        return None
 
 
 def _plain_licenses(licenses: Mapping[str, int] | None) -> dict[str, int] | None:
@@ -794,8 +808,11 @@ def submit_fields(
     user = common["user"]
     account = common.get("account") or ""
     qos = common.get("qos") or ""
+    options = ClusterConfig.current().options or {}
+    gres = check_gres(common.get("gres") or "", enforce_limits=ctx.enforce.limits, options=options)
+    common = {**common, "gres": gres}
     if not ctx.enforce.associations:
-        return {"account": account, "qos": qos or "normal"}
+        return {"account": account, "qos": qos or "normal", "gres": gres}
     if not account:
         u = policy.users.get(user)
         account = u.default_account if u else ""
@@ -828,7 +845,7 @@ def submit_fields(
         active.append(job)
         if count > 50:  # an array is checked for its first tasks' limits only
             break
-    return {"account": account, "qos": qos}
+    return {"account": account, "qos": qos, "gres": gres}
 
 
 def _slurm_words(verdict: str) -> str:
@@ -877,6 +894,7 @@ def _active_requests(policy: Policy, account: str, qos: str, user: str) -> list[
         "mem_per_node",
         "time_limit",
         "licenses",
+        "gres",
         "submit_time",
     )
     out = []
@@ -901,11 +919,11 @@ def _active_requests(policy: Policy, account: str, qos: str, user: str) -> list[
 
 def _job_infos() -> dict[int, JobLimitsInfo]:
     rows = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).values_list(
-        "id", "account", "qos", "accounting__accrue_time", "accounting__usage_factor"
+        "id", "account", "qos", "gres", "accounting__accrue_time", "accounting__usage_factor"
     )
     return {
-        job_id: JobLimitsInfo(account=acct, qos=qos, accrue_time=accrue, usage_factor=factor)
-        for job_id, acct, qos, accrue, factor in rows
+        job_id: JobLimitsInfo(account=acct, qos=qos, gres=gres, accrue_time=accrue, usage_factor=factor)
+        for job_id, acct, qos, gres, accrue, factor in rows
     }
 
 
@@ -1013,6 +1031,7 @@ def _running_shape(policy: Policy, job: Mapping[str, Any]) -> JobShape:
         time_limit=None if not limit else int(limit),
         cpus_per_node=max((v[0] for v in alloc.values()), default=cpus),
         mem_per_node=max((v[1] for v in alloc.values()), default=0),
+        gres_per_node=_gres(job.get("gres")),
         licenses=_plain_licenses(dict(parse_licenses(job["licenses"])) if job["licenses"] else None),
     )
 
@@ -1044,6 +1063,7 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
             "cpus_per_task",
             "time_limit",
             "licenses",
+            "gres",
             "start_time",
         )
         for job in rows:

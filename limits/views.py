@@ -12,13 +12,14 @@ from cluster.views import console_view
 from limits import reports, selectors
 from limits.policy import PolicyError
 from limits.tres import format_count
-from limits.usage import EMPTY
+from limits.usage import EMPTY, UsageRecord
 
 _TRES_LIMITS = (
     ("grp_tres_mins", "GrpTRESMins"),
     ("grp_tres", "GrpTRES"),
     ("grp_tres_run_mins", "GrpTRESRunMins"),
     ("max_tres_per_job", "MaxTRESPerJob"),
+    ("max_tres_per_node", "MaxTRESPerNode"),
     ("max_tres_mins_per_job", "MaxTRESMinsPerJob"),
 )
 _COUNT_LIMITS = (
@@ -30,23 +31,52 @@ _COUNT_LIMITS = (
 )
 
 
+def _tres_used(field: str, tres: str, rec: UsageRecord, counter: object | None) -> float | None:
+    """Usage against one TRES limit of an association: decayed minutes for GrpTRESMins,
+    what its running jobs hold (GrpTRES) or have booked (GrpTRESRunMins); None where the
+    limit counts per job or node and has no standing usage."""
+    if field == "grp_tres_mins":
+        return rec.tres_mins(tres)
+    if field == "grp_tres":
+        return float(counter.tres.get(tres, 0)) if counter is not None else 0.0
+    if field == "grp_tres_run_mins":
+        return counter.run_mins.get(tres, 0.0) if counter is not None else 0.0
+    return None
+
+
+def _count_used(field: str, user: bool, counter: object | None) -> float | None:
+    """Jobs counted against GrpJobs/GrpSubmitJobs, and MaxJobs/MaxSubmitJobs on a user's own
+    association (set on an account they count per user, so the account row has no usage)."""
+    running = field in ("grp_jobs", "max_jobs")
+    if field in ("max_jobs", "max_submit_jobs") and not user:
+        return None
+    if field not in ("grp_jobs", "grp_submit_jobs", "max_jobs", "max_submit_jobs"):
+        return None
+    if counter is None:
+        return 0.0
+    return float(counter.running if running else counter.submitted)
+
+
 def _tree_context() -> dict:
     ctx = selectors.context()
     policy = ctx.policy
     usage = selectors.usage_records()
+    # The pass's own counters over the active jobs: what each group holds right now.
+    counters = reports._state(policy, usage).counters if policy.assocs else {}
     rows = []
     for depth, a in reports._tree(policy):
         rec = usage.get(a.key, EMPTY)
+        counter = counters.get(a.key)
         limits = []
         lim = a.limits
         for field, label in _TRES_LIMITS:
             for tres, value in getattr(lim, field).items():
-                used = rec.tres_mins(tres) if field == "grp_tres_mins" else None
+                used = _tres_used(field, tres, rec, counter)
                 limits.append(_bar(f"{label}={tres}={format_count(tres, value)}", used, value))
         for field, label in _COUNT_LIMITS:
             value = getattr(lim, field)
             if value is not None:
-                limits.append(_bar(f"{label}={value}", None, value))
+                limits.append(_bar(f"{label}={value}", _count_used(field, bool(a.user), counter), value))
         if lim.grp_wall is not None:
             limits.append(_bar(f"GrpWall={lim.grp_wall}", rec.wall_mins, lim.grp_wall))
         rows.append(
@@ -76,7 +106,14 @@ def _tree_context() -> dict:
 
 def _bar(label: str, used: float | None, limit: float) -> dict:
     pct = None if used is None or not limit else min(100.0, 100.0 * used / limit)
-    return {"label": label, "used": None if used is None else round(used, 1), "pct": pct}
+    return {"label": label, "used": _num(used), "pct": pct}
+
+
+def _num(used: float | None) -> float | int | None:
+    """Usage as shown: whole counts without a decimal point (4, not 4.0)."""
+    if used is None:
+        return None
+    return int(used) if float(used).is_integer() else round(used, 1)
 
 
 @console_view
@@ -104,7 +141,7 @@ def calculator(request: HttpRequest) -> HttpResponse:
                     "reason": u.limit.reason,
                     "level": u.limit.source.level,
                     "source": str(u.limit.source),
-                    "used": None if u.used is None else round(u.used, 1),
+                    "used": _num(u.used),
                     "pct": u.percent,
                 }
                 for u in reports.effective(

@@ -39,6 +39,35 @@ class PowerRequest(APIView):
         return Response({"nodes": answer.nodes, "messages": answer.messages})
 
 
+class PowerSettings(APIView):
+    """``POST /api/power/settings/`` ``{"SuspendExcNodes": ..., "SuspendExcParts": ...,
+    "SuspendExcStates": ...}`` (``scontrol update SuspendExc*=``; staff only).  ``GET``
+    shows the values in force."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        values = services.exclusions_text(services.exclusions_in_force(services.settings_in_force()))
+        return Response({services.EXC_KEYS[k]: v for k, v in values.items()})
+
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request) -> Response:
+        given = {k.lower(): v for k, v in request.data.items()}
+
+        def value(key: str) -> str | None:
+            v = given.get(key.lower())
+            return None if v is None else str(v)
+
+        values = services.suspend_exc_update(
+            actor=request.user,
+            nodes=value("SuspendExcNodes"),
+            parts=value("SuspendExcParts"),
+            states=value("SuspendExcStates"),
+        )
+        return Response({services.EXC_KEYS[k]: v for k, v in values.items()})
+
+
 class PowerRuns(APIView):
     """``GET /api/power/runs/``: the latest program runs (newest first)."""
 

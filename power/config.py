@@ -51,6 +51,7 @@ from cluster.slurmconf import (
     parse_nodeset,
     split_hostlist,
 )
+from power.features import NodeFeatures
 
 INFINITE = -1  # SuspendTime disabled
 
@@ -191,6 +192,8 @@ class PowerConfig:
     cloud_dns: bool = False
     debug_power: bool = False
     warnings: tuple[ConfigProblem, ...] = ()
+    # helpers.conf when NodeFeaturesPlugins=node_features/helpers (power.features).
+    node_features: NodeFeatures | None = None
 
     @property
     def ready(self) -> bool:

@@ -63,6 +63,10 @@ class PowerState(models.Model):
     rates = models.JSONField(default=dict, blank=True)
     last_run = models.DateTimeField(null=True, blank=True)
     dirty = models.BooleanField(default=False)
+    # SuspendExcNodes/Parts/States in force as {"nodes", "parts", "states"} texts: the
+    # file's at (re)configure, or what ``scontrol update`` set (KeepPowerSaveSettings
+    # keeps them across a reconfigure).  None before the first load.
+    exclusions = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"power state (auto={'on' if self.auto_enabled else 'off'})"

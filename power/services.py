@@ -40,7 +40,7 @@ from django.utils import timezone
 
 from cluster import publish
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.scheduler import Snapshot
+from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.jobs import end_job, record_transition, requeue_now
 from cluster.services.nodes import refresh_usage
@@ -48,13 +48,29 @@ from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from power import programs
 from power.config import (
+    Exclusions,
     PowerConfig,
     PowerProgram,
     auto_enabled_at_load,
     cycle_due,
+    exclusions_after_reconfigure,
     executable_check,
     fold,
+    node_suspend_time_change,
+    parse_exc_nodes,
+    parse_exc_parts,
+    parse_exc_states,
+    parse_seconds,
     power_config,
+)
+from power.features import (
+    NodeFeatures,
+    active_at_allocation,
+    active_at_load,
+    active_when_powered_down,
+    join_features,
+    load_node_features,
+    split_features,
 )
 from power.models import PowerRun, PowerState
 from power.policy import (
@@ -94,8 +110,21 @@ _cache: tuple[int, PowerConfig] | None = None
 
 def check_config(conf: SlurmConfig) -> PowerConfig:
     """The power keys of a parsed configuration, validated with the program files
-    checked on this host; :class:`ConfigError` lists every problem as ``file:line``."""
-    return power_config(conf, program_check=executable_check)
+    checked on this host, and helpers.conf when NodeFeaturesPlugins is set;
+    :class:`ConfigError` lists every problem (of both files) as ``file:line``."""
+    problems = []
+    power = None
+    try:
+        power = power_config(conf, program_check=executable_check)
+    except ConfigError as exc:
+        problems += exc.problems
+    try:
+        features = load_node_features(conf, program_check=executable_check)
+    except ConfigError as exc:
+        problems += exc.problems
+    if problems or power is None:
+        raise ConfigError(problems)
+    return replace(power, node_features=features)
 
 
 def config_loaded(power: PowerConfig, *, version: int) -> None:
@@ -104,12 +133,39 @@ def config_loaded(power: PowerConfig, *, version: int) -> None:
     global _cache  # noqa: PLW0603 - one cache per process
     runtime = Node.objects.filter(in_conf=False).values_list("suspend_time", flat=True)
     state = PowerState.current()
+    running = exclusions_from_text(state.exclusions) if state.exclusions is not None else power.exclusions
+    state.exclusions = exclusions_text(exclusions_after_reconfigure(running, power))
+    _show_exclusions(state.exclusions)
     state.config_version = version
     state.auto_enabled = auto_enabled_at_load(power, runtime)
     state.dirty = True
     state.save()
+    _features_at_load(power.node_features)
     with _cache_lock:
         _cache = (version, power)
+
+
+def _features_at_load(features: NodeFeatures | None) -> None:
+    """Active features after a (re)configure.  Without NodeFeaturesPlugins every feature
+    is always active; with it, changeable ones are active only where a powered-up node
+    already had them (spec "Node Features")."""
+    changed = []
+    for node in Node.objects.all():
+        available = split_features(node.features)
+        if features is None:
+            active = available
+        else:
+            active = active_at_load(
+                available,
+                split_features(node.active_features),
+                features.changeable(node.name),
+                powered_down=bool(node.flags & NodeFlag.POWERED_DOWN),
+            )
+        text = join_features(active, node.features)
+        if text != node.active_features:
+            node.active_features = text
+            changed.append(node)
+    Node.objects.bulk_update(changed, ["active_features"], batch_size=500)
 
 
 def settings_in_force() -> PowerConfig:
@@ -316,6 +372,12 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
         # A powered-down node is neither pinged nor able to register: NoResp would stick
         # (spec, RESUME note).  It registers again when it powers up.
         flags &= ~NodeFlag.NOT_RESPONDING
+    if change.set_flags & NodeFlag.POWERED_DOWN and not node.flags & NodeFlag.POWERED_DOWN:
+        # Powered down, changeable features are available but no longer active.
+        features = settings_in_force().node_features
+        if features is not None:
+            active = active_when_powered_down(split_features(node.features), features.changeable(node.name))
+            node.active_features = join_features(active, node.features)
     node.flags = flags
     if change.base is not None:
         node.base_state = change.base
@@ -494,7 +556,13 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         nodes = [power_node(n, parts, now=t, loaded=loaded) for n in rows.values()]
         jobs = [power_job(j) for j in _holding_jobs()]
         result = power_cycle(
-            power, nodes, jobs, now=t, rates=_rates(state.rates), auto_enabled=state.auto_enabled
+            power,
+            nodes,
+            jobs,
+            now=t,
+            rates=_rates(state.rates),
+            exclusions=exclusions_in_force(power, state),
+            auto_enabled=state.auto_enabled,
         )
         _Apply(power, rows, now).run(result.decisions)
         state.rates = {"suspends": list(result.rates.suspends), "resumes": list(result.rates.resumes)}
@@ -586,11 +654,37 @@ def jobs_allocated(allocations: Mapping[int, Sequence[str]], *, now: datetime) -
         if waits:
             waiting.add(job_id)
         changes += wanted
+    if power.node_features is not None:
+        _activate_features(power.node_features, allocations, rows)
     if changes:
         _Apply(power, rows, now).run(changes)
     if waiting or changes:
         mark_dirty()
     return waiting
+
+
+def _activate_features(
+    features: NodeFeatures, allocations: Mapping[int, Sequence[str]], rows: Mapping[str, Node]
+) -> None:
+    """The changeable features a job asked for become active on the powered-down nodes
+    it was given (they boot with them: spec "Node Features")."""
+    constraints = dict(Job.objects.filter(pk__in=list(allocations)).values_list("id", "features"))
+    for job_id, hosts in allocations.items():
+        dnf = parse_constraint(constraints.get(job_id) or "")
+        for name in hosts:
+            node = rows.get(name)
+            if node is None or not node.flags & NodeFlag.POWERED_DOWN:
+                continue
+            active = active_at_allocation(
+                dnf,
+                split_features(node.features),
+                split_features(node.active_features),
+                features.changeable(name),
+            )
+            text = join_features(active, node.features)
+            if text != node.active_features:
+                node.active_features = text
+                node.save(update_fields=["active_features"])
 
 
 def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
@@ -619,6 +713,169 @@ def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
     if changes:
         _Apply(power, {n.name: n for n in idle}, now).run(changes)
         mark_dirty()
+
+
+# --------------------------------------------------------------------------- node settings
+
+
+def node_features_update(node: Node, *, available: str | None, active: str | None) -> None:
+    """``scontrol update NodeName=... AvailableFeatures= ActiveFeatures=`` on a locked row
+    (saved by the caller).  Active features must be available; without
+    NodeFeaturesPlugins every feature is always active, so they cannot differ."""
+    if available is None and active is None:
+        return
+    features = settings_in_force().node_features
+    avail = split_features(node.features if available is None else available)
+    changeable = features.changeable(node.name) if features is not None else frozenset()
+    if active is None:
+        new_active = (
+            avail
+            if features is None
+            else active_at_load(
+                avail,
+                split_features(node.active_features),
+                changeable,
+                powered_down=bool(node.flags & NodeFlag.POWERED_DOWN),
+            )
+        )
+    else:
+        new_active = split_features(active)
+        extra = new_active - avail
+        if extra:
+            raise ServiceError(
+                f"Invalid ActiveFeatures for {node.name}: {','.join(sorted(extra))} not in AvailableFeatures"
+            )
+        if features is None and new_active != avail:
+            raise ServiceError(
+                "ActiveFeatures can differ from AvailableFeatures only with NodeFeaturesPlugins configured"
+            )
+        new_active |= avail - changeable  # features no plugin manages are always active
+    node.features = join_features(avail, node.features if available is None else available)
+    node.active_features = join_features(new_active, node.features)
+
+
+def parse_node_suspend_time(value: str | int) -> int | None:
+    """A node's SuspendTime as given to scontrol or REST: seconds, INFINITE (-1), NONE."""
+    text = str(value).strip()
+    if text.upper() == "NONE":
+        return None
+    try:
+        return parse_seconds(text, allow_infinite=True)
+    except ValueError as exc:
+        raise ServiceError(f"Invalid SuspendTime {value!r}: {exc}") from None
+
+
+def node_suspend_time_set(nodes: Sequence[Node], value: str | int, *, how: str = "update") -> str:
+    """A per-node SuspendTime at runtime (``scontrol update/create node``, REST) on locked
+    rows (saved by the caller): accepted, refused or warned as the spec says; a finite
+    value turns automatic power saving on at once, until the next reconfigure.  Returns
+    the warning to show, if any."""
+    seconds = parse_node_suspend_time(value)
+    verdict = node_suspend_time_change(settings_in_force(), seconds, how=how)
+    if not verdict.accepted:
+        raise ServiceError(verdict.message)
+    for node in nodes:
+        node.suspend_time = seconds
+    if verdict.enables_auto:
+        PowerState.current()  # the row exists
+        PowerState.objects.filter(pk=1).update(auto_enabled=True)
+    if verdict.message:
+        log.warning("%s: %s", fold(n.name for n in nodes), verdict.message)
+    mark_dirty()
+    return verdict.message
+
+
+# --------------------------------------------------------------------------- SuspendExc*
+
+EXC_KEYS = {"nodes": "SuspendExcNodes", "parts": "SuspendExcParts", "states": "SuspendExcStates"}
+
+
+def exclusions_text(exc: Exclusions) -> dict[str, str]:
+    """Exclusions as Slurm writes them (``nid[10-20]:4,tux5``), for storing and showing."""
+    sets = [fold(s.nodes) + (f":{s.count}" if s.count is not None else "") for s in exc.node_sets]
+    return {
+        "nodes": ",".join(sets),
+        "parts": ",".join(sorted(exc.parts)),
+        "states": ",".join(sorted(exc.states)),
+    }
+
+
+def exclusions_from_text(data: Mapping[str, str]) -> Exclusions:
+    return Exclusions(
+        node_sets=parse_exc_nodes(data.get("nodes", "")),
+        parts=parse_exc_parts(data.get("parts", "")),
+        states=parse_exc_states(data.get("states", "")),
+    )
+
+
+def exclusions_in_force(power: PowerConfig, state: PowerState | None = None) -> Exclusions:
+    state = state or PowerState.current()
+    return exclusions_from_text(state.exclusions) if state.exclusions is not None else power.exclusions
+
+
+def _show_exclusions(values: Mapping[str, str]) -> None:
+    """``scontrol show config`` prints the options of the configuration in force: put
+    the running SuspendExc* there (an unset value is "(null)", as Slurm shows it)."""
+    cfg = ClusterConfig.current()
+    names = {k.lower() for k in EXC_KEYS.values()}
+    options = {k: v for k, v in cfg.options.items() if k.lower() not in names}
+    for field_name, key in EXC_KEYS.items():
+        if values.get(field_name):
+            options[key] = values[field_name]
+    cfg.options = options
+    cfg.save(update_fields=["options"])
+
+
+@transaction.atomic
+def suspend_exc_update(
+    *,
+    actor: AbstractBaseUser,
+    nodes: str | None = None,
+    parts: str | None = None,
+    states: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, str]:
+    """``scontrol update SuspendExcNodes= SuspendExcParts= SuspendExcStates=``: staff only,
+    validated like the file's values, in force at once and recorded; a reconfigure keeps
+    them only with ReconfigFlags=KeepPowerSaveSettings.  Returns the values in force."""
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    if nodes is None and parts is None and states is None:
+        raise ServiceError("No SuspendExcNodes, SuspendExcParts or SuspendExcStates given")
+    power = settings_in_force()
+    state = PowerState.objects.select_for_update().get(pk=PowerState.current().pk)
+    current = exclusions_in_force(power, state)
+    try:
+        node_sets = (
+            current.node_sets
+            if nodes is None
+            else parse_exc_nodes(nodes, Node.objects.values_list("name", flat=True))
+        )
+        part_set = (
+            current.parts
+            if parts is None
+            else parse_exc_parts(parts, Partition.objects.values_list("name", flat=True))
+        )
+        state_set = current.states if states is None else parse_exc_states(states)
+    except ValueError as exc:
+        raise ServiceError(f"Invalid SuspendExc value: {exc}") from None
+    values = exclusions_text(Exclusions(node_sets, part_set, state_set))
+    state.exclusions = values
+    state.dirty = True
+    state.save(update_fields=["exclusions", "dirty"])
+    _show_exclusions(values)
+    given = {k: v for k, v in (("nodes", nodes), ("parts", parts), ("states", states)) if v is not None}
+    Event.objects.create(
+        time=now or timezone.now(),
+        kind=Event.Kind.CONFIG,
+        new_state="power settings",
+        reason=" ".join(f"{EXC_KEYS[k]}={values[k] or '(null)'}" for k in given),
+        user=actor.get_username(),
+        detail={"suspend_exc": values},
+    )
+    publish.console_changed("config", "power")
+    mark_dirty()
+    return values
 
 
 # --------------------------------------------------------------------------- manual power
@@ -719,7 +976,9 @@ __all__ = [
     "jobs_allocated",
     "launch_jobs",
     "mark_dirty",
+    "node_features_update",
     "node_registering",
+    "node_suspend_time_set",
     "nodes_freed",
     "power_command",
     "power_pass",
@@ -728,4 +987,5 @@ __all__ = [
     "settings_in_force",
     "shutdown",
     "spawner",
+    "suspend_exc_update",
 ]

@@ -12,6 +12,7 @@ from rest_framework import serializers
 from cluster import slurmtime, states
 from cluster.models import Job, Node, Partition
 from cluster.outputs import expand_output_path
+from limits.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
 
 
 def _iso(dt: Any) -> str | None:
@@ -60,6 +61,7 @@ class JobSerializer(serializers.ModelSerializer):
             "time_limit_str",
             "licenses",
             "licenses_alloc",
+            "gres",
             "submit_time",
             "eligible_time",
             "start_time",
@@ -142,7 +144,13 @@ class JobSerializer(serializers.ModelSerializer):
     def get_tres(self, job: Job) -> str:
         nodes = len(job.alloc) or job.min_nodes
         mem = sum(v[1] for v in job.alloc.values()) if job.alloc else (job.mem_per_node or 0) * nodes
-        return f"cpu={job.num_cpus},mem={mem}M,node={nodes},billing={job.num_cpus}"
+        text = f"cpu={job.num_cpus},mem={mem}M,node={nodes},billing={job.num_cpus}"
+        # --gres is per node; the job's TRES count it on every node (gres/gpu=4 for 2 x gpu:2).
+        try:
+            gres = gres_tres(job.gres or "")
+        except TresError:
+            gres = {}
+        return text + "".join(f",{name}={count * nodes}" for name, count in sorted(gres.items()))
 
 
 class JobSubmitSerializer(serializers.Serializer):
@@ -168,6 +176,7 @@ class JobSubmitSerializer(serializers.Serializer):
     exclude = serializers.CharField(required=False)
     hold = serializers.BooleanField(required=False)
     licenses = serializers.CharField(required=False)
+    gres = serializers.CharField(required=False)
     reservation = serializers.CharField(required=False)
     begin = serializers.CharField(required=False)
     array = serializers.CharField(required=False)

@@ -17,8 +17,10 @@ from rest_framework.views import APIView
 from cluster import states
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
 from cluster.models import ClusterConfig, Job, Node, Partition
+from cluster.services import dynamic_nodes
 from cluster.services import jobs as job_services
 from cluster.services import nodes as node_services
+from cluster.services import reservations as reservation_services
 from cluster.services.configuration import config_load
 from cluster.services.errors import NotFound, ServiceError
 
@@ -214,11 +216,69 @@ class NodeUpdate(APIView):
             reason=data.get("reason"),
             weight=int(weight) if weight not in (None, "") else None,
             features=data.get("features"),
+            active_features=data.get("active_features"),
+            suspend_time=data.get("suspend_time"),
             instance_id=data.get("instance_id"),
             instance_type=data.get("instance_type"),
             extra=data.get("extra"),
         )
         return Response({"updated": updated})
+
+
+class ReservationList(APIView):
+    """``GET``: ``scontrol show reservation`` (``?name=``); ``POST``: create (staff)."""
+
+    @extend_schema(responses=dict, operation_id="reservations_list")
+    def get(self, request: Request) -> Response:
+        name = request.query_params.get("name") or None
+        return Response({"reservations": reservation_services.reservation_list(name)})
+
+    @extend_schema(request=dict, responses=dict, operation_id="reservations_create")
+    def post(self, request: Request) -> Response:
+        if not isinstance(request.data, dict):
+            raise ServiceError("The request body must be a JSON object")
+        made = reservation_services.reservation_create(actor=request.user, values=request.data)
+        return Response(made, status=status.HTTP_201_CREATED)
+
+
+class ReservationDetail(APIView):
+    """``GET``, ``PATCH`` (``scontrol update ReservationName=``) and ``DELETE`` (staff)."""
+
+    @extend_schema(responses=dict, operation_id="reservations_get")
+    def get(self, request: Request, name: str) -> Response:
+        return Response(reservation_services.reservation_list(name)[0])
+
+    @extend_schema(request=dict, responses=dict, operation_id="reservations_update")
+    def patch(self, request: Request, name: str) -> Response:
+        if not isinstance(request.data, dict):
+            raise ServiceError("The request body must be a JSON object")
+        changed = reservation_services.reservation_update(actor=request.user, name=name, values=request.data)
+        return Response(changed)
+
+    @extend_schema(responses=None, operation_id="reservations_delete")
+    def delete(self, request: Request, name: str) -> Response:
+        reservation_services.reservation_delete(actor=request.user, name=name)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class NodeCreate(APIView):
+    """``scontrol create NodeName=...``: a dynamic node (staff); body: the Key=Value pairs."""
+
+    @extend_schema(request=dict, responses=dict, operation_id="nodes_create")
+    def post(self, request: Request) -> Response:
+        if not isinstance(request.data, dict):
+            raise ServiceError("The request body must be a JSON object")
+        node = dynamic_nodes.node_create(actor=request.user, params=request.data)
+        return Response(NodeSerializer(node).data, status=status.HTTP_201_CREATED)
+
+
+class NodeDelete(APIView):
+    """``scontrol delete NodeName=<nodes>``: dynamic nodes only (staff)."""
+
+    @extend_schema(request=dict, responses=dict, operation_id="nodes_delete")
+    def post(self, request: Request) -> Response:
+        deleted = dynamic_nodes.node_delete(actor=request.user, names=str(request.data.get("nodes") or ""))
+        return Response({"deleted": deleted})
 
 
 class PartitionList(generics.ListAPIView):

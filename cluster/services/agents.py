@@ -91,6 +91,11 @@ def agent_register(
     for info in nodes:
         name = info.get("name", "")
         node = known.get(name)
+        if node is None and info.get("conf"):
+            # slurmd -Z: a node slurm.conf does not list may join with a dynamic configuration.
+            from cluster.services.dynamic_nodes import register_dynamic  # noqa: PLC0415 - it imports hres
+
+            node = register_dynamic(name, str(info["conf"]), agent_id=agent_id, now=now)
         if node is None:
             result.rejected[name] = "node not in the configuration"
             log.error("agent %s registered unknown node %r: refused", agent_id, name)

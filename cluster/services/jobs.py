@@ -198,6 +198,8 @@ def _validate_submission(
         "mem_per_node": mem,
         "time_limit": time_limit,
         "licenses": licenses,
+        # --gres per node (gpu:2); parsed and checked against the tracked TRES in submit_fields.
+        "gres": str(_field(spec, "gres") or ""),
         "req_nodes": str(req_nodes),
         "exc_nodes": str(exc_nodes),
         "features": _field(spec, "constraint") or "",
@@ -215,6 +217,10 @@ def _validate_submission(
     from limits.services import submit_fields  # noqa: PLC0415 - limits.services imports this module
 
     common.update(submit_fields(common, count=len(tasks), now=now))
+    if common["reservation"]:
+        from cluster.services.reservations import check_job_access  # noqa: PLC0415 - it imports this module
+
+        check_job_access(common["reservation"], common["user"], common["account"])
     return common, tasks
 
 

@@ -100,6 +100,8 @@ def node_update(
     reason: str | None = None,
     weight: int | None = None,
     features: str | None = None,
+    active_features: str | None = None,
+    suspend_time: str | int | None = None,
     instance_id: str | None = None,
     instance_type: str | None = None,
     extra: str | None = None,
@@ -128,7 +130,7 @@ def node_update(
 
         power_request(actor=actor, nodes=nodes, op=state, reason=reason)
         state, reason = None, None
-        if weight is None and features is None:
+        if weight is None and features is None and active_features is None and suspend_time is None:
             return names
     if state is not None and state not in _UPDATE_STATES:
         raise ServiceError(f"Invalid node state specified: {state}")
@@ -138,6 +140,11 @@ def node_update(
         raise ServiceError(f"Invalid weight: {weight}")
     now = timezone.now()
     who = actor.get_username()
+    from power import services as power_services  # noqa: PLC0415 - power.services imports us
+
+    if suspend_time is not None:
+        # Per-node SuspendTime takes effect at once (power_save.md "Overview").
+        power_services.node_suspend_time_set([found[n] for n in names], suspend_time, how="update")
     with set_actor(actor):
         for name in names:
             node = found[name]
@@ -158,9 +165,8 @@ def node_update(
                 node.reason, node.reason_user, node.reason_time = reason, who, now
             if weight is not None:
                 node.weight = weight
-            if features is not None:
-                node.features = features
-                node.active_features = features
+            # AvailableFeatures / ActiveFeatures (NodeFeaturesPlugins rules in power).
+            power_services.node_features_update(node, available=features, active=active_features)
             for field, value in (
                 ("instance_id", instance_id),
                 ("instance_type", instance_type),

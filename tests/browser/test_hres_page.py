@@ -13,6 +13,9 @@ UPDATE_TIMEOUT = 20_000
 
 
 def test_layer_tree_is_live_and_links_to_holders(page: Page, live_cluster):
+    # The browser cluster is shared by the browser tests: start from an empty queue so the
+    # job below gets node01 at once (earlier tests may leave jobs holding it).
+    live_cluster.cli("scancel", "-u", live_cluster.username)
     page.goto(f"{live_cluster.url}/hres/")
     expect(page.locator("#live-status")).to_have_attribute("data-mode", "live", timeout=10_000)
     page.evaluate("window.__noReload = 'still here'")

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cluster.reservations import ReservationPlugin
 from cluster.scheduler import (
     Blocked,
     JobView,
@@ -339,7 +340,8 @@ def test_per_job_reasons():
         job(12, num_tasks=9),  # no node has 9 CPUs
         job(13, mem_per_node=20_000),
     ]
-    r = schedule(snap(nodes, pending, partitions=parts))
+    # No reservation "maint" exists: the reservation plugin holds job 11.
+    r = schedule(snap(nodes, pending, partitions=parts), [ReservationPlugin(())])
     assert r.starts == ()
     assert reasons(r) == {
         1: Reason.JOB_HELD_USER,

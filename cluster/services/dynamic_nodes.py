@@ -1,0 +1,192 @@
+"""Dynamic nodes: nodes not in slurm.conf (spec hres.md "Dynamic Nodes").
+
+* ``scontrol create NodeName=node33 State=cloud CPUs=4 RealMemory=2000 Feature=a,b
+  HRES='[{"hres_name":"power","layer_name":"rack2"}]'`` (:func:`node_create`);
+* an agent registering a node slurm.conf does not list, with a dynamic configuration
+  (``--conf 'HRES=[...]'``, Slurm's ``slurmd -Z``; :func:`register_dynamic`);
+* ``scontrol delete NodeName=node33`` (:func:`node_delete`).
+
+The node's ``HRES=`` layers are its configured layers (``Node.extra["hres"]``); joining
+them is ``hres.services.node_join``.  The parameter means nothing for nodes in slurm.conf.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from cluster import publish
+from cluster.models import Event, Job, Node
+from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
+from hres import services as hres_services
+
+log = logging.getLogger(__name__)
+
+# Key (lower case) -> what it sets; Slurm's spellings and their usual aliases.
+KEYS = {
+    "nodename": "name",
+    "state": "state",
+    "cpus": "cpus",
+    "procs": "cpus",
+    "realmemory": "real_memory",
+    "feature": "features",
+    "features": "features",
+    "weight": "weight",
+    "hres": "hres",
+}
+STATES = {"CLOUD", "FUTURE"}
+
+
+def split_conf(text: str) -> list[tuple[str, str]]:
+    """``HRES=[{"a": "b c"}] CPUs=4`` -> pairs: split on blanks outside brackets and
+    quotes, so a JSON value stays whole (shlex would eat its double quotes)."""
+    words, cur, depth, quote = [], [], 0, ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch.isspace() and depth == 0:
+            if cur:
+                words.append("".join(cur))
+                cur = []
+            continue
+        cur.append(ch)
+    if cur:
+        words.append("".join(cur))
+    pairs = []
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key:
+            raise ValueError(f"Invalid input: {word}")
+        if len(value) >= 2 and value[0] == value[-1] == "'":
+            value = value[1:-1]
+        pairs.append((key, value))
+    return pairs
+
+
+def _fields(params: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        field = KEYS.get(str(key).lower())
+        if field is None:
+            raise ServiceError(f"Invalid node parameter: {key}={value}")
+        out[field] = str(value)
+    for key in ("cpus", "real_memory", "weight"):
+        if key in out:
+            if not out[key].isdigit() or int(out[key]) < 1:
+                raise ServiceError(f"Invalid {key} value: {out[key]}")
+            out[key] = int(out[key])
+    if "hres" in out:
+        try:
+            out["hres"] = hres_services.parse_node_hres(out["hres"])
+        except ValueError as exc:
+            # Bad HRES= creates the node without membership, as an unknown layer does.
+            log.error("node %s: %s", out.get("name", "?"), exc)
+            out["hres"] = []
+    return out
+
+
+def _make(fields: Mapping[str, Any], *, state: str, actor: str, now: datetime) -> Node:
+    name = fields["name"]
+    node = Node(
+        name=name,
+        in_conf=False,
+        cpus=fields.get("cpus", 1),
+        real_memory=fields.get("real_memory", 1),
+        weight=fields.get("weight", 1),
+        features=fields.get("features", ""),
+        active_features=fields.get("features", ""),
+        conf_state=state or "UNKNOWN",
+        extra={"dynamic": True, "hres": [list(p) for p in fields.get("hres", [])]},
+    )
+    if state == "FUTURE":
+        node.base_state = NodeBase.FUTURE
+    elif state == "CLOUD":
+        node.base_state = NodeBase.IDLE
+        node.flags = NodeFlag.CLOUD | NodeFlag.POWERED_DOWN
+    node.save()
+    Event.objects.create(
+        time=now, kind=Event.Kind.NODE, node=name, new_state=node.state, reason="created", user=actor
+    )
+    hres_services.node_join(name, list(fields.get("hres", [])), actor=actor, now=now)
+    publish.console_changed("nodes")
+    return node
+
+
+@transaction.atomic
+def node_create(*, actor: AbstractBaseUser, params: Mapping[str, Any], now: datetime | None = None) -> Node:
+    """``scontrol create NodeName=...``: staff only; ``State`` is CLOUD or FUTURE."""
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    fields = _fields(params)
+    name = str(fields.get("name") or "").strip()
+    if not name:
+        raise ServiceError("NodeName is required")
+    try:
+        if len(NodeSet(name)) != 1:
+            raise ServiceError("Create one node at a time")
+    except NodeSetParseError:
+        raise ServiceError(f"Invalid node name specified: {name}") from None
+    if Node.objects.filter(name=name).exists():
+        raise ServiceError(f"Duplicate node name: {name}")
+    state = str(fields.get("state") or "").upper()
+    if state and state not in STATES:
+        raise ServiceError(f"Invalid node state specified: {fields['state']} (CLOUD or FUTURE)")
+    return _make({**fields, "name": name}, state=state, actor=actor.get_username(), now=now or timezone.now())
+
+
+def register_dynamic(name: str, conf: str, *, agent_id: str, now: datetime) -> Node | None:
+    """An agent registers ``name``, unknown to slurm.conf, with a dynamic configuration
+    (``slurmd -Z --conf``): create it (inside the caller's transaction).  None: refused."""
+    try:
+        fields = _fields(dict(split_conf(conf)))
+    except (ValueError, ServiceError) as exc:
+        log.error("agent %s: node %s: bad dynamic configuration %r: %s", agent_id, name, conf, exc)
+        return None
+    fields.pop("state", None)
+    return _make({**fields, "name": name}, state="", actor=f"agent {agent_id}", now=now)
+
+
+@transaction.atomic
+def node_delete(*, actor: AbstractBaseUser, names: str, now: datetime | None = None) -> list[str]:
+    """``scontrol delete NodeName=<nodes>``: dynamic nodes with no job only."""
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    now = now or timezone.now()
+    try:
+        wanted = list(NodeSet(names))
+    except NodeSetParseError:
+        raise ServiceError(f"Invalid node name specified: {names}") from None
+    nodes = list(Node.objects.select_for_update().filter(name__in=wanted))
+    missing = sorted(set(wanted) - {n.name for n in nodes})
+    if missing:
+        raise NotFound(f"Invalid node name specified: {','.join(missing)}")
+    for node in nodes:
+        if node.in_conf:
+            raise ServiceError(f"Node {node.name} is in slurm.conf: only dynamic nodes can be deleted")
+    busy = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES])
+    for node in nodes:
+        if any(node.name in (job.alloc or {}) for job in busy):
+            raise ServiceError(f"Node {node.name} has jobs running: it cannot be deleted")
+    for node in nodes:
+        hres_services.node_leave(node.name)
+        node.delete()
+        Event.objects.create(
+            time=now, kind=Event.Kind.NODE, node=node.name, old_state=node.state, reason="deleted",
+            user=actor.get_username(),
+        )  # fmt: skip
+    publish.console_changed("nodes")
+    return [n.name for n in nodes]

@@ -1,0 +1,357 @@
+"""Advanced reservations: ``scontrol create|update|delete|show reservation``.
+
+One service behind the CLI (through the REST API) and any other caller: values arrive as
+``scontrol`` spells them (``StartTime=now``, ``Duration=2:00:00``, ``Nodes=node[01-04]``,
+``Users=alice,bob``, ``licenses=natural(low1):30``), are checked here, stored in
+:class:`cluster.models.Reservation` and audited as config Events with before/after.  The
+scheduler side is the pure :mod:`cluster.reservations` (nodes and access) and the HRES
+state (reserved layer amounts, ``hres.services.with_active_reservations``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from cluster import publish
+from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
+from cluster.reservations import AccessList, ReservationView, parse_flags
+from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.slurmtime import parse_begin_time, parse_time_limit
+from cluster.states import HOLDING_JOB_STATES
+from hres import services as hres_services
+from hres.layers import check_reservation
+from hres.request import parse_reservation_licenses
+
+TOPIC = "reservations"
+# Slurm gives a reservation without an end a year (Duration=UNLIMITED).
+UNLIMITED = timedelta(days=365)
+FIELDS = (
+    "name",
+    "start_time",
+    "end_time",
+    "duration",
+    "nodes",
+    "users",
+    "accounts",
+    "partition",
+    "flags",
+    "licenses",
+)
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _as_dict(r: Reservation, now: datetime) -> dict[str, Any]:
+    nodes = list(NodeSet(r.nodes)) if r.nodes else []
+    cores = sum(Node.objects.filter(name__in=nodes).values_list("cpus", flat=True)) if nodes else 0
+    return {
+        "name": r.name,
+        "start_time": r.start_time.isoformat(),
+        "end_time": r.end_time.isoformat(),
+        "duration": int((r.end_time - r.start_time).total_seconds()),
+        "nodes": r.nodes,
+        "node_count": len(nodes),
+        "core_count": cores,
+        "partition": r.partition,
+        "flags": [f for f in r.flags.split(",") if f],
+        "users": r.users,
+        "accounts": r.accounts,
+        "licenses": r.licenses,
+        "state": "ACTIVE" if r.start_time <= now < r.end_time else "INACTIVE",
+        "created_by": r.created_by,
+    }
+
+
+def reservation_list(name: str | None = None, *, now: datetime | None = None) -> list[dict[str, Any]]:
+    """``scontrol show reservation [NAME]``; NotFound for an unknown name."""
+    now = now or timezone.now()
+    rows = Reservation.objects.order_by("start_time", "name")
+    if name:
+        rows = rows.filter(name=name)
+        if not rows.exists():
+            raise NotFound(f"Reservation {name} not found")
+    return [_as_dict(r, now) for r in rows]
+
+
+def view_of(r: Reservation) -> ReservationView:
+    return ReservationView(
+        name=r.name,
+        start=r.start_time.timestamp(),
+        end=r.end_time.timestamp(),
+        nodes=frozenset(NodeSet(r.nodes)) if r.nodes else frozenset(),
+        users=AccessList.parse(r.users),
+        accounts=AccessList.parse(r.accounts, "accounts"),
+        flags=frozenset(f for f in r.flags.split(",") if f),
+        partition=r.partition,
+    )
+
+
+def pass_views(now: datetime) -> list[ReservationView]:
+    """The reservations a scheduler pass must know: those not ended yet (a future one
+    keeps jobs that would run into it off its nodes)."""
+    return [view_of(r) for r in Reservation.objects.filter(end_time__gt=now)]
+
+
+def pending_accounts() -> dict[int, str]:
+    """job id -> account of the pending jobs asking for a reservation."""
+    return dict(Job.objects.filter(state="PENDING").exclude(reservation="").values_list("id", "account"))
+
+
+def check_job_access(name: str, user: str, account: str) -> None:
+    """Submit and ``scontrol update job`` rule: the reservation exists and lets the job in."""
+    r = Reservation.objects.filter(name=name).first()
+    if r is None:
+        raise ServiceError("Requested reservation is invalid", field="reservation")
+    if not view_of(r).admits(user, account):
+        raise ServiceError("Access denied to requested reservation", field="reservation")
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _time(text: str, now: datetime, key: str) -> datetime:
+    try:
+        return parse_begin_time(str(text), timezone.localtime(now))
+    except ValueError:
+        raise ServiceError(f"Invalid {key} specification: {text}", field=key.lower()) from None
+
+
+def _window(values: Mapping[str, Any], now: datetime, old: Reservation | None) -> tuple[datetime, datetime]:
+    start = _time(values["start_time"], now, "StartTime") if values.get("start_time") else None
+    if start is None:
+        start = old.start_time if old else now.replace(microsecond=0)
+    end = None
+    if values.get("end_time"):
+        end = _time(values["end_time"], now, "EndTime")
+    elif values.get("duration"):
+        try:
+            minutes = parse_time_limit(str(values["duration"]))
+        except ValueError:
+            raise ServiceError(
+                f"Invalid Duration specification: {values['duration']}", field="duration"
+            ) from None
+        end = start + (UNLIMITED if minutes is None else timedelta(minutes=minutes))
+    elif old is not None:
+        # A new StartTime keeps the duration, as Slurm's update does.
+        end = start + (old.end_time - old.start_time)
+    else:
+        end = start + UNLIMITED
+    if end <= start:
+        raise ServiceError("Reservation request has invalid times (EndTime must follow StartTime)")
+    return start, end
+
+
+def _nodes(text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        return ""
+    known = list(Node.objects.order_by("name").values_list("name", flat=True))
+    if text.upper() == "ALL":
+        return str(NodeSet.fromlist(known))
+    try:
+        names = NodeSet(text)
+    except NodeSetParseError:
+        raise ServiceError(f"Invalid node name specified: {text}", field="nodes") from None
+    missing = [n for n in names if n not in set(known)]
+    if missing:
+        raise ServiceError(f"Invalid node name specified: {','.join(missing)}", field="nodes")
+    return str(names)
+
+
+def _licenses(text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        return ""
+    plain = ClusterConfig.current().licenses
+    try:
+        items = parse_reservation_licenses(text, hres=hres_services.modes(), plain=plain)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="licenses") from None
+    unknown = [it.name for it in items if it.name not in hres_services.modes() and it.name not in plain]
+    if unknown:
+        raise ServiceError(f"Invalid license specification: {','.join(unknown)}", field="licenses")
+    return text
+
+
+def _clean(values: Mapping[str, Any], now: datetime, old: Reservation | None) -> dict[str, Any]:
+    """The stored fields from what was given (``old``: the row an update starts from)."""
+    out: dict[str, Any] = {}
+    out["start_time"], out["end_time"] = _window(values, now, old)
+    if "nodes" in values or old is None:
+        out["nodes"] = _nodes(str(values.get("nodes") or ""))
+    for key, what in (("users", "users"), ("accounts", "accounts")):
+        if key in values or old is None:
+            text = str(values.get(key) or "").strip()
+            try:
+                out[key] = str(AccessList.parse(text, what)) if text else ""
+            except ValueError as exc:
+                raise ServiceError(str(exc), field=key) from None
+    if "flags" in values or old is None:
+        try:
+            out["flags"] = ",".join(parse_flags(str(values.get("flags") or "")))
+        except ValueError as exc:
+            raise ServiceError(str(exc), field="flags") from None
+    if "partition" in values or old is None:
+        part = str(values.get("partition") or "").strip()
+        if part and not Partition.objects.filter(name=part).exists():
+            raise ServiceError(f"Invalid partition name specified: {part}", field="partition")
+        out["partition"] = part
+    if "licenses" in values or old is None:
+        out["licenses"] = _licenses(str(values.get("licenses") or ""))
+    return out
+
+
+def _merged(old: Reservation | None, changes: Mapping[str, Any], name: str) -> Reservation:
+    row = Reservation(name=name) if old is None else Reservation(**{f: getattr(old, f) for f in _MODEL})
+    for key, value in changes.items():
+        setattr(row, key, value)
+    return row
+
+
+_MODEL = ("id", "name", "start_time", "end_time", "nodes", "users", "accounts", "partition", "flags")
+_MODEL += ("licenses", "created_by")
+
+
+def _check(row: Reservation, now: datetime) -> None:
+    """What Slurm checks before it accepts a reservation (created or changed)."""
+    if not row.users and not row.accounts:
+        raise ServiceError("Either Users or Accounts must be specified")
+    if not row.nodes and not row.licenses:
+        raise ServiceError("Nodes or Licenses must be specified")
+    flags = set(row.flags.split(","))
+    names = set(NodeSet(row.nodes)) if row.nodes else set()
+    if names and not flags & {"IGNORE_JOBS", "MAINT", "OVERLAP"}:
+        # Running jobs that would still hold the nodes at the start (Slurm: nodes busy).
+        for job in Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).exclude(
+            reservation=row.name
+        ):
+            if not names & set(job.alloc or {}):
+                continue
+            end = job.start_time + timedelta(minutes=job.time_limit) if job.time_limit else None
+            if end is None or end > row.start_time:
+                raise ServiceError("Requested nodes are busy")
+        for other in Reservation.objects.exclude(name=row.name).filter(
+            start_time__lt=row.end_time, end_time__gt=row.start_time
+        ):
+            if other.nodes and names & set(NodeSet(other.nodes)) and "OVERLAP" not in other.flags:
+                raise ServiceError(f"Requested nodes are busy (reserved by {other.name})")
+    if row.licenses and row.start_time <= now < row.end_time:
+        hres_items = [
+            it
+            for it in parse_reservation_licenses(row.licenses, hres=hres_services.modes())
+            if it.name in hres_services.modes()
+        ]
+        if hres_items:
+            state = hres_services.current_state()
+            state = state.with_reservations(hres_services.reservation_items(now, exclude=row.name))
+            state = state.with_usage(c for cs in hres_services.holding_charges().values() for c in cs)
+            try:
+                check_reservation(state, row.name, hres_items)
+            except ValueError as exc:
+                raise ServiceError(str(exc), field="licenses") from None
+
+
+def _snapshot(row: Reservation | None, now: datetime) -> dict[str, Any]:
+    return _as_dict(row, now) if row is not None else {}
+
+
+def _audit(what: str, name: str, actor: str, now: datetime, *, before: dict, after: dict) -> None:
+    Event.objects.create(
+        time=now,
+        kind=Event.Kind.CONFIG,
+        reason=f"reservation {what}",
+        new_state=name,
+        user=actor,
+        detail={"reservation": name, "before": before, "after": after},
+    )
+    publish.console_changed(TOPIC)
+    from cluster.services.jobs import _request_schedule  # noqa: PLC0415 - jobs imports this module
+
+    _request_schedule()
+
+
+def _staff(actor: AbstractBaseUser) -> None:
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+
+
+# --------------------------------------------------------------------------- changes
+
+
+def _next_name(values: Mapping[str, Any]) -> str:
+    """Slurm's generated name: the first user (or account) and a number."""
+    first = (str(values.get("users") or "") or str(values.get("accounts") or "")).split(",")[0]
+    base = first.lstrip("-") or "resv"
+    n = 1
+    while Reservation.objects.filter(name=f"{base}_{n}").exists():
+        n += 1
+    return f"{base}_{n}"
+
+
+@transaction.atomic
+def reservation_create(
+    *, actor: AbstractBaseUser, values: Mapping[str, Any], now: datetime | None = None
+) -> dict[str, Any]:
+    """``scontrol create reservation``: ``values`` keyed by :data:`FIELDS`."""
+    _staff(actor)
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ServiceError(f"Unknown field(s): {', '.join(unknown)}", field=unknown[0])
+    now = now or timezone.now()
+    name = str(values.get("name") or "").strip() or _next_name(values)
+    if Reservation.objects.select_for_update().filter(name=name).exists():
+        raise ServiceError("Reservation request has invalid name (already in use)", field="name")
+    row = _merged(None, _clean(values, now, None), name)
+    row.created_by = actor.get_username()
+    _check(row, now)
+    row.save()
+    after = _snapshot(row, now)
+    _audit("create", name, actor.get_username(), now, before={}, after=after)
+    return after
+
+
+@transaction.atomic
+def reservation_update(
+    *, actor: AbstractBaseUser, name: str, values: Mapping[str, Any], now: datetime | None = None
+) -> dict[str, Any]:
+    """``scontrol update ReservationName=R ...``: only the fields given change."""
+    _staff(actor)
+    changes = {k: v for k, v in values.items() if k != "name"}
+    unknown = sorted(set(changes) - set(FIELDS))
+    if unknown:
+        raise ServiceError(f"Unknown field(s): {', '.join(unknown)}", field=unknown[0])
+    if not changes:
+        raise ServiceError("No changes specified")
+    now = now or timezone.now()
+    old = Reservation.objects.select_for_update().filter(name=name).first()
+    if old is None:
+        raise NotFound("Invalid reservation name specified")
+    before = _snapshot(old, now)
+    row = _merged(old, _clean(changes, now, old), name)
+    _check(row, now)
+    row.save()
+    after = _snapshot(row, now)
+    _audit("update", name, actor.get_username(), now, before=before, after=after)
+    return after
+
+
+@transaction.atomic
+def reservation_delete(*, actor: AbstractBaseUser, name: str, now: datetime | None = None) -> None:
+    """``scontrol delete ReservationName=R``.  Pending jobs of it stay, pending with reason
+    ``Reservation``; running ones keep going (Slurm)."""
+    _staff(actor)
+    now = now or timezone.now()
+    row = Reservation.objects.select_for_update().filter(name=name).first()
+    if row is None:
+        raise NotFound("Invalid reservation name specified")
+    before = _snapshot(row, now)
+    row.delete()
+    _audit("delete", name, actor.get_username(), now, before=before, after={})
