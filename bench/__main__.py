@@ -11,6 +11,8 @@ SCRIPTS = [
     ["-m", "bench.cluster_throughput"],
     [str(ROOT / "bench" / "cli_latency.py")],
     [str(ROOT / "bench" / "scheduler_pass.py")],
+    [str(ROOT / "bench" / "hres_pass.py")],
+    [str(ROOT / "bench" / "combined_pass.py")],
 ]
 
 
