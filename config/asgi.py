@@ -75,7 +75,7 @@ def _startup() -> None:
     from cluster.services.configuration import config_load  # noqa: PLC0415
 
     if os.environ.get("FSCHED_LOAD_CONFIG", "1") == "1":
-        config_load(actor="slurmctld")
+        config_load(actor="slurmctld", recover=os.environ.get("FSCHED_RECOVER") == "1")
     if settings.FSCHED_RUN_CYCLES:
         cycles.start_embedded()
 

@@ -13,6 +13,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="server processes (distributed mode)")
     parser.add_argument("--no-cycles", action="store_true", help="do not run the cycles in this process")
     parser.add_argument("--no-load-config", action="store_true", help="do not (re)read slurm.conf at start")
+    parser.add_argument(
+        "-R",
+        "--recover",
+        action="store_true",
+        help="recover the saved state fully (slurmctld -R): nodes keep their runtime HRES layers",
+    )
     parser.add_argument("--log-level", default="warning")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -20,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["FSCHED_RUN_CYCLES"] = "0"
     if args.no_load_config:
         os.environ["FSCHED_LOAD_CONFIG"] = "0"
+    if args.recover:
+        # Read by config.asgi at start (each worker process loads the configuration there).
+        os.environ["FSCHED_RECOVER"] = "1"
     import uvicorn  # noqa: PLC0415 - the CLI imports this module lazily
 
     uvicorn.run(

@@ -41,7 +41,8 @@ from cluster.licenses import plain_alloc, plain_request
 from cluster.models import ClusterConfig, Event, Job, Node, Reservation
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.slurmconf import ConfigError
-from cluster.states import HOLDING_JOB_STATES
+from cluster.states import HOLDING_JOB_STATES, NodeFlag
+from hres import persistence
 from hres.config import DEFAULT_FILE, HresConfig, parse_resources
 from hres.layers import (
     UNSET,
@@ -56,6 +57,7 @@ from hres.layers import (
     update_resource,
 )
 from hres.models import LayerUpdate, ResourcesFile
+from hres.persistence import Membership
 from hres.plugin import HresPlugin
 from hres.request import LicenseItem, parse_reservation_licenses
 
@@ -111,13 +113,15 @@ def read_resources(
     return ResourcesText(str(path), text, config)
 
 
-def resources_store(loaded: ResourcesText, *, actor: str, now=None) -> None:
+def resources_store(loaded: ResourcesText, *, actor: str, now=None, recover: bool = False) -> None:
     """Install a validated resources.yaml (inside the caller's transaction).
 
-    Runtime updates are dropped, except those kept for dynamic nodes (spec "Runtime
-    Updates": count, base and disabled changes are lost on reconfigure; configured nodes
-    return to the layers resources.yaml gives them).
+    Runtime updates are dropped (spec "Runtime Updates": count, base and disabled changes
+    are lost on reconfigure), except the dynamic nodes' configured layers (``keep``) and
+    the node layer changes that survive: those of dynamic and cloud nodes always, those of
+    the other nodes only with ``recover`` (``fsched server -R``).  See :func:`_saved_layers`.
     """
+    saved = _saved_layers(recover=recover)
     row = ResourcesFile.objects.select_for_update().get_or_create(pk=1)[0]
     row.path = loaded.path
     row.text = loaded.text
@@ -125,7 +129,70 @@ def resources_store(loaded: ResourcesText, *, actor: str, now=None) -> None:
     row.loaded_at = now or timezone.now()
     row.save()
     LayerUpdate.objects.filter(keep=False).delete()
+    _restore_layers(saved, actor=actor, now=row.loaded_at)
     publish.console_changed(TOPIC)
+
+
+def configured_state(nodes: tuple[str, ...] | None = None) -> HresState:
+    """The configured layers: resources.yaml plus the layers dynamic nodes were created
+    with, without any runtime update."""
+    nodes = _node_names() if nodes is None else nodes
+    state = build_state(current_config(), nodes)
+    return _replay(state, LayerUpdate.objects.filter(keep=True).order_by("id"))
+
+
+_AWAY = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN
+
+
+def _saved_layers(*, recover: bool) -> dict[str, Membership]:
+    """Before a reconfigure or restart: node -> the layers it keeps (spec "Runtime
+    Updates").  Count, base and disabled state are never saved; a node powered down or
+    powering down uses its configured layers."""
+    rows = list(Node.objects.order_by("name").values_list("name", "in_conf", "flags"))
+    names = tuple(name for name, _, _ in rows)
+    diff = persistence.changed(current_state(names), configured_state(names), names)
+    keep = {}
+    for name, in_conf, flags in rows:
+        if name not in diff or flags & _AWAY:
+            continue
+        if not in_conf or flags & NodeFlag.CLOUD or recover:
+            keep[name] = diff[name]
+    return keep
+
+
+def _restore_layers(saved: Mapping[str, Membership], *, actor: str, now) -> None:
+    """Replay the kept node layers over the new resources.yaml; a node whose saved layer
+    is gone or no longer a leaf loses all its saved changes (logged error)."""
+    if not saved:
+        return
+    state = current_state()
+    for node, layers in sorted(saved.items()):
+        try:
+            state = persistence.apply_membership(state, node, layers)
+        except ValueError as exc:
+            log.error("node %s: saved HRES layers discarded, back to its configured layers: %s", node, exc)
+            continue
+        LayerUpdate.objects.create(
+            time=now, user=actor, resource="", changes={"node": node, "layers": persistence.as_json(layers)}
+        )
+
+
+def node_configured_layers(names: Iterable[str], *, actor: str = "", now=None) -> list[str]:
+    """Nodes powered down, or failing to resume within ResumeTimeout, return to their
+    configured layers (spec "Runtime Updates").  Returns the nodes that changed."""
+    names = tuple(names)
+    if not names or not current_config().resources:
+        return []
+    nodes = _node_names()
+    diff = persistence.changed(configured_state(nodes), current_state(nodes), names)
+    now = now or timezone.now()
+    for node, layers in sorted(diff.items()):
+        LayerUpdate.objects.create(
+            time=now, user=actor, resource="", changes={"node": node, "layers": persistence.as_json(layers)}
+        )
+    if diff:
+        publish.console_changed(TOPIC)
+    return sorted(diff)
 
 
 # --------------------------------------------------------------------------- state (cached)
@@ -163,6 +230,10 @@ def _node_names() -> tuple[str, ...]:
 def _replay(state: HresState, updates: Iterable[LayerUpdate]) -> HresState:
     for up in updates:
         try:
+            if "layers" in up.changes:  # a node's whole membership (saved, or configured)
+                layers = persistence.from_json(up.changes["layers"])
+                state = persistence.apply_membership(state, str(up.changes.get("node")), layers)
+                continue
             state = apply_changes(state, up.resource, up.layer, up.changes)
         except ValueError as exc:
             # A node deleted since, a layer gone after a reconfigure: skip, keep the rest.

@@ -115,6 +115,9 @@ class QOS(QOSLimitColumns):
     usage_factor = models.FloatField(default=1.0, validators=[MinValueValidator(0)])
     limit_factor = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0)])
     grace_time = models.PositiveIntegerField(default=0, help_text="seconds")
+    # The QOS whose jobs this QOS's jobs may preempt (PreemptType=preempt/qos), as sacctmgr
+    # prints Preempt: comma-separated names.
+    preempt = models.CharField(max_length=512, blank=True, null=True)
     tres_decay_half_life = models.CharField(
         max_length=256, blank=True, default="", help_text="TresDecayHalfLife: seconds per TRES, cpu=0"
     )

@@ -64,6 +64,7 @@ _QOS_OTHER = {
     "usagefactor": ("usage_factor", "float"),
     "limitfactor": ("limit_factor", "float_or_unset"),
     "gracetime": ("grace_time", "seconds"),
+    "preempt": ("preempt", "qoslist"),
     "description": ("description", "str"),
     "tresdecayhalflife": ("tres_decay_half_life", "halflife"),
     "rawusage": ("raw_usage", "rawusage"),

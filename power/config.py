@@ -713,7 +713,8 @@ def node_suspend_time_change(config: PowerConfig, value: int | None, *, how: str
     finite = value is not None and value >= 0
     if config.ready:
         return SuspendTimeVerdict(True, enables_auto=finite)
-    why = "power save is not configured (SuspendProgram and ResumeProgram are needed)"
+    needs = "SuspendProgram and ResumeProgram are needed"
+    why = f"power save is not configured ({needs})"
     if how == "update":
         return SuspendTimeVerdict(False, message=f"SuspendTime cannot be set: {why}")
     if how == "create":
@@ -722,7 +723,12 @@ def node_suspend_time_change(config: PowerConfig, value: int | None, *, how: str
         return SuspendTimeVerdict(True)
     return SuspendTimeVerdict(
         True,
-        message=f"SuspendTime has no effect until {why} and slurmctld is reconfigured" if finite else "",
+        message=(
+            f"SuspendTime has no effect until power save is configured ({needs}) "
+            "and slurmctld is reconfigured"
+            if finite
+            else ""
+        ),
     )
 
 

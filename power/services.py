@@ -297,6 +297,8 @@ class _Apply:
                 launch_jobs(d.job_ids, now=self.now)
         if self.timed_out:
             _resume_failed(self.timed_out, self.power, now=self.now)
+            # A node that failed to resume returns to its configured HRES layers.
+            _hres().node_configured_layers(self.timed_out, actor=self.user, now=self.now)
         for node in self.changed.values():
             node.save()
         if self.usage or self.changed:
@@ -364,6 +366,13 @@ class _Apply:
                 end_job(job, JobState.CANCELLED, now=self.now, why=why, user=self.user)
 
 
+def _hres():
+    """hres.services, imported late: it imports the cluster services this module uses."""
+    from hres import services  # noqa: PLC0415
+
+    return services
+
+
 def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: str = SYSTEM_USER) -> None:
     """Write one core NodeChange on a Node (unsaved), recording the state transition."""
     old = node.state
@@ -373,6 +382,8 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
         # (spec, RESUME note).  It registers again when it powers up.
         flags &= ~NodeFlag.NOT_RESPONDING
     if change.set_flags & NodeFlag.POWERED_DOWN and not node.flags & NodeFlag.POWERED_DOWN:
+        # Powered down, the node returns to its configured HRES layers (spec hres.md).
+        _hres().node_configured_layers([node.name], actor=user, now=now)
         # Powered down, changeable features are available but no longer active.
         features = settings_in_force().node_features
         if features is not None:

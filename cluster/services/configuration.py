@@ -22,11 +22,12 @@ def conf_path() -> Path:
     return Path(settings.CONF_DIR) / "slurm.conf"
 
 
-def config_load(*, path: Path | None = None, actor: str = "") -> SlurmConfig:
+def config_load(*, path: Path | None = None, actor: str = "", recover: bool = False) -> SlurmConfig:
     """Parse the whole configuration, then apply it in one transaction.
 
     Nothing changes unless every file parses: a ConfigError becomes a ServiceError whose
-    message lists every problem as ``file:line: reason``.
+    message lists every problem as ``file:line: reason``.  ``recover`` is slurmctld's
+    ``-R`` at start: nodes of slurm.conf keep their runtime HRES layers too.
     """
     from hres import services as hres_services  # noqa: PLC0415 - hres.services imports cluster
     from power import services as power_services  # noqa: PLC0415 - power.services imports cluster
@@ -53,7 +54,7 @@ def config_load(*, path: Path | None = None, actor: str = "") -> SlurmConfig:
         log.warning("%s", warning)
     with transaction.atomic():
         _apply(conf, actor=actor)
-        hres_services.resources_store(resources, actor=actor)
+        hres_services.resources_store(resources, actor=actor, recover=recover)
         power_services.config_loaded(power, version=ClusterConfig.current().version)
     return conf
 

@@ -6,6 +6,11 @@
   (``--conf 'HRES=[...]'``, Slurm's ``slurmd -Z``; :func:`register_dynamic`);
 * ``scontrol delete NodeName=node33`` (:func:`node_delete`).
 
+A ``SuspendTime=`` given at creation or in the dynamic configuration goes through
+``power.services.node_suspend_time_set`` (spec power_save.md "Overview": refused at
+creation when finite and power save is not configured, accepted with a warning at
+registration).
+
 The node's ``HRES=`` layers are its configured layers (``Node.extra["hres"]``); joining
 them is ``hres.services.node_join``.  The parameter means nothing for nodes in slurm.conf.
 """
@@ -27,6 +32,7 @@ from cluster.models import Event, Job, Node
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
 from hres import services as hres_services
+from power import services as power_services
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +47,7 @@ KEYS = {
     "features": "features",
     "weight": "weight",
     "hres": "hres",
+    "suspendtime": "suspend_time",
 }
 STATES = {"CLOUD", "FUTURE"}
 
@@ -89,6 +96,9 @@ def _fields(params: Mapping[str, Any]) -> dict[str, Any]:
             if not out[key].isdigit() or int(out[key]) < 1:
                 raise ServiceError(f"Invalid {key} value: {out[key]}")
             out[key] = int(out[key])
+    if "suspend_time" in out:
+        # Checked here so a bad value refuses the creation / registration outright.
+        power_services.parse_node_suspend_time(out["suspend_time"])
     if "hres" in out:
         try:
             out["hres"] = hres_services.parse_node_hres(out["hres"])
@@ -99,7 +109,7 @@ def _fields(params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _make(fields: Mapping[str, Any], *, state: str, actor: str, now: datetime) -> Node:
+def _make(fields: Mapping[str, Any], *, state: str, how: str, actor: str, now: datetime) -> Node:
     name = fields["name"]
     node = Node(
         name=name,
@@ -111,12 +121,17 @@ def _make(fields: Mapping[str, Any], *, state: str, actor: str, now: datetime) -
         active_features=fields.get("features", ""),
         conf_state=state or "UNKNOWN",
         extra={"dynamic": True, "hres": [list(p) for p in fields.get("hres", [])]},
+        # Its idle time (SuspendTime) counts from its creation, not from the last reconfigure.
+        last_busy=now,
     )
     if state == "FUTURE":
         node.base_state = NodeBase.FUTURE
     elif state == "CLOUD":
         node.base_state = NodeBase.IDLE
         node.flags = NodeFlag.CLOUD | NodeFlag.POWERED_DOWN
+    if "suspend_time" in fields:
+        # Before the save: a refused value (ServiceError) creates nothing.
+        power_services.node_suspend_time_set([node], fields["suspend_time"], how=how)
     node.save()
     Event.objects.create(
         time=now, kind=Event.Kind.NODE, node=name, new_state=node.state, reason="created", user=actor
@@ -145,7 +160,13 @@ def node_create(*, actor: AbstractBaseUser, params: Mapping[str, Any], now: date
     state = str(fields.get("state") or "").upper()
     if state and state not in STATES:
         raise ServiceError(f"Invalid node state specified: {fields['state']} (CLOUD or FUTURE)")
-    return _make({**fields, "name": name}, state=state, actor=actor.get_username(), now=now or timezone.now())
+    return _make(
+        {**fields, "name": name},
+        state=state,
+        how="create",
+        actor=actor.get_username(),
+        now=now or timezone.now(),
+    )
 
 
 def register_dynamic(name: str, conf: str, *, agent_id: str, now: datetime) -> Node | None:
@@ -157,7 +178,7 @@ def register_dynamic(name: str, conf: str, *, agent_id: str, now: datetime) -> N
         log.error("agent %s: node %s: bad dynamic configuration %r: %s", agent_id, name, conf, exc)
         return None
     fields.pop("state", None)
-    return _make({**fields, "name": name}, state="", actor=f"agent {agent_id}", now=now)
+    return _make({**fields, "name": name}, state="", how="register", actor=f"agent {agent_id}", now=now)
 
 
 @transaction.atomic

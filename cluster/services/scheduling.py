@@ -26,6 +26,7 @@ from cluster.services.jobs import terminate_running
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
 from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+from hres import preemption as hres_preemption
 from hres import services as hres_services
 from hres.layers import format_licenses_alloc
 from hres.plugin import HresPlugin
@@ -269,6 +270,9 @@ def schedule_pass(
     with transaction.atomic():
         _apply(result, nodes, now, active)
         limits_services.apply_pass(result, active, now)
+        if not backfill:
+            # Mode 3 resources are reclaimed by preemption in the main scheduler only.
+            hres_preemption.reclaim(result, now=now)
     return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
 
 

@@ -90,21 +90,10 @@ def held_job(limits_cluster) -> tuple[int, int]:
     return running, held
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    # Imported here, as the suite's conftest does: playwright only when a browser test runs.
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser.conftest import CHROMIUM_ARGS  # the suite's one launch recipe
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def page(browser: Browser, limits_cluster) -> Iterator[Page]:
+    # ``browser`` is the suite's session Chromium (tests/browser/conftest.py): one
+    # Playwright instance per process, whatever order the browser tests run in.
     cluster, me, password = limits_cluster
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()

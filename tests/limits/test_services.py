@@ -215,3 +215,12 @@ def test_deleting_an_association_cancels_its_jobs(tree, users):
 def test_deleting_an_account_with_children_is_refused(tree):
     with pytest.raises(ServiceError, match="child accounts"):
         record_delete(actor=tree, entity="account", where=["name=science"])
+
+
+def test_qos_preempt_list_is_set_by_sacctmgr_and_names_must_exist(tree):
+    record_add(actor=tree, entity="qos", names=["low", "high"])
+    record_modify(actor=tree, entity="qos", where=["name=high"], options=["Preempt=low"])
+    assert QOS.objects.get(name="high").preempt == "low"
+    with pytest.raises(ServiceError):
+        record_modify(actor=tree, entity="qos", where=["name=high"], options=["Preempt=nosuch"])
+    assert QOS.objects.get(name="high").preempt == "low"
