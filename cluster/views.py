@@ -227,7 +227,7 @@ def _job_context(job_id: int) -> dict[str, Any]:
 
 
 def _why_pending(job_id: int) -> list[Any]:
-    """"Why is this job pending?": the limit and level, layer, node state or reservation
+    """ "Why is this job pending?": the limit and level, layer, node state or reservation
     holding it and what would release it (limits.pending, built on the limits core)."""
     from limits.pending import pending_causes  # noqa: PLC0415 - limits imports cluster.views
 

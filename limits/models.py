@@ -117,7 +117,7 @@ class QOS(QOSLimitColumns):
     grace_time = models.PositiveIntegerField(default=0, help_text="seconds")
     # The QOS whose jobs this QOS's jobs may preempt (PreemptType=preempt/qos), as sacctmgr
     # prints Preempt: comma-separated names.
-    preempt = models.CharField(max_length=512, blank=True, null=True)
+    preempt = models.CharField(max_length=512, blank=True, default="")
     tres_decay_half_life = models.CharField(
         max_length=256, blank=True, default="", help_text="TresDecayHalfLife: seconds per TRES, cpu=0"
     )

@@ -193,7 +193,7 @@ def _set(row: models.Model, name: str, op: str, value: str, kind: str, column: s
     if kind == "qoslist":
         for q in (w for w in str(new).split(",") if w):
             _qos(q)
-        new = new or None
+        new = new or (None if type(row)._meta.get_field(column).null else "")
     setattr(row, column, new)
 
 
