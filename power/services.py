@@ -261,6 +261,19 @@ def _loaded() -> float:
 # --------------------------------------------------------------------------- applying
 
 
+def describe(decision: Decision) -> str:
+    """One log line for a decision (DebugFlags=Power)."""
+    name = type(decision).__name__
+    nodes = getattr(decision, "nodes", None)
+    if nodes is not None:
+        return f"{name} {fold(nodes)}"
+    node = getattr(decision, "node", None)
+    if node is not None:
+        return f"{name} {node} {getattr(decision, 'reason', '') or ''}".rstrip()
+    ids = getattr(decision, "job_ids", ())
+    return f"{name} jobs {','.join(str(i) for i in ids)}"
+
+
 @dataclass
 class _Apply:
     """Applies decisions to locked Node rows; programs start after the commit."""
@@ -277,6 +290,9 @@ class _Apply:
 
     def run(self, decisions: Iterable[Decision]) -> None:
         for d in decisions:
+            if self.power.debug_power:
+                # DebugFlags=Power: every decision of the power cycle, as slurmctld logs them.
+                log.info("power_save: %s", describe(d))
             if isinstance(d, NodeChange):
                 self.node_change(d)
             elif isinstance(d, SuspendNodes):

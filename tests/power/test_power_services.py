@@ -284,3 +284,14 @@ def test_a_finished_run_records_exit_code_and_duration(power_conf):
     services._finish_run(run.pk, 3, start + timedelta(seconds=2.5), error="")
     run.refresh_from_db()
     assert (run.exit_code, run.duration, run.failure, run.failed) == (3, 2.5, "exit code 3", True)
+
+
+def test_debug_flags_power_logs_every_decision(power_conf, conf_dir, users, ended, sent, caplog):
+    text = (conf_dir / "slurm.conf").read_text()
+    (conf_dir / "slurm.conf").write_text(text + "\nDebugFlags=Power\n")
+    config_load(path=conf_dir / "slurm.conf")
+    now = timezone.now()
+    with caplog.at_level("INFO", logger="power.services"):
+        services.power_request(actor=users["admin"], nodes="cloud01", op="POWER_UP", now=now)
+        services.power_pass(now=now, force=True)
+    assert any(r.message.startswith("power_save: ResumeNodes cloud01") for r in caplog.records)
