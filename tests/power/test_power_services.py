@@ -286,7 +286,8 @@ def test_a_finished_run_records_exit_code_and_duration(power_conf):
     assert (run.exit_code, run.duration, run.failure, run.failed) == (3, 2.5, "exit code 3", True)
 
 
-def test_debug_flags_power_logs_every_decision(power_conf, conf_dir, users, ended, sent, caplog):
+@pytest.mark.usefixtures("ended", "sent")
+def test_debug_flags_power_logs_every_decision(power_conf, conf_dir, users, caplog):
     text = (conf_dir / "slurm.conf").read_text()
     (conf_dir / "slurm.conf").write_text(text + "\nDebugFlags=Power\n")
     config_load(path=conf_dir / "slurm.conf")
