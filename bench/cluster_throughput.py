@@ -178,7 +178,11 @@ def main(argv: list[str] | None = None) -> int:
             cluster.start_agent()
             bench = Bench(cluster)
             deadline = time.monotonic() + 30
-            while any(n["state"] != "IDLE" for n in bench.api("GET", "/api/nodes/?limit=1000")["results"]):
+            # Every node the agent hosts comes up IDLE (CLOUD nodes stay powered down).
+            while any(
+                n["state"] != "IDLE" and "CLOUD" not in n["flags"]
+                for n in bench.api("GET", "/api/nodes/?limit=1000")["results"]
+            ):
                 if time.monotonic() > deadline:
                     raise RuntimeError("nodes did not come up")
                 time.sleep(0.2)
