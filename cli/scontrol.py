@@ -428,23 +428,39 @@ def show_config(client, name: str | None, opts: Opts) -> int:
     return 0
 
 
-def show_license(client, name: str | None, opts: Opts) -> int:
+def _show_listed(
+    client, name: str | None, opts: Opts, *, path: str, key: str, noun: str, empty: str, record
+) -> int:
+    """``scontrol show license|reservation [NAME]``: one API list, Slurm's messages."""
     from cli.client import ApiError  # noqa: PLC0415
 
     try:
-        answer = client.get("/api/licenses/", {"name": name} if name else None)
+        answer = client.get(path, {"name": name} if name else None)
     except ApiError as exc:
         if exc.status == 404:
-            sys.stderr.write(f"License {name} not found\n")
+            sys.stderr.write(f"{noun.capitalize()} {name} not found\n")
         else:
-            sys.stderr.write(f"slurm_load_licenses error: {exc.message}\n")
+            sys.stderr.write(f"slurm_load_{key} error: {exc.message}\n")
         return 1
-    licenses = (answer or {}).get("licenses") or []
-    if not licenses and not opts.json:
-        sys.stdout.write("No licenses configured in the system\n")
+    found = (answer or {}).get(key) or []
+    if not found and not opts.json:
+        sys.stdout.write(empty + "\n")
         return 0
-    _print_records("licenses", licenses, license_record, opts)
+    _print_records(key, found, record, opts)
     return 0
+
+
+def show_license(client, name: str | None, opts: Opts) -> int:
+    return _show_listed(
+        client,
+        name,
+        opts,
+        path="/api/licenses/",
+        key="licenses",
+        noun="license",
+        empty="No licenses configured in the system",
+        record=license_record,
+    )
 
 
 # scontrol show <entity>: add entities here (reservation, ...).
@@ -505,22 +521,16 @@ def reservation_record(r: dict) -> Record:
 
 
 def show_reservation(client, name: str | None, opts: Opts) -> int:
-    from cli.client import ApiError  # noqa: PLC0415
-
-    try:
-        answer = client.get("/api/reservations/", {"name": name} if name else None)
-    except ApiError as exc:
-        if exc.status == 404:
-            sys.stderr.write(f"Reservation {name} not found\n")
-        else:
-            sys.stderr.write(f"slurm_load_reservations error: {exc.message}\n")
-        return 1
-    found = (answer or {}).get("reservations") or []
-    if not found and not opts.json:
-        sys.stdout.write("No reservations in the system\n")
-        return 0
-    _print_records("reservations", found, reservation_record, opts)
-    return 0
+    return _show_listed(
+        client,
+        name,
+        opts,
+        path="/api/reservations/",
+        key="reservations",
+        noun="reservation",
+        empty="No reservations in the system",
+        record=reservation_record,
+    )
 
 
 SHOW: dict[str, Callable[..., int]] = {
