@@ -663,19 +663,24 @@ def job_update_body(pairs: list[tuple[str, str]]) -> dict:
     return body
 
 
-def update_node(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
+def _request(action: Callable[[], object], failure: str) -> tuple[int, object]:
+    """Run one API call: a bad argument (ValueError) prints as is, a refusal as
+    ``<failure>: <message>``; returns (exit status, the answer)."""
     from cli.client import ApiError  # noqa: PLC0415
 
     try:
-        body = node_update_body(pairs)
-        client.post("/api/nodes/update/", body)
+        return 0, action()
     except ValueError as exc:
         sys.stderr.write(f"{exc}\n")
-        return 1
     except ApiError as exc:
-        sys.stderr.write(f"slurm_update error: {exc.message}\n")
-        return 1
-    return 0
+        sys.stderr.write(f"{failure}: {exc.message}\n")
+    return 1, None
+
+
+def update_node(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
+    return _request(lambda: client.post("/api/nodes/update/", node_update_body(pairs)), "slurm_update error")[
+        0
+    ]
 
 
 def update_job(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
@@ -731,18 +736,7 @@ def hres_update_body(pairs: list[tuple[str, str]]) -> dict:
 
 
 def update_hres(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
-    from cli.client import ApiError  # noqa: PLC0415
-
-    try:
-        body = hres_update_body(pairs)
-        client.post("/api/hres/", body)
-    except ValueError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
-    except ApiError as exc:
-        sys.stderr.write(f"slurm_update error: {exc.message}\n")
-        return 1
-    return 0
+    return _request(lambda: client.post("/api/hres/", hres_update_body(pairs)), "slurm_update error")[0]
 
 
 # scontrol create|update reservation: scontrol key -> API field (values passed as typed,
@@ -780,22 +774,18 @@ def reservation_body(pairs: list[tuple[str, str]]) -> dict:
 
 
 def update_reservation(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
-    from cli.client import ApiError  # noqa: PLC0415
-
     name = pairs[0][1]
-    try:
+
+    def send() -> object:
         body = reservation_body(pairs[1:])
         if not body:
             raise ValueError("No changes specified")
-        client.patch(f"/api/reservations/{name}/", body)
-    except ValueError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
-    except ApiError as exc:
-        sys.stderr.write(f"Error updating the reservation: {exc.message}\n")
-        return 1
-    sys.stdout.write("Reservation updated.\n")
-    return 0
+        return client.patch(f"/api/reservations/{name}/", body)
+
+    status, _ = _request(send, "Error updating the reservation")
+    if status == 0:
+        sys.stdout.write("Reservation updated.\n")
+    return status
 
 
 POWER_SETTINGS = ("SuspendExcNodes", "SuspendExcParts", "SuspendExcStates")
@@ -803,8 +793,6 @@ POWER_SETTINGS = ("SuspendExcNodes", "SuspendExcParts", "SuspendExcStates")
 
 def update_power_settings(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
     """``scontrol update SuspendExcNodes=... SuspendExcParts=... SuspendExcStates=...``."""
-    from cli.client import ApiError  # noqa: PLC0415
-
     names = {k.lower(): k for k in POWER_SETTINGS}
     body = {}
     for key, value in pairs:
@@ -812,12 +800,7 @@ def update_power_settings(client, pairs: list[tuple[str, str]], opts: Opts) -> i
             sys.stderr.write(f"Update of this parameter is not supported: {key}={value}\n")
             return 1
         body[names[key.lower()]] = value
-    try:
-        client.post("/api/power/settings/", body)
-    except ApiError as exc:
-        sys.stderr.write(f"slurm_update error: {exc.message}\n")
-        return 1
-    return 0
+    return _request(lambda: client.post("/api/power/settings/", body), "slurm_update error")[0]
 
 
 # scontrol update <Key>=...: the first key names the entity. Add "partitionname" ... here.
@@ -855,7 +838,6 @@ _UPDATE_HINT = '"NodeName", "JobId", "HRESName" or "ReservationName"'
 
 def cmd_create(client, words: list[str], opts: Opts) -> int:
     """``scontrol create reservation [ReservationName=R] StartTime= Duration=|EndTime= ...``."""
-    from cli.client import ApiError  # noqa: PLC0415
 
     if words and words[0].lower().startswith("nodename="):
         return create_node(client, words, opts)
@@ -864,32 +846,20 @@ def cmd_create(client, words: list[str], opts: Opts) -> int:
             sys.stderr.write(f"scontrol: error: invalid entity:{words[0]} for keyword:create\n")
             return 1
         words = words[1:]
-    try:
-        body = reservation_body(parse_pairs(words))
-        answer = client.post("/api/reservations/", body)
-    except ValueError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
-    except ApiError as exc:
-        sys.stderr.write(f"Error creating the reservation: {exc.message}\n")
-        return 1
-    sys.stdout.write(f"Reservation created: {(answer or {}).get('name', '')}\n")
-    return 0
+    status, answer = _request(
+        lambda: client.post("/api/reservations/", reservation_body(parse_pairs(words))),
+        "Error creating the reservation",
+    )
+    if status == 0:
+        sys.stdout.write(f"Reservation created: {(answer or {}).get('name', '')}\n")
+    return status
 
 
 def create_node(client, words: list[str], opts: Opts) -> int:
     """``scontrol create NodeName=node33 State=cloud HRES='[...]'``: a dynamic node."""
-    from cli.client import ApiError  # noqa: PLC0415
-
-    try:
-        client.post("/api/nodes/create/", dict(parse_pairs(words)))
-    except ValueError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
-    except ApiError as exc:
-        sys.stderr.write(f"Error creating node(s): {exc.message}\n")
-        return 1
-    return 0
+    return _request(
+        lambda: client.post("/api/nodes/create/", dict(parse_pairs(words))), "Error creating node(s)"
+    )[0]
 
 
 def delete_nodes(client, names: str) -> int:
