@@ -3,7 +3,9 @@
 Budget: one ``fsched sbatch --wrap=true`` under 50 ms including Python's own
 start.  Cases, each run N times (default 30) after one warm-up:
 
-* ``python -c pass``: the interpreter alone, the floor;
+* ``python -c pass``: the interpreter alone;
+* ``python -c 'import re'``: the floor of any ``fsched`` run: the console
+  script pip generates imports ``re`` (~6 ms) before ``cli.main``;
 * ``sbatch --help`` / ``squeue --help``: argument parsing, no network;
 * ``sbatch --wrap=true (refused)``: the whole submit path up to ``connect()``
   against a closed port (the command fails fast; no server time counted);
@@ -95,6 +97,7 @@ def main() -> None:
     print(f"command: {' '.join(fsched)}")
     cases = [
         ("python -c pass", [PY, "-c", "pass"], canned),
+        ("python -c 'import re'", [PY, "-c", "import re"], canned),
         ("sbatch --help", [*fsched, "sbatch", "--help"], canned),
         ("squeue --help", [*fsched, "squeue", "--help"], canned),
         ("sbatch --wrap=true (refused)", [*fsched, "sbatch", "--wrap=true"], refused),

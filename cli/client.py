@@ -6,7 +6,8 @@ The subset of HTTP/1.1 the API needs (JSON bodies, ``Content-Length`` or
 chunked responses, keep-alive) is small.  Even ``socket`` is avoided for plain
 http: it builds its IntEnum classes at import (~3 ms) and ``create_connection``
 loads the idna codec; ``_socket`` does the same work.  https imports
-``socket`` and ``ssl`` when it is used.
+``socket`` and ``ssl`` when it is used.  JSON goes through ``cli.jsonwire``
+rather than ``json`` for the same reason.
 
 Where to talk to and as whom, first found wins:
 
@@ -22,8 +23,9 @@ that a command did not word itself and exits 1.
 from __future__ import annotations
 
 import _socket
-import json
 import os
+
+from cli.jsonwire import dumps, loads
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 CONNECT_FAILURE = "Unable to contact slurm controller (connect failure)"
@@ -74,7 +76,7 @@ def load_config(environ: dict | None = None) -> dict:
     """The credentials file's content, ``{}`` when absent or unreadable."""
     try:
         with open(config_path(environ), encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = loads(handle.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -82,6 +84,8 @@ def load_config(environ: dict | None = None) -> dict:
 
 def save_config(data: dict, environ: dict | None = None) -> str:
     """Write the credentials file with mode 0600 (it holds a token); return its path."""
+    import json  # noqa: PLC0415 - only `fsched login` writes the file
+
     path = config_path(environ)
     os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -204,7 +208,7 @@ class Client:
         controller cannot be reached.
         """
         target = self.prefix + path + query_string(params)
-        payload = b"" if body is None else json.dumps(body).encode()
+        payload = b"" if body is None else dumps(body).encode()
         lines = [
             f"{method} {target} HTTP/1.1",
             f"Host: {self.host}:{self.port}",
@@ -332,7 +336,7 @@ class Client:
     @staticmethod
     def _decode(status: int, reason: str, headers: dict, data: bytes) -> object:
         try:
-            payload = json.loads(data) if data.strip() else None
+            payload = loads(data) if data.strip() else None
         except ValueError:
             payload = None
         if status < 400:

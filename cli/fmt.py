@@ -314,15 +314,16 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
     """An argparse parser that speaks Slurm: no prefix matching, Slurm-worded errors, exit 1."""
     import argparse  # noqa: PLC0415 - keeps `import cli.fmt` cheap for the formatters
 
+    # argparse's own formatter calls shutil.get_terminal_size(), and importing
+    # shutil (zlib, bz2, lzma) costs several ms on every run: every
+    # add_argument() builds a formatter.  The width is measured once.
+    try:
+        columns = int(os.environ.get("COLUMNS") or os.get_terminal_size(2).columns)
+    except (OSError, ValueError):
+        columns = 80
+
     class Formatter(argparse.HelpFormatter):
-        # argparse's own formatter calls shutil.get_terminal_size(), and
-        # importing shutil (zlib, bz2, lzma) costs several ms on every run:
-        # every add_argument() builds a formatter.
         def __init__(self, prog: str) -> None:
-            try:
-                columns = int(os.environ.get("COLUMNS") or os.get_terminal_size(2).columns)
-            except (OSError, ValueError):
-                columns = 80
             super().__init__(prog, width=max(columns - 2, 40), max_help_position=30)
 
     class SlurmArgumentParser(argparse.ArgumentParser):

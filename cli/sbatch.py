@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
+from types import SimpleNamespace
 
-from cli.fmt import make_parser
+from cli import fastargs
 
 PROG = "sbatch"
 
@@ -88,58 +89,67 @@ BODY_FIELDS = {
 }
 
 
+def _ignored(flags: tuple[str, ...]) -> fastargs.Row:
+    long = next(f for f in flags if f.startswith("--"))
+    store = True if long in IGNORED_FLAGS else str
+    return (flags, "ignored_" + long[2:].replace("-", "_"), store, None, "accepted; ignored by fsched")
+
+
+# sbatch's options in --help order: (flags, dest, store, metavar, help) as
+# ``cli.fastargs`` reads them; ``str``/``int`` take a value, ``True``/``False``
+# are flags storing that constant.
+OPTIONS: tuple[fastargs.Row, ...] = (
+    (("-a", "--array"), "array", str, "indexes", "job array index values (0-15%%4, 1,3,5-7)"),
+    (("-A", "--account"), "account", str, "name", "charge job to specified account"),
+    (("--begin",), "begin", str, "time", "defer job until HH:MM MM/DD/YY, now+60, ISO time"),
+    (("-C", "--constraint"), "constraint", str, "list", "specify a list of constraints"),
+    (("-c", "--cpus-per-task"), "cpus_per_task", int, "ncpus", "number of cpus required per task"),
+    (("-D", "--chdir"), "chdir", str, "directory", "set working directory for batch script"),
+    (("-e", "--error"), "error", str, "err", "file for batch script's standard error"),
+    (("--export",), "export", str, "names", "specify environment variables to export (ALL, NONE, list)"),
+    (("--gres",), "gres", str, "list", "required generic resources per node (gpu:2, gpu:tesla:1)"),
+    (("-H", "--hold"), "hold", True, None, "submit job in held state"),
+    (("-i", "--input"), "input", str, "in", "file for batch script's standard input"),
+    (("-J", "--job-name"), "job_name", str, "jobname", "name of job"),
+    (("-L", "--licenses", "--license"), "licenses", str, "names", "required license"),
+    (("--mem",), "mem", str, "MB", "minimum amount of real memory (4G, 500)"),
+    (("-N", "--nodes"), "nodes", str, "N", "number of nodes on which to run (N = min[-max])"),
+    (("-n", "--ntasks"), "ntasks", int, "ntasks", "number of tasks to run"),
+    (("--no-requeue",), "requeue", False, None, "if set, do not requeue"),
+    (("-o", "--output"), "output", str, "out", "file for batch script's standard output"),
+    (("-p", "--partition"), "partition", str, "partition", "partition requested"),
+    (("--parsable",), "parsable", True, None, "outputs only the jobid"),
+    (("-q", "--qos"), "qos", str, "qos", "quality of service"),
+    (("-Q", "--quiet"), "quiet", True, None, "quiet mode (no warnings)"),
+    (("--requeue",), "requeue", True, None, "permit the job to requeue"),
+    (("--reservation",), "reservation", str, "name", "allocate resources from named reservation"),
+    (("-t", "--time"), "time", str, "minutes", "time limit (minutes, MM:SS, HH:MM:SS, D-HH)"),
+    (("--test-only",), "test_only", True, None, "validate, estimate start; do not submit"),
+    (("-V", "--version"), "version", True, None, "output version information and exit"),
+    (("-W", "--wait"), "wait", True, None, "wait for completion of submitted job"),
+    (("-w", "--nodelist"), "nodelist", str, "hosts", "request a specific list of hosts"),
+    (("--wrap",), "wrap", str, "command", "wrap command string in a sh script and submit"),
+    (("-x", "--exclude"), "exclude", str, "hosts", "exclude a specific list of hosts"),
+    *(_ignored(flags) for flags in IGNORED),
+)
+# The positional script and the words after it (argparse's "?" and "...").
+POSITIONALS = ("script", "script_args")
+
+
 def build_parser():
+    from cli.fmt import make_parser  # noqa: PLC0415 - argparse only when cli.fastargs gives up
+
     p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]")
-    add = p.add_argument
-    add("-a", "--array", metavar="indexes", help="job array index values (0-15%%4, 1,3,5-7)")
-    add("-A", "--account", metavar="name", help="charge job to specified account")
-    add("--begin", metavar="time", help="defer job until HH:MM MM/DD/YY, now+60, ISO time")
-    add("-C", "--constraint", metavar="list", help="specify a list of constraints")
-    add("-c", "--cpus-per-task", type=int, metavar="ncpus", help="number of cpus required per task")
-    add("-D", "--chdir", metavar="directory", help="set working directory for batch script")
-    add("-e", "--error", metavar="err", help="file for batch script's standard error")
-    add("--export", metavar="names", help="specify environment variables to export (ALL, NONE, list)")
-    add("--gres", metavar="list", help="required generic resources per node (gpu:2, gpu:tesla:1)")
-    add("-H", "--hold", action="store_const", const=True, help="submit job in held state")
-    add("-i", "--input", metavar="in", help="file for batch script's standard input")
-    add("-J", "--job-name", metavar="jobname", help="name of job")
-    add("-L", "--licenses", "--license", dest="licenses", metavar="names", help="required license")
-    add("--mem", metavar="MB", help="minimum amount of real memory (4G, 500)")
-    add("-N", "--nodes", metavar="N", help="number of nodes on which to run (N = min[-max])")
-    add("-n", "--ntasks", type=int, metavar="ntasks", help="number of tasks to run")
-    add("--no-requeue", dest="requeue", action="store_const", const=False, help="if set, do not requeue")
-    add("-o", "--output", metavar="out", help="file for batch script's standard output")
-    add("-p", "--partition", metavar="partition", help="partition requested")
-    add("--parsable", action="store_const", const=True, help="outputs only the jobid")
-    add("-q", "--qos", metavar="qos", help="quality of service")
-    add("-Q", "--quiet", action="store_const", const=True, help="quiet mode (no warnings)")
-    add(
-        "--requeue",
-        dest="requeue",
-        action="store_const",
-        const=True,
-        help="permit the job to requeue",
-    )
-    add("--reservation", metavar="name", help="allocate resources from named reservation")
-    add("-t", "--time", metavar="minutes", help="time limit (minutes, MM:SS, HH:MM:SS, D-HH)")
-    add("--test-only", action="store_const", const=True, help="validate, estimate start; do not submit")
-    add("-V", "--version", action="store_const", const=True, help="output version information and exit")
-    add("-W", "--wait", action="store_const", const=True, help="wait for completion of submitted job")
-    add("-w", "--nodelist", metavar="hosts", help="request a specific list of hosts")
-    add("--wrap", metavar="command", help="wrap command string in a sh script and submit")
-    add("-x", "--exclude", metavar="hosts", help="exclude a specific list of hosts")
-    for flags in IGNORED:
-        long = next(f for f in flags if f.startswith("--"))
-        kwargs: dict = {
-            "dest": "ignored_" + long[2:].replace("-", "_"),
-            "help": "accepted; ignored by fsched",
-        }
-        if long in IGNORED_FLAGS:
-            kwargs.update(action="store_const", const=True)
-        add(*flags, **kwargs)
-    add("script", nargs="?", help="batch script (read from stdin if omitted)")
-    add("script_args", nargs="...", help="arguments passed to the script")
+    fastargs.add_rows(p, OPTIONS)
+    p.add_argument("script", nargs="?", help="batch script (read from stdin if omitted)")
+    p.add_argument("script_args", nargs="...", help="arguments passed to the script")
     return p
+
+
+def parse_args(argv: list[str]) -> SimpleNamespace:
+    """What ``build_parser().parse_args(argv)`` gives, without argparse when ``cli.fastargs`` can."""
+    fast = fastargs.parse(argv, OPTIONS, POSITIONALS)
+    return SimpleNamespace(**(vars(build_parser().parse_args(argv)) if fast is None else fast))
 
 
 # ------------------------------------------------------------ #SBATCH lines
@@ -314,8 +324,7 @@ def _namespace_dict(ns) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    parser = build_parser()
-    ns = parser.parse_args(argv)
+    ns = parse_args(argv)
     if ns.version:
         sys.stdout.write("slurm 23.11.0 (fsched)\n")
         return 0
@@ -339,7 +348,7 @@ def main(argv: list[str]) -> int:
         if problem:
             return _err(problem)
         words = script_directives(script)
-        script_ns = parser.parse_args(words) if words else None
+        script_ns = parse_args(words) if words else None
         if script_ns is not None and (script_ns.script is not None or script_ns.wrap is not None):
             bad = script_ns.script if script_ns.script is not None else "--wrap"
             return _err(f"Invalid #SBATCH directive: {bad!r}")

@@ -17,7 +17,6 @@ on one line and ``--json`` prints the API objects.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 
@@ -337,10 +336,16 @@ class Opts:
         self.quiet = bool(ns.quiet)
 
 
+def _write_json(data: object) -> None:
+    import json  # noqa: PLC0415 - only --json output pays for it
+
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
 def _print_records(kind: str, objects: list[dict], formatter: Callable[[dict], Record], opts: Opts) -> None:
     if opts.json:
-        json.dump({kind: objects}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _write_json({kind: objects})
         return
     sys.stdout.write("".join(render_record(formatter(obj), opts.one_liner) for obj in objects))
 
@@ -420,8 +425,7 @@ def show_config(client, name: str | None, opts: Opts) -> int:
         sys.stderr.write(f"slurm_load_ctl_conf error: {exc.message}\n")
         return 1
     if opts.json:
-        json.dump(config, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _write_json(config)
         return 0
     now = time.strftime("%Y-%m-%dT%H:%M:%S")
     sys.stdout.write("".join(line + "\n" for line in config_lines(config or {}, now)))
@@ -475,7 +479,7 @@ def show_assoc_mgr(client, _name: str | None, opts: Opts) -> int:
         sys.stderr.write(f"slurm_load_assoc_mgr_info error: {exc.message}\n")
         return 1
     if opts.json:
-        sys.stdout.write(json.dumps(answer, indent=2) + "\n")
+        _write_json(answer)
         return 0
     out = ["Current Association Manager state", "", *answer.get("header", []), "", "Association Records", ""]
     for record in answer.get("associations", []):

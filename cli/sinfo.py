@@ -9,10 +9,11 @@ objects; the tests drive it.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 
+from cli import fastargs
 from cli.fmt import (
     Field,
     fold_hostlist,
@@ -319,24 +320,35 @@ def _line(tokens: list, auto: dict[str, int], value: Callable[[Field], str], hea
     return "".join(out)
 
 
+# sinfo's options in --help order, as ``cli.fastargs`` reads them.
+OPTIONS: tuple[fastargs.Row, ...] = (
+    (("-a", "--all"), "all", "store_true", None, "show all partitions (including hidden)"),
+    (("-e", "--exact"), "exact", "store_true", None, "group nodes only on exact match of configuration"),
+    (("-h", "--noheader"), "noheader", "store_true", None, "no headers on output"),
+    (("--help",), "help", "help", None, "show this help message and exit"),
+    (("--json",), "json", "store_true", None, "produce JSON output"),
+    (("-l", "--long"), "long", "store_true", None, "long output - displays more information"),
+    (("-N", "--Node"), "Node", "store_true", None, "Node-centric format"),
+    (("-n", "--nodes"), "nodes", str, "NODES", "report on specific node(s)"),
+    (("-o", "--format"), "format", str, "format", "format specification"),
+    (("-p", "--partition"), "partition", str, "PARTITION", "report on specific partition"),
+    (("-R", "--list-reasons"), "list_reasons", "store_true", None, "list reason nodes are down or drained"),
+    (("-s", "--summarize"), "summarize", "store_true", None, "report state summary only"),
+    (("-t", "--states"), "states", str, "node_state", "specify the what states of nodes to view"),
+    (("-V", "--version"), "version", "store_true", None, "output version information and exit"),
+)
+
+
 def build_parser():
     p = make_parser(PROG, usage="%(prog)s [OPTIONS]", add_help=False)
-    add = p.add_argument
-    add("-a", "--all", action="store_true", help="show all partitions (including hidden)")
-    add("-e", "--exact", action="store_true", help="group nodes only on exact match of configuration")
-    add("-h", "--noheader", action="store_true", help="no headers on output")
-    add("--help", action="help", help="show this help message and exit")
-    add("--json", action="store_true", help="produce JSON output")
-    add("-l", "--long", action="store_true", help="long output - displays more information")
-    add("-N", "--Node", action="store_true", help="Node-centric format")
-    add("-n", "--nodes", metavar="NODES", help="report on specific node(s)")
-    add("-o", "--format", metavar="format", help="format specification")
-    add("-p", "--partition", metavar="PARTITION", help="report on specific partition")
-    add("-R", "--list-reasons", action="store_true", help="list reason nodes are down or drained")
-    add("-s", "--summarize", action="store_true", help="report state summary only")
-    add("-t", "--states", metavar="node_state", help="specify the what states of nodes to view")
-    add("-V", "--version", action="store_true", help="output version information and exit")
+    fastargs.add_rows(p, OPTIONS)
     return p
+
+
+def parse_args(argv: list[str]) -> SimpleNamespace:
+    """What ``build_parser().parse_args(argv)`` gives, without argparse when ``cli.fastargs`` can."""
+    fast = fastargs.parse(argv, OPTIONS)
+    return SimpleNamespace(**(vars(build_parser().parse_args(argv)) if fast is None else fast))
 
 
 def choose_format(ns) -> str:
@@ -352,7 +364,7 @@ def choose_format(ns) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ns = build_parser().parse_args(argv)
+    ns = parse_args(argv)
     if ns.version:
         sys.stdout.write("slurm 23.11.0 (fsched)\n")
         return 0
@@ -374,6 +386,8 @@ def main(argv: list[str]) -> int:
         return 1
     only = ns.partition.split(",") if ns.partition else None
     if ns.json:
+        import json  # noqa: PLC0415 - only --json output pays for it
+
         keep = {p.get("name") for p in partitions if not only or p.get("name") in only}
         body = {"partitions": [p for p in partitions if p.get("name") in keep], "nodes": nodes}
         json.dump(body, sys.stdout, indent=2)

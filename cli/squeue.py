@@ -8,10 +8,11 @@ one line ``12_[3-9%2]``, as Slurm shows an array's not yet started tasks.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 
+from cli import fastargs
 from cli.fmt import (
     Field,
     expand_hostlist,
@@ -235,28 +236,39 @@ def format_jobs(
     return lines
 
 
+# squeue's options in --help order, as ``cli.fastargs`` reads them.
+OPTIONS: tuple[fastargs.Row, ...] = (
+    (("-A", "--account"), "account", str, "account(s)", "comma separated list of accounts"),
+    (("-a", "--all"), "all", "store_true", None, "display jobs in hidden partitions"),
+    (("-h", "--noheader"), "noheader", "store_true", None, "no headers on output"),
+    (("--help",), "help", "help", None, "show this help message and exit"),
+    (("-j", "--jobs"), "jobs", str, "job(s)", "comma separated list of jobs IDs to view"),
+    (("--json",), "json", "store_true", None, "produce JSON output"),
+    (("-l", "--long"), "long", "store_true", None, "long report"),
+    (("--me",), "me", "store_true", None, "equivalent to --user=<my username>"),
+    (("-n", "--name"), "name", str, "job_name(s)", "comma separated list of job names to view"),
+    (("-o", "--format"), "format", str, "format", "format specification"),
+    (("-p", "--partition"), "partition", str, "partition(s)", "comma separated list of partitions to view"),
+    (("-q", "--qos"), "qos", str, "qos(s)", "comma separated list of qos's to view"),
+    (("-r", "--array"), "array", "store_true", None, "display one job array element per line"),
+    (("-S", "--sort"), "sort", str, "fields", "comma separated list of fields to sort on"),
+    (("-t", "--states"), "states", str, "state(s)", "comma separated list of states to view"),
+    (("-u", "--user"), "user", str, "user_name(s)", "comma separated list of users to view"),
+    (("-V", "--version"), "version", "store_true", None, "output version information and exit"),
+    (("-i", "--iterate"), "iterate", int, "seconds", "specify an iteration period"),
+)
+
+
 def build_parser():
     p = make_parser(PROG, usage="%(prog)s [OPTIONS]", add_help=False)
-    add = p.add_argument
-    add("-A", "--account", metavar="account(s)", help="comma separated list of accounts")
-    add("-a", "--all", action="store_true", help="display jobs in hidden partitions")
-    add("-h", "--noheader", action="store_true", help="no headers on output")
-    add("--help", action="help", help="show this help message and exit")
-    add("-j", "--jobs", metavar="job(s)", help="comma separated list of jobs IDs to view")
-    add("--json", action="store_true", help="produce JSON output")
-    add("-l", "--long", action="store_true", help="long report")
-    add("--me", action="store_true", help="equivalent to --user=<my username>")
-    add("-n", "--name", metavar="job_name(s)", help="comma separated list of job names to view")
-    add("-o", "--format", metavar="format", help="format specification")
-    add("-p", "--partition", metavar="partition(s)", help="comma separated list of partitions to view")
-    add("-q", "--qos", metavar="qos(s)", help="comma separated list of qos's to view")
-    add("-r", "--array", action="store_true", help="display one job array element per line")
-    add("-S", "--sort", metavar="fields", help="comma separated list of fields to sort on")
-    add("-t", "--states", metavar="state(s)", help="comma separated list of states to view")
-    add("-u", "--user", metavar="user_name(s)", help="comma separated list of users to view")
-    add("-V", "--version", action="store_true", help="output version information and exit")
-    add("-i", "--iterate", type=int, metavar="seconds", help="specify an iteration period")
+    fastargs.add_rows(p, OPTIONS)
     return p
+
+
+def parse_args(argv: list[str]) -> SimpleNamespace:
+    """What ``build_parser().parse_args(argv)`` gives, without argparse when ``cli.fastargs`` can."""
+    fast = fastargs.parse(argv, OPTIONS)
+    return SimpleNamespace(**(vars(build_parser().parse_args(argv)) if fast is None else fast))
 
 
 def query(ns) -> dict:
@@ -282,7 +294,7 @@ def query(ns) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    ns = build_parser().parse_args(argv)
+    ns = parse_args(argv)
     if ns.version:
         sys.stdout.write("slurm 23.11.0 (fsched)\n")
         return 0
@@ -308,6 +320,8 @@ def main(argv: list[str]) -> int:
             sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
             return 1
         if ns.json:
+            import json  # noqa: PLC0415 - only --json output pays for it
+
             json.dump({"jobs": jobs}, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
