@@ -13,51 +13,25 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 from channels.auth import AuthMiddlewareStack
 from channels.routing import ProtocolTypeRouter, URLRouter
 from channels.security.websocket import AllowedHostsOriginValidator
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.core.asgi import get_asgi_application
+from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.core.wsgi import get_wsgi_application
 from django.urls import path
 
-django_app = get_asgi_application()
+django_app = get_wsgi_application()
 
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
-
-from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
+from asgiref.sync import sync_to_async  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from cluster import publish  # noqa: E402
 from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
+from config.http import WSGIOverASGI  # noqa: E402
 
 log = logging.getLogger("fsched.server")
 
 
-class _HTTPThreads:
-    """Run each HTTP request's synchronous code on one of a few long-lived threads.
-
-    Django's ASGI handler otherwise creates a thread (and so a new database connection) for
-    every request; with a given executor asgiref keeps that request's thread-sensitive calls
-    on it.  The least busy thread takes the next request.
-    """
-
-    def __init__(self, app: Any, threads: int) -> None:
-        self.app = app
-        self.executors = [
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"http-{i}") for i in range(threads)
-        ]
-        self.busy = [0] * threads
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        i = min(range(len(self.busy)), key=self.busy.__getitem__)
-        self.busy[i] += 1
-        try:
-            async with ThreadSensitiveContext(executor=self.executors[i]):
-                await self.app(scope, receive, send)
-        finally:
-            self.busy[i] -= 1
-
-
 router = ProtocolTypeRouter(
     {
-        "http": _HTTPThreads(ASGIStaticFilesHandler(django_app), settings.FSCHED_HTTP_THREADS),
+        "http": WSGIOverASGI(StaticFilesHandler(django_app), settings.FSCHED_HTTP_THREADS),
         "websocket": URLRouter(
             [
                 path("ws/agent/", AgentConsumer.as_asgi()),
