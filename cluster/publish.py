@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import threading
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -64,9 +65,41 @@ def on_commit(group: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: _send(group, message))
 
 
+# A page re-reads what it shows on every note: during a burst (hundreds of submissions a
+# second) the notes of this window are merged into one per topic set.
+CONSOLE_WINDOW = 0.05
+_console_lock = threading.Lock()
+_console_topics: set[str] = set()
+_console_flush_due = False
+
+
+def _flush_console() -> None:
+    global _console_flush_due  # noqa: PLW0603 - one window per server process
+    with _console_lock:
+        topics = sorted(_console_topics)
+        _console_topics.clear()
+        _console_flush_due = False
+    _send(CONSOLE_GROUP, {"type": "console.changed", "topics": topics})
+
+
+def _console_note(topics: set[str]) -> None:
+    global _console_flush_due  # noqa: PLW0603
+    loop = _server_loop
+    if loop is None or not loop.is_running():
+        _send(CONSOLE_GROUP, {"type": "console.changed", "topics": sorted(topics)})
+        return
+    with _console_lock:
+        _console_topics.update(topics)
+        if _console_flush_due:
+            return
+        _console_flush_due = True
+    loop.call_soon_threadsafe(loop.call_later, CONSOLE_WINDOW, _flush_console)
+
+
 def console_changed(*topics: str) -> None:
     """Tell console pages that these topics (``jobs``, ``nodes``, ...) changed."""
-    on_commit(CONSOLE_GROUP, {"type": "console.changed", "topics": sorted(set(topics))})
+    wanted = set(topics)
+    transaction.on_commit(lambda: _console_note(wanted))
 
 
 def to_agent(node: str, payload: dict[str, Any]) -> None:

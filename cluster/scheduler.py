@@ -602,7 +602,10 @@ class _Pass:
             part = self.parts.get(job.partition)
             shape = self._static_reason(job, part)
             if type(shape) is Blocked:
-                decisions[job.job_id] = Pending(job.job_id, shape.reason, shape.detail, prio)
+                # A held job's priority is 0 until released, as Slurm shows it (and as
+                # hold and submission store it: nothing to write back each pass).
+                shown = 0 if job.hold else prio
+                decisions[job.job_id] = Pending(job.job_id, shape.reason, shape.detail, shown)
                 continue
             assert part is not None and type(shape) is _Shape
             if self.gating:

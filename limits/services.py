@@ -793,7 +793,11 @@ def _plain_licenses(licenses: Mapping[str, int] | None) -> dict[str, int] | None
 
 
 def submit_fields(
-    common: Mapping[str, Any], *, count: int = 1, now: datetime | None = None
+    common: Mapping[str, Any],
+    *,
+    count: int = 1,
+    now: datetime | None = None,
+    cfg: ClusterConfig | None = None,
 ) -> dict[str, Any]:
     """The account and QOS to store on a new job, after the submit checks.
 
@@ -803,12 +807,13 @@ def submit_fields(
     and (DenyOnLimit) the job's own size against the QOS limits are checked.  Refusals use
     Slurm's words on the first line, the limit and level on the next.
     """
-    ctx = selectors.context()
+    cfg = cfg or ClusterConfig.current()
+    ctx = selectors.context(cfg)
     policy = ctx.policy
     user = common["user"]
     account = common.get("account") or ""
     qos = common.get("qos") or ""
-    options = ClusterConfig.current().options or {}
+    options = cfg.options or {}
     gres = check_gres(common.get("gres") or "", enforce_limits=ctx.enforce.limits, options=options)
     common = {**common, "gres": gres}
     if not ctx.enforce.associations:

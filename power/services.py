@@ -843,7 +843,7 @@ def exclusions_in_force(power: PowerConfig, state: PowerState | None = None) -> 
 def _show_exclusions(values: Mapping[str, str]) -> None:
     """``scontrol show config`` prints the options of the configuration in force: put
     the running SuspendExc* there (an unset value is "(null)", as Slurm shows it)."""
-    cfg = ClusterConfig.current()
+    cfg = ClusterConfig.for_update()
     names = {k.lower() for k in EXC_KEYS.values()}
     options = {k: v for k, v in cfg.options.items() if k.lower() not in names}
     for field_name, key in EXC_KEYS.items():

@@ -62,7 +62,7 @@ def config_load(*, path: Path | None = None, actor: str = "", recover: bool = Fa
 @transaction.atomic
 def _apply(conf: SlurmConfig, *, actor: str) -> None:
     now = timezone.now()
-    cfg = ClusterConfig.current()
+    cfg = ClusterConfig.for_update()
     cfg.cluster_name = conf.cluster_name
     cfg.options = {
         **conf.options,

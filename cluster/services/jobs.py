@@ -11,11 +11,11 @@ from typing import Any
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from cluster import jobspec, publish, slurmtime
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition
+from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from hres.request import parse_license_request
@@ -43,22 +43,30 @@ def _nodeset(text: str, what: str) -> NodeSet:
         raise ServiceError(f"Invalid {what} specification: {text} ({exc})", field=what) from None
 
 
-def _choose_partition(name: str | None) -> Partition:
+@dataclass(frozen=True)
+class _PartitionTimes:
+    name: str
+    max_time: int | None
+    default_time: int | None
+
+
+def _choose_partition(name: str | None) -> _PartitionTimes:
+    # Read without the ORM's compiler: this runs on every submission (see rows.py).
+    fields = ("name", "max_time", "default_time")
     if name:
         # sbatch -p a,b: the first partition that exists is used (multi-partition jobs later).
         for candidate in name.split(","):
-            try:
-                return Partition.objects.get(name=candidate)
-            except Partition.DoesNotExist:
-                continue
+            row = rows.first_values(Partition, fields, "name", candidate)
+            if row is not None:
+                return _PartitionTimes(*row)
         raise ServiceError("Invalid partition name specified", field="partition")
-    default = Partition.objects.filter(is_default=True).first()
-    if default is None:
+    row = rows.first_values(Partition, fields, "is_default", True)
+    if row is None:
         raise ServiceError("No partition specified or system default partition", field="partition")
-    return default
+    return _PartitionTimes(*row)
 
 
-def _check_licenses(text: str) -> str:
+def _check_licenses(text: str, cfg: ClusterConfig) -> str:
     """``-L``: cluster licenses (``a:2|b:1`` allowed) and hierarchical resources with
     their plugin arguments (spec hres.md); refused here rather than pending forever."""
     from hres import services as hres_services  # noqa: PLC0415 - hres.services imports this module
@@ -66,7 +74,7 @@ def _check_licenses(text: str) -> str:
     text = text.strip()
     if not text:
         return ""
-    cluster_licenses = ClusterConfig.current().licenses
+    cluster_licenses = cfg.licenses
     modes = hres_services.modes()
     try:
         request = parse_license_request(text, hres=modes, plain=cluster_licenses)
@@ -85,12 +93,13 @@ def _check_licenses(text: str) -> str:
 def job_submit(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> Submitted:
     """Validate an sbatch request and store the job (one per array task) before answering."""
     now = now or timezone.now()
-    common, tasks = _validate_submission(user, spec, now)
-    return _store(common, tasks, now)
+    cfg = ClusterConfig.current()
+    common, tasks = _validate_submission(user, spec, now, cfg)
+    return _store(common, tasks, now, cfg)
 
 
 def _validate_submission(
-    user: AbstractBaseUser, spec: dict[str, Any], now: datetime
+    user: AbstractBaseUser, spec: dict[str, Any], now: datetime, cfg: ClusterConfig
 ) -> tuple[dict[str, Any], list[int | None]]:
     username = user.get_username()
     script = spec.get("script") or ""
@@ -151,7 +160,7 @@ def _validate_submission(
     if len(req_nodes & exc_nodes):
         raise ServiceError("Requested node configuration is not available", field="nodelist")
 
-    licenses = _check_licenses(str(_field(spec, "licenses") or ""))
+    licenses = _check_licenses(str(_field(spec, "licenses") or ""), cfg)
 
     tasks: list[int | None] = [None]
     throttle = None
@@ -216,7 +225,7 @@ def _validate_submission(
     # Accounting (spec resource_limits.md): default account and QOS, submit limits.
     from limits.services import submit_fields  # noqa: PLC0415 - limits.services imports this module
 
-    common.update(submit_fields(common, count=len(tasks), now=now))
+    common.update(submit_fields(common, count=len(tasks), now=now, cfg=cfg))
     if common["reservation"]:
         from cluster.services.reservations import check_job_access  # noqa: PLC0415 - it imports this module
 
@@ -224,12 +233,12 @@ def _validate_submission(
     return common, tasks
 
 
-def _store(common: dict[str, Any], tasks: list[int | None], now: datetime) -> Submitted:
+def _store(common: dict[str, Any], tasks: list[int | None], now: datetime, cfg: ClusterConfig) -> Submitted:
     username = common["user"]
     # MaxJobCount is a guard against runaway submission, not an exact quota: checked before
     # the write transaction, which stays short (on SQLite it holds the whole database).
-    max_count = ClusterConfig.current().option_int("MaxJobCount", 10000)
-    active = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).count()
+    max_count = cfg.option_int("MaxJobCount", 10000)
+    active = rows.count_in(Job, "state", [s.value for s in ACTIVE_JOB_STATES])
     if active + len(tasks) > max_count:
         raise ServiceError("Slurm temporarily unable to accept job, sleeping and retrying")
     with transaction.atomic():
@@ -239,16 +248,19 @@ def _store(common: dict[str, Any], tasks: list[int | None], now: datetime) -> Su
             Job(id=first + i, array_job_id=array_job_id, array_task_id=task, **common)
             for i, task in enumerate(tasks)
         ]
-        Job.objects.bulk_create(jobs, batch_size=500)
-        Event.objects.bulk_create(
-            [
-                Event(time=now, kind=Event.Kind.JOB, job_id=j.id, new_state=JobState.PENDING, user=username)
-                for j in jobs
-            ],
-            batch_size=500,
-        )
+        for start in range(0, len(jobs), 500):
+            rows.insert_rows(jobs[start : start + 500])
+        events = [
+            Event(time=now, kind=Event.Kind.JOB, job_id=j.id, new_state=JobState.PENDING, user=username)
+            for j in jobs
+        ]
+        for start in range(0, len(events), 500):
+            rows.insert_rows(events[start : start + 500])
         publish.console_changed("jobs")
-    _request_schedule()
+    # A held job, or one that begins later, cannot start now: no pass to ask for (the
+    # periodic pass sees it when --begin comes; release asks for one).
+    if not common["hold"] and common["eligible_time"] is not None:
+        _request_schedule()
     return Submitted(job_ids=[j.id for j in jobs], array_job_id=array_job_id)
 
 
@@ -257,7 +269,7 @@ def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime
     from cluster.services.scheduling import estimate_start  # noqa: PLC0415 - scheduling imports jobs
 
     now = now or timezone.now()
-    common, _tasks = _validate_submission(user, spec, now)
+    common, _tasks = _validate_submission(user, spec, now, ClusterConfig.current())
     start, nodes, cpus = estimate_start(common, now=now)
     when = start.strftime("%Y-%m-%dT%H:%M:%S") if start else "Unknown"
     return {
@@ -270,10 +282,12 @@ def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime
 
 
 def _take_job_ids(count: int) -> int:
-    counter, _ = JobIdCounter.objects.select_for_update().get_or_create(pk=1)
-    first = counter.next_id
-    JobIdCounter.objects.filter(pk=1).update(next_id=F("next_id") + count)
-    return first
+    """The first of ``count`` new job ids, taken under the counter row's lock."""
+    last = rows.add_returning(JobIdCounter, 1, "next_id", count)
+    if last is None:  # the first job of a new database
+        JobIdCounter.objects.get_or_create(pk=1)
+        last = rows.add_returning(JobIdCounter, 1, "next_id", count)
+    return last - count
 
 
 def _request_schedule() -> None:

@@ -358,6 +358,10 @@ def test_per_job_reasons():
         12: Reason.BAD_CONSTRAINTS,
         13: Reason.BAD_CONSTRAINTS,
     }
+    # Held jobs show priority 0, as in Slurm; other blocked jobs keep theirs.
+    priorities = {p.job_id: p.priority for p in r.pending}
+    assert priorities[1] == priorities[2] == 0
+    assert priorities[3] > 0 and priorities[4] > 0
 
 
 def test_begin_time_reached_runs():

@@ -1,0 +1,161 @@
+"""The submission path's shortcuts (plain statements instead of ORM queries, the cached
+configuration, one thread hop per HTTP request, merged console notes) behave as the
+long way round did."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from channels.testing import HttpCommunicator
+from django.db import connection
+from rest_framework.authtoken.models import Token
+
+from cluster import cycles, publish
+from cluster.api.auth import TokenAuthentication
+from cluster.models import ClusterConfig, Event, Job, JobIdCounter
+from cluster.services.jobs import job_submit
+
+
+def test_the_token_names_its_own_user(demo, api):
+    assert api("alice").get("/api/whoami/").json() == {"username": "alice", "is_staff": False}
+    assert api("admin").get("/api/whoami/").json() == {"username": "admin", "is_staff": True}
+    job_id = api("bob").post("/api/jobs/", {"wrap": "true"}, format="json").json()["job_id"]
+    assert Job.objects.get(pk=job_id).user == "bob"
+
+
+def test_an_inactive_users_token_is_refused(demo, api, users):
+    client = api("alice")
+    users["alice"].is_active = False
+    users["alice"].save()
+    assert client.get("/api/whoami/").status_code == 401
+
+
+def test_saving_the_authenticated_user_keeps_what_was_not_read(demo, users):
+    token = Token.objects.create(user=users["alice"])
+    user, auth = TokenAuthentication().authenticate_credentials(token.key)
+    assert auth.key == token.key and auth.user_id == users["alice"].pk
+    user.first_name = "Alice"
+    user.save()
+    stored = type(user).objects.get(pk=user.pk)
+    assert stored.first_name == "Alice" and stored.check_password("alice-pw")
+
+
+def test_the_configuration_read_follows_every_save(demo):
+    first = ClusterConfig.current()
+    assert ClusterConfig.current() is first  # unchanged: the process's copy
+    cfg = ClusterConfig.for_update()
+    cfg.options = {**cfg.options, "MaxJobCount": 7}
+    cfg.save(update_fields=["options"])
+    assert ClusterConfig.current().option_int("MaxJobCount", 0) == 7
+    # Another process's save: only the row changed, this process's copy did not.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE cluster_clusterconfig SET options = %s, revision = %s WHERE id = 1",
+            [json.dumps({"MaxJobCount": 3}), "elsewhere"],
+        )
+    assert ClusterConfig.current().option_int("MaxJobCount", 0) == 3
+
+
+def test_a_submitted_job_is_stored_as_the_orm_would(demo, users):
+    spec = {
+        "wrap": "echo hi",
+        "work_dir": "/tmp",
+        "argv": ["a", "b c"],
+        "environment": {"X": "1"},
+        "begin": "now+1hour",
+        "time": "5",
+        "mem": "1G",
+    }
+    job_id = job_submit(user=users["alice"], spec=spec).job_ids[0]
+    job = Job.objects.get(pk=job_id)
+    assert (job.argv, job.environment) == (["a", "b c"], {"X": "1"})
+    assert (job.time_limit, job.mem_per_node) == (5, 1024)
+    assert job.submitter == users["alice"] and job.state == "PENDING" and job.requeue is True
+    assert job.begin_time > job.submit_time and job.submit_time.tzinfo is not None
+    event = Event.objects.get(job_id=job_id)
+    assert (event.new_state, event.user, event.time) == ("PENDING", "alice", job.submit_time)
+
+
+def test_job_ids_start_at_one_and_never_repeat(demo, users):
+    JobIdCounter.objects.all().delete()
+    first = job_submit(user=users["alice"], spec={"wrap": "true"}).job_ids
+    array = job_submit(user=users["alice"], spec={"wrap": "true", "array": "1-3"}).job_ids
+    assert first == [1] and array == [2, 3, 4]
+
+
+def test_only_a_job_that_can_start_asks_for_a_pass(
+    demo, users, monkeypatch, django_capture_on_commit_callbacks
+):
+    asked = []
+    monkeypatch.setattr(cycles, "request_schedule", lambda: asked.append(1))
+    with django_capture_on_commit_callbacks(execute=True):
+        job_submit(user=users["alice"], spec={"wrap": "true", "hold": True})
+        job_submit(user=users["alice"], spec={"wrap": "true", "begin": "now+1hour"})
+    assert asked == []
+    with django_capture_on_commit_callbacks(execute=True):
+        job_submit(user=users["alice"], spec={"wrap": "true"})
+    assert asked == [1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_through_the_asgi_application(demo, users):
+    from config.asgi import router
+
+    token = Token.objects.create(user=users["alice"]).key
+    auth = (b"authorization", f"Token {token}".encode())
+
+    async def scenario() -> None:
+        get = HttpCommunicator(router, "GET", "/api/whoami/", headers=[auth])
+        response = await get.get_response(timeout=10)
+        assert response["status"] == 200 and json.loads(response["body"])["username"] == "alice"
+        body = json.dumps({"wrap": "true", "work_dir": "/tmp"}).encode()
+        post = HttpCommunicator(
+            router, "POST", "/api/jobs/", body=body, headers=[auth, (b"content-type", b"application/json")]
+        )
+        response = await post.get_response(timeout=10)
+        assert response["status"] == 201, response["body"]
+        assert (b"content-type", b"application/json") in response["headers"]
+        # The query string reaches the view.
+        listing = HttpCommunicator(router, "GET", "/api/jobs/?user=alice&limit=1", headers=[auth])
+        response = await listing.get_response(timeout=10)
+        assert json.loads(response["body"])["count"] == 1
+        refused = HttpCommunicator(router, "GET", "/api/whoami/")
+        assert (await refused.get_response(timeout=10))["status"] == 401
+
+    async_to_sync(scenario)()
+    assert Job.objects.filter(user="alice").count() == 1
+
+
+def test_console_notes_of_a_burst_are_merged(settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+    async def scenario() -> list[dict]:
+        layer = get_channel_layer()
+        channel = await layer.new_channel()
+        await layer.group_add(publish.CONSOLE_GROUP, channel)
+        publish.bind_server_loop(asyncio.get_running_loop())
+        try:
+            # Two services commit from worker threads within one window.
+            for topics in ({"jobs"}, {"nodes", "jobs"}):
+                worker = threading.Thread(target=publish._console_note, args=(topics,))
+                worker.start()
+                worker.join()
+            notes = [await asyncio.wait_for(layer.receive(channel), 2)]
+            with contextlib.suppress(TimeoutError):
+                notes.append(await asyncio.wait_for(layer.receive(channel), publish.CONSOLE_WINDOW * 4))
+            return notes
+        finally:
+            publish._server_loop = None
+
+    # Its own loop on its own thread, as the server's (the main thread may hold Playwright's).
+    notes: list[list[dict]] = []
+    runner = threading.Thread(target=lambda: notes.append(asyncio.run(scenario())))
+    runner.start()
+    runner.join()
+    assert notes == [[{"type": "console.changed", "topics": ["jobs", "nodes"]}]]
