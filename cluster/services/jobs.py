@@ -244,24 +244,36 @@ def _store(common: dict[str, Any], tasks: list[int | None], now: datetime, cfg: 
     with transaction.atomic():
         first = _take_job_ids(len(tasks))
         array_job_id = first if tasks != [None] else None
-        jobs = [
-            Job(id=first + i, array_job_id=array_job_id, array_task_id=task, **common)
-            for i, task in enumerate(tasks)
-        ]
-        for start in range(0, len(jobs), 500):
-            rows.insert_rows(jobs[start : start + 500])
-        events = [
-            Event(time=now, kind=Event.Kind.JOB, job_id=j.id, new_state=JobState.PENDING, user=username)
-            for j in jobs
-        ]
-        for start in range(0, len(events), 500):
-            rows.insert_rows(events[start : start + 500])
+        job_ids = [first + i for i in range(len(tasks))]
+        for start in range(0, len(tasks), 500):
+            rows.insert_values(
+                Job,
+                [
+                    {"id": job_id, "array_job_id": array_job_id, "array_task_id": task, **common}
+                    for job_id, task in zip(
+                        job_ids[start : start + 500], tasks[start : start + 500], strict=True
+                    )
+                ],
+            )
+            rows.insert_values(
+                Event,
+                [
+                    {
+                        "time": now,
+                        "kind": Event.Kind.JOB,
+                        "job_id": job_id,
+                        "new_state": JobState.PENDING,
+                        "user": username,
+                    }
+                    for job_id in job_ids[start : start + 500]
+                ],
+            )
         publish.console_changed("jobs")
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
     # periodic pass sees it when --begin comes; release asks for one).
     if not common["hold"] and common["eligible_time"] is not None:
         _request_schedule()
-    return Submitted(job_ids=[j.id for j in jobs], array_job_id=array_job_id)
+    return Submitted(job_ids=job_ids, array_job_id=array_job_id)
 
 
 def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> dict:

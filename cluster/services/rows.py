@@ -14,7 +14,7 @@ plain one-row UPDATEs (measured: 23 ms against 4 ms for 30 jobs and 7 fields on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -51,16 +51,38 @@ def _insert_sql(
     return f"INSERT INTO {table(model)} ({columns}) VALUES ({marks})", fields  # noqa: S608
 
 
-def insert_rows(rows: Sequence[models.Model]) -> None:
-    """INSERT new rows of one model, as ``bulk_create`` would but without its compiler
-    (and, like it, without signals).  Either every row has its primary key or none has;
-    rows without one do not learn it."""
+@cache
+def _field_names(model: type[models.Model]) -> frozenset[str]:
+    return frozenset(n for f in model._meta.concrete_fields for n in (f.name, f.attname))
+
+
+def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> None:
+    """INSERT rows given as field name -> value maps, without building model instances
+    (for a model of forty fields, as costly as the statement).  A foreign key is given as
+    its instance or its ``<name>_id``; a field left out takes its default; either every
+    row gives the primary key or none does."""
     if not rows:
         return
-    conn = connections[DEFAULT_DB_ALIAS]  # the connection itself, not the per-thread proxy
-    with_pk = rows[0].pk is not None
-    sql, fields = _insert_sql(type(rows[0]), with_pk, conn.vendor)
-    params = [[f.get_db_prep_save(f.pre_save(row, True), conn) for f in fields] for row in rows]
+    unknown = set().union(*rows) - _field_names(model)
+    if unknown:
+        raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
+    conn = connections[DEFAULT_DB_ALIAS]
+    pk = model._meta.pk
+    sql, fields = _insert_sql(model, pk.name in rows[0] or pk.attname in rows[0], conn.vendor)
+    params = []
+    for row in rows:
+        values = []
+        for f in fields:
+            if f.name in row:
+                value = row[f.name]
+                if isinstance(value, models.Model):
+                    value = value.pk
+            elif f.attname in row:
+                value = row[f.attname]
+            else:
+                value = f.get_default()
+            values.append(f.get_db_prep_save(value, conn))
+        params.append(values)
     with conn.cursor() as cursor:
         cursor.executemany(sql, params)
 

@@ -119,11 +119,12 @@ def build_snapshot(
         for i, n in enumerate(nodes)
     )
     pending_views = []
-    pending = Job.objects.filter(state=JobState.PENDING).order_by("id")
+    # Held jobs cannot start, and hold and release set their reason and priority: no pass
+    # reads them (a queue of thousands held costs nothing per pass).
+    pending = Job.objects.filter(state=JobState.PENDING, hold="").order_by("id")
     if queue_depth is not None:
         # Slurm's default_queue_depth: an event-driven pass looks at the head of each
-        # partition's queue (held jobs cannot start and take no place in it); the periodic
-        # full pass and backfill see everything.
+        # partition's queue; the periodic full pass and backfill see every job not held.
         heads: list[int] = []
         for name in partitions:
             heads += (

@@ -14,12 +14,15 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from channels.testing import HttpCommunicator
 from django.db import connection
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from cluster import cycles, publish
 from cluster.api.auth import TokenAuthentication
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter
+from cluster.services import rows
 from cluster.services.jobs import job_submit
+from cluster.services.scheduling import build_snapshot, schedule_pass
 
 
 def test_the_token_names_its_own_user(demo, api):
@@ -159,3 +162,19 @@ def test_console_notes_of_a_burst_are_merged(settings):
     runner.start()
     runner.join()
     assert notes == [[{"type": "console.changed", "topics": ["jobs", "nodes"]}]]
+
+
+def test_insert_values_refuses_a_field_the_model_lacks(db):
+    with pytest.raises(TypeError, match="Event has no field bogus"):
+        rows.insert_values(Event, [{"time": timezone.now(), "bogus": 1}])
+    assert not Event.objects.exists()
+
+
+def test_passes_do_not_read_held_jobs(demo, users):
+    held = job_submit(user=users["alice"], spec={"wrap": "true", "hold": True}).job_ids[0]
+    free = job_submit(user=users["alice"], spec={"wrap": "true", "begin": "now+1hour"}).job_ids[0]
+    snapshot, _nodes = build_snapshot(timezone.now())
+    assert [j.job_id for j in snapshot.pending] == [free]
+    schedule_pass()
+    job = Job.objects.get(pk=held)
+    assert (job.state, job.reason, job.priority) == ("PENDING", "JobHeldUser", 0)
