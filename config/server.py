@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         lifespan="on",
         log_level=args.log_level,
+        # Access lines are info-level: below that level uvicorn would still format each one.
+        access_log=args.log_level.lower() in ("trace", "debug", "info"),
         ws="websockets-sansio",
         ws_max_size=64 * 1024 * 1024,
         timeout_graceful_shutdown=10,

@@ -20,8 +20,9 @@ from rest_framework.authtoken.models import Token
 from cluster import cycles, publish
 from cluster.api.auth import TokenAuthentication
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter
-from cluster.services import rows
-from cluster.services.jobs import job_submit
+from cluster.services import jobs, rows
+from cluster.services.errors import ServiceError
+from cluster.services.jobs import job_cancel, job_submit
 from cluster.services.scheduling import build_snapshot, schedule_pass
 
 
@@ -178,3 +179,32 @@ def test_passes_do_not_read_held_jobs(demo, users):
     schedule_pass()
     job = Job.objects.get(pk=held)
     assert (job.state, job.reason, job.priority) == ("PENDING", "JobHeldUser", 0)
+
+
+def _max_job_count(value: int) -> None:
+    cfg = ClusterConfig.for_update()
+    cfg.options = {**cfg.options, "MaxJobCount": value}
+    cfg.save(update_fields=["options"])
+
+
+def test_max_job_count_refuses_and_stores_nothing(demo, users):
+    _max_job_count(3)
+    job_submit(user=users["alice"], spec={"wrap": "true", "array": "1-2"})
+    job_submit(user=users["alice"], spec={"wrap": "true"})
+    with pytest.raises(ServiceError, match="Slurm temporarily unable to accept job"):
+        job_submit(user=users["alice"], spec={"wrap": "true"})
+    assert Job.objects.count() == 3
+
+
+def test_max_job_count_sees_jobs_that_ended_and_jobs_stored_elsewhere(demo, users):
+    _max_job_count(2)
+    first = job_submit(user=users["alice"], spec={"wrap": "true"}).job_ids[0]
+    job_submit(user=users["alice"], spec={"wrap": "true"})
+    job_cancel(actor=users["alice"], job_id=first)
+    # The estimate says two are active; the count before refusing finds one.
+    job_submit(user=users["alice"], spec={"wrap": "true"})
+    # Another process's jobs: a new count is due after a second at most.
+    Job.objects.filter(pk=first).update(state="PENDING")
+    jobs._active = (jobs._active[0], jobs._active[1] - jobs._ACTIVE_TTL - 1, 0)
+    with pytest.raises(ServiceError, match="temporarily unable"):
+        job_submit(user=users["alice"], spec={"wrap": "true"})
