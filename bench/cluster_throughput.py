@@ -37,9 +37,32 @@ FSCHED = str(Path(sys.executable).parent / "fsched")
 PARTITION = "batch"
 
 
+def server_cpu(pid: int) -> float:
+    """CPU seconds used so far by a process and its descendants (the server's workers)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        parent[int(entry)] = int(fields[1])
+        used[int(entry)] = (int(fields[11]) + int(fields[12])) / ticks
+    tree, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        tree.add(p)
+        todo += [c for c, pp in parent.items() if pp == p and c not in tree]
+    return sum(used.get(p, 0.0) for p in tree)
+
+
 class Bench:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
+        self.submit_cpu_ms: list[float] = []
         creds = json.loads(Path(cluster.env["FSCHED_CLI_CONFIG"]).read_text())
         self.token = creds["token"]
 
@@ -114,7 +137,10 @@ class Bench:
         return n / (time.perf_counter() - start)
 
     def submit_rate(self, n: int) -> float:
+        assert self.cluster.server is not None
+        cpu = server_cpu(self.cluster.server.pid)
         elapsed = self.parallel(n, 8, {"wrap": "true", "hold": True, "work_dir": "/tmp"})
+        self.submit_cpu_ms.append((server_cpu(self.cluster.server.pid) - cpu) / n * 1000)
         self.api(
             "POST",
             "/api/jobs/cancel/",
@@ -218,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                 ],
                 "fsched sbatch --wrap=true, one call (ms)": [bench.cli_latency(30) for _ in range(args.runs)],
             }
+            # Steadier than the rate (no client, no kernel), though still the machine's speed.
+            figures["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
             for name, values in figures.items():
                 runs = ", ".join(f"{v:.1f}" for v in values)
                 print(f"  {name:<62} {statistics.median(values):8.1f}   (runs: {runs})")
