@@ -132,11 +132,16 @@ class EmbeddedCycles:
 
     def _loop(self) -> None:
         last: dict[str, float] = {}
+        spent = 0.0  # seconds the last event-driven pass took
         while not self._stop.is_set():
             if self._wake.is_set():
                 # Let the burst that woke us finish (the request that kicked us answers
                 # first, completions arriving together are handled together), then one pass.
-                self._stop.wait(settings.FSCHED_SCHED_MIN_INTERVAL)
+                # Waiting at least as long as the last pass took keeps passes to about half
+                # of the process's time under a steady stream of events: the other half
+                # goes to the submissions and completions that feed them (measured, 1,000
+                # single jobs from 8 clients: passes back to back took 55% of the GIL).
+                self._stop.wait(max(settings.FSCHED_SCHED_MIN_INTERVAL, spent))
             now = time.monotonic()
             kicked = self._wake.is_set()
             self._wake.clear()
@@ -145,12 +150,15 @@ class EmbeddedCycles:
                 if due or (name == "schedule" and kicked):
                     if due:
                         last[name] = now
+                    started = time.monotonic()
                     try:
                         func() if due else run_event_schedule()
                     except Exception:
                         log.exception("cycle %s failed", name)
                     finally:
                         close_old_connections()
+                    if not due:
+                        spent = time.monotonic() - started
             # Coalesce bursts: many kicks during a pass cause one more pass, not many.
             self._wake.wait(timeout=min(i for _, i in PERIODIC.values()))
 
