@@ -43,7 +43,7 @@ from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.jobs import end_job, record_transition, requeue_now
-from cluster.services.nodes import refresh_usage
+from cluster.services.nodes import record_node_transition, refresh_usage
 from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from power import programs
@@ -418,17 +418,7 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
         node.last_busy = _dt(change.last_busy)
     if change.action is not None:
         node.power_action = change.action
-    if node.state != old:
-        Event.objects.create(
-            time=now,
-            kind=Event.Kind.NODE,
-            node=node.name,
-            old_state=old,
-            new_state=node.state,
-            reason=node.reason,
-            user=user,
-            detail={"power": True},
-        )
+    record_node_transition(node, old, now=now, user=user, detail={"power": True})
 
 
 def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:

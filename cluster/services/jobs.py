@@ -269,29 +269,26 @@ def _store(common: dict[str, Any], tasks: list[int | None], now: datetime, cfg: 
         first = _take_job_ids(len(tasks))
         array_job_id = first if tasks != [None] else None
         job_ids = [first + i for i in range(len(tasks))]
-        for start in range(0, len(tasks), 500):
-            rows.insert_values(
-                Job,
-                [
-                    {"id": job_id, "array_job_id": array_job_id, "array_task_id": task, **common}
-                    for job_id, task in zip(
-                        job_ids[start : start + 500], tasks[start : start + 500], strict=True
-                    )
-                ],
-            )
-            rows.insert_values(
-                Event,
-                [
-                    {
-                        "time": now,
-                        "kind": Event.Kind.JOB,
-                        "job_id": job_id,
-                        "new_state": JobState.PENDING,
-                        "user": username,
-                    }
-                    for job_id in job_ids[start : start + 500]
-                ],
-            )
+        rows.insert_values(
+            Job,
+            [
+                {"id": job_id, "array_job_id": array_job_id, "array_task_id": task, **common}
+                for job_id, task in zip(job_ids, tasks, strict=True)
+            ],
+        )
+        rows.insert_values(
+            Event,
+            [
+                {
+                    "time": now,
+                    "kind": Event.Kind.JOB,
+                    "job_id": job_id,
+                    "new_state": JobState.PENDING,
+                    "user": username,
+                }
+                for job_id in job_ids
+            ],
+        )
         publish.console_changed("jobs")
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
     # periodic pass sees it when --begin comes; release asks for one).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from auditlog.context import set_actor
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
@@ -74,6 +75,14 @@ def _set_state(
         node.reason = reason
         node.reason_user = user if reason else ""
         node.reason_time = now if reason else None
+    record_node_transition(node, old, now=now, user=user)
+
+
+def record_node_transition(
+    node: Node, old: str, *, now: datetime, user: str = "", detail: dict[str, Any] | None = None
+) -> None:
+    """One row of the node's history when its shown state changed (the console's
+    timeline and the power reports read these)."""
     if node.state != old:
         Event.objects.create(
             time=now,
@@ -83,6 +92,7 @@ def _set_state(
             new_state=node.state,
             reason=node.reason,
             user=user,
+            detail=detail or {},
         )
 
 

@@ -56,11 +56,11 @@ def _field_names(model: type[models.Model]) -> frozenset[str]:
     return frozenset(n for f in model._meta.concrete_fields for n in (f.name, f.attname))
 
 
-def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> None:
+def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]], batch: int = 500) -> None:
     """INSERT rows given as field name -> value maps, without building model instances
-    (for a model of forty fields, as costly as the statement).  A foreign key is given as
-    its instance or its ``<name>_id``; a field left out takes its default; either every
-    row gives the primary key or none does."""
+    (for a model of forty fields, as costly as the statement), ``batch`` rows a statement.
+    A foreign key is given as its instance or its ``<name>_id``; a field left out takes its
+    default; either every row gives the primary key or none does."""
     if not rows:
         return
     unknown = set().union(*rows) - _field_names(model)
@@ -84,7 +84,8 @@ def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) 
             values.append(f.get_db_prep_save(value, conn))
         params.append(values)
     with conn.cursor() as cursor:
-        cursor.executemany(sql, params)
+        for start in range(0, len(params), batch):
+            cursor.executemany(sql, params[start : start + batch])
 
 
 def _fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:

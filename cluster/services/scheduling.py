@@ -127,11 +127,7 @@ def build_snapshot(
         # partition's queue; the periodic full pass and backfill see every job not held.
         heads: list[int] = []
         for name in partitions:
-            heads += (
-                Job.objects.filter(state=JobState.PENDING, partition=name, hold="")
-                .order_by("id")
-                .values_list("id", flat=True)[:queue_depth]
-            )
+            heads += pending.filter(partition=name).values_list("id", flat=True)[:queue_depth]
         pending = pending.filter(pk__in=heads)
     pending_rows = pending.values_list(
         "id",
