@@ -41,6 +41,7 @@ from django.utils import timezone
 from cluster import publish
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import Snapshot, parse_constraint
+from cluster.services import rows as plain_rows
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.jobs import end_job, record_transition, requeue_now
 from cluster.services.nodes import record_node_transition, refresh_usage
@@ -650,13 +651,15 @@ def jobs_allocated(allocations: Mapping[int, Sequence[str]], *, now: datetime) -
     """The scheduler starts these jobs on these nodes (inside its transaction): returns
     the jobs that must wait CONFIGURING for nodes to power up, and asks those nodes to."""
     names = {n for hosts in allocations.values() for n in hosts}
-    rows = {
-        n.name: n
-        for n in Node.objects.select_for_update().filter(name__in=names)
-        if n.flags & (_WAITING | NodeFlag.NOT_RESPONDING)
-    }
-    if not rows:
+    # Most allocations wait for nothing: their flags alone say so (read without the ORM).
+    flagged = [
+        name
+        for name, flags in plain_rows.select(Node, ("name", "flags"), {"name": list(names)}, for_update=True)
+        if flags & (_WAITING | NodeFlag.NOT_RESPONDING)
+    ]
+    if not flagged:
         return set()
+    rows = {n.name: n for n in Node.objects.select_for_update().filter(name__in=flagged)}
     power = settings_in_force()
     t = now.timestamp()
     parts = partition_membership()
@@ -709,23 +712,24 @@ def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
     was refreshed: a node now idle was last busy now; PowerDownOnIdle asks it to power down."""
     if not freed:
         return
-    power = None
-    idle = [
-        n
-        for n in Node.objects.select_for_update().filter(name__in=list(freed))
-        if n.base_state == NodeBase.IDLE and not n.flags & NodeFlag.COMPLETING
+    idle_names = [
+        name
+        for name, base, flags in plain_rows.select(
+            Node, ("name", "base_state", "flags"), {"name": list(freed)}, for_update=True
+        )
+        if base == NodeBase.IDLE and not flags & NodeFlag.COMPLETING
     ]
-    if not idle:
+    if not idle_names:
         return
-    Node.objects.filter(pk__in=[n.pk for n in idle]).update(last_busy=now)
+    plain_rows.update_where(Node, {"last_busy": now}, {"name": idle_names})
     power = settings_in_force()
     if not any(p.power_down_on_idle for p in power.partitions.values()):
         return
+    idle = list(Node.objects.select_for_update().filter(name__in=idle_names))
     t = now.timestamp()
     parts = partition_membership()
     changes: list[NodeChange] = []
     for node in idle:
-        node.last_busy = now
         changes += on_node_idle(power, power_node(node, parts, now=t, loaded=t), set(freed[node.name]))
     if changes:
         _Apply(power, {n.name: n for n in idle}, now).run(changes)

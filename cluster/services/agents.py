@@ -16,9 +16,9 @@ from django.utils import timezone
 
 from cluster import publish
 from cluster.models import ClusterConfig, Event, Job, Node
+from cluster.services import rows
 from cluster.services.jobs import end_job, requeue_now
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_job, refresh_usage
-from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from power import services as power_services
 
@@ -191,10 +191,10 @@ def agent_ping(
             node.free_mem = info.get("free_mem", node.free_mem)
             if node.flags & NodeFlag.NOT_RESPONDING and node.base_state != NodeBase.DOWN:
                 _set_state(node, remove=NodeFlag.NOT_RESPONDING, now=now)
-                update_rows([node], ["flags"])
+                rows.update_rows([node], ["flags"])
                 publish.console_changed("nodes")
             batch.append(node)
-        update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
+        rows.update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
 
 
 def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None:
@@ -216,21 +216,17 @@ def jobs_started(*, items: list[dict[str, Any]]) -> None:
     groups: dict[tuple[str, int | None], list[int]] = {}
     for item in items:
         groups.setdefault((str(item.get("node", "")), item.get("run")), []).append(int(item["job_id"]))
+    holding = [s.value for s in HOLDING_JOB_STATES]
     with transaction.atomic():
         for (node, run), ids in groups.items():
-            updated = Job.objects.filter(
-                pk__in=ids, batch_host=node, state__in=[s.value for s in HOLDING_JOB_STATES]
-            )
+            where = {"pk": ids, "batch_host": node, "state": holding}
             if run is not None:
-                updated = updated.filter(restart_count=run)
-            updated.update(launched=True)
+                where["restart_count"] = run
+            rows.update_where(Job, {"launched": True}, where)
 
 
 def job_started(*, job_id: int, node: str, run: int | None = None, now: datetime | None = None) -> None:
-    updated = Job.objects.filter(pk=job_id, batch_host=node, state__in=[s.value for s in HOLDING_JOB_STATES])
-    if run is not None:
-        updated = updated.filter(restart_count=run)
-    updated.update(launched=True)
+    jobs_started(items=[{"job_id": job_id, "node": node, "run": run}])
 
 
 @transaction.atomic
@@ -278,12 +274,33 @@ def jobs_completed(*, completions: list[dict[str, Any]], now: datetime | None = 
     return _complete_many(completions, now=now or timezone.now())
 
 
+_COMPLETION_FIELDS = (
+    "state",
+    "partition",
+    "batch_host",
+    "restart_count",
+    "final_state",
+    "alloc",
+    "exit_code",
+    "exit_signal",
+    "end_time",
+    "reason",
+    "start_time",
+    "node_list",
+    "launched",
+    "kill_requested",
+    "eligible_time",
+)
+
+
 def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     by_id = {int(c["job_id"]): c for c in completions}
-    jobs = list(
-        Job.objects.select_for_update().filter(
-            pk__in=list(by_id), state__in=[s.value for s in HOLDING_JOB_STATES]
-        )
+    # What recording an end reads and writes (and requeue_now, which saves what it read).
+    jobs = rows.load(
+        Job,
+        _COMPLETION_FIELDS,
+        {"pk": list(by_id), "state": [s.value for s in HOLDING_JOB_STATES]},
+        for_update=True,
     )
     recorded = 0
     touched_nodes: set[str] = set()
@@ -315,20 +332,22 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
                 job.reason = Reason.TIME_LIMIT
             job.final_state = ""
         events.append(
-            Event(
-                time=now,
-                kind=Event.Kind.JOB,
-                job_id=job.id,
-                old_state=old,
-                new_state=job.state,
-                node=c.get("node", ""),
-                detail={"exit_code": exit_code, "signal": signal},
-            )
+            {
+                "time": now,
+                "kind": Event.Kind.JOB,
+                "job_id": job.id,
+                "old_state": old,
+                "new_state": job.state,
+                "node": c.get("node", ""),
+                "detail": {"exit_code": exit_code, "signal": signal},
+            }
         )
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
-    update_rows(done, ["state", "exit_code", "exit_signal", "end_time", "alloc", "reason", "final_state"])
-    Event.objects.bulk_create(events)
+    rows.update_rows(
+        done, ["state", "exit_code", "exit_signal", "end_time", "alloc", "reason", "final_state"]
+    )
+    rows.insert_values(Event, events)
     if recorded:
         refresh_usage(touched_nodes)
         power_services.nodes_freed(freed, now=now)

@@ -58,14 +58,14 @@ def _choose_partition(name: str | None) -> _PartitionTimes:
     if name:
         # sbatch -p a,b: the first partition that exists is used (multi-partition jobs later).
         for candidate in name.split(","):
-            row = rows.first_values(Partition, fields, "name", candidate)
-            if row is not None:
-                return _PartitionTimes(*row)
+            found = rows.select(Partition, fields, {"name": candidate}, order_by=("pk",), limit=1)
+            if found:
+                return _PartitionTimes(*found[0])
         raise ServiceError("Invalid partition name specified", field="partition")
-    row = rows.first_values(Partition, fields, "is_default", True)
-    if row is None:
+    found = rows.select(Partition, fields, {"is_default": True}, order_by=("pk",), limit=1)
+    if not found:
         raise ServiceError("No partition specified or system default partition", field="partition")
-    return _PartitionTimes(*row)
+    return _PartitionTimes(*found[0])
 
 
 def _check_licenses(text: str, cfg: ClusterConfig) -> str:

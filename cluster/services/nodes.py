@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from cluster import publish
 from cluster.models import Event, Job, Node
+from cluster.services import rows
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.jobs import end_job, record_transition, requeue_now
-from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
 log = logging.getLogger(__name__)
@@ -31,14 +31,13 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
     Derived from the jobs, never counted up and down, so it cannot drift.
     """
     usage: dict[str, list[int]] = {}
-    for alloc in Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).values_list(
-        "alloc", flat=True
-    ):
+    for (alloc,) in rows.select(Job, ("alloc",), {"state": [s.value for s in HOLDING_JOB_STATES]}):
         for node, (cpus, mem) in alloc.items():
             entry = usage.setdefault(node, [0, 0])
             entry[0] += cpus
             entry[1] += mem
-    nodes = Node.objects.all() if names is None else Node.objects.filter(name__in=list(names))
+    fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "last_busy")
+    nodes = rows.load(Node, fields, None if names is None else {"name": list(names)})
     changed = []
     for node in nodes:
         cpus, mem = usage.get(node.name, (0, 0))
@@ -53,7 +52,7 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
             node.alloc_cpus, node.alloc_mem, node.base_state = cpus, mem, base
             changed.append(node)
     if changed:
-        update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
+        rows.update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
         publish.console_changed("nodes")
 
 

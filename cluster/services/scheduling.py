@@ -10,6 +10,7 @@ import gc
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
@@ -21,10 +22,10 @@ from cluster.licenses import LicensePlugin, plain_alloc
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.reservations import ReservationPlugin
 from cluster.services import reservations as reservation_services
+from cluster.services import rows
 from cluster.services.agents import PING_INTERVAL, launch_payload
 from cluster.services.jobs import terminate_running
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
-from cluster.services.rows import update_rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from hres import preemption as hres_preemption
 from hres import services as hres_services
@@ -49,40 +50,89 @@ def _epoch(dt: datetime | None) -> float | None:
     return dt.timestamp() if dt else None
 
 
+_NODE_FIELDS = ("name", "cpus", "real_memory", "weight", "base_state", "flags", "features", "active_features")
+_PARTITION_FIELDS = (
+    "name",
+    "nodes",
+    "state",
+    "max_time",
+    "default_time",
+    "max_nodes",
+    "min_nodes",
+    "priority_tier",
+    "priority_job_factor",
+)
+_PENDING_FIELDS = (
+    "id",
+    "partition",
+    "user",
+    "submit_time",
+    "min_nodes",
+    "max_nodes",
+    "num_tasks",
+    "cpus_per_task",
+    "mem_per_node",
+    "time_limit",
+    "begin_time",
+    "hold",
+    "req_nodes",
+    "exc_nodes",
+    "features",
+    "reservation",
+    "licenses",
+    "array_job_id",
+    "array_max_tasks",
+)
+_HOLDING_FIELDS = (
+    "id",
+    "partition",
+    "user",
+    "submit_time",
+    "start_time",
+    "time_limit",
+    "alloc",
+    "state",
+    "array_job_id",
+    "licenses",
+)
+
+
+@lru_cache(maxsize=256)
+def _hostnames(text: str) -> tuple[str, ...]:
+    # Partition node lists change only on reconfigure; expanding one costs more than a pass's query.
+    return tuple(NodeSet(text)) if text else ()
+
+
 def build_snapshot(
     now: datetime, *, backfill: bool = True, queue_depth: int | None = None
-) -> tuple[scheduler.Snapshot, list[Node]]:
-    nodes = list(Node.objects.order_by("name"))
-    index = {n.name: i for i, n in enumerate(nodes)}
+) -> tuple[scheduler.Snapshot, list[str]]:
+    """The core's view of the cluster, and the node names in the order of its indices.
+
+    Read with plain statements (cluster.services.rows): event-driven passes run many
+    times a second under a stream of submissions, and the ORM's query compiler and model
+    instances cost several times the statements."""
+    nodes = rows.select(Node, _NODE_FIELDS, order_by=("name",))
+    names = [n[0] for n in nodes]
+    index = {name: i for i, name in enumerate(names)}
     partitions = {}
-    for p in Partition.objects.all():
-        members = tuple(sorted(index[name] for name in NodeSet(p.nodes) if name in index)) if p.nodes else ()
-        partitions[p.name] = scheduler.PartitionView(
-            name=p.name,
-            node_indices=members,
-            state=p.state,
-            max_time=p.max_time,
-            default_time=p.default_time,
-            max_nodes=p.max_nodes,
-            min_nodes=p.min_nodes,
-            priority_tier=p.priority_tier,
-            priority_job_factor=p.priority_job_factor,
+    for name, text, state, max_time, default_time, max_nodes, min_nodes, tier, factor in rows.select(
+        Partition, _PARTITION_FIELDS
+    ):
+        partitions[name] = scheduler.PartitionView(
+            name=name,
+            node_indices=tuple(sorted(index[n] for n in _hostnames(text) if n in index)),
+            state=state,
+            max_time=max_time,
+            default_time=default_time,
+            max_nodes=max_nodes,
+            min_nodes=min_nodes,
+            priority_tier=tier,
+            priority_job_factor=factor,
         )
     running_views = []
-    holding = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]).values_list(
-        "id",
-        "partition",
-        "user",
-        "submit_time",
-        "start_time",
-        "time_limit",
-        "alloc",
-        "state",
-        "array_job_id",
-        "licenses",
-    )
+    holding = rows.select(Job, _HOLDING_FIELDS, {"state": [s.value for s in HOLDING_JOB_STATES]})
     for job_id, part, user, submit, start, limit, alloc, state, array_id, lic in holding:
-        names = [n for n in alloc if n in index]
+        held = [n for n in alloc if n in index]
         running_views.append(
             scheduler.JobView(
                 job_id=job_id,
@@ -92,9 +142,9 @@ def build_snapshot(
                 time_limit=limit,
                 state=state,
                 start_time=_epoch(start),
-                node_indices=tuple(index[n] for n in names),
-                alloc_cpus=tuple(alloc[n][0] for n in names),
-                alloc_mem=tuple(alloc[n][1] for n in names),
+                node_indices=tuple(index[n] for n in held),
+                alloc_cpus=tuple(alloc[n][0] for n in held),
+                alloc_mem=tuple(alloc[n][1] for n in held),
                 licenses=lic,
                 array_job_id=array_id,
             )
@@ -102,61 +152,44 @@ def build_snapshot(
     node_views = tuple(
         scheduler.NodeView(
             index=i,
-            name=n.name,
-            cpus=n.cpus,
-            real_memory=n.real_memory,
-            weight=n.weight,
-            base=n.base_state,
-            flags=n.flags,
+            name=name,
+            cpus=cpus,
+            real_memory=memory,
+            weight=weight,
+            base=base,
+            flags=flags,
             # --constraint: available features of a powered-down node (they become
             # active when it is allocated), active ones otherwise (spec "Node Features").
             features=constraint_features(
-                split_features(n.features),
-                split_features(n.active_features),
-                powered_down=bool(n.flags & NodeFlag.POWERED_DOWN),
+                split_features(available),
+                split_features(active),
+                powered_down=bool(flags & NodeFlag.POWERED_DOWN),
             ),
         )
-        for i, n in enumerate(nodes)
+        for i, (name, cpus, memory, weight, base, flags, available, active) in enumerate(nodes)
     )
     pending_views = []
     # Held jobs cannot start, and hold and release set their reason and priority: no pass
     # reads them (a queue of thousands held costs nothing per pass).
-    pending = Job.objects.filter(state=JobState.PENDING, hold="").order_by("id")
+    pending: dict[str, object] = {"state": JobState.PENDING, "hold": ""}
     if queue_depth is not None:
         # Slurm's default_queue_depth: an event-driven pass looks at the head of each
         # partition's queue; the periodic full pass and backfill see every job not held.
         heads: list[int] = []
         for name in partitions:
-            heads += pending.filter(partition=name).values_list("id", flat=True)[:queue_depth]
-        pending = pending.filter(pk__in=heads)
-    pending_rows = pending.values_list(
-        "id",
-        "partition",
-        "user",
-        "submit_time",
-        "priority",
-        "min_nodes",
-        "max_nodes",
-        "num_tasks",
-        "cpus_per_task",
-        "mem_per_node",
-        "time_limit",
-        "begin_time",
-        "hold",
-        "req_nodes",
-        "exc_nodes",
-        "features",
-        "reservation",
-        "licenses",
-        "array_job_id",
-        "array_max_tasks",
-    )
+            heads += (
+                job_id
+                for (job_id,) in rows.select(
+                    Job, ("id",), {**pending, "partition": name}, order_by=("id",), limit=queue_depth
+                )
+            )
+        pending = {**pending, "pk": heads}
+    pending_rows = rows.select(Job, _PENDING_FIELDS, pending, order_by=("id",))
     for (
         job_id,
         part,
         user,
         submit,
-        _priority,
         min_n,
         max_n,
         ntasks,
@@ -205,7 +238,7 @@ def build_snapshot(
         running=tuple(running_views),
         config=scheduler.SchedulerConfig(backfill=backfill),
     )
-    return snap, nodes
+    return snap, names
 
 
 def plugins(cfg: ClusterConfig, now: datetime | None = None) -> list[scheduler.SchedulerPlugin]:
@@ -248,7 +281,7 @@ def schedule_pass(
     interval (``backfill=True``).
     """
     now = now or timezone.now()
-    snap, nodes = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
+    snap, names = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
     # Power saving: powered-down nodes are usable (a job resumes them) and come last.
     snap = power_services.scheduling_snapshot(snap)
     active = plugins(ClusterConfig.current(), now)
@@ -265,7 +298,7 @@ def schedule_pass(
         if gc_was_enabled:
             gc.enable()
     with transaction.atomic():
-        _apply(result, nodes, now, active)
+        _apply(result, names, now, active)
         limits_services.apply_pass(result, active, now)
         if not backfill:
             # Mode 3 resources are reclaimed by preemption in the main scheduler only.
@@ -289,22 +322,24 @@ def _licenses_alloc(active: list[scheduler.SchedulerPlugin]):
 
 def _apply(
     result: scheduler.PassResult,
-    nodes: list[Node],
+    names: list[str],
     now: datetime,
     active: list[scheduler.SchedulerPlugin] = (),
 ) -> None:
-    names = [n.name for n in nodes]
     alloc_of, conflicts = _licenses_alloc(list(active))
     if result.starts:
         started = {s.job_id: s for s in result.starts if s.job_id not in conflicts}
+        wanted = {names[i] for s in result.starts for i in s.node_indices}
         usable = {
-            n.name
-            for n in Node.objects.filter(name__in=[names[i] for s in result.starts for i in s.node_indices])
-            if states.is_usable(n.base_state, n.flags)
+            name
+            for name, base, flags in rows.select(
+                Node, ("name", "base_state", "flags"), {"name": list(wanted)}
+            )
+            if states.is_usable(base, flags)
         }
         jobs = [
             job
-            for job in Job.objects.filter(pk__in=list(started), state=JobState.PENDING)
+            for job in rows.load(Job, None, {"pk": list(started), "state": JobState.PENDING})
             if all(names[i] in usable for i in started[job.id].node_indices)
         ]
         events = []
@@ -331,16 +366,16 @@ def _apply(
             job.licenses_alloc = alloc_of(job.id)
             touched.update(hosts)
             events.append(
-                Event(
-                    time=now,
-                    kind=Event.Kind.JOB,
-                    job_id=job.id,
-                    old_state=JobState.PENDING,
-                    new_state=job.state,
-                    node=job.node_list,
-                )
+                {
+                    "time": now,
+                    "kind": Event.Kind.JOB,
+                    "job_id": job.id,
+                    "old_state": JobState.PENDING,
+                    "new_state": job.state,
+                    "node": job.node_list,
+                }
             )
-        update_rows(
+        rows.update_rows(
             jobs,
             [
                 "state",
@@ -356,7 +391,7 @@ def _apply(
                 "licenses_alloc",
             ],
         )
-        Event.objects.bulk_create(events, batch_size=500)
+        rows.insert_values(Event, events)
         refresh_usage(touched)
         for job in jobs:
             if job.id not in waiting:  # a CONFIGURING job is launched when its nodes are up
@@ -383,14 +418,14 @@ def _apply(
 def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
     """Write only the reasons and priorities that changed: most passes change none."""
     wanted = {p.job_id: p for p in pending}
-    current = Job.objects.filter(pk__in=list(wanted)).values_list("id", "reason", "reason_detail", "priority")
+    current = rows.select(Job, ("id", "reason", "reason_detail", "priority"), {"pk": list(wanted)})
     changed = []
     for job_id, reason, detail, priority in current:
         p = wanted[job_id]
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
             changed.append(Job(id=job_id, reason=p.reason, reason_detail=p.detail, priority=p.priority))
     if changed:
-        update_rows(changed, ["reason", "reason_detail", "priority"])
+        rows.update_rows(changed, ["reason", "reason_detail", "priority"])
         publish.console_changed("jobs")
 
 
@@ -445,7 +480,7 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
     Runs the core on the current snapshot with this job alone in the queue: it starts now, or
     at the latest expected end of the running jobs in its partition (an upper bound).
     """
-    snap, nodes = build_snapshot(now)
+    snap, names = build_snapshot(now)
     probe = scheduler.JobView(
         job_id=0,
         partition=common["partition"],
@@ -467,7 +502,7 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
     cpus = probe.num_tasks * probe.cpus_per_task
     if result.starts:
         start = result.starts[0]
-        return now, str(NodeSet.fromlist([nodes[i].name for i in start.node_indices])), cpus
+        return now, str(NodeSet.fromlist([names[i] for i in start.node_indices])), cpus
     ends = [
         j.start_time + j.time_limit * 60
         for j in snap.running

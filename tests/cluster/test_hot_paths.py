@@ -208,3 +208,39 @@ def test_max_job_count_sees_jobs_that_ended_and_jobs_stored_elsewhere(demo, user
     jobs._active = (jobs._active[0], jobs._active[1] - jobs._ACTIVE_TTL - 1, 0)
     with pytest.raises(ServiceError, match="temporarily unable"):
         job_submit(user=users["alice"], spec={"wrap": "true"})
+
+
+def test_select_reads_what_values_list_reads(demo, users):
+    spec = {"wrap": "true", "environment": {"X": "1"}, "begin": "now+1hour", "hold": True}
+    ids = job_submit(user=users["alice"], spec={**spec, "array": "1-3"}).job_ids
+    fields = ("id", "submit_time", "begin_time", "environment", "requeue", "hold", "end_time")
+    expected = list(Job.objects.filter(pk__in=ids[:2]).order_by("-id").values_list(*fields))
+    assert rows.select(Job, fields, {"pk": ids[:2]}, order_by=("-id",)) == expected
+    assert rows.select(Job, ("id",), {"pk": ids, "end_time": None}, limit=1) == [(ids[0],)]
+    assert rows.select(Job, ("id",), {"pk": []}) == []
+
+
+def test_load_reads_only_what_it_names_and_saves_only_that(demo, users):
+    job_id = job_submit(user=users["alice"], spec={"wrap": "true", "job_name": "keep"}).job_ids[0]
+    (job,) = rows.load(Job, ("state", "restart_count"), {"pk": job_id})
+    assert job.get_deferred_fields() >= {"name", "script"} and job.state == "PENDING"
+    Job.objects.filter(pk=job_id).update(name="changed elsewhere")
+    job.restart_count = 5
+    job.save()
+    stored = Job.objects.get(pk=job_id)
+    assert (stored.restart_count, stored.name) == (5, "changed elsewhere")
+    (whole,) = rows.load(Job, None, {"pk": job_id})
+    assert not whole.get_deferred_fields() and whole.script == stored.script
+
+
+def test_update_rows_and_update_where_write_as_the_orm_would(demo, users):
+    ids = job_submit(user=users["alice"], spec={"wrap": "true", "array": "1-3"}).job_ids
+    now = timezone.now()
+    jobs_ = rows.load(Job, ("alloc", "end_time"), {"pk": ids[:2]})
+    for job in jobs_:
+        job.alloc, job.end_time = {"node01": [1, 100]}, now
+    assert rows.update_rows(jobs_, ["alloc", "end_time"]) == 2
+    assert rows.update_where(Job, {"launched": True}, {"pk": ids, "end_time": None}) == 1
+    stored = {j.pk: j for j in Job.objects.filter(pk__in=ids)}
+    assert [stored[i].alloc for i in ids] == [{"node01": [1, 100]}, {"node01": [1, 100]}, {}]
+    assert stored[ids[0]].end_time == now and [stored[i].launched for i in ids] == [False, False, True]
