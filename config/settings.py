@@ -86,7 +86,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "auditlog.middleware.AuditlogMiddleware",
+    "config.audit.AuditMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -19,6 +19,7 @@ converted by the same converters, without compiling a query.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -45,25 +46,76 @@ def _field(model: type[models.Model], name: str) -> models.Field:
     return model._meta.pk if name == "pk" else model._meta.get_field(name)
 
 
-def _where(model: type[models.Model], where: Where | None, conn: Any) -> tuple[str, list[Any]] | None:
-    """The WHERE clause and its parameters; None when it matches no row."""
-    if not where:
-        return "", []
-    parts, params = [], []
-    for name, value in where.items():
-        field = _field(model, name)
-        col = conn.ops.quote_name(field.column)
+_Plan = tuple[str, tuple[models.Field, ...], list[tuple[int, Any, list[Any]]]]
+# Per connection: converters are bound to its operations (SQLite's use its time zone).
+_PLANS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Plan]] = weakref.WeakKeyDictionary()
+_PLANS_KEPT = 512  # shapes per connection (IN lists of every length count apart)
+
+
+def _shape(where: Where | None) -> tuple[tuple[str, int], ...] | None:
+    """Each condition's field and kind: a list's length, -1 for a value, -2 for None;
+    None when a condition matches no row (an empty list)."""
+    shape = []
+    for name, value in (where or {}).items():
         if isinstance(value, list | tuple | set | frozenset):
             if not value:
                 return None
-            parts.append(f"{col} IN ({', '.join(['%s'] * len(value))})")
-            params += [field.get_db_prep_value(v, conn) for v in value]
-        elif value is None:
-            parts.append(f"{col} IS NULL")
+            shape.append((name, len(value)))
         else:
-            parts.append(f"{col} = %s")
-            params.append(field.get_db_prep_value(value, conn))
-    return " WHERE " + " AND ".join(parts), params
+            shape.append((name, -2 if value is None else -1))
+    return tuple(shape)
+
+
+def _where_sql(model: type[models.Model], shape: tuple[tuple[str, int], ...], quote: Any) -> str:
+    parts = []
+    for name, kind in shape:
+        col = quote(_field(model, name).column)
+        if kind >= 0:
+            parts.append(f"{col} IN ({', '.join(['%s'] * kind)})")
+        else:
+            parts.append(f"{col} IS NULL" if kind == -2 else f"{col} = %s")
+    return " WHERE " + " AND ".join(parts) if parts else ""
+
+
+def _where_params(model: type[models.Model], where: Where | None, conn: Any) -> list[Any]:
+    params = []
+    for name, value in (where or {}).items():
+        prep = _field(model, name).get_db_prep_value
+        if isinstance(value, list | tuple | set | frozenset):
+            params += [prep(v, conn) for v in value]
+        elif value is not None:
+            params.append(prep(value, conn))
+    return params
+
+
+def _select_plan(conn: Any, model: type[models.Model], key: tuple[Any, ...]) -> _Plan:
+    plans = _PLANS.get(conn)
+    if plans is None or len(plans) > _PLANS_KEPT:
+        plans = _PLANS[conn] = {}
+    plan = plans.get(key)
+    if plan is None:
+        _model, fields, shape, order_by, limit, for_update = key
+        quote = conn.ops.quote_name
+        targets = tuple(_field(model, f) for f in fields)
+        columns = ", ".join(quote(f.column) for f in targets)
+        sql = f"SELECT {columns} FROM {quote(model._meta.db_table)}{_where_sql(model, shape, quote)}"  # noqa: S608
+        if order_by:
+            sql += " ORDER BY " + ", ".join(
+                f"{quote(_field(model, o.lstrip('-')).column)}{' DESC' if o.startswith('-') else ''}"
+                for o in order_by
+            )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        if for_update and conn.features.has_select_for_update:
+            sql += " FOR UPDATE"
+        converters = []
+        for i, field in enumerate(targets):
+            col = field.cached_col
+            found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
+            if found:
+                converters.append((i, col, found))
+        plan = plans[key] = (sql, targets, converters)
+    return plan
 
 
 def select(
@@ -78,32 +130,16 @@ def select(
     """Rows of the named fields, converted as ``values_list`` converts them (JSON decoded,
     SQLite's datetimes parsed).  ``order_by``: field names, ``-`` for descending;
     ``for_update`` locks the rows where the database can (PostgreSQL)."""
-    conn = connections[DEFAULT_DB_ALIAS]
-    clause = _where(model, where, conn)
-    if clause is None:
+    shape = _shape(where)
+    if shape is None:
         return []
-    quote = conn.ops.quote_name
-    targets = [_field(model, f) for f in fields]
-    columns = ", ".join(quote(f.column) for f in targets)
-    sql = f"SELECT {columns} FROM {quote(model._meta.db_table)}{clause[0]}"  # noqa: S608
-    if order_by:
-        sql += " ORDER BY " + ", ".join(
-            f"{quote(_field(model, o.lstrip('-')).column)}{' DESC' if o.startswith('-') else ''}"
-            for o in order_by
-        )
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    if for_update and conn.features.has_select_for_update:
-        sql += " FOR UPDATE"
+    conn = connections[DEFAULT_DB_ALIAS]
+    sql, _targets, converters = _select_plan(
+        conn, model, (model, tuple(fields), shape, tuple(order_by), limit, for_update)
+    )
     with conn.cursor() as cursor:
-        cursor.execute(sql, clause[1])
+        cursor.execute(sql, _where_params(model, where, conn))
         fetched = cursor.fetchall()
-    converters = []
-    for i, field in enumerate(targets):
-        col = field.cached_col
-        found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
-        if found:
-            converters.append((i, col, found))
     if not converters:
         return [tuple(row) for row in fetched]
     out = []
@@ -154,16 +190,17 @@ def update_rows(rows: Iterable[models.Model], fields: Sequence[str]) -> int:
 
 def update_where(model: type[models.Model], values: Mapping[str, Any], where: Where) -> int:
     """``filter(**where).update(**values)`` for plain values; returns the rows changed."""
-    conn = connections[DEFAULT_DB_ALIAS]
-    clause = _where(model, where, conn)
-    if clause is None:
+    shape = _shape(where)
+    if shape is None:
         return 0
+    conn = connections[DEFAULT_DB_ALIAS]
     quote = conn.ops.quote_name
     targets = [(_field(model, name), value) for name, value in values.items()]
     sets = ", ".join(f"{quote(f.column)} = %s" for f, _ in targets)
-    params = [f.get_db_prep_save(v, conn) for f, v in targets] + clause[1]
+    params = [f.get_db_prep_save(v, conn) for f, v in targets] + _where_params(model, where, conn)
+    sql = f"UPDATE {quote(model._meta.db_table)} SET {sets}{_where_sql(model, shape, quote)}"  # noqa: S608
     with conn.cursor() as cursor:
-        cursor.execute(f"UPDATE {quote(model._meta.db_table)} SET {sets}{clause[0]}", params)  # noqa: S608
+        cursor.execute(sql, params)
         return cursor.rowcount
 
 

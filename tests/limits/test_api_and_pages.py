@@ -73,3 +73,12 @@ def test_console_pages(admin_api, users, client):
     calc = client.get("/limits/calculator/", {"user": "alice", "account": "science"}).content.decode()
     assert "GrpTRESMins=cpu=10" in calc and "AssocGrpCPUMinutesLimit" in calc
     assert client.get(f"/limits/jobs/{job}/").status_code == 200
+
+
+def test_a_change_through_the_api_is_recorded_with_its_token_user(admin_api):
+    from auditlog.models import LogEntry
+
+    from limits.models import Account
+
+    entry = LogEntry.objects.get_for_object(Account.objects.get(name="science")).first()
+    assert entry is not None and entry.actor.username == "admin" and entry.remote_addr == "127.0.0.1"
