@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
+from cluster import publish
+
 log = logging.getLogger(__name__)
 
 # Stable 64-bit keys for PostgreSQL advisory locks.
@@ -183,6 +185,8 @@ def stop_embedded() -> None:
 
 def request_power() -> None:
     """Ask for a power-save cycle soon (it runs when power_save_min_interval allows)."""
+    if publish.relayed(("power",)):
+        return
     if _embedded is not None:
         _embedded.kick()
         return
@@ -194,6 +198,8 @@ def request_power() -> None:
 
 def request_schedule() -> None:
     """Ask for a scheduler pass soon (after a submit, a completion, a node coming back)."""
+    if publish.relayed(("schedule",)):
+        return
     if _embedded is not None:
         _embedded.kick()
         return

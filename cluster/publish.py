@@ -40,12 +40,58 @@ def bind_server_loop(loop: asyncio.AbstractEventLoop) -> None:
     _server_loop = loop
 
 
+# An HTTP helper process (config.helpers) has no consumers, cycles or agents: what it would
+# publish or ask for is kept here and handed back to the server with the response.
+_relay: list[tuple[Any, ...]] | None = None
+
+
+def relay_to_server() -> None:
+    """This process is an HTTP helper: keep what it publishes for the server."""
+    global _relay  # noqa: PLW0603 - one relay per helper process
+    _relay = []
+
+
+def relayed(effect: tuple[Any, ...]) -> bool:
+    """Keep ``effect`` for the server when this process is a helper (True), else False."""
+    if _relay is None:
+        return False
+    _relay.append(effect)
+    return True
+
+
+def take_relayed() -> list[tuple[Any, ...]]:
+    """What this helper kept since the last call (its request's effects)."""
+    effects = list(_relay or ())
+    if _relay:
+        _relay.clear()
+    return effects
+
+
+def replay(effects: list[tuple[Any, ...]]) -> None:
+    """In the server: publish and ask for what a helper's request would have."""
+    from cluster import cycles  # noqa: PLC0415 - cycles imports this module
+
+    for kind, *args in effects:
+        if kind == "send":
+            _send(*args)
+        elif kind == "console":
+            _console_note(set(args[0]))
+        elif kind == "schedule":
+            cycles.request_schedule()
+        elif kind == "power":
+            cycles.request_power()
+        else:
+            log.error("unknown effect from an HTTP helper: %s", kind)
+
+
 def _report(future: concurrent.futures.Future[None]) -> None:
     if future.exception() is not None:
         log.error("publishing failed: %s", future.exception())
 
 
 def _send(group: str, message: dict[str, Any]) -> None:
+    if relayed(("send", group, message)):
+        return
     layer = get_channel_layer()
     if layer is None:
         return
@@ -84,6 +130,8 @@ def _flush_console() -> None:
 
 def _console_note(topics: set[str]) -> None:
     global _console_flush_due  # noqa: PLW0603
+    if relayed(("console", sorted(topics))):
+        return
     loop = _server_loop
     if loop is None or not loop.is_running():
         _send(CONSOLE_GROUP, {"type": "console.changed", "topics": sorted(topics)})

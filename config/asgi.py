@@ -24,14 +24,16 @@ from django.conf import settings  # noqa: E402
 
 from cluster import publish  # noqa: E402
 from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
+from config import helpers  # noqa: E402
 from config.http import WSGIOverASGI  # noqa: E402
 
 log = logging.getLogger("fsched.server")
 
 
+http_app = WSGIOverASGI(StaticFilesHandler(django_app), settings.FSCHED_HTTP_THREADS)
 router = ProtocolTypeRouter(
     {
-        "http": WSGIOverASGI(StaticFilesHandler(django_app), settings.FSCHED_HTTP_THREADS),
+        "http": http_app,
         "websocket": URLRouter(
             [
                 path("ws/agent/", AgentConsumer.as_asgi()),
@@ -52,12 +54,16 @@ def _startup() -> None:
         config_load(actor="slurmctld", recover=os.environ.get("FSCHED_RECOVER") == "1")
     if settings.FSCHED_RUN_CYCLES:
         cycles.start_embedded()
+    # After the configuration is loaded: helpers read it from the database.
+    http_app.helpers = helpers.start(settings.FSCHED_HTTP_HELPERS)
 
 
 def _shutdown() -> None:
     from cluster import cycles  # noqa: PLC0415
     from power import services as power_services  # noqa: PLC0415
 
+    helpers.stop(http_app.helpers)
+    http_app.helpers = []
     cycles.stop_embedded()
     # Spawned power programs get up to ten seconds (spec "Fault Tolerance"), then are
     # left running; the SLURM_RESUME_FILEs go away.

@@ -1,23 +1,72 @@
-"""SQLite with one in-process write gate (the embedded mode's database backend).
+"""SQLite with one write gate (the embedded mode's database backend).
 
 SQLite lets one writer at a time hold the database.  A writer that finds it locked waits
 in SQLite's busy handler, which sleeps in growing steps (1, 2, 5, 10 ... 100 ms) and so
 keeps waiting long after the lock is free.  In the embedded controller the writers are
-threads of one process (the scheduler cycle, agent messages, API requests): a Python lock
-taken before every write transaction and every write statement outside one hands the
-database over at once instead.  Other processes (management commands) still meet the
-busy handler, which is correct, just slower.
+threads of the server process (the scheduler cycle, agent messages, API requests) and
+its HTTP helper processes (config.helpers): a gate taken before every write transaction
+and every write statement outside one hands the database over at once instead.  The gate
+is a lock among the process's threads and, for a database in a file, an ``flock`` of
+``<database>.gate`` among processes (the kernel wakes the next waiter when it is
+released).  A process that does not use this backend still meets the busy handler,
+which is correct, just slower.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
 from typing import Any
 
 from django.db.backends.sqlite3 import base
 
-_WRITE_GATE = threading.RLock()
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+class _Gate:
+    """Reentrant for the thread holding it, like the RLock it wraps; the file lock is
+    taken on the outermost acquire only."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+        self._path = ""
+
+    def bind(self, database: str) -> None:
+        """Share the gate with other processes using this database file."""
+        if self._fd is not None or not database or database == ":memory:" or database.startswith("file:"):
+            return
+        with self._lock:
+            if self._fd is None:
+                self._path = f"{database}.gate"
+                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    def acquire(self) -> None:
+        self._lock.acquire()
+        if self._depth == 0 and self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except BaseException:
+                self._lock.release()
+                raise
+        self._depth += 1
+
+    def release(self) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._lock.release()
+
+    def __enter__(self) -> None:
+        self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+_WRITE_GATE = _Gate()
 
 
 class CursorWrapper(base.SQLiteCursorWrapper):
@@ -43,6 +92,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._holds_gate = False
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        _WRITE_GATE.bind(str(self.settings_dict["NAME"]))
+        return super().get_new_connection(conn_params)
 
     def create_cursor(self, name: str | None = None) -> Any:
         cursor = self.connection.cursor(factory=CursorWrapper)
