@@ -95,10 +95,12 @@ class WSGIOverASGI:
             # Alone, a request is answered sooner here: a helper adds two process wake-ups,
             # about a millisecond on a virtual machine whose other CPU sleeps.
             return None
-        # Unlike threads, helpers run at the same time: the least busy one.
+        # Unlike threads, helpers run at the same time: the least busy one, unless this
+        # process has fewer requests in hand.
         now = time.monotonic()
         usable = [h for h in self.helpers if h.usable(now, SLOW)]
-        return min(usable, key=lambda h: h.busy) if usable else None
+        best = min(usable, key=lambda h: h.busy) if usable else None
+        return best if best is not None and best.busy <= sum(self.busy) else None
 
     def _pick(self) -> int:
         now = time.monotonic()

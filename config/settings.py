@@ -153,12 +153,13 @@ FSCHED_USAGE_INTERVAL = float(os.environ.get("FSCHED_USAGE_INTERVAL", "30"))
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # Embedded mode: child processes serving API reads and submissions on the other cores
-# (config.helpers).  Distributed mode runs several server processes instead.
-# Measured on 2 cores (bench.cluster_throughput): 2 helpers submit 718 jobs/s, 1 helper 634,
-# none 394 to 572 (the server's one core).
+# (config.helpers), one core left to the server process.  Distributed mode runs several
+# server processes instead.  Measured on 2 cores (bench.cluster_throughput, medians):
+# with 1 helper 787 and 805 jobs/s submitted, single jobs end to end 149 and 123 jobs/s;
+# with 2 helpers 816 and 123; without, 394 to 572 and 131 (the server's one core).
 _CORES = os.cpu_count() or 1
 FSCHED_HTTP_HELPERS = envint(
-    "FSCHED_HTTP_HELPERS", min(2, _CORES) if _CORES >= 2 and not os.environ.get("FSCHED_REDIS_URL") else 0
+    "FSCHED_HTTP_HELPERS", min(4, _CORES - 1) if not os.environ.get("FSCHED_REDIS_URL") else 0
 )
 # Seconds an event-triggered pass waits so that a burst of events costs one pass
 # (Slurm's sched_min_interval).
