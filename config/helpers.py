@@ -50,8 +50,12 @@ def serves(method: str, path: str) -> bool:
     return method == "POST" and path in _SUBMIT_PATHS
 
 
+class HelperUnavailable(RuntimeError):
+    """The helper could not be handed the request (it has ended): the server may run it."""
+
+
 class HelperFailed(RuntimeError):
-    pass
+    """The helper ended while it had the request: whether it ran is unknown."""
 
 
 class Helper:
@@ -99,6 +103,11 @@ class Helper:
         wire = {k: v for k, v in environ.items() if isinstance(v, str | bool | tuple)}
         try:
             self.conn.send((wire, environ["wsgi.input"].read()))
+        except OSError as exc:  # its end of the socket is closed: it never saw the request
+            self.failed = True
+            log.error("HTTP helper process %s has ended: %s", self.process.pid, exc)
+            raise HelperUnavailable(str(exc)) from None
+        try:
             status, headers, body, effects = self.conn.recv()
         except (EOFError, OSError) as exc:
             self.failed = True

@@ -138,22 +138,24 @@ class WSGIOverASGI:
     async def _respond(self, scope: dict[str, Any], environ: dict[str, Any]) -> Response:
         loop = asyncio.get_running_loop()
         helper = self._helper(scope)
-        if helper is None:
-            i = self._pick()
-            self.busy[i] += 1
+        if helper is not None:
+            helper.busy += 1
             try:
-                return await loop.run_in_executor(self.executors[i], self._run, i, environ)
+                return await loop.run_in_executor(helper.executor, helper.run, environ)
+            except helpers.HelperUnavailable:
+                environ["wsgi.input"].seek(0)  # never sent: run it here
+            except helpers.HelperFailed:
+                # Whether the request ran is unknown: say so rather than run it again.
+                body = b'{"error": "the process running this request failed; check before retrying"}'
+                return 503, [(b"content-type", b"application/json")], [body]
             finally:
-                self.busy[i] -= 1
-        helper.busy += 1
+                helper.busy -= 1
+        i = self._pick()
+        self.busy[i] += 1
         try:
-            return await loop.run_in_executor(helper.executor, helper.run, environ)
-        except helpers.HelperFailed:
-            # Whether the request ran is unknown: say so rather than run it again.
-            body = b'{"error": "the process running this request failed; check before retrying"}'
-            return 503, [(b"content-type", b"application/json")], [body]
+            return await loop.run_in_executor(self.executors[i], self._run, i, environ)
         finally:
-            helper.busy -= 1
+            self.busy[i] -= 1
 
     def _run(self, i: int, environ: dict[str, Any]) -> Response:
         self.started[i] = time.monotonic()
