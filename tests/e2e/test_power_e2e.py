@@ -91,7 +91,12 @@ def test_a_job_resumes_powered_down_nodes_runs_and_they_power_down_when_idle(
         timeout=40,
     )
     assert "suspend cloud" in power_log(c)
-    assert not (c.state_dir / "power" / "cloud01.pid").exists()
+    # The state follows SuspendTimeout, not the program: it may still be stopping the agent.
+    c.wait_for(
+        "SuspendProgram to stop cloud01's agent",
+        lambda: not (c.state_dir / "power" / "cloud01.pid").exists(),
+        timeout=10,
+    )
     show = c.cli("scontrol", "show", "node", "cloud01").stdout
     assert "State=IDLE+CLOUD+POWERED_DOWN" in show
 
