@@ -261,7 +261,8 @@ def _holders(qos: Mapping[str, tuple[int, frozenset[str]]]) -> list[Holder]:
 
 def _preempt(job_id: int, *, by: int, mode: str, now: datetime) -> None:
     """End one victim through the job services, as Slurm shows it."""
-    from cluster.services.jobs import terminate_running  # noqa: PLC0415 - jobs imports hres
+    from cluster.services import rows  # noqa: PLC0415 - jobs imports hres
+    from cluster.services.jobs import terminate_running, transition_row  # noqa: PLC0415
 
     job = Job.objects.select_for_update().get(pk=job_id)
     if job.state not in HOLDING_JOB_STATES or job.final_state:
@@ -269,13 +270,13 @@ def _preempt(job_id: int, *, by: int, mode: str, now: datetime) -> None:
     requeue = mode == "REQUEUE" and job.requeue
     old = job.state
     terminate_running(job, final_state=JobState.REQUEUED if requeue else JobState.PREEMPTED, now=now)
-    Event.objects.create(
-        time=now,
-        kind=Event.Kind.JOB,
-        job_id=job.id,
-        old_state=old,
-        new_state=JobState.PREEMPTED,
-        reason=f"preempted by job {by}",
+    event = transition_row(
+        job.id,
+        old,
+        JobState.PREEMPTED,
+        now=now,
+        why=f"preempted by job {by}",
         detail={"preempt_mode": "REQUEUE" if requeue else "CANCEL", "preemptor": by},
     )
+    rows.insert_values(Event, [event])
     log.info("job %s preempted by job %s (%s)", job.id, by, "requeue" if requeue else "cancel")

@@ -17,7 +17,7 @@ from django.utils import timezone
 from cluster import publish
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
-from cluster.services.jobs import end_job, requeue_now
+from cluster.services.jobs import end_job, requeue_now, transition_row
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_job, refresh_usage
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from power import services as power_services
@@ -303,7 +303,6 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         for_update=True,
     )
     recorded = 0
-    touched_nodes: set[str] = set()
     freed: dict[str, set[str]] = {}  # node -> partitions of the jobs that ended there
     events = []
     requeued = []
@@ -314,7 +313,6 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         exit_code = int(c.get("exit_code", 0))
         signal = int(c.get("signal", 0))
         state = completion_state(job, exit_code, signal)
-        touched_nodes.update(job.alloc)
         for name in job.alloc:
             freed.setdefault(name, set()).add(job.partition)
         old = job.state
@@ -332,15 +330,14 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
                 job.reason = Reason.TIME_LIMIT
             job.final_state = ""
         events.append(
-            {
-                "time": now,
-                "kind": Event.Kind.JOB,
-                "job_id": job.id,
-                "old_state": old,
-                "new_state": job.state,
-                "node": c.get("node", ""),
-                "detail": {"exit_code": exit_code, "signal": signal},
-            }
+            transition_row(
+                job.id,
+                old,
+                job.state,
+                now=now,
+                node=c.get("node", ""),
+                detail={"exit_code": exit_code, "signal": signal},
+            )
         )
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
@@ -349,7 +346,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     )
     rows.insert_values(Event, events)
     if recorded:
-        refresh_usage(touched_nodes)
+        refresh_usage(freed)
         power_services.nodes_freed(freed, now=now)
         publish.console_changed("jobs", "nodes")
         _request_schedule()

@@ -278,16 +278,7 @@ def _store(common: dict[str, Any], tasks: list[int | None], now: datetime, cfg: 
         )
         rows.insert_values(
             Event,
-            [
-                {
-                    "time": now,
-                    "kind": Event.Kind.JOB,
-                    "job_id": job_id,
-                    "new_state": JobState.PENDING,
-                    "user": username,
-                }
-                for job_id in job_ids
-            ],
+            [transition_row(job_id, "", JobState.PENDING, now=now, user=username) for job_id in job_ids],
         )
         publish.console_changed("jobs")
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
@@ -341,6 +332,32 @@ def _check_owner(actor: AbstractBaseUser, job: Job) -> None:
         raise PermissionDenied("Access/permission denied")
 
 
+def transition_row(
+    job_id: int,
+    old: str,
+    new: str,
+    *,
+    now: datetime,
+    why: str = "",
+    user: str = "",
+    node: str = "",
+    detail: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One row of a job's history, for ``rows.insert_values(Event, ...)`` (the console's
+    timeline and later reports read these)."""
+    return {
+        "time": now,
+        "kind": Event.Kind.JOB,
+        "job_id": job_id,
+        "old_state": old,
+        "new_state": new,
+        "reason": why,
+        "user": user,
+        "node": node,
+        "detail": detail or {},
+    }
+
+
 def record_transition(
     job: Job,
     old: str,
@@ -351,17 +368,21 @@ def record_transition(
     node: str = "",
     detail: dict[str, Any] | None = None,
 ) -> None:
-    """One row of the job's history (the console's timeline and later reports read these)."""
-    Event.objects.create(
-        time=now or timezone.now(),
-        kind=Event.Kind.JOB,
-        job_id=job.id,
-        old_state=old,
-        new_state=job.state,
-        reason=why,
-        user=user,
-        node=node,
-        detail=detail or {},
+    """Record ``job``'s change from ``old`` to its present state."""
+    rows.insert_values(
+        Event,
+        [
+            transition_row(
+                job.id,
+                old,
+                job.state,
+                now=now or timezone.now(),
+                why=why,
+                user=user,
+                node=node,
+                detail=detail,
+            )
+        ],
     )
 
 

@@ -46,7 +46,7 @@ def _field(model: type[models.Model], name: str) -> models.Field:
     return model._meta.pk if name == "pk" else model._meta.get_field(name)
 
 
-_Plan = tuple[str, tuple[models.Field, ...], list[tuple[int, Any, list[Any]]]]
+_Plan = tuple[str, list[tuple[int, Any, list[Any]]]]  # SQL, and (column, expression, converters)
 # Per connection: converters are bound to its operations (SQLite's use its time zone).
 _PLANS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _Plan]] = weakref.WeakKeyDictionary()
 _PLANS_KEPT = 512  # shapes per connection (IN lists of every length count apart)
@@ -88,13 +88,13 @@ def _where_params(model: type[models.Model], where: Where | None, conn: Any) -> 
     return params
 
 
-def _select_plan(conn: Any, model: type[models.Model], key: tuple[Any, ...]) -> _Plan:
+def _select_plan(conn: Any, key: tuple[Any, ...]) -> _Plan:
     plans = _PLANS.get(conn)
     if plans is None or len(plans) > _PLANS_KEPT:
         plans = _PLANS[conn] = {}
     plan = plans.get(key)
     if plan is None:
-        _model, fields, shape, order_by, limit, for_update = key
+        model, fields, shape, order_by, limit, for_update = key
         quote = conn.ops.quote_name
         targets = tuple(_field(model, f) for f in fields)
         columns = ", ".join(quote(f.column) for f in targets)
@@ -114,7 +114,7 @@ def _select_plan(conn: Any, model: type[models.Model], key: tuple[Any, ...]) -> 
             found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
             if found:
                 converters.append((i, col, found))
-        plan = plans[key] = (sql, targets, converters)
+        plan = plans[key] = (sql, converters)
     return plan
 
 
@@ -134,9 +134,7 @@ def select(
     if shape is None:
         return []
     conn = connections[DEFAULT_DB_ALIAS]
-    sql, _targets, converters = _select_plan(
-        conn, model, (model, tuple(fields), shape, tuple(order_by), limit, for_update)
-    )
+    sql, converters = _select_plan(conn, (model, tuple(fields), shape, tuple(order_by), limit, for_update))
     with conn.cursor() as cursor:
         cursor.execute(sql, _where_params(model, where, conn))
         fetched = cursor.fetchall()
@@ -258,15 +256,15 @@ def _fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
         return cursor.fetchone()
 
 
-@cache
-def _count_sql(model: type[models.Model], field: str, size: int, vendor: str) -> str:
-    marks = ", ".join(["%s"] * size)
-    return f"SELECT COUNT(*) FROM {table(model)} WHERE {column(model, field)} IN ({marks})"  # noqa: S608
-
-
 def count_in(model: type[models.Model], field: str, values: Sequence[Any]) -> int:
     """How many rows have ``field`` among ``values``."""
-    row = _fetch_one(_count_sql(model, field, len(values), connection.vendor), values)
+    where = {field: list(values)}
+    shape = _shape(where)
+    if shape is None:
+        return 0
+    conn = connections[DEFAULT_DB_ALIAS]
+    sql = f"SELECT COUNT(*) FROM {table(model)}{_where_sql(model, shape, conn.ops.quote_name)}"  # noqa: S608
+    row = _fetch_one(sql, _where_params(model, where, conn))
     return row[0] if row else 0
 
 

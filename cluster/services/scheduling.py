@@ -24,7 +24,7 @@ from cluster.reservations import ReservationPlugin
 from cluster.services import reservations as reservation_services
 from cluster.services import rows
 from cluster.services.agents import PING_INTERVAL, launch_payload
-from cluster.services.jobs import terminate_running
+from cluster.services.jobs import record_transition, terminate_running, transition_row
 from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from hres import preemption as hres_preemption
@@ -365,16 +365,7 @@ def _apply(
             job.launched = False
             job.licenses_alloc = alloc_of(job.id)
             touched.update(hosts)
-            events.append(
-                {
-                    "time": now,
-                    "kind": Event.Kind.JOB,
-                    "job_id": job.id,
-                    "old_state": JobState.PENDING,
-                    "new_state": job.state,
-                    "node": job.node_list,
-                }
-            )
+            events.append(transition_row(job.id, JobState.PENDING, job.state, now=now, node=job.node_list))
         rows.update_rows(
             jobs,
             [
@@ -403,14 +394,7 @@ def _apply(
         if job is None or job.state not in HOLDING_JOB_STATES or job.final_state:
             continue
         terminate_running(job, final_state=JobState.TIMEOUT, now=now)
-        Event.objects.create(
-            time=now,
-            kind=Event.Kind.JOB,
-            job_id=job.id,
-            old_state=job.state,
-            new_state=job.state,
-            reason="time limit reached",
-        )
+        record_transition(job, job.state, now=now, why="time limit reached")
     if result.starts or result.timeouts:
         publish.console_changed("jobs")
 

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -154,15 +155,22 @@ def make_cluster(
     return cluster
 
 
-@pytest.fixture(scope="module", params=_modes())
-def cluster(request, tmp_path_factory) -> Iterator[E2ECluster]:
-    c = make_cluster(tmp_path_factory, request.param)
+@contextlib.contextmanager
+def started(c: E2ECluster, mode: str = "embedded") -> Iterator[E2ECluster]:
+    """The controller (with Celery in distributed mode) and the agent started and every node
+    up, as ``make run`` leaves them; all stopped afterwards."""
     try:
         c.start_server()
-        if request.param == "distributed":
+        if mode == "distributed":
             c.start_celery()
         c.start_agent()
         c.wait_for("all demo nodes idle", lambda: all_up(c.nodes()))
         yield c
     finally:
         c.stop()
+
+
+@pytest.fixture(scope="module", params=_modes())
+def cluster(request, tmp_path_factory) -> Iterator[E2ECluster]:
+    with started(make_cluster(tmp_path_factory, request.param), request.param) as c:
+        yield c

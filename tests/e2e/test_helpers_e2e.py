@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import all_up, make_cluster
+from tests.e2e.harness import make_cluster, started
 
 pytestmark = [
     pytest.mark.e2e,
@@ -22,14 +22,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def helped(tmp_path_factory):
-    c = make_cluster(tmp_path_factory, "embedded", env={"FSCHED_HTTP_HELPERS": "2"})
-    try:
-        c.start_server()
-        c.start_agent()
-        c.wait_for("all demo nodes idle", lambda: all_up(c.nodes()))
+    with started(make_cluster(tmp_path_factory, "embedded", env={"FSCHED_HTTP_HELPERS": "2"})) as c:
         yield c
-    finally:
-        c.stop()
 
 
 def _helpers(server_pid: int) -> list[int]:

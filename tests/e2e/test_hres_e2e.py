@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import DEMO_CONF, E2ECluster, _modes, all_up, make_cluster
+from tests.e2e.harness import DEMO_CONF, E2ECluster, _modes, make_cluster, started
 
 pytestmark = pytest.mark.e2e
 
@@ -28,16 +28,8 @@ def hres_cluster(request, tmp_path_factory) -> Iterator[E2ECluster]:
     shutil.copy(SPEC_FILE, conf / "resources.yaml")
     with (conf / "partitions.conf").open("a") as f:
         f.write("PartitionName=all Nodes=node[01-32] MaxTime=60 DefaultTime=10\n")
-    c = make_cluster(tmp_path_factory, request.param, conf_dir=conf)
-    try:
-        c.start_server()
-        if request.param == "distributed":
-            c.start_celery()
-        c.start_agent()
-        c.wait_for("all nodes idle", lambda: all_up(c.nodes()))
+    with started(make_cluster(tmp_path_factory, request.param, conf_dir=conf), request.param) as c:
         yield c
-    finally:
-        c.stop()
 
 
 def sbatch(c: E2ECluster, tmp_path: Path, licenses: str, nodelist: str, nodes: int = 1) -> int:

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from tests.e2e.harness import DEMO_CONF, make_cluster
+from tests.e2e.harness import DEMO_CONF, make_cluster, started
 
 SUBMIT_REFUSED = (
     "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
@@ -31,17 +31,9 @@ def cluster(tmp_path_factory):
         "PriorityType=priority/multifactor\nAccountingStorageEnforce=limits\nPriorityWeightFairshare=1000",
     )
     slurm_conf.write_text(text)
-    c = make_cluster(tmp_path_factory, "embedded", conf_dir=conf, env={"FSCHED_USAGE_INTERVAL": "1"})
-    try:
-        c.start_server()
-        c.start_agent()
-        c.wait_for(
-            "demo nodes idle",
-            lambda: all(n["state"] == "IDLE" for name, n in c.nodes().items() if name.startswith("node")),
-        )
+    env = {"FSCHED_USAGE_INTERVAL": "1"}
+    with started(make_cluster(tmp_path_factory, "embedded", conf_dir=conf, env=env)) as c:
         yield c
-    finally:
-        c.stop()
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.harness import DEMO_CONF, E2ECluster, all_up, make_cluster
+from tests.e2e.harness import DEMO_CONF, E2ECluster, make_cluster, started
 
 pytestmark = pytest.mark.e2e
 
@@ -42,14 +42,8 @@ def power_cluster(tmp_path_factory) -> Iterator[E2ECluster]:
     (conf / "slurm.conf").write_text(text)
     parts = (conf / "partitions.conf").read_text().replace("SuspendTime=60", "SuspendTime=3")
     (conf / "partitions.conf").write_text(parts)
-    c = make_cluster(tmp_path_factory, "embedded", conf_dir=conf)
-    try:
-        c.start_server()
-        c.start_agent()
-        c.wait_for("demo nodes up, cloud nodes powered down", lambda: all_up(c.nodes()))
+    with started(make_cluster(tmp_path_factory, "embedded", conf_dir=conf)) as c:
         yield c
-    finally:
-        c.stop()
 
 
 def sbatch(c: E2ECluster, *args: str) -> int:
