@@ -295,3 +295,39 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.time:%Y-%m-%dT%H:%M:%S} {self.kind} {self.job_id or self.node} {self.new_state}"
+
+
+class ApiToken(models.Model):
+    """An API token, kept as a digest: the database never holds a token that works.
+
+    A token reads ``<prefix>.<secret>``; the prefix finds the row, the SHA-256 of the whole
+    token must match ``digest``. Tokens are long random strings, so a plain digest is as
+    good as a slow password hash and keeps authentication to one indexed lookup.
+    """
+
+    prefix = models.CharField(max_length=16, unique=True)
+    digest = models.CharField(max_length=64)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=64, blank=True, default="")
+    created = models.DateTimeField()
+    expires = models.DateTimeField(null=True, blank=True)
+    revoked = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix} ({self.user_id})"
+
+
+class SubmitKey(models.Model):
+    """An ``Idempotency-Key`` of ``POST /api/jobs/``: the same key of the same user never
+    creates a second job; a repeated request gets the first answer again."""
+
+    user = models.CharField(max_length=64)
+    key = models.CharField(max_length=128)
+    response = models.JSONField(default=dict)
+    created = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="submit_key_once_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user}:{self.key}"

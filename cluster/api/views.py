@@ -88,7 +88,11 @@ class JobListCreate(generics.ListCreateAPIView):
             raise ServiceError("The request body must be a JSON object")
         if request.data.get("test_only"):
             return Response(job_services.job_test_only(user=request.user, spec=dict(request.data)))
-        submitted = job_services.job_submit(user=request.user, spec=dict(request.data))
+        submitted = job_services.job_submit(
+            user=request.user,
+            spec=dict(request.data),
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
         return Response(
             {
                 "job_id": submitted.job_ids[0],

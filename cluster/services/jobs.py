@@ -12,11 +12,11 @@ from typing import Any
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from cluster import jobspec, publish, slurmtime
-from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition
+from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
@@ -92,12 +92,51 @@ def _check_licenses(text: str, cfg: ClusterConfig) -> str:
     return str(request)
 
 
-def job_submit(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> Submitted:
-    """Validate an sbatch request and store the job (one per array task) before answering."""
+MAX_IDEMPOTENCY_KEY = 128  # SubmitKey.key's length
+
+
+def job_submit(
+    *,
+    user: AbstractBaseUser,
+    spec: dict[str, Any],
+    now: datetime | None = None,
+    idempotency_key: str | None = None,
+) -> Submitted:
+    """Validate an sbatch request and store the job (one per array task) before answering.
+
+    With an ``idempotency_key``, a request repeated by a client that never saw the answer
+    (a connection closed mid-submission) gets the jobs of the first one: the key is stored
+    in the transaction that stores the jobs, so either both exist or neither does.
+    """
     now = now or timezone.now()
+    if idempotency_key is not None:
+        _check_idempotency_key(idempotency_key)
+        if (earlier := _submitted_with(user.get_username(), idempotency_key)) is not None:
+            return earlier
     cfg = ClusterConfig.current()
     common, tasks = _validate_submission(user, spec, now, cfg)
-    return _store(common, tasks, now, cfg)
+    try:
+        return _store(common, tasks, now, cfg, idempotency_key=idempotency_key)
+    except IntegrityError:
+        # The same key arrived twice at once: the other request's jobs stand.
+        if idempotency_key is not None and (earlier := _submitted_with(common["user"], idempotency_key)):
+            return earlier
+        raise
+
+
+def _check_idempotency_key(key: str) -> None:
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable() or not key.isascii():
+        raise ServiceError(
+            f"Invalid Idempotency-Key: 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters",
+            field="Idempotency-Key",
+        )
+
+
+def _submitted_with(username: str, key: str) -> Submitted | None:
+    row = SubmitKey.objects.filter(user=username, key=key).values_list("response", flat=True).first()
+    if row is None:
+        return None
+    return Submitted(job_ids=list(row["job_ids"]), array_job_id=row["array_job_id"])
 
 
 def _validate_submission(
@@ -261,7 +300,14 @@ def _admit(count: int, cfg: ClusterConfig) -> None:
         raise ServiceError("Slurm temporarily unable to accept job, sleeping and retrying")
 
 
-def _store(common: dict[str, Any], tasks: list[int | None], now: datetime, cfg: ClusterConfig) -> Submitted:
+def _store(
+    common: dict[str, Any],
+    tasks: list[int | None],
+    now: datetime,
+    cfg: ClusterConfig,
+    *,
+    idempotency_key: str | None = None,
+) -> Submitted:
     username = common["user"]
     # Before the write transaction, which stays short (on SQLite it holds the database).
     _admit(len(tasks), cfg)
@@ -280,6 +326,13 @@ def _store(common: dict[str, Any], tasks: list[int | None], now: datetime, cfg: 
             Event,
             [transition_row(job_id, "", JobState.PENDING, now=now, user=username) for job_id in job_ids],
         )
+        if idempotency_key is not None:
+            SubmitKey.objects.create(
+                user=username,
+                key=idempotency_key,
+                response={"job_ids": job_ids, "array_job_id": array_job_id},
+                created=now,
+            )
         publish.console_changed("jobs")
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
     # periodic pass sees it when --begin comes; release asks for one).
