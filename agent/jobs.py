@@ -300,6 +300,9 @@ class JobManager:
         self.emit = emit
         self.clock = clock
         self.poll_interval = poll_interval
+        # The agent's health: None while the spool is usable, else why not (the daemon
+        # drains the hosted nodes with this reason after each registration).
+        self.problem: str | None = None
         self._running: dict[int, Job] = {}
         self._pending: dict[int, tuple[Job, Completion]] = {}  # ended, not yet spooled
         self._done: dict[int, Completion] = {}  # spooled, not yet acknowledged
