@@ -52,6 +52,15 @@ class ConnectError(CliError):
         return f"fsched: error: {self.message}"
 
 
+class OutcomeUnknown(ConnectError):
+    """The connection broke after the request was sent and before its answer: the
+    controller may or may not have acted on it.  Worded as a connect failure, as before,
+    for the commands that do not tell the two apart."""
+
+    def __init__(self, message: str = CONNECT_FAILURE) -> None:
+        super().__init__(message)
+
+
 class ApiError(CliError):
     """A 4xx/5xx answer: ``message`` is the API's ``error`` (already Slurm-worded)."""
 
@@ -162,7 +171,23 @@ class Client:
         self._buffer = b""
 
     # -- connection ---------------------------------------------------------
-    def _connect(self):
+    def _connect(self, patience: float = 0.0):
+        """A new connection; while it is refused, try again for up to ``patience`` seconds
+        (a controller being restarted is refusing connections for a moment)."""
+        if patience <= 0:
+            return self._connect_once()
+        import time  # noqa: PLC0415 - only a retried submission waits
+
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                return self._connect_once()
+            except ConnectError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.25)
+
+    def _connect_once(self):
         # A bytes host keeps getaddrinfo from loading the idna codec.
         host = self.host.encode("idna") if not self.host.isascii() else self.host.encode()
         sock = None
@@ -201,11 +226,21 @@ class Client:
             self._sock = None
 
     # -- requests -----------------------------------------------------------
-    def request(self, method: str, path: str, body: object = None, params: dict | None = None) -> object:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        params: dict | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        connect_patience: float = 0.0,
+    ) -> object:
         """Send one request; return the decoded JSON (``None`` for an empty body).
 
-        Raises ``ApiError`` for a 4xx/5xx answer and ``ConnectError`` when the
-        controller cannot be reached.
+        Raises ``ApiError`` for a 4xx/5xx answer, ``ConnectError`` when the
+        controller cannot be reached, and ``OutcomeUnknown`` (a ``ConnectError``)
+        when the connection broke after the request was sent.
         """
         target = self.prefix + path + query_string(params)
         payload = b"" if body is None else dumps(body).encode()
@@ -218,12 +253,13 @@ class Client:
         ]
         if self.token:
             lines.append(f"Authorization: Token {self.token}")
+        lines.extend(f"{name}: {value}" for name, value in (headers or {}).items())
         if body is not None or method in ("POST", "PUT", "PATCH"):
             lines.append("Content-Type: application/json")
             lines.append(f"Content-Length: {len(payload)}")
         raw = ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
-        status, reason, headers, data = self._exchange(raw)
-        return self._decode(status, reason, headers, data)
+        status, reason, answer_headers, data = self._exchange(raw, connect_patience)
+        return self._decode(status, reason, answer_headers, data)
 
     def get(self, path: str, params: dict | None = None) -> object:
         return self.request("GET", path, params=params)
@@ -250,10 +286,10 @@ class Client:
                 return rows
 
     # -- wire ---------------------------------------------------------------
-    def _exchange(self, raw: bytes) -> tuple[int, str, dict, bytes]:
+    def _exchange(self, raw: bytes, connect_patience: float = 0.0) -> tuple[int, str, dict, bytes]:
         reused = self._sock is not None
         if self._sock is None:
-            self._sock = self._connect()
+            self._sock = self._connect(connect_patience)
         try:
             self._sock.sendall(raw)
             return self._read_response()
@@ -263,7 +299,7 @@ class Client:
         except (ConnectionError, _Closed):
             self.close()
             if not reused:
-                raise ConnectError(CONNECT_FAILURE) from None
+                raise OutcomeUnknown from None
             # The server closed an idle keep-alive connection before reading
             # our request: nothing was processed, so one retry is safe.
             self._sock = self._connect()
@@ -272,7 +308,7 @@ class Client:
                 return self._read_response()
             except (ConnectionError, _Closed):
                 self.close()
-                raise ConnectError(CONNECT_FAILURE) from None
+                raise OutcomeUnknown from None
 
     def _recv(self) -> bytes:
         assert self._sock is not None

@@ -372,9 +372,9 @@ def main(argv: list[str]) -> int:
 
     client = Client()
     try:
-        answer = client.post("/api/jobs/", body)
-    except ApiError as exc:
-        return _err(f"Batch job submission failed: {exc.message}")
+        answer = submit(client, body, quiet=bool(opts.get("quiet")))
+    except (ApiError, OutcomeLost) as exc:
+        return _err(f"Batch job submission failed: {exc}")
     if not isinstance(answer, dict):
         return _err("Batch job submission failed: unexpected answer from the controller")
     if opts.get("test_only"):
@@ -390,6 +390,60 @@ def main(argv: list[str]) -> int:
     if opts.get("wait"):
         return wait_for(client, [int(j) for j in answer.get("job_ids") or [job_id]])
     return 0
+
+
+# How long the one retry of a submission waits for a controller that refuses connections:
+# a broken connection usually means the controller is being restarted.
+RETRY_CONNECT_PATIENCE = 15.0
+
+
+def idempotency_key() -> str:
+    """A fresh random (version 4) UUID; ``uuid`` itself costs a few ms of import."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+class OutcomeLost(Exception):
+    """The submission's answer was lost twice: the job may or may not be stored."""
+
+
+def submit(client, body: dict, *, quiet: bool = False) -> object:
+    """POST the job with an ``Idempotency-Key``; once more with the same key if the first
+    answer was lost (connection closed or reset, or the server's 503 "check before
+    retrying").  The key makes the retry safe: the controller returns the jobs the first
+    request stored instead of storing them again.  Raises ``ApiError`` (refused: nothing
+    stored), ``ConnectError`` (the first request was never sent: nothing stored) and
+    ``OutcomeLost``."""
+    from cli.client import ApiError, ConnectError, OutcomeUnknown  # noqa: PLC0415
+
+    headers = {"Idempotency-Key": idempotency_key()}
+    try:
+        return client.request("POST", "/api/jobs/", body, headers=headers)
+    except OutcomeUnknown:
+        lost = "the connection to the controller closed before its answer"
+    except ApiError as exc:
+        if exc.status != 503:
+            raise
+        lost = f"the controller answered 503 ({exc.message})"
+    if not quiet:
+        sys.stderr.write(f"{PROG}: {lost}; retrying with the same Idempotency-Key\n")
+    try:
+        return client.request(
+            "POST", "/api/jobs/", body, headers=headers, connect_patience=RETRY_CONNECT_PATIENCE
+        )
+    except ConnectError as exc:
+        unknown = exc.message
+    except ApiError as exc:
+        if exc.status != 503:
+            raise
+        unknown = f"503 ({exc.message})"
+    raise OutcomeLost(
+        f"{lost}, and the retry failed too: {unknown}. Whether the job was stored is unknown: "
+        f"check squeue for it (Idempotency-Key {headers['Idempotency-Key']})"
+    )
 
 
 FINISHED = frozenset(

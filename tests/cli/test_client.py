@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli import client as cli_client
-from cli.client import ApiError, Client, ConnectError, query_string, settings, split_url
+from cli.client import ApiError, Client, ConnectError, OutcomeUnknown, query_string, settings, split_url
 from cli.main import main
 
 
@@ -147,3 +147,36 @@ def test_dispatch(capsys):
     assert "fsched: error: unknown command 'nosuch'" in capsys.readouterr().err
     assert main(["/usr/bin/squeue", "--version"]) == 0  # invoked through a link named after the command
     assert capsys.readouterr().out.startswith("slurm ")
+
+
+def test_a_connection_broken_after_the_request_was_sent_is_an_unknown_outcome():
+    from tests.cli.breaking_server import CLOSE, BreakingServer
+
+    server = BreakingServer([CLOSE], {})
+    try:
+        client = Client(url=server.url, token="t")
+        with pytest.raises(OutcomeUnknown) as raised:  # sent, then no answer: it may have run
+            client.request("POST", "/api/jobs/", {}, headers={"Idempotency-Key": "k1"})
+        assert raised.value.message == cli_client.CONNECT_FAILURE  # other commands word it as before
+        assert server.requests[0]["headers"]["idempotency-key"] == "k1"
+    finally:
+        server.close()
+
+
+def test_connect_patience_waits_for_a_refusing_controller(monkeypatch):
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = Client(url=f"http://127.0.0.1:{port}", token="t")
+    started = time.monotonic()
+    with pytest.raises(ConnectError) as raised:
+        client.get("/api/whoami/")
+    assert not isinstance(raised.value, OutcomeUnknown)  # refused: nothing was sent
+    assert time.monotonic() - started < 0.2  # no patience unless asked
+    started = time.monotonic()
+    with pytest.raises(ConnectError):
+        client.request("GET", "/api/whoami/", connect_patience=0.5)
+    assert time.monotonic() - started >= 0.5

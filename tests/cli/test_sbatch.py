@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from cli import sbatch
 from cli.main import main
+from tests.cli.breaking_server import CLOSE, RESET, RESTART, UNKNOWN, BreakingServer
 
 SCRIPT = """#!/bin/bash
 # a comment
@@ -260,3 +263,75 @@ def test_wait_returns_the_jobs_exit_code(api, capsys):
     api.routes[("POST", "/api/jobs/")] = (201, {"job_id": 9, "job_ids": [9], "array_job_id": None})
     api.routes[("GET", "/api/jobs/9/")] = (200, {"job_id": 9, "state": "FAILED", "exit_code": "3:0"})
     assert main(["fsched", "sbatch", "-W", "--wrap", "false"]) == 3
+
+
+# ---------------------------------------------------------------- Idempotency-Key and the retry
+
+ACCEPTED = {"job_id": 31, "job_ids": [31], "array_job_id": None}
+
+
+@pytest.fixture
+def breaking(monkeypatch):
+    servers = []
+
+    def start(*actions: str) -> BreakingServer:
+        server = BreakingServer(list(actions), ACCEPTED)
+        monkeypatch.setenv("FSCHED_URL", server.url)
+        monkeypatch.setenv("FSCHED_TOKEN", "tok123")
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def test_each_submission_sends_a_fresh_uuid4_idempotency_key(api, capsys):
+    api.routes[("POST", "/api/jobs/")] = (201, {"job_id": 5, "job_ids": [5], "array_job_id": None})
+    assert main(["fsched", "sbatch", "--wrap", "true"]) == 0
+    assert main(["fsched", "sbatch", "--wrap", "true"]) == 0
+    keys = [r["headers"]["Idempotency-Key"] for r in api.requests]
+    assert all(uuid.UUID(k).version == 4 and str(uuid.UUID(k)) == k for k in keys)
+    assert keys[0] != keys[1]
+    assert capsys.readouterr().err == ""  # no retry, no notice
+
+
+def test_other_commands_send_no_idempotency_key(api):
+    api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [1], "errors": []})
+    assert main(["fsched", "scancel", "1"]) == 0
+    assert "Idempotency-Key" not in api.requests[0]["headers"]
+
+
+@pytest.mark.parametrize("broken", [CLOSE, RESET, UNKNOWN])
+def test_a_lost_answer_is_retried_once_with_the_same_key(breaking, capsys, broken):
+    server = breaking(broken)
+    assert main(["fsched", "sbatch", "--wrap", "true"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "Submitted batch job 31\n"
+    assert "retrying with the same Idempotency-Key" in captured.err
+    assert len(server.requests) == 2
+    first, second = server.requests
+    assert first["headers"]["idempotency-key"] == second["headers"]["idempotency-key"]
+    assert first["body"] == second["body"]
+
+
+def test_a_second_lost_answer_is_an_unknown_outcome_error(breaking, capsys):
+    server = breaking(CLOSE, RESET)
+    assert main(["fsched", "sbatch", "--parsable", "--wrap", "true"]) == 1
+    captured = capsys.readouterr()
+    key = server.requests[0]["headers"]["idempotency-key"]
+    assert captured.out == ""
+    assert captured.err.endswith(
+        "sbatch: error: Batch job submission failed: the connection to the controller closed before its "
+        "answer, and the retry failed too: Unable to contact slurm controller (connect failure). "
+        f"Whether the job was stored is unknown: check squeue for it (Idempotency-Key {key})\n"
+    )
+    assert len(server.requests) == 2  # once, not more
+
+
+def test_the_retry_waits_for_a_controller_that_is_restarting(breaking, capsys):
+    server = breaking(RESTART)
+    assert main(["fsched", "sbatch", "--wrap", "true"]) == 0
+    assert capsys.readouterr().out == "Submitted batch job 31\n"
+    assert server.refused_for > 0.3  # the retry met refused connections, and waited
+    assert len(server.requests) == 2
