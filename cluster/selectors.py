@@ -18,7 +18,7 @@ from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
 from cluster import slurmtime, states
-from cluster.models import Event, Job, Node, Partition
+from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.outputs import expand_output_path
 from cluster.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
 
@@ -102,6 +102,15 @@ def _tile(row: tuple[str, str, int, int, int, str]) -> NodeTile:
         alloc_cpus=alloc_cpus,
         reason=reason,
     )
+
+
+def hostlist_limit() -> int:
+    """The most nodes a hostlist given to the API may name (``cluster.hostlists.parse``).
+
+    The cluster's node count, or ``MaxNodeCount`` when that is larger (dynamic nodes may
+    still be created up to it): no valid request names more nodes than can exist.
+    """
+    return max(Node.objects.count(), ClusterConfig.current().option_int("MaxNodeCount", 0), 1)
 
 
 def partition_names() -> list[str]:
