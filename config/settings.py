@@ -8,10 +8,12 @@ FSCHED_REDIS_URL switch to PostgreSQL, the Redis channel layer and Celery.
 from __future__ import annotations
 
 import os
-import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+
+from config.state import read_or_create_key, secure_state_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -26,29 +28,17 @@ def envint(name: str, default: int) -> int:
 
 STATE_DIR = Path(os.environ.get("FSCHED_STATE_DIR", BASE_DIR / "var")).resolve()
 CONF_DIR = Path(os.environ.get("FSCHED_CONF_DIR", BASE_DIR / "examples" / "demo")).resolve()
-STATE_DIR.mkdir(parents=True, exist_ok=True)
+secure_state_dir(STATE_DIR)
 
 
 def _secret_key() -> str:
     """A per-installation key kept in the state dir, so sessions survive restarts."""
-    if key := os.environ.get("FSCHED_SECRET_KEY"):
-        return key
-    path = STATE_DIR / "secret_key"
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    return os.environ.get("FSCHED_SECRET_KEY") or read_or_create_key(STATE_DIR / "secret_key", 50)
 
 
 def _agent_key() -> str:
     """The cluster key agents authenticate with (FSCHED_AGENT_KEY or a generated one)."""
-    if key := os.environ.get("FSCHED_AGENT_KEY"):
-        return key
-    path = STATE_DIR / "agent_key"
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(32))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    return os.environ.get("FSCHED_AGENT_KEY") or read_or_create_key(STATE_DIR / "agent_key", 32)
 
 
 SECRET_KEY = _secret_key()
@@ -64,11 +54,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "django_htmx",
     "auditlog",
+    "axes",
     "channels",
     "cluster",
     "hres",
@@ -87,6 +77,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "config.audit.AuditMiddleware",
+    # Last, as django-axes asks: it turns a lockout flagged during the view into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -170,7 +162,35 @@ FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # (tests that drive the cycles by hand turn it off).
 FSCHED_RUN_CYCLES = envbool("FSCHED_RUN_CYCLES", not DISTRIBUTED)
 
-AUTH_PASSWORD_VALIDATORS = []
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
+]
+# django-axes checks every password login (the admin's form and POST /api/auth/token/)
+# before the model backend tries it.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# Failures are counted per user name and client address together: users of a cluster log
+# in from the same few login nodes, so counting per address alone would let one user's
+# typos lock out everyone on that node.
+AXES_FAILURE_LIMIT = envint("FSCHED_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("FSCHED_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "cluster.api.tokens.lockout_response"
+# Days an API token issued by a login stays valid (0: until revoked).
+FSCHED_TOKEN_TTL_DAYS = envint("FSCHED_TOKEN_TTL_DAYS", 30)
+# A console session ends this long after login, used or not.
+SESSION_COOKIE_AGE = envint("FSCHED_SESSION_HOURS", 12) * 3600
+SESSION_COOKIE_HTTPONLY = True
+# Behind TLS (FSCHED_HTTPS=1) cookies travel only over it.
+FSCHED_HTTPS = envbool("FSCHED_HTTPS", False)
+SESSION_COOKIE_SECURE = FSCHED_HTTPS
+CSRF_COOKIE_SECURE = FSCHED_HTTPS
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -200,6 +220,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Jobs, nodes, partitions and configuration of an fsched cluster.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema maps every endpoint and field: for the cluster's users, not for anyone.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 
 LOGGING = {
@@ -211,5 +233,7 @@ LOGGING = {
     "loggers": {
         "django.channels.server": {"level": "WARNING"},
         "uvicorn.access": {"level": "WARNING"},
+        # axes narrates every login at INFO; its WARNINGs (failures, lockouts) are the record.
+        "axes": {"level": "WARNING"},
     },
 }

@@ -33,15 +33,19 @@ def demo(db, settings):
 
 @pytest.fixture
 def api(users):
-    """api("alice") → a DRF client authenticated with alice's token."""
-    from rest_framework.authtoken.models import Token
+    """api("alice") → a DRF client authenticated with a token of alice's (one per user)."""
     from rest_framework.test import APIClient
+
+    from cluster.services.api_tokens import token_issue
+
+    issued: dict[str, str] = {}
 
     def client(name: str | None) -> APIClient:
         c = APIClient()
         if name:
-            token, _ = Token.objects.get_or_create(user=users[name])
-            c.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+            if name not in issued:
+                issued[name] = token_issue(users[name])[1]
+            c.credentials(HTTP_AUTHORIZATION=f"Token {issued[name]}")
         return c
 
     return client

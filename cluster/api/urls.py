@@ -1,10 +1,10 @@
 from django.urls import path
 
-from cluster.api import views
+from cluster.api import tokens, views
 from hres import api as hres_api
 
 urlpatterns = [
-    path("auth/token/", views.TokenView.as_view()),
+    path("auth/token/", tokens.TokenView.as_view()),
     path("whoami/", views.WhoAmI.as_view()),
     path("jobs/", views.JobListCreate.as_view()),
     path("jobs/cancel/", views.JobBulkCancel.as_view()),

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
-from django.contrib.auth import authenticate
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, permissions, status
-from rest_framework.authtoken.models import Token
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -312,21 +310,6 @@ class ConfigView(APIView):
                 "version": cfg.version,
             }
         )
-
-
-class TokenView(APIView):
-    permission_classes = [permissions.AllowAny]
-    authentication_classes = []
-
-    @extend_schema(request=dict, responses=dict)
-    def post(self, request: Request) -> Response:
-        user = authenticate(
-            request, username=request.data.get("username"), password=request.data.get("password")
-        )
-        if user is None:
-            return Response({"error": "Invalid user name or password"}, status=status.HTTP_401_UNAUTHORIZED)
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key, "username": user.get_username()})
 
 
 class WhoAmI(APIView):

@@ -10,6 +10,11 @@ is a lock among the process's threads and, for a database in a file, an ``flock`
 ``<database>.gate`` among processes (the kernel wakes the next waiter when it is
 released).  A process that does not use this backend still meets the busy handler,
 which is correct, just slower.
+
+The database file is created 0600 before SQLite opens it: SQLite would create it 0644
+under the usual umask, and it gives its -wal, -shm and -journal files the database's own
+mode, so they come out private too.  A database left readable by an older version is
+tightened on connect (``config.state.tighten`` logs it).
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from django.db.backends.sqlite3 import base
+
+from config.state import PRIVATE_FILE, tighten
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
@@ -36,7 +44,7 @@ class _Gate:
 
     def bind(self, database: str) -> None:
         """Share the gate with other processes using this database file."""
-        if self._fd is not None or not database or database == ":memory:" or database.startswith("file:"):
+        if self._fd is not None or not in_file(database):
             return
         with self._lock:
             if self._fd is None:
@@ -67,6 +75,20 @@ class _Gate:
 
 
 _WRITE_GATE = _Gate()
+_SIDE_FILES = ("-wal", "-shm", "-journal", ".gate")
+
+
+def in_file(database: str) -> bool:
+    return bool(database) and database != ":memory:" and not database.startswith("file:")
+
+
+def make_private(database: str) -> None:
+    """Create the database file 0600 if it is missing; tighten it and its side files."""
+    if not in_file(database):
+        return
+    os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE))
+    for suffix in ("", *_SIDE_FILES):
+        tighten(Path(database + suffix), PRIVATE_FILE)
 
 
 class CursorWrapper(base.SQLiteCursorWrapper):
@@ -94,7 +116,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self._holds_gate = False
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
-        _WRITE_GATE.bind(str(self.settings_dict["NAME"]))
+        database = str(self.settings_dict["NAME"])
+        make_private(database)
+        _WRITE_GATE.bind(database)
         return super().get_new_connection(conn_params)
 
     def create_cursor(self, name: str | None = None) -> Any:

@@ -15,12 +15,12 @@ from channels.layers import get_channel_layer
 from channels.testing import HttpCommunicator
 from django.db import connection
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from cluster import cycles, publish
 from cluster.api.auth import TokenAuthentication
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter
 from cluster.services import jobs, rows
+from cluster.services.api_tokens import token_issue
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import job_cancel, job_submit
 from cluster.services.scheduling import build_snapshot, schedule_pass
@@ -41,9 +41,9 @@ def test_an_inactive_users_token_is_refused(demo, api, users):
 
 
 def test_saving_the_authenticated_user_keeps_what_was_not_read(demo, users):
-    token = Token.objects.create(user=users["alice"])
-    user, auth = TokenAuthentication().authenticate_credentials(token.key)
-    assert auth.key == token.key and auth.user_id == users["alice"].pk
+    token, text = token_issue(users["alice"])
+    user, auth = TokenAuthentication().authenticate_credentials(text)
+    assert auth.pk == token.pk and auth.prefix == token.prefix and auth.user_id == users["alice"].pk
     user.first_name = "Alice"
     user.save()
     stored = type(user).objects.get(pk=user.pk)
@@ -111,7 +111,7 @@ def test_only_a_job_that_can_start_asks_for_a_pass(
 def test_http_through_the_asgi_application(demo, users):
     from config.asgi import router
 
-    token = Token.objects.create(user=users["alice"]).key
+    token = token_issue(users["alice"])[1]
     auth = (b"authorization", f"Token {token}".encode())
 
     async def scenario() -> None:

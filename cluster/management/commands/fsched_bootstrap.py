@@ -1,10 +1,13 @@
 """Create the administrator named after the Unix user and log that user's CLI in.
 
-The password is printed once, when the account is created; later runs keep it.
+The password is printed once, when the account is created; later runs keep it.  Every run
+writes a fresh API token (the database keeps only its digest, so an old one cannot be
+read back) and revokes the one the credentials file held before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -12,8 +15,12 @@ import secrets
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
 from django.core.management.base import BaseCommand
-from rest_framework.authtoken.models import Token
+
+from cluster.services.api_tokens import split, token_issue, token_revoke
+from cluster.services.errors import NotFound
+from config.state import create_private_file
 
 
 def cli_credentials_path() -> Path:
@@ -35,14 +42,30 @@ class Command(BaseCommand):
         user = users.objects.filter(username=username).first()
         if user is None:
             password = secrets.token_urlsafe(12)
+            # Sixteen random characters: the validators' own check, so an administrator
+            # who tightens them learns it here rather than never.
+            validate_password(password, users(username=username))
             user = users.objects.create_superuser(username=username, email="", password=password)
             self.stdout.write(
                 f"Created the administrator '{username}' with password: {password}\n"
                 "(shown once; log in to the console at /admin/ or with 'fsched login')"
             )
-        token, _ = Token.objects.get_or_create(user=user)
         path = cli_credentials_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"url": url, "token": token.key, "username": username}))
-        path.chmod(0o600)
+        self._revoke_previous(path, user)
+        _token, text = token_issue(user, name="bootstrap")
+        # An existing directory is the user's (it may be /tmp): only a new one is made private.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        create_private_file(path, json.dumps({"url": url, "token": text, "username": username}))
         self.stdout.write(f"CLI logged in as {username} ({path})")
+
+    @staticmethod
+    def _revoke_previous(path: Path, user) -> None:
+        """Each run would otherwise leave one more live token behind."""
+        try:
+            old = json.loads(path.read_text()).get("token", "")
+        except (OSError, ValueError, AttributeError):
+            return
+        if isinstance(old, str) and (parts := split(old)):
+            with contextlib.suppress(NotFound):
+                token_revoke(parts[0], user=user)
