@@ -1,10 +1,14 @@
 """Launching and supervising batch jobs on the node (Linux).
 
-Each job runs as ``/bin/bash -c WRAPPER fsched-job <status_file> <script>``, in its own
-session and process group (the wrapper is the leader; its pid is the job's pid). The
-wrapper is a constant string, never built from user data. It runs the script as a
-foreground child, so a trapped signal is handled only once the script has ended, and
-writes the script's shell status (``$?``) to the status file. Its traps have a handler
+Each job runs as ``/bin/bash -c WRAPPER fsched-job <job dir> <work dir> <launch id>``, in
+its own session and process group (the wrapper is the leader; its pid is the job's pid).
+The wrapper is a constant string, never built from user data; the job directory is
+``/proc/self/fd/N``, a descriptor of the job's spool directory the agent passes down
+(see agent/spool.py: the spool is 0700, the job's user owns only its own directory).
+The wrapper first writes its pid there, changes to the work directory (as the job's
+user, after the switch: never as root), runs the script as a foreground child, so a
+trapped signal is handled only once the script has ended, and writes the script's shell
+status (``$?``) to the status file, then exits with it. Its traps have a handler
 (``:``), not ``''``, because an ignored signal would be inherited as ignored by the
 script, while a handled one is reset to the default in the child. Because the status
 lands in the spool, a job that ends while the agent is down (stopped, crashed,
@@ -12,6 +16,20 @@ lands in the spool, a job that ends while the agent is down (stopped, crashed,
 status is one ``write`` of ``N\\n``, read only after the wrapper is gone; a partial file
 counts as missing, which is why no temporary file and rename (one more process per
 job) are needed.
+
+A work directory that vanished between the agent's check and the wrapper's ``cd`` is
+handled as slurmstepd does: ``couldn't chdir to `DIR': REASON: going to /tmp instead``
+on the job's stderr, and the script runs in /tmp. The agent's own check before the
+launch (``_check_work_dir``) catches the usual case with a ``launch_failed``.
+
+Exactly once: before the fork the agent renames a launch intent (the job's JobState
+with pid 0 and a random launch id, the wrapper's last argument) into the spool. An agent
+that dies between the fork and recording the pid leaves the intent; the next agent's
+``recover`` looks for the wrapper (its pid file, then a /proc scan for that launch id)
+and adopts it if alive, completes it from its status file if it ran and ended, and
+drops the launch only when no wrapper ever existed (the controller then relaunches it:
+it is not in ``running``). ``FSCHED_AGENT_FAULT=before_fork|after_fork`` makes the agent
+``os._exit`` at that point of a launch: a test-only hook for the crash tests.
 
 A signal sent to the group in the instant after the wrapper forks the script, before
 the child has reset the wrapper's handlers and exec'd, would be swallowed; the wrapper
@@ -35,6 +53,17 @@ Accounts: when the agent runs as root and the job's user is not root, the job ru
 as the Unix account of that name (uid, gid, supplementary groups, HOME/USER/LOGNAME
 from the passwd entry) and its output files are opened with that account's
 permissions. An agent that is not root runs every job as itself, whatever the user.
+Output files are opened without truncating them and truncated only once everything
+else of the launch has succeeded: a launch that fails leaves them as they were.
+
+Any error while starting a job becomes ``launch_failed`` with its message, never a job
+left RUNNING without a process. A spool that cannot be written (removed, full, no
+permission) sets ``problem``: the agent sends ``drain`` for its nodes once with that
+reason, refuses launches, keeps running jobs and keeps their completions in memory
+(still sent, and re-sent on register), and re-checks the spool every
+``SPOOL_RECHECK`` seconds; once it is usable again the kept completions and states are
+written back and ``problem`` is cleared, but the nodes stay drained until an
+administrator resumes them, as Slurm keeps a node drained.
 
 When the wrapper ends, leftovers of the job's process group are killed (Slurm kills
 what a batch script leaves behind). Exits are noticed with a pidfd in the event loop
@@ -50,6 +79,7 @@ import errno
 import logging
 import os
 import pwd
+import secrets
 import signal
 import stat
 import subprocess
@@ -59,7 +89,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import paths
-from agent.spool import SCRIPT_NAME, Completion, JobState, Spool
+from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
 
 FLUSH_WINDOW = 0.01  # seconds
 log = logging.getLogger(__name__)
@@ -77,13 +107,22 @@ _HANDLERS = "\n".join(
     f"trap '[ -n \"$c\" ] || {{ trap - {s}; kill -{s} $$; }}' {s}" for s in _TRAPPED.split()
 )
 # fd 3 keeps the job's stderr; the wrapper's own stderr goes to /dev/null so that bash's
-# "Terminated" notices never land in the job's error file.
+# "Terminated" notices never land in the job's error file. $1 is the job's directory
+# (/proc/self/fd/N), $2 the work directory, $3 the launch id (only for recovery to find
+# the wrapper). A failed cd is retried in a subshell only to learn its reason.
 WRAPPER = f"""exec 3>&2 2>/dev/null
+printf '%s\\n' $$ >"$1/pid"
 {_HANDLERS}
+cd -- "$2" || {{
+e=$(cd -- "$2" 2>&1)
+printf '%s\\n' "slurmstepd: error: couldn't chdir to \\`$2': ${{e##*: }}: going to /tmp instead" >&3
+cd /tmp || exit 1
+}}
 c=1
-"$2" 2>&3 3>&-
+"$1/script" 2>&3 3>&-
 r=$?
-printf '%s\\n' "$r" >"$1"
+printf '%s\\n' "$r" >"$1/status"
+exit "$r"
 """
 WRAPPER_NAME = "fsched-job"
 LOST_SIGNAL = int(signal.SIGKILL)
@@ -92,6 +131,15 @@ _UNCATCHABLE = frozenset({signal.SIGKILL, signal.SIGSTOP, signal.SIGCONT})
 SETTLE_POLL = 0.005  # seconds between checks that the script runs
 SETTLE_MAX = 1.0  # then send anyway: a script without #! never shows its name
 _MAX_SIGNAL = int(signal.SIGRTMAX)
+SPOOL_RECHECK = 5.0  # seconds between checks of an unusable spool
+# Test-only crash points (see the module docstring); read once, at import.
+_FAULT = os.environ.get("FSCHED_AGENT_FAULT", "")
+FAULT_STATUS = 70
+
+
+def _fault(point: str) -> None:
+    if point == _FAULT:
+        os._exit(FAULT_STATUS)
 
 
 class LaunchError(Exception):
@@ -265,6 +313,58 @@ def _open(path: str, flags: int, what: str) -> int:
         raise LaunchError(f"could not open {what} file {path}: {exc.strerror}") from None
 
 
+def _truncate(fd: int) -> None:
+    """Empty an output file now that the launch will go ahead (not /dev/null, a FIFO...)."""
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        os.ftruncate(fd, 0)
+
+
+# Launch fields that name paths or the user, with the words used in launch_failed.
+_TEXT_FIELDS = {
+    "work_dir": "working directory",
+    "std_out": "output file name",
+    "std_err": "error file name",
+    "std_in": "input file name",
+    "user": "user name",
+}
+
+
+def check_launch_text(job: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Raise LaunchError for a NUL byte (or an ``=`` in a variable name) that the
+    kernel would refuse or silently cut: the job must fail, not hang RUNNING."""
+    for key, what in _TEXT_FIELDS.items():
+        value = job.get(key)
+        if isinstance(value, str) and "\0" in value:
+            raise LaunchError(f"invalid {what}: contains a NUL byte")
+    for name, value in env.items():
+        if not name or "\0" in name or "=" in name:
+            raise LaunchError(f"invalid environment variable name {name!r}")
+        if "\0" in value:
+            raise LaunchError(f"invalid environment variable {name}: its value contains a NUL byte")
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[:-1]
+    except OSError:
+        return []
+
+
+def is_wrapper(pid: int, launch: str) -> bool:
+    """Whether ``pid`` is the wrapper started with launch id ``launch``."""
+    args = _cmdline(pid)
+    return len(args) > 4 and args[3] == WRAPPER_NAME.encode() and args[-1] == launch.encode()
+
+
+def find_wrapper(launch: str) -> int | None:
+    """The pid of the live wrapper started with launch id ``launch``, found in /proc."""
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and is_wrapper(int(entry.name), launch):
+            return int(entry.name)
+    return None
+
+
 @dataclass(eq=False)
 class Job:
     """A job whose process group leader (the wrapper) is alive, as far as we know."""
@@ -331,14 +431,16 @@ class JobManager:
     # -- start-up -------------------------------------------------------------------
 
     def recover(self) -> int:
-        """Load the spool: adopt live jobs, complete the ones that ended meanwhile.
+        """Lock and load the spool: adopt live jobs, complete the ones that ended meanwhile.
 
         Must run inside the event loop. Returns the number of adopted (live) jobs.
+        Raises SpoolLocked when another agent serves this spool.
         """
+        self.spool.lock()
         self._done = self.spool.completions()
         self._seq = max((c.seq for c in self._done.values()), default=0)
         adopted = 0
-        for st in self.spool.states():
+        for st in self.spool.states() + self._found_launches():
             if st.job_id in self._done:
                 continue  # ended earlier, waiting for its ack
             job = Job(state=st, popen=None)
@@ -353,12 +455,97 @@ class JobManager:
         self.flush()
         return adopted
 
+    def _found_launches(self) -> list[JobState]:
+        """Launch intents of an agent that died around the fork, resolved to processes.
+
+        A wrapper alive is recorded as the job's process; one that ran (it wrote its pid
+        or status) and ended comes back with its recorded pid, to be completed; a launch
+        that never got a wrapper is dropped, for the controller to relaunch.
+        """
+        found = []
+        for intent in self.spool.launches():
+            job_id, launch = intent.job_id, intent.launch
+            pid = self.spool.read_pid(job_id)
+            if pid is None or not is_wrapper(pid, launch):
+                pid = find_wrapper(launch) or pid
+            ticks = start_ticks(pid) if pid is not None and is_wrapper(pid, launch) else None
+            if pid is not None and ticks is not None:
+                log.info("job %d: wrapper %d of an interrupted launch found alive", job_id, pid)
+                st = intent.with_process(pid, ticks, ticks)
+                self._spool_write(self.spool.write_state, st)
+            elif pid is not None or self.spool.read_status(intent.status_file) is not None:
+                log.info("job %d: wrapper of an interrupted launch ran and ended", job_id)
+                st = intent.with_process(pid or 0, 0, -1)  # no process can match: it ended
+            else:
+                log.info("job %d: launch interrupted before its wrapper started, dropped", job_id)
+                self._spool_write(self.spool.remove_job, job_id)
+                continue
+            found.append(st)
+        return found
+
+    # -- spool health ---------------------------------------------------------------
+
+    def _spool_write(self, write: Callable[..., None], *args: Any) -> bool:
+        """Run one spool write; a failure makes the spool a problem instead of an error."""
+        try:
+            write(*args)
+        except OSError as exc:
+            self._spool_failed(exc)
+            return False
+        return True
+
+    def _spool_failed(self, exc: OSError) -> None:
+        log.error("spool %s cannot be written: %s", self.spool.root, exc)
+        if self.problem is not None:
+            return
+        self.problem = f"spool unusable: {exc.strerror or exc}"
+        self.emit({"type": "drain", "nodes": sorted(self.nodes), "reason": self.problem})
+        with contextlib.suppress(RuntimeError):  # no loop: the next launch re-checks
+            asyncio.get_running_loop().call_later(SPOOL_RECHECK, self._recheck_spool)
+
+    def _recheck_spool(self) -> None:
+        """Write back what was kept in memory once the spool is usable again."""
+        try:
+            self.spool.check()
+            self.spool.write_completions(list(self._done.values()))
+            for job in self._running.values():
+                self.spool.write_state(job.state)
+        except (OSError, SpoolLocked) as exc:
+            log.debug("spool %s still unusable: %s", self.spool.root, exc)
+            asyncio.get_running_loop().call_later(SPOOL_RECHECK, self._recheck_spool)
+            return
+        nodes = ",".join(sorted(self.nodes))
+        log.warning("spool %s usable again; nodes %s stay drained until resumed", self.spool.root, nodes)
+        self.problem = None
+
     # -- controller requests --------------------------------------------------------
 
     def launch(self, job: Mapping[str, Any]) -> None:
-        job_id = int(job["job_id"])
-        node = str(job.get("batch_host") or "")
-        run = int(job.get("run") or 0)
+        """Start a job, or answer ``launch_failed``: no error leaves it unanswered."""
+        try:
+            job_id = int(job["job_id"])
+        except Exception as exc:  # nothing to answer without a job id
+            log.warning("launch without a usable job_id dropped (%s: %s)", type(exc).__name__, exc)
+            return
+        node, run = "", 0
+        try:
+            node = str(job.get("batch_host") or "")
+            run = int(job.get("run") or 0)
+            self._launch(job_id, node, run, job)
+        except Exception as exc:
+            if isinstance(exc, LaunchError):
+                error = str(exc)
+            else:
+                log.exception("job %d: unexpected error while starting it", job_id)
+                error = f"cannot start job: {type(exc).__name__}: {exc}"
+            if job_id not in self._running and job_id not in self._pending and job_id not in self._done:
+                with contextlib.suppress(OSError):
+                    self.spool.remove_job(job_id)
+            log.warning("job %d: launch failed on %s: %s", job_id, node, error)
+            self.emit({"type": "launch_failed", "job_id": job_id, "node": node, "error": error,
+                       "time": self.clock(), "run": run})  # fmt: skip
+
+    def _launch(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
         # A launch of a later run (the job was requeued) replaces whatever is left of the
         # earlier one: that run's end is no longer the controller's business.
         stale_running = job_id in self._running and self._running[job_id].state.run != run
@@ -380,84 +567,82 @@ class JobManager:
             if job_id in self._done:
                 self.emit({"type": "completed", **self._done[job_id].to_dict()})
             return
-        try:
-            if node not in self.nodes:
-                raise LaunchError(f"node {node} is not served by this agent")
-            self._start(job_id, node, job)
-        except LaunchError as exc:
-            self.spool.remove_job(job_id)
-            log.warning("job %d: launch failed on %s: %s", job_id, node, exc)
-            self.emit({"type": "launch_failed", "job_id": job_id, "node": node, "error": str(exc),
-                       "time": self.clock(), "run": run})  # fmt: skip
+        if node not in self.nodes:
+            raise LaunchError(f"node {node} is not served by this agent")
+        if self.problem is not None:
+            raise LaunchError(f"agent cannot launch jobs: {self.problem}")
+        self._start(job_id, node, run, job)
 
-    def _start(self, job_id: int, node: str, job: Mapping[str, Any]) -> None:
+    def _start(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
         account = resolve_account(str(job.get("user") or ""))
         env = job_environment(job, account)
+        check_launch_text(job, env)
         files = paths.job_files(job)
         work_dir = str(job.get("work_dir") or "/")
         fds: list[int] = []
         try:
             with effective(account):
                 _check_work_dir(work_dir)
-                out = _open(files.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "stdout")
+                # Not truncated yet: a launch failing below leaves the files as they were.
+                out = _open(files.stdout, os.O_WRONLY | os.O_CREAT, "stdout")
                 fds.append(out)
                 err = out
                 if files.stderr is not None:
-                    err = _open(files.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "stderr")
+                    err = _open(files.stderr, os.O_WRONLY | os.O_CREAT, "stderr")
                     fds.append(err)
                 stdin: int = subprocess.DEVNULL
                 if files.stdin is not None:
                     stdin = _open(files.stdin, os.O_RDONLY, "stdin")
                     fds.append(stdin)
             owner = (account.uid, account.gid) if account.switches else None
-            script_path, status_path = self.spool.prepare_job(
-                job_id,
-                str(job.get("script") or ""),
-                owner,  # type: ignore[arg-type]
-            )
+            try:
+                dir_fd = self.spool.prepare_job(job_id, str(job.get("script") or ""), owner)  # type: ignore[arg-type]
+            except OSError as exc:
+                self._spool_failed(exc)
+                raise LaunchError(f"agent cannot launch jobs: {self.problem}") from None
+            fds.append(dir_fd)
+            ticks_before = boot_ticks()
+            intent = JobState(
+                job_id=job_id, node=node, pid=0, pgid=0, started=self.clock(),
+                start_ticks=ticks_before, start_ticks_max=0,
+                status_file=self.spool.status_path(job_id), run=run,
+                launch=f"launch={job_id}.{run}.{secrets.token_hex(8)}",
+            )  # fmt: skip
+            if not self._spool_write(self.spool.write_state, intent):
+                raise LaunchError(f"agent cannot launch jobs: {self.problem}")
+            _fault("before_fork")
             ids: dict[str, Any] = {}
             if account.switches:
                 ids = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
-            ticks_before = boot_ticks()
             try:
+                for fd in {out, err}:
+                    _truncate(fd)
+                # No cwd=: the child would chdir as root, before the switch; the wrapper does.
                 popen = subprocess.Popen(
-                    [BASH, "-c", WRAPPER, WRAPPER_NAME, status_path, script_path],
+                    [BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{dir_fd}", work_dir, intent.launch],
                     stdin=stdin,
                     stdout=out,
                     stderr=err,
-                    cwd=work_dir,
                     env=env,
                     start_new_session=True,
                     close_fds=True,
+                    pass_fds=(dir_fd,),
                     **ids,
                 )
-            except OSError as exc:
-                if exc.filename == work_dir:
-                    raise LaunchError(f"chdir to {work_dir} failed: {exc.strerror}") from None
-                raise LaunchError(f"cannot start job: {exc}") from None
-            except ValueError as exc:  # e.g. a NUL byte in the environment
+            except (OSError, ValueError) as exc:  # ValueError: e.g. a NUL byte in the environment
                 raise LaunchError(f"cannot start job: {exc}") from None
         finally:
             for fd in fds:
                 os.close(fd)
-        now = self.clock()
-        state = JobState(
-            job_id=job_id,
-            node=node,
-            pid=popen.pid,
-            pgid=popen.pid,
-            started=now,
-            start_ticks=ticks_before,
-            start_ticks_max=boot_ticks(),
-            status_file=status_path,
-            run=int(job.get("run") or 0),
-        )
-        self.spool.write_state(state)
+        _fault("after_fork")
+        state = intent.with_process(popen.pid, ticks_before, boot_ticks())
+        # Past the fork the job runs whatever happens: a spool failure only loses the record.
+        self._spool_write(self.spool.write_state, state)
         j = Job(state=state, popen=popen)
         self._running[job_id] = j
         self._watch(j)
         log.info("job %d: started on %s as pid %d (user %s)", job_id, node, popen.pid, account.name)
-        self.emit({"type": "started", "job_id": job_id, "node": node, "pid": popen.pid, "time": now,
+        self.emit({"type": "started", "job_id": job_id, "node": node, "pid": popen.pid, "time": state.started,
                    "run": state.run})  # fmt: skip
 
     def signal(self, job_id: int, name: str | int) -> None:
@@ -501,7 +686,7 @@ class JobManager:
                 self._pending[job_id][0].silent = True
             else:
                 self._done.pop(job_id, None)
-                self.spool.remove_job(job_id)
+                self._spool_write(self.spool.remove_job, job_id)
 
     def ack(self, job_ids: Iterable[int]) -> None:
         for job_id in job_ids:
@@ -509,7 +694,7 @@ class JobManager:
                 log.warning("job %d: ack for a job that has not completed, ignored", job_id)
                 continue
             self._done.pop(job_id, None)
-            self.spool.remove_job(job_id)
+            self._spool_write(self.spool.remove_job, job_id)
             log.debug("job %d: completion acknowledged", job_id)
 
     # -- supervision ----------------------------------------------------------------
@@ -579,8 +764,8 @@ class JobManager:
             exit_code, sig = decode_status(status)
         elif wrapper_rc is not None and wrapper_rc < 0:
             exit_code, sig = 0, -wrapper_rc
-        elif wrapper_rc is not None:
-            exit_code, sig = wrapper_rc & 0xFF, 0
+        elif wrapper_rc is not None:  # no status file (spool gone): the wrapper exits with it
+            exit_code, sig = decode_status(wrapper_rc)
         else:  # gone while no agent watched, without a word: lost
             log.warning("job %d: process vanished without an exit status, reported as killed", st.job_id)
             exit_code, sig = 0, LOST_SIGNAL
@@ -613,12 +798,13 @@ class JobManager:
         self._pending.clear()
         silent = [job.state.job_id for job, _ in batch if job.silent]
         for job_id in silent:
-            self.spool.remove_job(job_id)
+            self._spool_write(self.spool.remove_job, job_id)
         for job_id in silent:
             if (deferred := self._deferred.pop(job_id, None)) is not None:
                 self.launch(deferred)
         completions = [c for job, c in batch if not job.silent]
-        self.spool.write_completions(completions)
+        # Unspooled completions still go out and stay in memory until acknowledged.
+        self._spool_write(self.spool.write_completions, completions)
         for c in completions:
             self._done[c.job_id] = c
         # Jobs that ended together travel together: one message, one controller transaction.

@@ -2,27 +2,48 @@
 
 Layout (like slurmd's ``/var/spool/slurmd``)::
 
-    <spool>/jobs/<job_id>/script      the batch script (0700, owned by the job's user)
-    <spool>/jobs/<job_id>/status      the wrapper writes the script's exit status here
-    <spool>/jobs/<job_id>/state.json  JobState: which process runs the job
-    <spool>/done/<job_id>.json        a Completion not yet acknowledged by the controller
-    <spool>/boot_time                 the boot time reported for the hosted nodes
+    <spool>/lock                   flock'ed by the agent for its whole life; holds its pid
+    <spool>/state/<job_id>.json    JobState: the launch intent (pid 0), then its process
+    <spool>/jobs/<job_id>/         the job's own directory, owned by the job's user
+    <spool>/jobs/<job_id>/script   the batch script (0700)
+    <spool>/jobs/<job_id>/pid      the wrapper writes its pid here first thing
+    <spool>/jobs/<job_id>/status   the wrapper writes the script's exit status here
+    <spool>/done/<job_id>.json     a Completion not yet acknowledged by the controller
+    <spool>/boot_time              the boot time reported for the hosted nodes
 
-A completion is written (fsync + atomic rename) before it is sent and deleted only on
-``ack``: that is the "nothing lost" rule of ARCHITECTURE.md. ``state.json`` and the
-script are not fsynced: they only matter while the machine (and so the job) is up.
-The spool tree is world-traversable (0755) because, when the agent runs as root, a job
-running as its user must be able to execute its script from there.
+Private: the root and its directories are 0700 and every file the agent writes is 0600
+(the script 0700), whatever the umask; a spool of an older version is fixed on start,
+with a log line. Jobs never walk the spool's path: the agent opens the job's directory
+and hands it to the wrapper as an inherited descriptor, which the wrapper reaches as
+``/proc/self/fd/N``. That magic link skips the permission checks of the directories
+above, and the job's user owns its own directory, so a job running as its user executes
+its script (named ``script``, so its process name still says it runs) while no other
+user can even list the spool. The intent and state files stay in ``state/``, out of the
+job's reach, so a job cannot forge what the agent will adopt after a restart.
+
+One agent per spool: ``lock()`` takes an exclusive ``flock`` on ``<spool>/lock`` and
+keeps it until the process ends. A second agent waits ``LOCK_WAIT`` seconds (a dying
+agent's forked child may hold the descriptor for an instant, until it execs) and then
+fails with SpoolLocked naming the holder's pid.
+
+Durability: a completion is written (fsync + atomic rename) before it is sent and deleted
+only on ``ack``: that is the "nothing lost" rule of ARCHITECTURE.md. The launch intent is
+renamed into place before the fork but not fsynced, like ``state.json`` and the script:
+they only matter while the machine (and so the job) is up.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import logging
 import os
 import shutil
-from dataclasses import asdict, dataclass
+import stat
+import time
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +53,24 @@ log = logging.getLogger(__name__)
 MAX_STATUS_LEN = 16
 # The job script's file name; also the process name (comm) of the running script.
 SCRIPT_NAME = "script"
+PID_NAME = "pid"
+STATUS_NAME = "status"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+LOCK_WAIT = 2.0  # seconds a second agent waits for the spool lock
+_LOCK_POLL = 0.05
+
+
+class SpoolLocked(Exception):
+    """Another live agent holds this spool."""
 
 
 @dataclass(frozen=True)
 class JobState:
-    """Which process is a job: enough to find it again after an agent restart."""
+    """Which process is a job: enough to find it again after an agent restart.
+
+    ``pid`` 0 is a launch intent: written before the fork, the wrapper not yet known.
+    """
 
     job_id: int
     node: str
@@ -54,6 +88,10 @@ class JobState:
 
     status_file: str
     run: int = 0  # which run of the job (its restart count), echoed to the controller
+    launch: str = ""  # the wrapper's last argument: finds it in /proc when its pid is unknown
+
+    def with_process(self, pid: int, ticks: int, ticks_max: int) -> JobState:
+        return replace(self, pid=pid, pgid=pid, start_ticks=ticks, start_ticks_max=ticks_max)
 
 
 @dataclass(frozen=True)
@@ -72,6 +110,50 @@ class Completion:
         return asdict(self)
 
 
+def _private_dir(path: Path) -> None:
+    """Create ``path`` 0700 or make it so, saying when an existing one was wider."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode != DIR_MODE:
+        os.chmod(path, DIR_MODE)
+        log.warning("spool directory %s was mode %04o, now %04o", path, mode, DIR_MODE)
+
+
+def _write_private(path: Path, data: bytes, *, sync: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file + rename), mode 0600."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)  # a leftover temporary file keeps its old mode otherwise
+        os.write(fd, data)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _read_small(path: str | Path) -> bytes | None:
+    """At most MAX_STATUS_LEN + 1 bytes of a file the job may control (no symlinks)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, MAX_STATUS_LEN + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _number(data: bytes | None) -> int | None:
+    """The number in a complete ``N\\n`` (a partial write counts as missing)."""
+    if data is None or not data.endswith(b"\n") or not data[:-1].isdigit():
+        return None
+    return int(data[:-1])
+
+
 class Spool:
     """File operations on one agent's spool directory."""
 
@@ -79,73 +161,171 @@ class Spool:
         self.root = Path(root)
         self.jobs_dir = self.root / "jobs"
         self.done_dir = self.root / "done"
-        for d in (self.root, self.jobs_dir, self.done_dir):
-            d.mkdir(parents=True, exist_ok=True)
-            os.chmod(d, 0o755)  # noqa: S103 -- job users must reach their script
+        self.state_dir = self.root / "state"
+        for d in (self.root, self.jobs_dir, self.done_dir, self.state_dir):
+            _private_dir(d)
+        self._fix_file_modes()
         # Kept open: every batch of completions ends with an fsync of this directory.
         self._done_fd = os.open(self.done_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._lock_fd = -1
+
+    def _fix_file_modes(self) -> None:
+        fixed = 0
+        for d in (self.root, self.done_dir, self.state_dir):
+            for p in d.iterdir():
+                with contextlib.suppress(OSError):
+                    st = p.lstat()
+                    if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) & 0o077:
+                        os.chmod(p, FILE_MODE)
+                        fixed += 1
+        if fixed:
+            log.warning("spool %s: %d file(s) readable by others, now mode %04o", self.root, fixed, FILE_MODE)
 
     def close(self) -> None:
         if self._done_fd >= 0:
             os.close(self._done_fd)
             self._done_fd = -1
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = -1
+
+    # -- the lock -------------------------------------------------------------------
+
+    def lock(self, wait: float = LOCK_WAIT) -> None:
+        """Hold ``<spool>/lock`` for this process's life, or raise SpoolLocked."""
+        path = self.root / "lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                    os.close(fd)
+                    busy = f"spool {self.root} is in use by another agent (pid {holder})"
+                    raise SpoolLocked(busy) from None
+                time.sleep(_LOCK_POLL)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+        self._lock_fd = fd
+
+    def _holds_lock(self) -> bool:
+        """Whether the lock file in place is the one we hold (not recreated under us)."""
+        if self._lock_fd < 0:
+            return False
+        try:
+            return os.stat(self.root / "lock").st_ino == os.fstat(self._lock_fd).st_ino
+        except FileNotFoundError:
+            return False
+
+    def check(self) -> None:
+        """Make the spool usable again as it stands, or raise OSError / SpoolLocked.
+
+        The root itself is not recreated: a missing spool may be an unmounted file
+        system, and the administrator decides. Missing subdirectories are.
+        """
+        if not self.root.is_dir():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(self.root))
+        for d in (self.jobs_dir, self.done_dir, self.state_dir):
+            _private_dir(d)
+        if not self._holds_lock():
+            self.lock(wait=0)
+        probe = self.done_dir / ".probe"
+        _write_private(probe, b"probe\n", sync=True)
+        probe.unlink()
+        if os.fstat(self._done_fd).st_ino != os.stat(self.done_dir).st_ino:
+            os.close(self._done_fd)
+            self._done_fd = os.open(self.done_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
     # -- per-job files --------------------------------------------------------------
 
     def job_dir(self, job_id: int) -> Path:
         return self.jobs_dir / str(job_id)
 
-    def prepare_job(self, job_id: int, script: str, owner: tuple[int, int] | None) -> tuple[str, str]:
-        """Write the script (and, for another account, an empty status file); return their paths.
+    def prepare_job(self, job_id: int, script: str, owner: tuple[int, int] | None) -> int:
+        """Write the job's directory and script; return a descriptor of the directory.
 
         ``owner`` (uid, gid) is the job's account when the agent runs as root: the
-        script and status file are its own, the directory stays the agent's so the job
-        cannot replace ``state.json``.
+        directory and script become its own once written, so the wrapper, running as
+        that account, writes its pid and status there.
         """
+        data = script.encode()  # before any file exists: a lone surrogate fails here
         d = self.job_dir(job_id)
         if d.exists():  # a launch that died half-way, or a re-launch after ack
             shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(mode=0o755)
-        script_path = d / SCRIPT_NAME
-        fd = os.open(script_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+        d.mkdir(mode=DIR_MODE)
+        dir_fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            os.write(fd, script.encode())
-            if owner is not None:
-                os.fchown(fd, *owner)
-        finally:
-            os.close(fd)
-        status_path = d / "status"
-        if owner is not None:  # the job's account could not create it in our directory
-            fd = os.open(status_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(dir_fd, DIR_MODE)
+            fd = os.open(
+                SCRIPT_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o700, dir_fd=dir_fd
+            )
             try:
-                os.fchown(fd, *owner)
+                os.write(fd, data)
+                os.fchmod(fd, 0o700)
+                if owner is not None:
+                    os.fchown(fd, *owner)
             finally:
                 os.close(fd)
-        return str(script_path), str(status_path)
+            if owner is not None:
+                os.fchown(dir_fd, *owner)
+        except BaseException:
+            os.close(dir_fd)
+            raise
+        return dir_fd
+
+    def status_path(self, job_id: int) -> str:
+        return str(self.job_dir(job_id) / STATUS_NAME)
+
+    def read_pid(self, job_id: int) -> int | None:
+        """The pid the job's wrapper recorded, if it got that far."""
+        return _number(_read_small(self.job_dir(job_id) / PID_NAME))
 
     def write_state(self, state: JobState) -> None:
-        d = self.job_dir(state.job_id)
-        tmp = d / "state.json.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-        try:
-            os.write(fd, json.dumps(asdict(state)).encode())
-        finally:
-            os.close(fd)
-        os.replace(tmp, d / "state.json")
+        _write_private(self.state_dir / f"{state.job_id}.json", json.dumps(asdict(state)).encode())
 
-    def states(self) -> list[JobState]:
-        """The jobs recorded as started; half-launched job directories are removed."""
-        found: list[JobState] = []
-        for d in sorted(self.jobs_dir.iterdir()):
+    def _records(self) -> list[JobState]:
+        """Every recorded launch; job directories nobody recorded are removed."""
+        self._adopt_old_layout()
+        found: dict[int, JobState] = {}
+        for p in sorted(self.state_dir.iterdir()):
+            if p.name.startswith("."):  # a write interrupted before its rename
+                p.unlink(missing_ok=True)
+                continue
             try:
-                found.append(JobState(**json.loads((d / "state.json").read_text())))
-            except FileNotFoundError:
+                st = JobState(**json.loads(p.read_bytes()))
+            except (ValueError, TypeError, OSError) as exc:
+                log.warning("unreadable spool state %s (%s), removed", p.name, exc)
+                p.unlink(missing_ok=True)
+                continue
+            found[st.job_id] = st
+        for d in self.jobs_dir.iterdir():
+            if not d.name.isdigit() or int(d.name) not in found:
                 log.info("job %s: removing spool of a launch that never started", d.name)
                 shutil.rmtree(d, ignore_errors=True)
-            except (ValueError, TypeError, OSError) as exc:
-                log.warning("job %s: unreadable spool state (%s), removed", d.name, exc)
-                shutil.rmtree(d, ignore_errors=True)
-        return found
+        return [found[k] for k in sorted(found)]
+
+    def _adopt_old_layout(self) -> None:
+        """Move ``jobs/<id>/state.json`` of an older agent to ``state/<id>.json``: its
+        job may still run, and dropping the record would run it a second time."""
+        for old in self.jobs_dir.glob("*/state.json"):
+            new = self.state_dir / f"{old.parent.name}.json"
+            with contextlib.suppress(OSError):
+                os.chmod(old, FILE_MODE)
+                os.replace(old, new)
+                log.info("job %s: state moved to %s", old.parent.name, new)
+
+    def states(self) -> list[JobState]:
+        """The jobs recorded as started (their wrapper's pid known)."""
+        return [st for st in self._records() if st.pid > 0]
+
+    def launches(self) -> list[JobState]:
+        """Launch intents whose wrapper's pid was never recorded by the agent."""
+        return [st for st in self._records() if st.pid <= 0]
 
     def job_ids(self) -> set[int]:
         return {int(d.name) for d in self.jobs_dir.iterdir() if d.name.isdigit()}
@@ -153,30 +333,15 @@ class Spool:
     @staticmethod
     def read_status(path: str) -> int | None:
         """The wait status the wrapper wrote, or None if it never finished writing it."""
-        try:
-            with open(path, "rb") as f:
-                data = f.read(MAX_STATUS_LEN + 1)
-        except OSError:
-            return None
         # Only a complete "N\n" counts: the wrapper may have been killed mid-write.
-        if not data.endswith(b"\n") or not data[:-1].isdigit():
-            return None
-        return int(data[:-1])
+        return _number(_read_small(path))
 
     # -- completions ----------------------------------------------------------------
 
     def write_completions(self, completions: list[Completion]) -> None:
         """Durably record completions: fsync each file, then the directory once."""
         for c in completions:
-            final = self.done_dir / f"{c.job_id}.json"
-            tmp = self.done_dir / f".{c.job_id}.json.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.write(fd, json.dumps(c.to_dict()).encode())
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, final)
+            _write_private(self.done_dir / f"{c.job_id}.json", json.dumps(c.to_dict()).encode(), sync=True)
         if completions:
             os.fsync(self._done_fd)
 
@@ -198,17 +363,18 @@ class Spool:
     # -- cleanup --------------------------------------------------------------------
 
     def remove_job(self, job_id: int) -> None:
-        """Forget a job: its completion file and its job directory."""
+        """Forget a job: its completion, its state and its job directory."""
         (self.done_dir / f"{job_id}.json").unlink(missing_ok=True)
+        (self.state_dir / f"{job_id}.json").unlink(missing_ok=True)
         d = self.job_dir(job_id)
-        for name in (SCRIPT_NAME, "status", "state.json"):
-            with contextlib.suppress(FileNotFoundError):
+        for name in (SCRIPT_NAME, STATUS_NAME, PID_NAME):
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                 (d / name).unlink()
         try:
             d.rmdir()
         except FileNotFoundError:
             pass
-        except OSError:
+        except OSError:  # the job left files of its own there
             shutil.rmtree(d, ignore_errors=True)
 
     # -- boot time ------------------------------------------------------------------
@@ -220,6 +386,4 @@ class Spool:
             return None
 
     def write_boot_time(self, value: float) -> None:
-        tmp = self.root / "boot_time.tmp"
-        tmp.write_text(repr(value))
-        os.replace(tmp, self.root / "boot_time")
+        _write_private(self.root / "boot_time", repr(value).encode())
