@@ -33,7 +33,9 @@ Unknown keys are warnings (kept, with their spelling, in ``options`` /
 from __future__ import annotations
 
 import glob
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,6 +43,7 @@ from typing import Any
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
+from cluster.hostlist_size import HUGE, hostlist_size
 from cluster.slurmtime import parse_memory_mb, parse_time_limit
 
 # --- known keys --------------------------------------------------------------
@@ -137,6 +140,16 @@ PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 _UNLIMITED_WORDS = frozenset({"UNLIMITED", "INFINITE", "-1"})
 _MAX_PRIORITY = 65533  # Slurm's largest PriorityTier / PriorityJobFactor
 
+# Bounds: a value the database cannot hold, or a hostlist that would take the controller's
+# memory to expand, is refused with its file:line before anything changes.
+INT_MAX = 2**31 - 1  # the integer columns (PostgreSQL's integer) that hold these values
+UINT16_MAX = 65535  # Slurm keeps CPUs and the topology counts in 16 bits
+# MaxNodeCount when slurm.conf does not set it: four times the largest production clusters
+# of today, and 65536 names expand in about 20 ms.
+DEFAULT_MAX_NODE_COUNT = 65536
+MAX_NODE_COUNT_CEILING = 1 << 18  # one NodeConf, one Node row and a console tile per node
+MAX_CONF_FILE_BYTES = 16 << 20
+
 DEFAULT_SLURMD_TIMEOUT = 300
 DEFAULT_MAX_JOB_COUNT = 10000
 DEFAULT_KILL_WAIT = 30
@@ -197,6 +210,8 @@ class ConfLine:
     file: str
     line: int
     pairs: tuple[tuple[str, str], ...]
+    # Read from a file outside the configuration directory: its text is never quoted.
+    private: bool = False
 
     @property
     def key(self) -> str:
@@ -219,7 +234,24 @@ class ConfLine:
         return found
 
     def problem(self, message: str) -> ConfigProblem:
+        if self.private:
+            return ConfigProblem(self.file, self.line, withheld(self.keyword))
         return ConfigProblem(self.file, self.line, message)
+
+    @property
+    def keyword(self) -> str:
+        """The line's first key if it is one of ours (fsched's words, not the file's)."""
+        for table in (_RECORD, _GLOBAL):
+            canon = canonical_key(self.key, table) if self.pairs else None
+            if canon:
+                return canon
+        return "line"
+
+
+def withheld(keyword: str = "line") -> str:
+    """What a problem says about a line it must not quote: the caller of a reconfigure
+    (staff, through the API) may not be allowed to read the file, the controller may."""
+    return f"{keyword}: refused or ignored; not quoted, the file is outside the configuration directory"
 
 
 _KEY_RE = re.compile(r"([A-Za-z0-9_]+)\s*=\s*")
@@ -299,27 +331,36 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 @dataclass
 class _ReadContext:
     problems: list[ConfigProblem]
+    conf_dir: Path | None = None  # resolved; files outside it are private
     files: list[str] = field(default_factory=list)
     stack: list[str] = field(default_factory=list)
 
+    def is_private(self, path: Path) -> bool:
+        return self.conf_dir is not None and not path.resolve().is_relative_to(self.conf_dir)
 
-def _read_text(text: str, file: str, base_dir: Path, ctx: _ReadContext) -> Iterator[ConfLine]:
+
+def _read_text(
+    text: str, file: str, base_dir: Path, ctx: _ReadContext, *, private: bool = False
+) -> Iterator[ConfLine]:
     for number, content in _logical_lines(text):
         include = _INCLUDE_RE.match(content)
         if include:
-            yield from _include(include.group(1), file, number, base_dir, ctx)
+            yield from _include(include.group(1), file, number, base_dir, ctx, private=private)
             continue
         try:
             pairs = tokenize(content)
         except ValueError as exc:
-            ctx.problems.append(ConfigProblem(file, number, str(exc)))
+            ctx.problems.append(ConfigProblem(file, number, withheld() if private else str(exc)))
             continue
-        yield ConfLine(file, number, tuple(pairs))
+        yield ConfLine(file, number, tuple(pairs), private=private)
 
 
-def _include(spec: str, file: str, number: int, base_dir: Path, ctx: _ReadContext) -> Iterator[ConfLine]:
+def _include(
+    spec: str, file: str, number: int, base_dir: Path, ctx: _ReadContext, *, private: bool
+) -> Iterator[ConfLine]:
     def problem(message: str) -> None:
-        ctx.problems.append(ConfigProblem(file, number, f"Include {spec}: {message}"))
+        text = withheld("Include") if private else f"Include {spec}: {message}"
+        ctx.problems.append(ConfigProblem(file, number, text))
 
     pattern = spec[1:-1] if len(spec) >= 2 and spec[0] == spec[-1] == '"' else spec
     target = Path(pattern).expanduser()
@@ -339,14 +380,29 @@ def _include(spec: str, file: str, number: int, base_dir: Path, ctx: _ReadContex
             problem(f"include cycle ({chain})")
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_conf_file(path)
         except FileNotFoundError:
             problem("no such file")
             continue
         except (OSError, UnicodeDecodeError) as exc:
             problem(f"cannot read: {exc}")
             continue
+        except ValueError as exc:
+            problem(str(exc))
+            continue
         yield from _read_file_text(text, path, ctx)
+
+
+def _read_conf_file(path: Path) -> str:
+    """The text of a configuration file; ``ValueError`` for what cannot be one
+    (``Include /dev/zero`` would otherwise be read until memory runs out)."""
+    with path.open("rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        data = f.read(MAX_CONF_FILE_BYTES + 1)
+    if len(data) > MAX_CONF_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_CONF_FILE_BYTES // (1 << 20)} MiB")
+    return data.decode("utf-8")
 
 
 def _read_file_text(text: str, path: Path, ctx: _ReadContext) -> Iterator[ConfLine]:
@@ -354,15 +410,15 @@ def _read_file_text(text: str, path: Path, ctx: _ReadContext) -> Iterator[ConfLi
     ctx.files.append(str(path))
     ctx.stack.append(resolved)
     try:
-        yield from _read_text(text, str(path), path.parent, ctx)
+        yield from _read_text(text, str(path), path.parent, ctx, private=ctx.is_private(path))
     finally:
         ctx.stack.pop()
 
 
 def _read_top(path: Path, ctx: _ReadContext) -> Iterator[ConfLine]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = _read_conf_file(path)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         ctx.problems.append(ConfigProblem(str(path), 0, f"cannot read: {exc}"))
         return
     yield from _read_file_text(text, path, ctx)
@@ -377,7 +433,8 @@ def read_conf_lines(path: str | Path, *, problems: list[ConfigProblem] | None = 
     :class:`ConfigError` once the lines that could be read have been yielded.
     """
     sink: list[ConfigProblem] = [] if problems is None else problems
-    yield from _read_top(Path(path), _ReadContext(sink))
+    path = Path(path)
+    yield from _read_top(path, _ReadContext(sink, conf_dir=path.parent.resolve()))
     if problems is None and sink:
         raise ConfigError(sink)
 
@@ -480,7 +537,7 @@ class SlurmConfig:
 def load_slurm_conf(path: str | Path) -> SlurmConfig:
     """Read and validate ``slurm.conf`` and its Includes; raise :class:`ConfigError`."""
     path = Path(path)
-    ctx = _ReadContext([])
+    ctx = _ReadContext([], conf_dir=path.parent.resolve())
     lines = list(_read_top(path, ctx))
     return _Builder(ctx, path.parent).build(lines)
 
@@ -494,7 +551,7 @@ def parse_slurm_conf_text(
     part of ``filename``).
     """
     base = Path(include_dir) if include_dir is not None else Path(filename).parent
-    ctx = _ReadContext([])
+    ctx = _ReadContext([], conf_dir=base.resolve())
     ctx.files.append(filename)
     lines = list(_read_text(text, filename, base, ctx))
     return _Builder(ctx, base).build(lines)
@@ -505,14 +562,19 @@ def parse_slurm_conf_text(
 # the reason; the caller prefixes "Key=value: ".
 
 
-def _int(minimum: int = 0, maximum: int | None = None) -> Callable[[str], int]:
+def _int(minimum: int = 0, maximum: int = INT_MAX) -> Callable[[str], int]:
     def parse(value: str) -> int:
-        if not re.fullmatch(r"-?[0-9]+", value.strip()):
+        text = value.strip()
+        if not re.fullmatch(r"-?[0-9]+", text):
             raise ValueError("not an integer")
-        number = int(value)
+        if len(text.lstrip("-").lstrip("0")) > 19:  # int() of a long digit string is slow
+            raise ValueError(
+                f"must be at least {minimum}" if text[0] == "-" else f"must be at most {maximum}"
+            )
+        number = int(text)
         if number < minimum:
             raise ValueError(f"must be at least {minimum}")
-        if maximum is not None and number > maximum:
+        if number > maximum:
             raise ValueError(f"must be at most {maximum}")
         return number
 
@@ -523,14 +585,18 @@ def _int_or_unlimited(value: str) -> int | None:
     return None if value.strip().upper() in _UNLIMITED_WORDS else _int(0)(value)
 
 
-def _memory(minimum: int) -> Callable[[str], int]:
+def _memory(minimum: int, maximum: int = INT_MAX) -> Callable[[str], int]:
     def parse(value: str) -> int:
+        if len(value) > 24:  # longer than any size the column holds, in any unit
+            raise ValueError(f"must be at most {maximum} MB")
         try:
             mb = parse_memory_mb(value)
         except ValueError:
             raise ValueError("not a memory size (MB, or with a K/M/G/T suffix)") from None
         if mb < minimum:
             raise ValueError(f"must be at least {minimum}")
+        if mb > maximum:
+            raise ValueError(f"must be at most {maximum} MB")
         return mb
 
     return parse
@@ -538,9 +604,12 @@ def _memory(minimum: int) -> Callable[[str], int]:
 
 def _time_limit(value: str) -> int | None:
     try:
-        return parse_time_limit(value)
+        minutes = parse_time_limit(value) if len(value) <= 32 else INT_MAX + 1
     except ValueError:
         raise ValueError("Invalid time limit specification") from None
+    if minutes is not None and minutes > INT_MAX:
+        raise ValueError(f"must be at most {INT_MAX} minutes")
+    return minutes
 
 
 def _seconds_or_infinite(value: str) -> int:
@@ -573,12 +642,12 @@ def _text(value: str) -> str:
 
 
 _NODE_PARSERS: dict[str, Callable[[str], Any]] = {
-    "CPUs": _int(1),
-    "Boards": _int(1),
-    "Sockets": _int(1),
-    "SocketsPerBoard": _int(1),
-    "CoresPerSocket": _int(1),
-    "ThreadsPerCore": _int(1),
+    "CPUs": _int(1, UINT16_MAX),
+    "Boards": _int(1, UINT16_MAX),
+    "Sockets": _int(1, UINT16_MAX),
+    "SocketsPerBoard": _int(1, UINT16_MAX),
+    "CoresPerSocket": _int(1, UINT16_MAX),
+    "ThreadsPerCore": _int(1, UINT16_MAX),
     "RealMemory": _memory(1),
     "TmpDisk": _memory(0),
     "Weight": _int(0),
@@ -623,11 +692,13 @@ def split_hostlist(expr: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
-def parse_nodeset(expr: str) -> NodeSet:
-    """A ClusterShell NodeSet from a Slurm hostlist; ``ValueError`` if malformed.
+def parse_nodeset(expr: str, *, limit: int = MAX_NODE_COUNT_CEILING) -> NodeSet:
+    """A ClusterShell NodeSet from a Slurm hostlist; ``ValueError`` if malformed, or if
+    it names more than ``limit`` nodes (counted before anything is expanded).
 
     Group syntax (``@group``) is not Slurm's and is refused.
     """
+    _check_size(expr, limit)
     if any(not part for part in split_hostlist(expr)) and expr.strip():
         raise ValueError("bad hostlist: empty name")
     try:
@@ -640,15 +711,23 @@ def parse_nodeset(expr: str) -> NodeSet:
     return nodes
 
 
-def expand_hostlist(expr: str) -> list[str]:
+def expand_hostlist(expr: str, *, limit: int = MAX_NODE_COUNT_CEILING) -> list[str]:
     """Expand a hostlist keeping the written order of its comma-separated parts
     (Slurm pairs ``NodeName`` with ``NodeAddr``/``NodeHostname`` by position)."""
+    _check_size(expr, limit)
     names: list[str] = []
     for part in split_hostlist(expr):
         if not part:
             raise ValueError("bad hostlist: empty name")
-        names.extend(parse_nodeset(part))
+        names.extend(parse_nodeset(part, limit=limit))
     return names
+
+
+def _check_size(expr: str, limit: int) -> None:
+    size = hostlist_size(expr)
+    if size > limit:
+        shown = f"{size}" if size < HUGE else "too many"
+        raise ValueError(f"bad hostlist: {shown} names, more than {limit}")
 
 
 def parse_licenses(value: str) -> dict[str, int]:
@@ -660,7 +739,10 @@ def parse_licenses(value: str) -> dict[str, int]:
         m = re.fullmatch(r"([A-Za-z0-9_.@/+-]+)(?:[:*]([0-9]+))?", item)
         if m is None:
             raise ValueError(f"bad license {item!r} (expected name or name:count)")
-        name, count = m.group(1), int(m.group(2) or 1)
+        name, digits = m.group(1), m.group(2) or "1"
+        if len(digits.lstrip("0")) > 10 or int(digits) > INT_MAX:
+            raise ValueError(f"license {name}: count must be at most {INT_MAX}")
+        count = int(digits)
         if name in licenses:
             raise ValueError(f"license {name} given twice")
         licenses[name] = count
@@ -735,13 +817,13 @@ class _Builder:
             elif first in _OTHER:
                 other.append(line)
             elif canonical_key(line.key, _GLOBAL) is None and len(line.pairs) > 1:
-                self.warnings.append(line.problem(f"{line.key}={line.value}: unknown line type, ignored"))
+                self._unknown(line, f"{line.key}={line.value}: unknown line type, ignored")
                 other.append(line)
             else:
                 for key, value in line.pairs:
                     canon = canonical_key(key, _GLOBAL)
                     if canon is None:
-                        self.warnings.append(line.problem(f"{key}={value}: unknown parameter"))
+                        self._unknown(line, f"{key}={value}: unknown parameter")
                         canon = key
                     if canon in ("SlurmctldHost", "ControlMachine"):
                         ctld_hosts.append(value)
@@ -753,7 +835,7 @@ class _Builder:
                     options[canon] = value
                     option_lines[canon] = line
 
-        nodes = self._nodes(node_lines)
+        nodes = self._nodes(node_lines, self._max_node_count(options, option_lines))
         nodesets = self._nodesets(other, nodes)
         partitions = self._partitions(part_lines, nodes, nodesets)
         config = self._globals(options, option_lines, ctld_hosts)
@@ -771,6 +853,12 @@ class _Builder:
             **config,
         )
 
+    def _unknown(self, line: ConfLine, message: str) -> None:
+        """An unknown key is a warning, but an error in a file outside the configuration
+        directory: kept in ``options``, it would be shown to every user (``GET /api/config/``),
+        so an ``Include`` of an arbitrary ``Key=Value`` file would publish it."""
+        (self.errors if line.private else self.warnings).append(line.problem(message))
+
     def _in_file_order(self, problems: list[ConfigProblem]) -> list[ConfigProblem]:
         """Problems sorted by file (in reading order) then line; stable within a line."""
         order = {f: i for i, f in reversed(list(enumerate(self.ctx.files)))}
@@ -786,7 +874,7 @@ class _Builder:
         for key, value in line.pairs[1:]:
             canon = canonical_key(key, table)
             if canon is None:
-                self.warnings.append(line.problem(f"{key}={value}: unknown {what} parameter"))
+                self._unknown(line, f"{key}={value}: unknown {what} parameter")
                 canon = key
             if canon in raw:
                 self.warnings.append(line.problem(f"{canon} given twice on this line, latest value used"))
@@ -802,10 +890,31 @@ class _Builder:
 
     # -- nodes
 
-    def _nodes(self, node_lines: list[_NodeLine]) -> dict[str, NodeConf]:
+    def _max_node_count(self, options: dict[str, str], option_lines: dict[str, ConfLine]) -> int:
+        if "MaxNodeCount" not in options:
+            return DEFAULT_MAX_NODE_COUNT
+        try:
+            return _int(1, MAX_NODE_COUNT_CEILING)(options["MaxNodeCount"])
+        except ValueError as exc:
+            line = option_lines["MaxNodeCount"]
+            self.errors.append(line.problem(f"MaxNodeCount={options['MaxNodeCount']}: {exc}"))
+            return DEFAULT_MAX_NODE_COUNT
+
+    def _nodes(self, node_lines: list[_NodeLine], max_nodes: int) -> dict[str, NodeConf]:
         nodes: dict[str, NodeConf] = {}
         for nl in node_lines:
             line, a = nl.line, nl.attrs
+            # Counted before expanding: a line past MaxNodeCount is refused in microseconds.
+            size = hostlist_size(line.value)
+            if len(nodes) + size > max_nodes:
+                shown = f"{size} nodes" if size < HUGE else "too many nodes"
+                before = f" ({len(nodes)} defined before)" if nodes else ""
+                self.errors.append(
+                    line.problem(
+                        f"NodeName={line.value}: {shown}, more than MaxNodeCount={max_nodes}{before}"
+                    )
+                )
+                continue
             try:
                 names = expand_hostlist(line.value)
                 if not names:
@@ -886,6 +995,14 @@ class _Builder:
         topology_given = any(
             k in a for k in ("Boards", "Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
         )
+        if sockets * cores * threads > UINT16_MAX:
+            self.errors.append(
+                line.problem(
+                    f"Sockets*CoresPerSocket*ThreadsPerCore={sockets * cores * threads}: "
+                    f"must be at most {UINT16_MAX}"
+                )
+            )
+            return None
         if "CPUs" not in a:
             return sockets * cores * threads, boards, sockets, cores, threads
         cpus = a["CPUs"]
