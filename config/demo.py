@@ -18,6 +18,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from config.supervise import Supervised
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 
@@ -92,6 +94,12 @@ class Cluster:
         return open(self.state_dir / f"{name}.log", "ab")
 
     def start_server(self) -> None:
+        self.spawn_server()
+        self.wait_http()
+
+    def spawn_server(self) -> subprocess.Popen[bytes]:
+        """Start the controller without waiting for it to answer (a restart under
+        supervision: the loop must stay free to notice Ctrl-C)."""
         self.server = subprocess.Popen(
             [str(VENV_BIN / "fsched"), "server", "--port", str(self.port), *self.server_args],
             env=self.env,
@@ -99,7 +107,7 @@ class Cluster:
             stdout=self._out("server"),
             stderr=subprocess.STDOUT if self.quiet else None,
         )
-        self.wait_http()
+        return self.server
 
     def start_agent(self, nodes: str | None = None, *extra: str) -> subprocess.Popen[bytes]:
         nodes = nodes or agent_nodes(self.conf_dir)
@@ -183,18 +191,26 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
     try:
         cluster.start_server()
-        cluster.start_agent()
-        print(f"fsched is running: console {cluster.url}/  (Ctrl-C stops it)")
-        print(f"try: {VENV_BIN / 'fsched'} sinfo; {VENV_BIN / 'fsched'} sbatch --wrap='hostname'")
+        now = time.monotonic()
+        processes = [
+            Supervised("controller", cluster.spawn_server, now=now, say=say, running=cluster.server),
+            Supervised("agent", cluster.start_agent, now=now, say=say),
+        ]
+        print(f"fsched is running: console {cluster.url}/  (Ctrl-C stops it)", flush=True)
+        print(f"try: {VENV_BIN / 'fsched'} sinfo; {VENV_BIN / 'fsched'} sbatch --wrap='hostname'", flush=True)
         while not stopping:
-            for proc in (cluster.server, cluster.agent):
-                if proc is not None and proc.poll() is not None:
-                    print(f"a process exited with status {proc.returncode}; stopping", file=sys.stderr)
+            for process in processes:
+                if reason := process.poll(time.monotonic()):
+                    say(reason)
                     stopping = True
-            time.sleep(0.5)
+            time.sleep(0.2)
     finally:
         cluster.stop()
     return 0
+
+
+def say(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} make run: {message}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
