@@ -1,16 +1,19 @@
 """The agent's connection to the controller (docs/agent-protocol.md).
 
-One websocket to ``<controller>/ws/agent/``, ``Authorization: Bearer <key>``. After each
-connect the agent sends ``register`` (nodes, running jobs, unacknowledged completions)
-and waits for ``registered`` before it sends anything else; messages produced meanwhile
-are queued, so nothing between the register snapshot and the reply is lost. Messages
-produced while disconnected are dropped: the next ``register`` restates them (running
-jobs, spooled completions).
+One websocket to ``<controller>/ws/agent/``. The key is never sent: after each connect
+the controller proves it knows the cluster key, then the agent does (agent/handshake.py),
+and every later message is sealed with the session's MAC. Only then the agent sends
+``register`` (nodes, running jobs, unacknowledged completions) and waits for
+``registered`` before it sends anything else; messages produced meanwhile are queued, so
+nothing between the register snapshot and the reply is lost. Messages produced while
+disconnected are dropped: the next ``register`` restates them (running jobs, spooled
+completions).
 
-A refused handshake (HTTP 401/403) ends the agent with status 2; any other failure is
-retried forever with exponential backoff and jitter, capped at a few seconds. SIGTERM or
-SIGINT stops the agent cleanly (status 0) and leaves the jobs running: a next agent
-started on the same spool adopts them.
+A controller that cannot prove the key, or that refuses ours (close code 4003), ends
+the agent with status 2: retrying cannot help, and nothing was sent or run. Any other
+failure is retried forever with exponential backoff and jitter, capped at a few
+seconds. SIGTERM or SIGINT stops the agent cleanly (status 0) and leaves the jobs
+running: a next agent started on the same spool adopts them.
 """
 
 from __future__ import annotations
@@ -20,19 +23,22 @@ import contextlib
 import json
 import logging
 import os
+import pwd
 import random
 import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
+from agent import handshake
 from agent.jobs import JobManager
+from agent.nodeconf import NodeRules
 from agent.power import PowerActions
 from agent.spool import Spool
 
@@ -40,7 +46,10 @@ log = logging.getLogger(__name__)
 
 MIB = 1 << 20
 ENDPOINT = "/ws/agent/"
-REFUSED = 2  # exit status when the controller refuses our key
+REFUSED = 2  # exit status when the key is refused, or the controller cannot prove it
+AUTH_REFUSED = 4003  # the controller's close code for a failed authentication
+HANDSHAKE_TIMEOUT = 10.0
+HELD_ELSEWHERE = "node is served by another agent"  # a rejection worth retrying later
 MAX_MESSAGE = 64 * MIB  # a launch carries a whole script and environment
 DEFAULT_KILL_WAIT = 30.0  # Slurm's KillWait default, if a cancel omits it
 
@@ -85,6 +94,8 @@ class AgentConfig:
     boot_time: float | None = None  # None: see Agent.boot_time
     ping_interval: float = 5.0
     backoff_cap: float = 5.0
+    # What slurm.conf allows on this node (agent/nodeconf.py); the default allows least.
+    rules: NodeRules = field(default_factory=NodeRules)
 
 
 def endpoint_url(controller: str) -> str:
@@ -105,7 +116,11 @@ def backoff_delay(attempt: int, cap: float, rand: Callable[[float, float], float
 
 
 class AuthRefused(Exception):
-    pass
+    """The controller refused our proof of the key."""
+
+
+class ControllerUnproven(Exception):
+    """The peer at the controller URL did not prove it knows the cluster key."""
 
 
 class Agent:
@@ -120,13 +135,14 @@ class Agent:
         self.spool = Spool(config.spool_dir)
         self.node_names = [n.name for n in config.nodes]
         self.jobs = JobManager(self.spool, self.node_names, self._emit, clock=clock)
-        self.power = PowerActions(self.node_names, self._emit, clock=clock)
+        self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.ping_interval = config.ping_interval
         self.boot_time = config.boot_time if config.boot_time is not None else self.started_at
         self._queue: asyncio.Queue[dict[str, Any]] | None = None
         self._stop: asyncio.Event | None = None
         self._ws: ClientConnection | None = None
         self._was_registered = False  # whether the latest connection got a ``registered``
+        self._channel: handshake.Channel | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -186,6 +202,13 @@ class Agent:
             if isinstance(exc, AuthRefused):
                 log.error("authentication refused by controller")
                 return REFUSED
+            if isinstance(exc, ControllerUnproven):
+                log.error(
+                    "controller failed to prove the cluster key (%s): not a controller of this "
+                    "cluster, or a different key; nothing was sent or run",
+                    exc,
+                )
+                return REFUSED
             if isinstance(exc, InvalidURI):
                 log.error("invalid controller URL %s: %s", self.url, exc)
                 return REFUSED
@@ -224,11 +247,9 @@ class Agent:
 
     async def _connect_once(self) -> bool:
         """Run one session; True if it got as far as ``registered``."""
-        headers = {"Authorization": f"Bearer {self.config.key}"} if self.config.key else {}
         try:
             ws = await connect(
                 self.url,
-                additional_headers=headers,
                 open_timeout=10,
                 close_timeout=2,
                 max_size=MAX_MESSAGE,
@@ -241,39 +262,83 @@ class Agent:
         self._ws = ws
         try:
             async with ws:
-                return await self._session(ws)
+                try:
+                    self._channel = await self._authenticate(ws)
+                    return await self._session(ws)
+                except ConnectionClosed as exc:
+                    if exc.rcvd is not None and exc.rcvd.code == AUTH_REFUSED:
+                        raise AuthRefused from None
+                    raise
         finally:
             self._ws = None
+            self._channel = None
 
-    async def _session(self, ws: ClientConnection) -> bool:
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        # Snapshot and queue are taken together: anything emitted later is queued.
-        self._queue = queue
-        register = {
+    async def _authenticate(self, ws: ClientConnection) -> handshake.Channel:
+        """hello → challenge (the controller's proof, checked first) → auth (ours)."""
+        key = self.config.key.encode()
+        nonce = handshake.new_nonce()
+        await ws.send(json.dumps({"type": "hello", "agent_id": self.agent_id, "nonce": nonce}))
+        # A silent peer may be a controller too busy to answer: that is retried, not fatal.
+        raw = await asyncio.wait_for(ws.recv(), HANDSHAKE_TIMEOUT)
+        msg = self._decode(raw)
+        if msg is None or msg.get("type") != "challenge":
+            kind = None if msg is None else msg.get("type")
+            raise ControllerUnproven(f"it answered hello with {kind!r}, not a challenge")
+        theirs = msg.get("nonce")
+        if not handshake.valid_nonce(theirs) or theirs == nonce:
+            raise ControllerUnproven("its challenge has no valid nonce")
+        expected = handshake.controller_proof(key, nonce, theirs, self.agent_id)
+        if not handshake.proof_matches(expected, msg.get("proof")):
+            raise ControllerUnproven("wrong proof")
+        proof = handshake.agent_proof(key, nonce, theirs, self.agent_id)
+        await ws.send(json.dumps({"type": "auth", "proof": proof}))
+        return handshake.Channel.for_agent(handshake.session_key(key, nonce, theirs, self.agent_id))
+
+    async def _send(self, ws: ClientConnection, msg: dict[str, Any]) -> None:
+        assert self._channel is not None
+        await ws.send(self._channel.seal(json.dumps(msg)))
+
+    def _register(self) -> dict[str, Any]:
+        return {
             "type": "register",
             "agent_id": self.agent_id,
             "nodes": [n.to_dict(self.boot_time) for n in self.config.nodes],
             "running": self.jobs.running(),
             "completions": self.jobs.completions(),
         }
+
+    async def _session(self, ws: ClientConnection) -> bool:
+        assert self._channel is not None
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # Snapshot and queue are taken together: anything emitted later is queued.
+        self._queue = queue
+        register = self._register()
         tasks: list[asyncio.Task[None]] = []
         registered = False
         self._was_registered = False
         try:
-            await ws.send(json.dumps(register))
+            await self._send(ws, register)
             log.info(
                 "connected to %s; sent register: %d node(s), %d running, %d completion(s)",
                 self.url, len(register["nodes"]), len(register["running"]), len(register["completions"]),
             )  # fmt: skip
-            async for raw in ws:
+            async for frame in ws:
+                try:
+                    raw = self._channel.open(frame if isinstance(frame, str) else frame.decode())
+                except (handshake.BadFrame, UnicodeDecodeError):
+                    # Not from the controller that proved the key (a relay injecting its own):
+                    # drop this connection; a fresh handshake starts a fresh session.
+                    log.error("a message from %s failed authentication; reconnecting", self.url)
+                    return registered
                 msg = self._decode(raw)
                 if msg is None:
                     continue
                 if msg.get("type") == "registered":
-                    self._on_registered(msg)
+                    if self._on_registered(msg):
+                        tasks.append(asyncio.create_task(self._register_later()))
                     if not registered:
                         registered = self._was_registered = True
-                        tasks = [
+                        tasks += [
                             asyncio.create_task(self._sender(ws, queue)),
                             asyncio.create_task(self._pinger()),
                         ]
@@ -298,7 +363,12 @@ class Agent:
             # A completion silenced by registered.kill after it was queued stays unsaid.
             if msg["type"] == "completed" and not self.jobs.is_reportable(msg["job_id"]):
                 continue
-            await ws.send(json.dumps(msg))
+            await self._send(ws, msg)
+
+    async def _register_later(self) -> None:
+        """Register again while a node is held by another agent: it gets it once that one is gone."""
+        await asyncio.sleep(2 * self.ping_interval)
+        self._emit(self._register())
 
     async def _pinger(self) -> None:
         while True:
@@ -328,21 +398,33 @@ class Agent:
             return None
         return msg
 
-    def _on_registered(self, msg: dict[str, Any]) -> None:
-        for name, reason in (msg.get("rejected") or {}).items():
+    def _on_registered(self, msg: dict[str, Any]) -> bool:
+        """Apply a ``registered``; True if a node was refused only because another agent has it."""
+        rejected = msg.get("rejected") or {}
+        for name, reason in rejected.items():
             log.warning("node %s rejected by the controller: %s", name, reason)
         if msg.get("ping_interval"):
             self.ping_interval = float(msg["ping_interval"])
         kill = [int(j) for j in msg.get("kill") or []]
         if kill:
             self.jobs.kill_silently(kill)
-        log.info("registered: nodes %s, %d job(s) to kill", ",".join(msg.get("nodes") or []), len(kill))
+        accepted = [str(n) for n in msg.get("nodes") or []]
+        log.info("registered: nodes %s, %d job(s) to kill", ",".join(accepted), len(kill))
+        # A spool that failed earlier still fails: the controller must keep these nodes drained.
+        problem = getattr(self.jobs, "problem", None)
+        if problem and accepted:
+            self._emit({"type": "drain", "nodes": accepted, "reason": str(problem)})
+        return HELD_ELSEWHERE in rejected.values()
 
     def _dispatch(self, msg: dict[str, Any]) -> None:
         kind = msg["type"]
         try:
             if kind == "launch":
-                self.jobs.launch(msg["job"])
+                refusal = self._refused_launch(msg["job"])
+                if refusal is None:
+                    self.jobs.launch(msg["job"])
+                else:
+                    self._emit(refusal)
             elif kind == "signal":
                 self.jobs.signal(int(msg["job_id"]), msg["signal"])
             elif kind == "cancel":
@@ -359,3 +441,27 @@ class Agent:
         except Exception:
             # One bad job must not take the node down; the controller's cycles will notice.
             log.exception("error while handling a %s message", kind)
+
+    def _refused_launch(self, job: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``launch_failed`` for a root job this node does not allow, else None.
+
+        Checked here, before JobManager sees the job, so nothing of it is written or run.
+        """
+        if os.geteuid() != 0 or self.config.rules.root_jobs:
+            return None
+        user = str(job.get("user") or "")
+        try:
+            uid = pwd.getpwnam(user).pw_uid
+        except (KeyError, ValueError):
+            return None  # JobManager reports the unknown user
+        job_id = int(job["job_id"])
+        if uid != 0 or any(r["job_id"] == job_id for r in self.jobs.running()):
+            return None  # a repeated launch of a job already running is the manager's
+        node = str(job.get("batch_host") or "")
+        error = (
+            f"user {user} is root and root jobs are disabled on this node (DisableRootJobs): "
+            "set DisableRootJobs=NO in slurm.conf or start the agent with --allow-root-jobs"
+        )
+        log.warning("job %d: launch refused on %s: %s", job_id, node, error)
+        return {"type": "launch_failed", "job_id": job_id, "node": node, "error": error,
+                "time": self.clock(), "run": int(job.get("run") or 0)}  # fmt: skip

@@ -1,8 +1,10 @@
 """Command line of the node agent: ``fsched agent --nodes 'node[01-08]' ...``.
 
 Defaults: the controller URL comes from ``FSCHED_URL`` (http → ws) or is
-``ws://127.0.0.1:8000``; the key from ``FSCHED_AGENT_KEY``; the spool is
-``$FSCHED_STATE_DIR/agent/<first node>`` (``var/agent/<first node>`` without it).
+``ws://127.0.0.1:8000``; the cluster key from ``--key-file`` or ``FSCHED_AGENT_KEY``
+(never the command line, which every local user can read in ``ps``); the spool is
+``$FSCHED_STATE_DIR/agent/<first node>`` (``var/agent/<first node>`` without it); the
+node's rules (DisableRootJobs, slurmd PowerActions) from ``$FSCHED_CONF_DIR/slurm.conf``.
 CPUs and memory reported per node default to the machine's (every hosted node reports
 the same); the controller schedules on its configured values and only records these.
 The boot time defaults to the agent's start time (see ``Agent._settle_boot_time``).
@@ -14,14 +16,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import os
+import stat
 from collections.abc import Sequence
+from pathlib import Path
 
 import psutil
 from ClusterShell.NodeSet import NodeSet, NodeSetException
 
 from agent.daemon import MIB, Agent, AgentConfig, NodeSpec
+from agent.nodeconf import load_rules, slurm_conf_path
+from cluster.slurmconf import ConfigError
+
+log = logging.getLogger("agent")
 
 DEFAULT_CONTROLLER = "ws://127.0.0.1:8000"
 
@@ -40,7 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fsched agent", description="Run the fsched node agent.")
     p.add_argument("--nodes", required=True, help="hostlist of the nodes served, e.g. 'node[01-08]'")
     p.add_argument("--controller", default=None, help=f"controller URL ($FSCHED_URL or {DEFAULT_CONTROLLER})")
-    p.add_argument("--key", default=None, help="agent key (default $FSCHED_AGENT_KEY)")
+    p.add_argument(
+        "--key-file", default=None, help="file holding the cluster key, mode 0600 (default $FSCHED_AGENT_KEY)"
+    )
+    p.add_argument(
+        "--slurm-conf", default=None, help="slurm.conf with this node's rules ($FSCHED_CONF_DIR/slurm.conf)"
+    )
+    p.add_argument(
+        "--allow-root-jobs", action="store_true", help="run root's jobs as root (default: DisableRootJobs)"
+    )
     p.add_argument("--spool", default=None, help="spool directory (default $FSCHED_STATE_DIR/agent/NODE)")
     p.add_argument("--cpus", type=int, default=None, help="CPUs reported per node (default: this machine's)")
     p.add_argument(
@@ -79,15 +96,45 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
     nodes = tuple(
         NodeSpec(n, cpus, memory, features=features or None, conf=args.conf, **cloud) for n in names
     )
+    key = read_key_file(parser, args.key_file) if args.key_file else os.environ.get("FSCHED_AGENT_KEY", "")
+    if not key.strip():
+        parser.error("no cluster key: give --key-file PATH or set FSCHED_AGENT_KEY")
+    conf_dir = os.environ.get("FSCHED_CONF_DIR")
+    conf_path = Path(args.slurm_conf) if args.slurm_conf else slurm_conf_path(conf_dir)
+    try:
+        rules = load_rules(conf_path)
+    except ConfigError as exc:
+        parser.error(f"cannot use {conf_path}:\n{exc}")
+    if args.allow_root_jobs:
+        rules = dataclasses.replace(rules, root_jobs=True)
     config = AgentConfig(
         controller=args.controller or default_controller(),
-        key=args.key if args.key is not None else os.environ.get("FSCHED_AGENT_KEY", ""),
+        key=key.strip(),
         nodes=nodes,
         spool_dir=args.spool or default_spool(names[0]),
         boot_time=args.boot_time,
         ping_interval=args.ping_interval,
+        rules=rules,
     )
     return config, args.log_level
+
+
+def read_key_file(parser: argparse.ArgumentParser, path: str) -> str:
+    """The key in ``path``; a file others may read or write is refused, like ssh refuses
+    an unprotected private key (and one its group may read gets a warning)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if mode & (stat.S_IRWXO | stat.S_IWGRP):
+                parser.error(
+                    f"--key-file {path}: mode {stat.S_IMODE(mode):04o} lets other users read or change the "
+                    "cluster key; chmod 600 it"
+                )
+            if mode & stat.S_IRGRP:
+                log.warning("--key-file %s is readable by its group (mode %04o)", path, stat.S_IMODE(mode))
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        parser.error(f"--key-file {path}: {getattr(exc, 'strerror', None) or exc}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,8 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: usage error (2) or --help (0)
         return int(exc.code or 0)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if not config.key:
-        logging.getLogger("agent").warning("no agent key given (--key or FSCHED_AGENT_KEY)")
+    # Nothing this agent starts (power programs) needs the key.
+    os.environ.pop("FSCHED_AGENT_KEY", None)
     try:
         return asyncio.run(Agent(config).run())
     except KeyboardInterrupt:

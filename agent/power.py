@@ -6,6 +6,12 @@ controller already appended it) and ``SLURM_NODE_NAME`` set, in its own session 
 output discarded (Slurm does not log it).  When it ends the agent reports
 ``{"type": "power_action_done", "run_id", "node", "exit_code", "end_time", "error"}``;
 a program that stops the agent itself (``shutdown -h now``) simply reports nothing.
+
+The agent runs only what its own ``slurm.conf`` names (agent/nodeconf.py): the message's
+``action`` (a PowerAction name), or else an ``argv`` that is exactly a configured
+``Location=slurmd`` Program followed by the node. Anything else is answered with exit
+code 127 and never started. Of the message's environment only ``SLURM_*`` names are
+kept: ``LD_PRELOAD`` and friends would otherwise choose what a root program loads.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from agent.nodeconf import NodeRules
+
 log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], None]
@@ -25,9 +33,12 @@ Emit = Callable[[dict[str, Any]], None]
 class PowerActions:
     """Runs power programs for the hosted nodes; one asyncio task per program."""
 
-    def __init__(self, nodes: Iterable[str], emit: Emit, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, nodes: Iterable[str], emit: Emit, rules: NodeRules, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self.nodes = frozenset(nodes)
         self.emit = emit
+        self.rules = rules
         self.clock = clock
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -35,18 +46,31 @@ class PowerActions:
         """Start the program of a ``power_action`` message (from the event loop)."""
         run_id = int(msg["run_id"])
         node = str(msg["node"])
-        argv = [str(a) for a in msg["argv"]]
-        if not argv:
-            raise ValueError("argv is empty")
         if node not in self.nodes:
             self._done(run_id, node, 127, f"node {node} is not hosted by this agent")
             return
+        argv = self._configured_argv(msg, node)
+        if argv is None:
+            where = self.rules.source or "the agent's slurm.conf"
+            what = f"PowerAction {msg['action']}" if msg.get("action") else "this program"
+            log.error("power action %d on %s refused: %s is not a Location=slurmd PowerAction in %s "
+                      "(argv %.200r)", run_id, node, what, where, msg.get("argv"))  # fmt: skip
+            self._done(run_id, node, 127, f"{what} is not a Location=slurmd PowerAction in {where}")
+            return
         env = dict(os.environ)
-        env.update({str(k): str(v) for k, v in (msg.get("env") or {}).items()})
+        env.update({str(k): str(v) for k, v in (msg.get("env") or {}).items() if str(k).startswith("SLURM_")})
         env["SLURM_NODE_NAME"] = node
         task = asyncio.get_running_loop().create_task(self._run(run_id, node, argv, env))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    def _configured_argv(self, msg: Mapping[str, Any], node: str) -> list[str] | None:
+        action = msg.get("action")
+        if action is not None:
+            program = self.rules.power_programs.get(str(action))
+            return None if program is None else [*program, node]
+        argv = [str(a) for a in msg["argv"]]
+        return argv if self.rules.power_program(argv, node) is not None else None
 
     async def _run(self, run_id: int, node: str, argv: list[str], env: dict[str, str]) -> None:
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
+import json
 import logging
 from typing import Any
 
@@ -11,42 +11,137 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from agent import handshake
 from cluster import publish
 from cluster.services import agents
 
 log = logging.getLogger(__name__)
 
 
-def _bearer(scope: dict[str, Any]) -> str:
-    for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            text = value.decode("latin-1")
-            if text.lower().startswith("bearer "):
-                return text[7:].strip()
-    return ""
+# Nodes held by this process's agent connections (node -> consumer): certain knowledge of
+# who serves a node, which the database can only approximate across server processes.
+_holders: dict[str, AgentConsumer] = {}
+
+HANDSHAKE_TIMEOUT = 10.0  # seconds a connection may take to prove the key
+AUTH_FAILED = 4003
+BAD_FRAME = 1008  # policy violation: a sealed message that does not verify
+
+
+def _cluster_key() -> bytes:
+    return str(getattr(settings, "FSCHED_AGENT_KEY", "")).encode()
+
+
+def _valid_agent_id(value: object) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= 128 and value.isprintable()
 
 
 class AgentConsumer(AsyncJsonWebsocketConsumer):
-    """One connected node agent.  Authenticated with the cluster key before the handshake."""
+    """One connected node agent.
+
+    Nothing is accepted before the agent proved the cluster key (agent/handshake.py,
+    docs/agent-protocol.md): ``hello``, our ``challenge`` (with our proof), its ``auth``.
+    After that every frame is sealed with the session's MAC, and the connection speaks
+    only for the nodes it registered.
+    """
 
     nodes: list[str]
 
     async def connect(self) -> None:
         self.nodes = []
+        self.agent_id = ""
+        self.registered_at: Any = None
         self._inbox: list[dict[str, Any]] = []
         self._drainer: asyncio.Future[None] | None = None
-        if not hmac.compare_digest(_bearer(self.scope).encode(), settings.FSCHED_AGENT_KEY.encode()):
-            client = self.scope.get("client")
-            log.warning("agent connection from %s refused: wrong cluster key", client)
-            await self.close(code=4003)  # before accept: the handshake fails with HTTP 403
-            return
+        self._channel: handshake.Channel | None = None
+        self._hello: tuple[str, str, str] | None = None  # agent id, its nonce, ours
+        self._send_lock = asyncio.Lock()  # sealed frames leave in the order they were numbered
         await self.accept()
+        self._deadline = asyncio.ensure_future(self._expire())
+
+    async def _expire(self) -> None:
+        await asyncio.sleep(HANDSHAKE_TIMEOUT)
+        if self._channel is None:
+            await self._refuse(f"no authentication within {HANDSHAKE_TIMEOUT:g}s")
+
+    async def _refuse(self, why: str) -> None:
+        log.warning("agent connection from %s refused: %s", self.scope.get("client"), why)
+        await self.close(code=AUTH_FAILED)
 
     async def disconnect(self, code: int) -> None:
+        self._deadline.cancel()
+        mine = [n for n in self.nodes if _holders.get(n) is self]
         for node in self.nodes:
             await self.channel_layer.group_discard(publish.node_group(node), self.channel_name)
-        if self.nodes:
-            await database_sync_to_async(agents.agent_disconnected)(nodes=self.nodes)
+            if _holders.get(node) is self:
+                del _holders[node]
+        if mine:
+            await database_sync_to_async(agents.agent_disconnected)(
+                nodes=mine, agent_id=self.agent_id, registered_at=self.registered_at
+            )
+
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        if text_data is None:  # the protocol is JSON text only
+            if self._channel is None:
+                await self._refuse("binary frame")
+            else:
+                await self.close(code=BAD_FRAME)
+            return
+        if self._channel is None:
+            await self._handshake(text_data)
+            return
+        try:
+            content = json.loads(self._channel.open(text_data))
+        except handshake.BadFrame:
+            # Not from the agent that proved the key: someone in the middle. Drop the session.
+            log.error("agent %s %s: a message failed authentication; closing", self.agent_id, self.nodes)
+            await self.close(code=BAD_FRAME)
+            return
+        except (ValueError, RecursionError):
+            log.warning("agent %s sent a message that is not JSON", self.agent_id)
+            return
+        if not isinstance(content, dict):
+            log.warning("agent %s sent a message that is not an object", self.agent_id)
+            return
+        await self.receive_json(content)
+
+    async def _handshake(self, text: str) -> None:
+        try:
+            msg = json.loads(text)
+        except (ValueError, RecursionError):
+            msg = None
+        kind = msg.get("type") if isinstance(msg, dict) else None
+        if self._hello is None:
+            if kind != "hello":
+                await self._refuse(f"{kind!r} before authentication")
+                return
+            agent_id, nonce = msg.get("agent_id"), msg.get("nonce")
+            if not _valid_agent_id(agent_id) or not handshake.valid_nonce(nonce):
+                await self._refuse("malformed hello")
+                return
+            ours = handshake.new_nonce()
+            self._hello = (agent_id, nonce, ours)
+            proof = handshake.controller_proof(_cluster_key(), nonce, ours, agent_id)
+            await self.send(text_data=json.dumps({"type": "challenge", "nonce": ours, "proof": proof}))
+            return
+        agent_id, nonce, ours = self._hello
+        expected = handshake.agent_proof(_cluster_key(), nonce, ours, agent_id)
+        if kind != "auth" or not handshake.proof_matches(expected, msg.get("proof")):
+            await self._refuse(
+                f"wrong cluster key (agent {agent_id})" if kind == "auth" else f"{kind!r} instead of auth"
+            )
+            return
+        self.agent_id = agent_id
+        self._channel = handshake.Channel.for_controller(
+            handshake.session_key(_cluster_key(), nonce, ours, agent_id)
+        )
+        self._deadline.cancel()
+
+    async def send_json(self, content: Any, close: bool = False) -> None:
+        assert self._channel is not None
+        async with self._send_lock:
+            await self.send(text_data=self._channel.seal(json.dumps(content)), close=close)
 
     async def receive_json(self, content: dict[str, Any], **kwargs: Any) -> None:
         # Messages are queued and handled by one drain task, so that what arrives while the
@@ -64,6 +159,17 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             except Exception:
                 log.exception("agent %s: handling %d messages failed", self.nodes, len(batch))
 
+    def _ours(self, msg: dict[str, Any], kind: str) -> bool:
+        """Whether ``msg`` is about one of this connection's nodes (logged when not)."""
+        if msg.get("node") in self.nodes:
+            return True
+        log.warning(
+            "agent %s (nodes %s) sent %s for job %s on node %r, not one of its nodes: ignored",
+            self.agent_id, ",".join(self.nodes) or "none", kind, msg.get("job_id", msg.get("run_id")),
+            msg.get("node"),
+        )  # fmt: skip
+        return False
+
     async def _handle(self, batch: list[dict[str, Any]]) -> None:
         started: list[dict[str, Any]] = []
         completions: list[dict[str, Any]] = []
@@ -74,34 +180,44 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 await self._flush(started, completions)
                 started, completions = [], []
                 await self.on_register(msg)
+            elif self.registered_at is None:
+                log.warning("agent %s sent %r before register: ignored", self.agent_id, kind)
             elif kind == "started":
-                started.append(msg)
+                started += [msg] if self._ours(msg, kind) else []
             elif kind == "completed":
-                completions.append(msg)
+                completions += [msg] if self._ours(msg, kind) else []
             elif kind == "completed_batch":
-                completions.extend(msg.get("completions") or [])
+                completions += [c for c in msg.get("completions") or [] if self._ours(c, "completed")]
             elif kind == "launch_failed":
-                await database_sync_to_async(agents.job_launch_failed)(
-                    job_id=int(msg["job_id"]),
-                    node=str(msg.get("node", "")),
-                    error=str(msg.get("error", "")),
-                    run=msg.get("run"),
-                )
+                if self._ours(msg, kind):
+                    await database_sync_to_async(agents.job_launch_failed)(
+                        job_id=int(msg["job_id"]),
+                        node=str(msg.get("node", "")),
+                        error=str(msg.get("error", "")),
+                        run=msg.get("run"),
+                    )
             elif kind == "ping":
                 ping = msg
             elif kind == "power_action_done":
-                from power.services import agent_power_action_done  # noqa: PLC0415
-
-                await database_sync_to_async(agent_power_action_done)(
+                await database_sync_to_async(agents.power_action_done)(
                     run_id=int(msg["run_id"]),
+                    node=str(msg.get("node", "")),
+                    nodes=list(self.nodes),
                     exit_code=int(msg.get("exit_code", 0)),
                     error=str(msg.get("error") or ""),
                     end_time=msg.get("end_time"),
                 )
+            elif kind == "drain":
+                asked = [str(n) for n in msg.get("nodes") or []]
+                await database_sync_to_async(agents.agent_drain)(
+                    nodes=[n for n in asked if n in self.nodes],
+                    reason=str(msg.get("reason") or ""),
+                    agent_id=self.agent_id,
+                )
             else:
                 log.warning("agent %s sent unknown message type %r", self.nodes, kind)
         await self._flush(started, completions)
-        if ping is not None:
+        if ping is not None and self.nodes:
             await database_sync_to_async(agents.agent_ping)(nodes=self.nodes, load=ping.get("load"))
 
     async def _flush(self, started: list[dict[str, Any]], completions: list[dict[str, Any]]) -> None:
@@ -113,16 +229,30 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "ack", "job_ids": [int(c["job_id"]) for c in completions]})
 
     async def on_register(self, msg: dict[str, Any]) -> None:
+        if str(msg.get("agent_id", "")) != self.agent_id:
+            log.warning("agent %s registered as %r: the id it authenticated with is kept", self.agent_id,
+                        msg.get("agent_id"))  # fmt: skip
+        live = {node: c.agent_id for node, c in _holders.items() if c is not self}
         result = await database_sync_to_async(agents.agent_register)(
-            agent_id=str(msg.get("agent_id", "")),
+            agent_id=self.agent_id,
             nodes=list(msg.get("nodes") or []),
             running=list(msg.get("running") or []),
             completions=list(msg.get("completions") or []),
+            live=live,
         )
         for node in self.nodes:
             await self.channel_layer.group_discard(publish.node_group(node), self.channel_name)
+            if _holders.get(node) is self:
+                del _holders[node]
         self.nodes = result.accepted
+        self.registered_at = result.at
         for node in self.nodes:
+            previous = _holders.get(node)
+            if previous is not None and previous is not self:
+                # The same agent on a new connection: the old one is stale and speaks no more for it.
+                previous.nodes = [n for n in previous.nodes if n != node]
+                await self.channel_layer.group_discard(publish.node_group(node), previous.channel_name)
+            _holders[node] = self
             await self.channel_layer.group_add(publish.node_group(node), self.channel_name)
         await self.send_json(
             {
@@ -139,7 +269,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(payload)
 
     async def agent_command(self, event: dict[str, Any]) -> None:
-        await self.send_json(event["payload"])
+        if self._channel is not None:
+            await self.send_json(event["payload"])
 
 
 class ConsoleConsumer(AsyncJsonWebsocketConsumer):

@@ -2,6 +2,9 @@
 
 Each function is idempotent: agents resend after reconnecting, and a message seen twice
 must change nothing the second time (a completion is recorded exactly once).
+
+A connection speaks only for the nodes it registered (cluster/consumers.py filters every
+message by them); a node is registered by one live agent at a time (:func:`held_elsewhere`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -28,6 +32,9 @@ log = logging.getLogger(__name__)
 CLOUD_ACCOUNTING = {"instance_id": "instance_id", "instance_type": "instance_type", "extra": "extra_text"}
 
 PING_INTERVAL = 5  # seconds between agent heartbeats (sent to agents in ``registered``)
+HELD_ELSEWHERE = "node is served by another agent"
+# The holder of a node in these states is gone (disconnected, timed out, powered off).
+_HOLDER_GONE = NodeFlag.NOT_RESPONDING | NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP
 
 
 def _ts(epoch: float | None) -> datetime | None:
@@ -41,6 +48,30 @@ class Registration:
     kill: list[int] = field(default_factory=list)
     relaunch: list[dict[str, Any]] = field(default_factory=list)
     acked: list[int] = field(default_factory=list)
+    at: datetime | None = None  # when: the connection's identity with its agent_id
+
+
+def single_process() -> bool:
+    """Whether every agent connection is in this process (embedded mode's in-memory layer)."""
+    backend = settings.CHANNEL_LAYERS.get("default", {}).get("BACKEND", "")
+    return backend.endswith("InMemoryChannelLayer")
+
+
+def held_elsewhere(node: Node, agent_id: str, live: dict[str, str], *, one_process: bool) -> bool:
+    """Whether another agent's live connection serves ``node``.
+
+    ``live`` maps the nodes held by connections of this process to their agent ids: that
+    is certain. Otherwise the node's ``agent_id`` (cleared when its connection closes)
+    says who had it; the same agent may always have it back (a server restarted under
+    it), another only once the holder is gone: NOT_RESPONDING (silent for three pings),
+    powered down or powering up, or, with one server process, not connected to it.
+    """
+    holder = live.get(node.name)
+    if holder is not None:
+        return holder != agent_id
+    if not node.agent_id or node.agent_id == agent_id or node.flags & _HOLDER_GONE:
+        return False
+    return not one_process
 
 
 def launch_payload(job: Job) -> dict[str, Any]:
@@ -81,9 +112,14 @@ def agent_register(
     running: list[dict[str, Any]],
     completions: list[dict[str, Any]],
     now: datetime | None = None,
+    live: dict[str, str] | None = None,
+    one_process: bool | None = None,
 ) -> Registration:
+    """``live``: node -> agent id of the connections of this process that hold one."""
     now = now or timezone.now()
-    result = Registration()
+    result = Registration(at=now)
+    live = live or {}
+    one_process = single_process() if one_process is None else one_process
     cfg = ClusterConfig.current()
     return_to_service = cfg.option_int("ReturnToService", 0)
     names = [n.get("name", "") for n in nodes]
@@ -102,6 +138,13 @@ def agent_register(
             continue
         if NodeBase(node.base_state) == NodeBase.FUTURE:
             result.rejected[name] = "node is in state FUTURE"
+            continue
+        if held_elsewhere(node, agent_id, live, one_process=one_process):
+            # Never a takeover: the holder keeps its jobs, this agent gets no launch payload.
+            result.rejected[name] = HELD_ELSEWHERE
+            log.warning(
+                "agent %s registered %s, which agent %s serves: refused", agent_id, name, node.agent_id
+            )
             continue
         # Power saving judges the registration against the previous boot time: the end
         # of a power up, or "Node unexpectedly rebooted" (spec/power_save.md).
@@ -135,6 +178,8 @@ def agent_register(
     # Jobs the agent still runs: keep those the controller agrees are running there.
     reported: set[int] = set()
     for item in running:
+        if item.get("node") not in accepted:
+            continue  # not this agent's to keep or to kill: its node was refused
         job = Job.objects.filter(pk=item.get("job_id")).first()
         if (
             job is None
@@ -149,6 +194,8 @@ def agent_register(
             job.launched = True
             job.save(update_fields=["launched"])
     for completion in completions:
+        if completion.get("node") not in accepted:
+            continue  # kept by the agent (not acked) until its node is accepted
         job_completed(completion=completion, now=now)
         result.acked.append(int(completion["job_id"]))
     done = set(result.acked)
@@ -197,11 +244,31 @@ def agent_ping(
         rows.update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
 
 
-def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None:
-    """The agent's websocket closed: its nodes stop responding (DOWN later, by the health cycle)."""
+def agent_disconnected(
+    *,
+    nodes: list[str],
+    now: datetime | None = None,
+    agent_id: str | None = None,
+    registered_at: datetime | None = None,
+) -> None:
+    """The agent's websocket closed: its nodes stop responding (DOWN later, by the health cycle).
+
+    With ``agent_id`` and ``registered_at`` (the connection's registration), only the
+    nodes this connection still holds: a node registered again since, by a newer
+    connection, is not that one's to give up.
+    """
     now = now or timezone.now()
     with transaction.atomic():
         for node in Node.objects.select_for_update().filter(name__in=nodes):
+            if agent_id is not None:
+                if node.agent_id != agent_id or (
+                    registered_at is not None
+                    and node.slurmd_start_time is not None
+                    and node.slurmd_start_time > registered_at
+                ):
+                    continue
+                node.agent_id = ""  # its holder is gone: another agent may register it
+                node.save(update_fields=["agent_id"])
             if node.flags & NodeFlag.NOT_RESPONDING:
                 continue
             if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN):
@@ -209,6 +276,52 @@ def agent_disconnected(*, nodes: list[str], now: datetime | None = None) -> None
             _set_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
             node.save(update_fields=["flags"])
         publish.console_changed("nodes")
+
+
+@transaction.atomic
+def agent_drain(
+    *, nodes: list[str], reason: str, agent_id: str = "", now: datetime | None = None
+) -> list[str]:
+    """An agent cannot keep its nodes' jobs safe (its spool is gone or unwritable): DRAIN
+    them with its reason, as ``scontrol update State=DRAIN`` would, so no job is sent
+    there. A node already drained keeps its reason (an administrator's, or this one)."""
+    now = now or timezone.now()
+    reason = " ".join(str(reason).split())[:256] or "agent reported a problem"
+    drained = []
+    for node in Node.objects.select_for_update().filter(name__in=nodes):
+        if node.flags & NodeFlag.DRAIN:
+            continue
+        _set_state(node, add=NodeFlag.DRAIN, reason=reason, user="slurm", now=now)
+        node.save(update_fields=["flags", "reason", "reason_user", "reason_time"])
+        drained.append(node.name)
+    if drained:
+        log.error("agent %s: drained %s: %s", agent_id, ",".join(drained), reason)
+        refresh_usage(drained)
+        publish.console_changed("nodes")
+        _request_schedule()
+    return drained
+
+
+def power_action_done(
+    *,
+    run_id: int,
+    node: str,
+    nodes: list[str],
+    exit_code: int,
+    error: str = "",
+    end_time: float | None = None,
+) -> bool:
+    """A ``power_action_done`` from a connection holding ``nodes``: recorded only for a run
+    that was sent to ``node``, one of them."""
+    from power.models import PowerRun  # noqa: PLC0415 - power's models import cluster's
+
+    if node not in nodes or not PowerRun.objects.filter(pk=run_id, host=node).exists():
+        log.warning(
+            "power_action_done for run %s on %s from an agent serving %s: ignored", run_id, node, nodes
+        )
+        return False
+    power_services.agent_power_action_done(run_id=run_id, exit_code=exit_code, error=error, end_time=end_time)
+    return True
 
 
 def jobs_started(*, items: list[dict[str, Any]]) -> None:
@@ -354,14 +467,19 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
 
 
 __all__ = [
+    "HELD_ELSEWHERE",
     "Registration",
     "agent_disconnected",
+    "agent_drain",
     "agent_ping",
     "agent_register",
+    "held_elsewhere",
     "job_completed",
     "job_launch_failed",
     "job_started",
     "jobs_completed",
     "jobs_started",
     "launch_payload",
+    "power_action_done",
+    "single_process",
 ]

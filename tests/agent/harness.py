@@ -1,4 +1,9 @@
-"""Test harness: a real websocket server playing the controller, and launch objects."""
+"""Test harness: a real websocket server playing the controller, and launch objects.
+
+The fake controller speaks the real protocol: it proves the key it was given (KEY, or
+another to play a controller of another cluster), checks the agent's proof, then seals
+and opens every message with the session's MAC (agent/handshake.py).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,9 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection, serve
 
+from agent import handshake
 from agent.daemon import Agent, AgentConfig, NodeSpec
+from agent.nodeconf import NodeRules
 from agent.spool import Spool
 
 KEY = "test-key"
@@ -26,11 +33,15 @@ ME = pwd.getpwuid(os.geteuid()).pw_name
 class FakeController:
     """Accepts agents on /ws/agent/ with ``Bearer KEY``, answers ``register``, records the rest."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: str = KEY) -> None:
+        self.key = key.encode()
+        self.refused_agents = 0  # connections whose proof of the key was wrong
+        self.rejected_on_register: dict[str, str] = {}  # node -> reason, in each ``registered``
         self.kill_on_register: list[int] = []
         self.registers: list[dict[str, Any]] = []
         self.batches: list[dict[str, Any]] = []  # completed_batch messages as sent
         self.ws: ServerConnection | None = None
+        self.channel: handshake.Channel
         self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._backlog: list[dict[str, Any]] = []
         self._server: Any = None
@@ -52,26 +63,40 @@ class FakeController:
     def _check(connection: ServerConnection, request: Any) -> Any:
         if request.path != "/ws/agent/":
             return connection.respond(HTTPStatus.NOT_FOUND, "not found\n")
-        if request.headers.get("Authorization") != f"Bearer {KEY}":
-            return connection.respond(HTTPStatus.FORBIDDEN, "forbidden\n")
         return None
 
+    async def _authenticate(self, ws: ServerConnection) -> handshake.Channel | None:
+        hello = json.loads(await ws.recv())
+        assert hello["type"] == "hello", hello
+        agent_id, theirs, ours = hello["agent_id"], hello["nonce"], handshake.new_nonce()
+        proof = handshake.controller_proof(self.key, theirs, ours, agent_id)
+        await ws.send(json.dumps({"type": "challenge", "nonce": ours, "proof": proof}))
+        auth = json.loads(await ws.recv())
+        if auth.get("proof") != handshake.agent_proof(self.key, theirs, ours, agent_id):
+            self.refused_agents += 1
+            await ws.close(4003)
+            return None
+        return handshake.Channel.for_controller(handshake.session_key(self.key, theirs, ours, agent_id))
+
     async def _handle(self, ws: ServerConnection) -> None:
-        self.ws = ws
-        async for raw in ws:
-            msg = json.loads(raw)
+        channel = await self._authenticate(ws)
+        if channel is None:
+            return
+        self.ws, self.channel = ws, channel
+        async for frame in ws:
+            msg = json.loads(channel.open(str(frame)))
             if msg["type"] == "register":
                 self.registers.append(msg)
-                await ws.send(
-                    json.dumps(
-                        {
-                            "type": "registered",
-                            "nodes": [n["name"] for n in msg["nodes"]],
-                            "rejected": {},
-                            "kill": self.kill_on_register,
-                            "ping_interval": 5,
-                        }
-                    )
+                await self.send(
+                    {
+                        "type": "registered",
+                        "nodes": [
+                            n["name"] for n in msg["nodes"] if n["name"] not in self.rejected_on_register
+                        ],
+                        "rejected": self.rejected_on_register,
+                        "kill": self.kill_on_register,
+                        "ping_interval": 5,
+                    }
                 )
             if msg["type"] == "completed_batch":
                 self.batches.append(msg)
@@ -101,7 +126,7 @@ class FakeController:
 
     async def send(self, msg: dict[str, Any]) -> None:
         assert self.ws is not None
-        await self.ws.send(json.dumps(msg))
+        await self.ws.send(self.channel.seal(json.dumps(msg)))
 
     async def drop(self) -> None:
         """Close the agent's connection (it will reconnect)."""
@@ -135,20 +160,27 @@ def launch_object(job_id: int, script: str, work_dir: Path, **over: Any) -> dict
     return job
 
 
-def agent_config(url: str, spool: Path, *, key: str = KEY) -> AgentConfig:
+def agent_config(url: str, spool: Path, *, key: str = KEY, rules: NodeRules | None = None) -> AgentConfig:
     nodes = tuple(NodeSpec(n, 4, 2048, features="a,b", conf="HRES=[]") for n in NODES)
-    return AgentConfig(controller=url, key=key, nodes=nodes, spool_dir=str(spool), ping_interval=5)
+    return AgentConfig(
+        controller=url,
+        key=key,
+        nodes=nodes,
+        spool_dir=str(spool),
+        ping_interval=5,
+        rules=rules or NodeRules(root_jobs=True),
+    )
 
 
 Scenario = Callable[[FakeController, Agent], Awaitable[None]]
 
 
-def run_with_agent(tmp_path: Path, scenario: Scenario) -> None:
+def run_with_agent(tmp_path: Path, scenario: Scenario, *, rules: NodeRules | None = None) -> None:
     """Run ``scenario`` against an in-process agent connected to a fake controller."""
 
     async def main() -> None:
         async with FakeController() as ctl:
-            agent = Agent(agent_config(ctl.url, tmp_path / "spool"))
+            agent = Agent(agent_config(ctl.url, tmp_path / "spool", rules=rules))
             task = asyncio.create_task(agent.run())
             try:
                 await ctl.expect("register")

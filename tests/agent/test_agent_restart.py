@@ -17,10 +17,15 @@ async def start_agent(
     ctl: FakeController, tmp_path: Path, n: int, key: str = KEY
 ) -> asyncio.subprocess.Process:
     log = open(tmp_path / f"agent{n}.log", "wb")  # noqa: SIM115 -- handed to the child
+    key_file = tmp_path / f"key{n}"
+    key_file.write_text(key + "\n")
+    key_file.chmod(0o600)
+    env = {k: v for k, v in os.environ.items() if k != "FSCHED_AGENT_KEY"}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "agent", "--nodes", "node[01-02]", "--controller", ctl.url,
-        "--key", key, "--spool", str(tmp_path / "spool"), "--cpus", "4", "--memory", "2048",
-        cwd=ROOT, stdout=log, stderr=log, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        "--key-file", str(key_file), "--spool", str(tmp_path / "spool"), "--cpus", "4", "--memory", "2048",
+        "--allow-root-jobs",  # the jobs run as the test's user, root in CI
+        cwd=ROOT, stdout=log, stderr=log, env={**env, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     log.close()
     return proc
@@ -129,6 +134,20 @@ def test_command_line_agent_with_a_wrong_key_exits_2(tmp_path: Path) -> None:
     async def scenario(ctl: FakeController, procs: list) -> None:  # type: ignore[type-arg]
         procs.append(await start_agent(ctl, tmp_path, 1, key="wrong"))
         assert await asyncio.wait_for(procs[0].wait(), 10) == 2
-        assert "authentication refused by controller" in (tmp_path / "agent1.log").read_text()
+        log = (tmp_path / "agent1.log").read_text()
+        assert "ERROR agent.daemon: controller failed to prove the cluster key (wrong proof)" in log
+        assert ctl.registers == []
+
+    run(tmp_path, scenario)
+
+
+def test_key_is_never_on_the_command_line(tmp_path: Path) -> None:
+    """``--key`` is gone (argv shows in ps); the key comes from a private file or the environment."""
+
+    async def scenario(ctl: FakeController, procs: list) -> None:  # type: ignore[type-arg]
+        procs.append(await start_agent(ctl, tmp_path, 1))
+        await ctl.expect("register")
+        cmdline = (Path("/proc") / str(procs[0].pid) / "cmdline").read_bytes().split(b"\0")
+        assert KEY.encode() not in cmdline and b"--key" not in cmdline
 
     run(tmp_path, scenario)

@@ -5,35 +5,25 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing.websocket import WebsocketCommunicator
-from django.conf import settings
 
 from cluster.models import Job, Node
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
 from config.asgi import router
+from tests.cluster.agent_socket import AgentSocket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def agent(key: str | None = None) -> WebsocketCommunicator:
-    key = settings.FSCHED_AGENT_KEY if key is None else key
-    return WebsocketCommunicator(router, "/ws/agent/", headers=[(b"authorization", f"Bearer {key}".encode())])
-
-
-REGISTER = {
-    "type": "register",
-    "agent_id": "test:1",
-    "nodes": [{"name": "node01", "cpus": 4, "real_memory": 2000, "boot_time": 1.0}],
-    "running": [],
-    "completions": [],
-}
-
-
 def test_an_agent_with_a_wrong_key_is_refused(demo):
     async def scenario():
-        comm = agent("wrong")
-        connected, code = await comm.connect()
-        assert not connected and code == 4003
+        comm = AgentSocket(key="wrong")
+        await comm.open()
+        # The controller proves its key first; an agent with another key sees that fail...
+        assert not (await comm.hello())["proved"]
+        # ...and an agent that answers anyway with its (wrong) proof is closed with 4003.
+        await comm.comm.send_json_to({"type": "auth", "proof": "0" * 64})
+        assert await comm.closed_with() == 4003
 
     async_to_sync(scenario)()
     assert Node.objects.get(name="node01").base_state == "UNKNOWN"
@@ -41,27 +31,25 @@ def test_an_agent_with_a_wrong_key_is_refused(demo):
 
 def test_register_launch_complete_ack(demo, users):
     async def scenario():
-        comm = agent()
-        connected, _ = await comm.connect()
-        assert connected
-        await comm.send_json_to(REGISTER)
-        reply = await comm.receive_json_from(timeout=5)
+        comm = AgentSocket()
+        await comm.authenticate()
+        reply = await comm.register("node01")
         assert reply["type"] == "registered" and reply["nodes"] == ["node01"] and reply["kill"] == []
         submitted = await sync_to_async(job_submit)(
             user=users["alice"], spec={"wrap": "echo hi", "work_dir": "/tmp", "nodelist": "node01"}
         )
         job_id = submitted.job_ids[0]
         await sync_to_async(schedule_pass)()
-        launch = await comm.receive_json_from(timeout=5)
+        launch = await comm.receive()
         assert launch["type"] == "launch"
         assert launch["job"]["job_id"] == job_id and launch["job"]["batch_host"] == "node01"
         assert launch["job"]["user"] == "alice" and "echo hi" in launch["job"]["script"]
-        await comm.send_json_to({"type": "started", "job_id": job_id, "node": "node01", "pid": 1, "run": 0})
+        await comm.send({"type": "started", "job_id": job_id, "node": "node01", "pid": 1, "run": 0})
         done = {"job_id": job_id, "node": "node01", "exit_code": 0, "signal": 0, "end_time": 2.0, "run": 0}
-        await comm.send_json_to({"type": "completed", **done})
-        ack = await comm.receive_json_from(timeout=5)
+        await comm.send({"type": "completed", **done})
+        ack = await comm.receive()
         assert ack == {"type": "ack", "job_ids": [job_id]}
-        await comm.disconnect()
+        await comm.close()
         return job_id
 
     job_id = async_to_sync(scenario)()

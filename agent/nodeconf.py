@@ -1,0 +1,56 @@
+"""What the agent itself reads from ``slurm.conf``, like slurmd does: the rules it enforces
+whatever the controller sends (docs/agent-protocol.md, "What the agent decides itself").
+
+* ``DisableRootJobs``: a root agent runs ``user=root`` jobs only when the file says
+  ``DisableRootJobs=NO`` explicitly (or the agent runs with ``--allow-root-jobs``).
+  Slurm's default is NO; ours is stricter, because the agent is the last line of defence
+  against a controller (or a stolen cluster key) asking for uid 0.
+* ``PowerAction=<name> Location=slurmd Program="..."``: the only programs a
+  ``power_action`` message may run on this node.
+
+Pure: no Django; the file is parsed with the controller's own parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster.slurmconf import SlurmConfig, load_slurm_conf
+from power.config import power_config
+
+DEFAULT_CONF_DIR = Path(__file__).resolve().parents[1] / "examples" / "demo"
+
+
+@dataclass(frozen=True)
+class NodeRules:
+    root_jobs: bool = False  # whether a root agent may run jobs as root
+    # PowerAction name -> its Program words (Location=slurmd only).
+    power_programs: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    source: str = ""  # the file they were read from, for messages
+
+    def power_program(self, argv: list[str], node: str) -> str | None:
+        """The PowerAction name whose Program, then ``node``, is exactly ``argv``; else None."""
+        if not argv or argv[-1] != node:
+            return None
+        words = tuple(argv[:-1])
+        return next((name for name, prog in self.power_programs.items() if prog == words), None)
+
+
+def slurm_conf_path(conf_dir: str | None) -> Path:
+    return Path(conf_dir or DEFAULT_CONF_DIR) / "slurm.conf"
+
+
+def rules_from(conf: SlurmConfig, *, source: str = "") -> NodeRules:
+    disable = (conf.option("DisableRootJobs") or "").strip().lower()
+    actions = power_config(conf).actions
+    return NodeRules(
+        root_jobs=disable in ("no", "0", "false"),
+        power_programs={n: p.argv for n, p in actions.items() if p.location == "slurmd"},
+        source=source,
+    )
+
+
+def load_rules(path: Path) -> NodeRules:
+    """Read ``path``; raises ConfigError (``file:line: reason``) when it cannot be used."""
+    return rules_from(load_slurm_conf(path), source=str(path))
