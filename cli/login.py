@@ -2,7 +2,8 @@
 
 Asks for the password (``getpass``), ``POST /api/auth/token/`` and writes
 ``{"url", "token", "username"}`` to the credentials file (mode 0600), which
-``cli.client`` reads on every later command.
+``cli.client`` reads on every later command.  Each login gets a new token, which expires
+(the controller's FSCHED_TOKEN_TTL_DAYS): log in again then.
 """
 
 from __future__ import annotations
@@ -49,5 +50,7 @@ def main(argv: list[str]) -> int:
         return 1
     config = {**load_config(), "url": url, "token": token, "username": username}
     path = save_config(config)
-    sys.stdout.write(f"Logged in to {url} as {username}; credentials saved in {path}\n")
+    expires = answer.get("expires")
+    until = f" (the token expires {expires})" if isinstance(expires, str) and expires else ""
+    sys.stdout.write(f"Logged in to {url} as {username}; credentials saved in {path}{until}\n")
     return 0

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -6,8 +7,10 @@ from hres.api import HresUpdate
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Both need a login (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"]): the schema answers 401,
+    # the docs page, which a browser opens, sends to the login form.
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="schema")), name="api-docs"),
     path("api/power/", include("power.api_urls")),
     path("api/limits/", include("limits.api")),
     path("api/", include("cluster.api.urls")),

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import authenticate
+from django.contrib.auth.signals import user_logged_in
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, status
@@ -63,6 +64,9 @@ class TokenView(APIView):
             if getattr(request._request, "axes_locked_out", False):
                 return Response({"error": lockout_message()}, status=status.HTTP_429_TOO_MANY_REQUESTS)
             return Response({"error": "Invalid user name or password"}, status=status.HTTP_401_UNAUTHORIZED)
+        # What login() signals, without a session: axes clears the user's failures, Django
+        # records last_login.
+        user_logged_in.send(sender=type(user), request=request._request, user=user)
         token, text = token_issue(user, days=days, name="login")
         return Response(
             {"token": text, "username": user.get_username(), "expires": token.expires},

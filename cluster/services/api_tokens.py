@@ -108,3 +108,8 @@ def token_revoke(
 
 def tokens_of(user: AbstractBaseUser) -> list[ApiToken]:
     return list(ApiToken.objects.filter(user=user).order_by("created", "id"))
+
+
+def tokens_revoke_all(user: AbstractBaseUser, *, now: datetime | None = None) -> int:
+    """Revoke every live token of ``user`` (a lost laptop, a departed user); the count."""
+    return ApiToken.objects.filter(user=user, revoked__isnull=True).update(revoked=now or timezone.now())

@@ -1,0 +1,169 @@
+"""The state directory is private whatever the umask, and an old exposed one is fixed on start.
+
+The start is a real one: a Python process that imports the settings and opens the
+database through fsched's SQLite backend, as the server, the agent launcher and
+``manage.py`` do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from config.state import create_private_file, private_dir, read_or_create_key, secure_state_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+DB = "fsched.sqlite3"
+
+# Starts like the server: settings (state directory, keys), then a write through the
+# backend in WAL mode; prints every file's mode while the connection still holds -wal/-shm.
+START = """
+import json, os, stat, sys
+os.umask(0o022)
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+import django
+django.setup()
+from django.db import connection
+with connection.cursor() as cursor:
+    cursor.execute("CREATE TABLE IF NOT EXISTS probe (x)")
+    cursor.execute("INSERT INTO probe VALUES (1)")
+    state = sys.argv[1]
+    modes = {name: stat.S_IMODE(os.stat(os.path.join(state, name)).st_mode) for name in os.listdir(state)}
+    modes["."] = stat.S_IMODE(os.stat(state).st_mode)
+    print(json.dumps(modes))
+"""
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def start(state: Path) -> tuple[dict[str, int], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FSCHED_", "DJANGO_"))}
+    env["FSCHED_STATE_DIR"] = str(state)
+    done = subprocess.run(
+        [sys.executable, "-c", START, str(state)],
+        check=False, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1]), done.stderr
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+@pytest.fixture
+def shared_parent():
+    """A directory every user may enter (pytest's own tmp is root's alone, which would make
+    a 'nobody cannot read' test pass for the wrong reason)."""
+    parent = Path(tempfile.mkdtemp(prefix="fsched-state-"))
+    parent.chmod(0o755)
+    yield parent
+    shutil.rmtree(parent)
+
+
+def test_a_new_installation_is_private_under_umask_022(shared_parent):
+    state = shared_parent / "state"
+    modes, _ = start(state)
+    assert modes["."] == 0o700
+    for name in ("secret_key", "agent_key", DB, f"{DB}-wal", f"{DB}-shm", f"{DB}.gate"):
+        assert modes[name] == 0o600, name
+
+
+def test_an_old_exposed_installation_is_fixed_and_the_fix_logged(shared_parent, umask_022):
+    state = shared_parent / "state"
+    state.mkdir(mode=0o755)
+    for name in ("secret_key", "agent_key"):
+        (state / name).write_text("k" * 43)
+    # The database as the old version left it, its -wal and -shm held open (0644 each).
+    old = sqlite3.connect(state / DB)
+    old.execute("PRAGMA journal_mode=WAL")
+    old.execute("CREATE TABLE probe (x)")
+    old.commit()
+    try:
+        assert {mode(state / n) for n in ("secret_key", DB, f"{DB}-wal", f"{DB}-shm")} == {0o644}
+        modes, log = start(state)
+    finally:
+        old.close()
+    assert modes["."] == 0o700
+    for name in ("secret_key", "agent_key", DB, f"{DB}-wal", f"{DB}-shm"):
+        assert modes[name] == 0o600, name
+        assert f"{state / name} was mode 0644, readable by other users: changed to 0600" in log
+    assert f"{state} was mode 0755, readable by other users: changed to 0700" in log
+    assert "WARNING fsched.state" in log  # once Django's logging is up (the database's files)
+
+
+def test_tightening_is_a_warning_and_takes_bits_away_only(tmp_path, caplog):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o750)
+    state.chmod(0o750)
+    key = state / "agent_key"
+    key.write_text("k")
+    key.chmod(0o400)
+    with caplog.at_level(logging.WARNING, logger="fsched.state"):
+        secure_state_dir(state)
+    assert mode(state) == 0o700 and mode(key) == 0o400
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, f"{state} was mode 0750, readable by other users: changed to 0700")
+    ]
+
+
+def test_keys_are_created_0600_and_never_replaced(tmp_path):
+    old = os.umask(0)  # the widest: a plain open() would create 0666
+    try:
+        key = read_or_create_key(tmp_path / "agent_key")
+    finally:
+        os.umask(old)
+    assert mode(tmp_path / "agent_key") == 0o600 and len(key) >= 43
+    assert read_or_create_key(tmp_path / "agent_key") == key
+    assert create_private_file(tmp_path / "agent_key", "other") is False
+    assert (tmp_path / "agent_key").read_text() == key
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent_key"]  # no temporary left
+
+
+def test_a_shared_sticky_directory_is_refused_not_closed(tmp_path):
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    with pytest.raises(ValueError, match="shared directory"):
+        private_dir(shared)
+    assert mode(shared) == 0o1777
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_a_non_root_user_cannot_read_the_database(shared_parent):
+    state = shared_parent / "state"
+    start(state)
+    control = shared_parent / "public"
+    control.write_text("readable")
+    control.chmod(0o644)
+
+    def as_nobody(path: Path) -> tuple[bytes, str]:
+        done = subprocess.run(
+            ["cat", str(path)], check=False, user=65534, group=65534, extra_groups=[], capture_output=True
+        )
+        return done.stdout, done.stderr.decode(errors="replace")
+
+    assert as_nobody(control) == (b"readable", "")  # the setup lets nobody in this far
+    for name in (DB, "agent_key", "secret_key"):
+        read, error = as_nobody(state / name)
+        assert read == b"" and "Permission denied" in error, name
+    # Even with the directory opened up, the files themselves stay closed.
+    state.chmod(0o755)
+    for name in (DB, f"{DB}.gate", "agent_key", "secret_key"):
+        read, error = as_nobody(state / name)
+        assert read == b"" and "Permission denied" in error, name
