@@ -9,6 +9,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from cluster.record_admin import RecordAdmin
 from cluster.services.errors import ServiceError
 from hres import services
 from hres.layers import UNSET
@@ -71,6 +72,11 @@ class LayerUpdateAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # updates in force are a log: add a new one to change a layer again
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting one would change the layers in force with no service and no record;
+        # a reconfigure drops them (spec "Runtime Updates").
+        return False
+
     def save_model(self, request: HttpRequest, obj: LayerUpdate, form: LayerUpdateForm, change: bool) -> None:
         try:
             services.hres_update(actor=request.user, **form.update_kwargs())
@@ -83,9 +89,8 @@ class LayerUpdateAdmin(admin.ModelAdmin):
 
 
 @admin.register(ResourcesFile)
-class ResourcesFileAdmin(admin.ModelAdmin):
+class ResourcesFileAdmin(RecordAdmin):
+    """resources.yaml in force: edited on disk and loaded by scontrol reconfigure."""
+
     list_display = ["path", "version", "loaded_at"]
     readonly_fields = ["path", "text", "version", "loaded_at"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # resources.yaml is edited on disk and loaded by scontrol reconfigure

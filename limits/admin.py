@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from cluster.record_admin import RecordAdmin
 from cluster.services.errors import ServiceError
 from limits import services
 from limits.models import QOS, Account, Association, Cluster, LimitsUser, Tres, Usage
@@ -77,11 +78,16 @@ class ClusterAdmin(ServiceAdmin):
 
 
 @admin.register(Tres)
-class TresAdmin(admin.ModelAdmin):
+class TresAdmin(RecordAdmin):
+    """Slurm's tres table (seeded with the base TRES); more are tracked through
+    AccountingStorageTRES in slurm.conf, so a reconfigure records them."""
+
     list_display = ("name",)
 
 
 @admin.register(Usage)
-class UsageAdmin(admin.ModelAdmin):
+class UsageAdmin(RecordAdmin):
+    """Usage history, decayed every cycle; reset with sacctmgr (RawUsage=0), not here."""
+
     list_display = ("key", "raw_usage", "tres_seconds", "wall_seconds")
     readonly_fields = ("key", "raw_usage", "tres_seconds", "wall_seconds")
