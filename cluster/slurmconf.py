@@ -33,6 +33,7 @@ Unknown keys are warnings (kept, with their spelling, in ``options`` /
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 import stat
@@ -333,6 +334,7 @@ class _ReadContext:
     problems: list[ConfigProblem]
     conf_dir: Path | None = None  # resolved; files outside it are private
     files: list[str] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the text read
     stack: list[str] = field(default_factory=list)
 
     def is_private(self, path: Path) -> bool:
@@ -408,6 +410,7 @@ def _read_conf_file(path: Path) -> str:
 def _read_file_text(text: str, path: Path, ctx: _ReadContext) -> Iterator[ConfLine]:
     resolved = str(path.resolve())
     ctx.files.append(str(path))
+    ctx.digests[str(path)] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     ctx.stack.append(resolved)
     try:
         yield from _read_text(text, str(path), path.parent, ctx, private=ctx.is_private(path))
@@ -503,6 +506,7 @@ class SlurmConfig:
     options: dict[str, str] = field(default_factory=dict, hash=False)
     warnings: tuple[ConfigProblem, ...] = ()
     files: tuple[str, ...] = ()
+    digests: dict[str, str] = field(default_factory=dict, hash=False)  # file -> SHA-256 as read
     other_lines: tuple[ConfLine, ...] = ()
     slurmctld_hosts: tuple[str, ...] = ()
     scheduler_type: str = DEFAULT_SCHEDULER_TYPE
@@ -847,6 +851,7 @@ class _Builder:
             options=options,
             warnings=tuple(self._in_file_order(self.warnings)),
             files=tuple(dict.fromkeys(self.ctx.files)),
+            digests=dict(self.ctx.digests),
             other_lines=tuple(other),
             conf_dir=str(self.conf_dir),
             lines=tuple(lines),

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
+from typing import Any
 
+from ClusterShell.NodeSet import NodeSet
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -63,6 +66,7 @@ def config_load(*, path: Path | None = None, actor: str = "", recover: bool = Fa
 def _apply(conf: SlurmConfig, *, actor: str) -> None:
     now = timezone.now()
     cfg = ClusterConfig.for_update()
+    before = _snapshot(cfg)
     cfg.cluster_name = conf.cluster_name
     cfg.options = {
         **conf.options,
@@ -137,12 +141,61 @@ def _apply(conf: SlurmConfig, *, actor: str) -> None:
     Event.objects.create(
         time=now,
         kind=Event.Kind.CONFIG,
+        old_state=f"v{before['version']}" if before["version"] else "",
         new_state=f"v{cfg.version}",
         reason="reconfigure",
         user=actor,
-        detail={"files": list(conf.files)},
+        detail={
+            "files": list(conf.files),
+            "digests": dict(conf.digests),
+            **_changes(before, _snapshot(cfg)),
+        },
     )
     publish.console_changed("nodes", "partitions", "config")
+
+
+# Options whose values the audit record leaves out (its detail is shown in the console).
+_SECRET_OPTION = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
+
+
+def _snapshot(cfg: ClusterConfig) -> dict[str, Any]:
+    return {
+        "version": cfg.version,
+        "cluster_name": cfg.cluster_name,
+        "options": dict(cfg.options),
+        "licenses": dict(cfg.licenses),
+        "nodes": set(Node.objects.filter(in_conf=True).values_list("name", flat=True)),
+        "partitions": set(Partition.objects.values_list("name", flat=True)),
+    }
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What a reconfigure changed, for its audit record: options as ``{key: [old, new]}``
+    (None where absent; secret-looking keys only say that they changed), licenses the same,
+    nodes and partitions added and removed as hostlists and names."""
+
+    def diff(old: dict[str, Any], new: dict[str, Any], *, hide: bool) -> dict[str, list[Any]]:
+        out = {}
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                secret = hide and _SECRET_OPTION.search(key)
+                out[key] = ["(hidden)", "(hidden)"] if secret else [old.get(key), new.get(key)]
+        return out
+
+    def fold(names: set[str]) -> str:
+        return str(NodeSet.fromlist(sorted(names))) if names else ""
+
+    changes: dict[str, Any] = {
+        "options": diff(before["options"], after["options"], hide=True),
+        "licenses": diff(before["licenses"], after["licenses"], hide=False),
+        "nodes_added": fold(after["nodes"] - before["nodes"]),
+        "nodes_removed": fold(before["nodes"] - after["nodes"]),
+        "partitions_added": sorted(after["partitions"] - before["partitions"]),
+        "partitions_removed": sorted(before["partitions"] - after["partitions"]),
+    }
+    if before["cluster_name"] != after["cluster_name"]:
+        changes["cluster_name"] = [before["cluster_name"], after["cluster_name"]]
+    return changes
 
 
 def _initial_state(node: Node, conf_state: str, now) -> None:

@@ -261,3 +261,32 @@ def test_config_load_refuses_with_service_error_and_file_line(db, tmp_path: Path
     with pytest.raises(ServiceError, match=r"slurm.conf:3: NodeName=n\[1-99999999\]: 99999999 nodes"):
         config_load(path=path)
     assert not Node.objects.exists()
+
+
+# --- every load is recorded ------------------------------------------------------------------
+
+
+def test_every_reconfigure_records_who_and_what_changed(demo, api, conf_dir, settings):
+    settings.CONF_DIR = conf_dir
+    with open(conf_dir / "slurm.conf", "a") as f:
+        f.write("NodeName=extra[1-2] CPUs=2\nAccountingStoragePass=SECRET-pw\n")
+    text = (conf_dir / "slurm.conf").read_text().replace("KillWait=5", "KillWait=7")
+    (conf_dir / "slurm.conf").write_text(text)
+    version = ClusterConfig.current().version
+    assert api("admin").post("/api/reconfigure/").status_code == 200
+    from cluster.models import Event
+
+    record = Event.objects.filter(kind=Event.Kind.CONFIG, reason="reconfigure").order_by("-id").first()
+    assert record is not None
+    assert (record.user, record.old_state, record.new_state) == ("admin", f"v{version}", f"v{version + 1}")
+    detail = record.detail
+    assert str(conf_dir / "slurm.conf") in detail["files"]
+    assert len(detail["digests"][str(conf_dir / "slurm.conf")]) == 64
+    assert detail["options"]["KillWait"] == [5, 7]
+    assert detail["options"]["AccountingStoragePass"] == ["(hidden)", "(hidden)"]
+    assert "SECRET" not in str(detail)
+    assert detail["nodes_added"] == "extra[1-2]" and detail["nodes_removed"] == ""
+    # A load that changes nothing is recorded too, with nothing in its diff.
+    assert api("admin").post("/api/reconfigure/").status_code == 200
+    again = Event.objects.filter(kind=Event.Kind.CONFIG, reason="reconfigure").order_by("-id").first()
+    assert again.pk != record.pk and again.detail["options"] == {} and again.detail["nodes_added"] == ""
