@@ -143,6 +143,7 @@ class Agent:
         self._ws: ClientConnection | None = None
         self._was_registered = False  # whether the latest connection got a ``registered``
         self._channel: handshake.Channel | None = None
+        self._held_retries = 0  # registrations in a row refused a node held by another agent
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -335,7 +336,10 @@ class Agent:
                     continue
                 if msg.get("type") == "registered":
                     if self._on_registered(msg):
-                        tasks.append(asyncio.create_task(self._register_later()))
+                        self._held_retries += 1
+                        tasks.append(asyncio.create_task(self._register_later(self._held_retries)))
+                    else:
+                        self._held_retries = 0
                     if not registered:
                         registered = self._was_registered = True
                         tasks += [
@@ -365,9 +369,10 @@ class Agent:
                 continue
             await self._send(ws, msg)
 
-    async def _register_later(self) -> None:
-        """Register again while a node is held by another agent: it gets it once that one is gone."""
-        await asyncio.sleep(2 * self.ping_interval)
+    async def _register_later(self, attempt: int) -> None:
+        """Register again while a node is held by another agent: it gets it once that one is
+        gone (1 s, 2 s, 4 s ... up to two heartbeats: the old holder's end is seen that fast)."""
+        await asyncio.sleep(min(2.0 ** (attempt - 1), 2 * self.ping_interval))
         self._emit(self._register())
 
     async def _pinger(self) -> None:

@@ -46,9 +46,13 @@ def default_spool(first_node: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fsched agent", description="Run the fsched node agent.")
+    # No abbreviations: "--key SECRET" must never be read as "--key-file SECRET".
+    p = argparse.ArgumentParser(
+        prog="fsched agent", description="Run the fsched node agent.", allow_abbrev=False
+    )
     p.add_argument("--nodes", required=True, help="hostlist of the nodes served, e.g. 'node[01-08]'")
     p.add_argument("--controller", default=None, help=f"controller URL ($FSCHED_URL or {DEFAULT_CONTROLLER})")
+    p.add_argument("--key", default=None, help=argparse.SUPPRESS)  # refused, with why
     p.add_argument(
         "--key-file", default=None, help="file holding the cluster key, mode 0600 (default $FSCHED_AGENT_KEY)"
     )
@@ -96,6 +100,9 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
     nodes = tuple(
         NodeSpec(n, cpus, memory, features=features or None, conf=args.conf, **cloud) for n in names
     )
+    if args.key is not None:
+        parser.error("--key is not accepted (every local user sees the command line in ps): "
+                     "use --key-file PATH or FSCHED_AGENT_KEY")  # fmt: skip
     key = read_key_file(parser, args.key_file) if args.key_file else os.environ.get("FSCHED_AGENT_KEY", "")
     if not key.strip():
         parser.error("no cluster key: give --key-file PATH or set FSCHED_AGENT_KEY")

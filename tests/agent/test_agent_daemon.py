@@ -14,6 +14,7 @@ import pytest
 
 from agent.daemon import REFUSED, Agent
 from agent.jobs import start_ticks
+from agent.nodeconf import NodeRules
 from tests.agent.harness import ME, NODES, FakeController, agent_config, launch_object, run_with_agent
 
 
@@ -367,5 +368,44 @@ def test_jobs_ending_together_are_reported_in_one_batch(tmp_path: Path, work: Pa
         for job_id in (21, 22, 23):
             assert (await ctl.expect("completed", job_id=job_id))["signal"] == 9
         assert [len(b["completions"]) for b in ctl.batches] == [3]
+
+    run_with_agent(tmp_path, scenario)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root agent refuses root jobs")
+def test_root_agent_refuses_root_jobs_unless_configured(tmp_path: Path, work: Path) -> None:
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        job = launch_object(31, f"#!/bin/sh\ntouch {work}/ran\n", work, user="root", run=2)
+        await ctl.send({"type": "launch", "job": job})
+        failed = await ctl.expect("launch_failed", job_id=31)
+        assert (failed["node"], failed["run"]) == ("node01", 2)
+        assert failed["error"].startswith("user root is root and root jobs are disabled on this node")
+        await ctl.nothing("started", 0.3)
+        assert not (work / "ran").exists() and not (tmp_path / "spool" / "jobs" / "31").exists()
+
+    run_with_agent(tmp_path, scenario, rules=NodeRules(root_jobs=False))
+
+
+def test_a_spool_problem_drains_the_nodes_again_after_each_registration(tmp_path: Path) -> None:
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.nothing("drain", 0.2)  # healthy: nothing to say
+        agent.jobs.problem = "spool /x cannot be written: No space left on device"
+        await ctl.drop()
+        await ctl.expect("register")
+        drain = await ctl.expect("drain")
+        assert drain == {"type": "drain", "nodes": list(NODES), "reason": agent.jobs.problem}
+
+    run_with_agent(tmp_path, scenario)
+
+
+def test_a_node_held_by_another_agent_is_registered_again_later(tmp_path: Path) -> None:
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        ctl.rejected_on_register = {"node02": "node is served by another agent"}
+        await ctl.drop()
+        await ctl.expect("register")
+        ctl.rejected_on_register = {}
+        again = await ctl.expect("register", timeout=3)
+        assert [n["name"] for n in again["nodes"]] == list(NODES)
+        await ctl.nothing("register", 0.5)  # accepted: no more retries
 
     run_with_agent(tmp_path, scenario)

@@ -96,3 +96,38 @@ def test_bad_command_line_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--nodes", "node[01-"]) == 2
     assert "invalid hostlist" in capsys.readouterr().err
     assert main(["--nodes", "n1", "--cpus", "0"]) == 2
+
+
+def test_key_from_a_private_file_never_from_argv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("FSCHED_AGENT_KEY", raising=False)
+    key = tmp_path / "agent_key"
+    key.write_text("s3cret\n")
+    key.chmod(0o600)
+    config, _ = parse_config(["--nodes", "n1", "--key-file", str(key)])
+    assert config.key == "s3cret"
+    assert main(["--nodes", "n1", "--key", "s3cret"]) == 2  # gone: ps shows argv to everyone
+    assert "--key is not accepted (every local user sees the command line in ps)" in capsys.readouterr().err
+    key.chmod(0o604)
+    assert main(["--nodes", "n1", "--key-file", str(key)]) == 2
+    assert "mode 0604 lets other users read or change the cluster key" in capsys.readouterr().err
+    assert main(["--nodes", "n1", "--key-file", str(tmp_path / "missing")]) == 2
+    assert "No such file or directory" in capsys.readouterr().err
+    assert main(["--nodes", "n1"]) == 2
+    assert "no cluster key: give --key-file PATH or set FSCHED_AGENT_KEY" in capsys.readouterr().err
+
+
+def test_node_rules_come_from_slurm_conf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FSCHED_AGENT_KEY", "k")
+    monkeypatch.setenv("FSCHED_CONF_DIR", str(tmp_path))
+    (tmp_path / "slurm.conf").write_text("ClusterName=c\nSlurmctldHost=h\nNodeName=n1 CPUs=1\n")
+    config, _ = parse_config(["--nodes", "n1"])
+    assert not config.rules.root_jobs and config.rules.power_programs == {}
+    config, _ = parse_config(["--nodes", "n1", "--allow-root-jobs"])
+    assert config.rules.root_jobs
+    (tmp_path / "slurm.conf").write_text("ClusterName=c\nNodeName=n1 CPUs=lots\n")
+    assert main(["--nodes", "n1"]) == 2
+    assert "slurm.conf:2:" in capsys.readouterr().err
