@@ -71,13 +71,19 @@ def run_event_schedule() -> str:
 
 
 def run_health() -> str:
+    """Nodes not heard from, then launches and cancels their agents never answered."""
+    from django.utils import timezone  # noqa: PLC0415
+
+    from cluster.services.launch_watch import launch_watch_pass  # noqa: PLC0415
     from cluster.services.scheduling import health_pass  # noqa: PLC0415
 
     with cycle_lock("health") as got:
         if not got:
             return "busy"
-        downed = health_pass()
-    return f"down={len(downed)}"
+        now = timezone.now()
+        downed = health_pass(now=now)
+        watched = launch_watch_pass(now=now)
+    return f"down={len(downed)} {watched}"
 
 
 def run_power() -> str:

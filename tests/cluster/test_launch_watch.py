@@ -1,0 +1,130 @@
+"""Launches never reported started and cancels never acknowledged time out (issue 10).
+
+The clock is passed in: jobs are placed at chosen times before ``now``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db.models import F
+from django.utils import timezone
+
+from cluster.models import ClusterConfig, Event, Job, Node
+from cluster.services import agents
+from cluster.services.jobs import job_submit
+from cluster.services.launch_watch import KILL_TASK_FAILED, launch_watch_pass
+from cluster.services.scheduling import schedule_pass
+from cluster.states import NodeFlag
+
+pytestmark = pytest.mark.django_db
+
+NODES = [f"node{i:02d}" for i in range(1, 33)]
+
+
+def register(now):
+    agents.agent_register(
+        agent_id="test:1",
+        nodes=[{"name": n, "cpus": 4, "real_memory": 2000, "boot_time": 1.0} for n in NODES],
+        running=[],
+        completions=[],
+        now=now,
+    )
+
+
+def running_job(user, *, started, **spec) -> Job:
+    job_id = job_submit(
+        user=user, spec={"wrap": "true", "work_dir": "/tmp", "partition": "batch", **spec}
+    ).job_ids[0]
+    schedule_pass()
+    Job.objects.filter(pk=job_id).update(start_time=started)
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.launched) == ("RUNNING", False)
+    return job
+
+
+def set_option(key: str, value: str) -> None:
+    cfg = ClusterConfig.current()
+    ClusterConfig.objects.filter(pk=1).update(options={**cfg.options, key: value}, revision=F("revision") + 1)
+
+
+def test_launch_never_reported_started_is_requeued_after_batch_start_timeout(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    late = running_job(users["alice"], started=now - timedelta(seconds=11))
+    young = running_job(users["alice"], started=now - timedelta(seconds=9))
+    assert launch_watch_pass(now=now).startswith("launch_timeouts=1 ")
+    late.refresh_from_db()
+    assert (late.state, late.restart_count, late.batch_host, late.alloc) == ("PENDING", 1, "", {})
+    why = f"Batch JobId={late.id} missing from batch node node09 (not found BatchStartTime after startup)"
+    assert Event.objects.filter(job_id=late.id, new_state="PENDING", reason=why).exists()
+    young.refresh_from_db()
+    assert young.state == "RUNNING"
+
+
+def test_launch_timeout_ends_a_job_that_may_not_requeue_node_fail(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    job = running_job(users["alice"], started=now - timedelta(seconds=30), requeue=False)
+    host = job.batch_host
+    launch_watch_pass(now=now)
+    job.refresh_from_db()
+    assert (job.state, job.reason) == ("NODE_FAIL", "NodeFail")
+    assert Node.objects.get(name=host).base_state == "IDLE"  # its nodes are released
+
+
+def test_launch_timeout_counts_from_the_batch_hosts_registration_and_from_slurm_conf(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    job = running_job(users["alice"], started=now - timedelta(seconds=30))
+    register(now - timedelta(seconds=3))  # the agent came back and was sent the launch again
+    launch_watch_pass(now=now)
+    assert Job.objects.get(pk=job.id).state == "RUNNING"
+    set_option("BatchStartTimeout", "60")
+    launch_watch_pass(now=now + timedelta(seconds=30))
+    assert Job.objects.get(pk=job.id).state == "RUNNING"
+    launch_watch_pass(now=now + timedelta(seconds=61))
+    assert Job.objects.get(pk=job.id).state == "PENDING"
+
+
+def test_a_started_job_is_never_timed_out(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    job = running_job(users["alice"], started=now - timedelta(hours=1))
+    agents.job_started(job_id=job.id, node=job.batch_host, run=0)
+    launch_watch_pass(now=now)
+    assert Job.objects.get(pk=job.id).state == "RUNNING"
+
+
+def test_cancel_never_acknowledged_ends_the_job_and_drains_its_node(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    stuck = running_job(users["alice"], started=now - timedelta(minutes=3))
+    slow = running_job(users["alice"], started=now - timedelta(minutes=3))
+    agents.jobs_started(items=[{"job_id": j.id, "node": j.batch_host, "run": 0} for j in (stuck, slow)])
+    # demo slurm.conf: KillWait=5, and UnkillableStepTimeout's default 60.
+    Job.objects.filter(pk=stuck.id).update(
+        final_state="CANCELLED", kill_requested=now - timedelta(seconds=66)
+    )
+    Job.objects.filter(pk=slow.id).update(final_state="CANCELLED", kill_requested=now - timedelta(seconds=64))
+    assert launch_watch_pass(now=now) == "launch_timeouts=0 kill_failed=1 drained=1"
+    stuck.refresh_from_db()
+    assert (stuck.state, stuck.alloc) == ("CANCELLED", {})
+    assert Event.objects.filter(job_id=stuck.id, new_state="CANCELLED", reason=KILL_TASK_FAILED).exists()
+    node = Node.objects.get(name=stuck.batch_host)
+    assert node.flags & NodeFlag.DRAIN
+    assert (node.reason, node.reason_user) == ("Kill task failed", "slurm")
+    assert Job.objects.get(pk=slow.id).state == "RUNNING"
+
+
+def test_an_administrators_drain_reason_is_kept(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    job = running_job(users["alice"], started=now - timedelta(minutes=3))
+    agents.job_started(job_id=job.id, node=job.batch_host, run=0)
+    Node.objects.filter(name=job.batch_host).update(flags=int(NodeFlag.DRAIN), reason="disk swap")
+    Job.objects.filter(pk=job.id).update(final_state="TIMEOUT", kill_requested=now - timedelta(minutes=5))
+    assert launch_watch_pass(now=now).endswith("drained=0")
+    assert Job.objects.get(pk=job.id).state == "TIMEOUT"
+    assert Node.objects.get(name=job.batch_host).reason == "disk swap"
