@@ -112,6 +112,9 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         except (ValueError, RecursionError):
             msg = None
         kind = msg.get("type") if isinstance(msg, dict) else None
+        if not _cluster_key():
+            await self._refuse("this controller has no cluster key (FSCHED_AGENT_KEY)")
+            return
         if self._hello is None:
             if kind != "hello":
                 await self._refuse(f"{kind!r} before authentication")

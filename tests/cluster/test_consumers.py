@@ -81,3 +81,15 @@ def test_console_socket_needs_a_login_and_pushes_changes(demo, users, client):
         await comm.disconnect()
 
     async_to_sync(pushed)()
+
+
+def test_a_controller_without_a_key_authenticates_nobody(demo, settings):
+    settings.FSCHED_AGENT_KEY = ""
+
+    async def scenario():
+        comm = AgentSocket(key="")
+        await comm.open()
+        await comm.comm.send_json_to({"type": "hello", "agent_id": "a:1", "nonce": "0" * 64})
+        assert await comm.closed_with() == 4003
+
+    async_to_sync(scenario)()
