@@ -19,7 +19,6 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import BooleanField
-from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
@@ -28,6 +27,11 @@ from cluster.services.api_tokens import matches, split
 
 _USER_FIELDS = {"id", "username", "is_active", "is_staff", "is_superuser"}
 KEYWORDS = (b"token", b"bearer")
+
+
+# The database's clock decides expiry (the one clock every server process shares), in the
+# form each stores DateTimeFields in; Python's now() adapted per request cost 5 us of the 40.
+_NOW = {"sqlite": "strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now')"}
 
 
 @cache
@@ -39,10 +43,11 @@ def _query(vendor: str) -> tuple[str, tuple[Any, ...]]:
     fields = tuple(f for f in user._meta.concrete_fields if f.name in _USER_FIELDS)
     column = {name: quote(ApiToken._meta.get_field(name).column) for name in ("user", "revoked", "expires")}
     columns = ", ".join(f"u.{quote(f.column)}" for f in fields)
+    now = _NOW.get(vendor, "CURRENT_TIMESTAMP")
     sql = (
         f"SELECT t.{quote(ApiToken._meta.pk.column)}, t.{quote('digest')}, "  # noqa: S608 - names from model metadata
         f"t.{column['revoked']} IS NOT NULL, "
-        f"(t.{column['expires']} IS NOT NULL AND t.{column['expires']} <= %s), {columns} "
+        f"(t.{column['expires']} IS NOT NULL AND t.{column['expires']} <= {now}), {columns} "
         f"FROM {quote(ApiToken._meta.db_table)} t "
         f"JOIN {quote(user._meta.db_table)} u ON u.{quote(user._meta.pk.column)} = t.{column['user']} "
         f"WHERE t.{quote('prefix')} = %s"
@@ -72,7 +77,7 @@ class TokenAuthentication(authentication.BaseAuthentication):
         conn = connections[DEFAULT_DB_ALIAS]
         sql, fields = _query(conn.vendor)
         with conn.cursor() as cursor:
-            cursor.execute(sql, [conn.ops.adapt_datetimefield_value(timezone.now()), parts[0]])
+            cursor.execute(sql, [parts[0]])
             row = cursor.fetchone()
         # An unknown prefix and a wrong secret answer alike: neither says which prefixes exist.
         if row is None or not matches(key, row[1]):
