@@ -104,6 +104,21 @@ class E2ECluster(Cluster):
         for proc in getattr(self, "celery", []):
             self._stop(proc)
 
+    def kill(self, *which: str) -> None:
+        """kill -9 of ``"server"`` and/or ``"agent"`` at the same instant, reaped."""
+        procs = [p for p in (getattr(self, name) for name in which) if p is not None and p.poll() is None]
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+    def restart(self, *which: str) -> None:
+        """Start again what ``kill`` killed: the controller first (answering), then the agent."""
+        if "server" in which and (self.server is None or self.server.poll() is not None):
+            self.start_server()
+        if "agent" in which and (self.agent is None or self.agent.poll() is not None):
+            self.start_agent()
+
 
 def all_up(nodes: dict[str, dict]) -> bool:
     """Every node IDLE, but the demo's State=CLOUD nodes, which stay powered down."""
