@@ -221,3 +221,17 @@ def inject(cluster, fault: Fault, markers: Path, rng: random.Random, began: floa
         time.sleep(down)
         cluster.restart(*fault.processes)
     return f"{at:6.1f} s {fault} ({'on cue' if waited else 'cue timed out'}), down {down:.1f} s"
+
+
+def test_two_posts_with_one_idempotency_key_make_one_job(cluster, tmp_path):
+    """The controller, over sbatch's own HTTP client: a repeated key gets the first job."""
+    from cli.client import Client, load_config
+
+    token = load_config({"FSCHED_CLI_CONFIG": cluster.env["FSCHED_CLI_CONFIG"]})["token"]
+    body = {"wrap": "true", "name": "idem-e2e", "work_dir": str(tmp_path), "hold": True, "environment": {}}
+    key = {"Idempotency-Key": "e2e-one-key"}
+    first = Client(url=cluster.url, token=token).request("POST", "/api/jobs/", body, headers=key)
+    again = Client(url=cluster.url, token=token).request("POST", "/api/jobs/", body, headers=key)
+    assert again == first
+    assert [j["job_id"] for j in cluster.jobs().values() if j["name"] == "idem-e2e"] == [first["job_id"]]
+    cluster.cli("scancel", str(first["job_id"]))
