@@ -31,7 +31,8 @@ KEYWORDS = (b"token", b"bearer")
 
 # The database's clock decides expiry (the one clock every server process shares), in the
 # form each stores DateTimeFields in; Python's now() adapted per request cost 5 us of the 40.
-_NOW = {"sqlite": "strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now')"}
+# PostgreSQL's CURRENT_TIMESTAMP is its transaction's start: clock_timestamp() is now.
+_NOW = {"sqlite": "strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now')", "postgresql": "clock_timestamp()"}
 
 
 @cache
