@@ -22,14 +22,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish
+from cluster import hostlists, publish
 from cluster.models import Event, Job, Node
+from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.services.nodes import suspend_time_value
 from cluster.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
 from hres import services as hres_services
 from power import services as power_services
@@ -84,27 +85,40 @@ def split_conf(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _fields(params: Mapping[str, Any]) -> dict[str, Any]:
+# The longest value each key takes (its column's length; HRES= is a short JSON list).
+_LENGTHS = {"name": inputs.NAME_MAX, "state": 16, "features": 512, "hres": 4096, "suspend_time": 32}
+
+
+def _value(key: str, field: str, value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    return inputs.text(value, key, max_length=_LENGTHS.get(field, 32))
+
+
+def _fields(params: object) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, value in params.items():
+    given: dict[str, str] = {}  # field -> the key as typed, for the messages
+    for key, value in inputs.body_object(params).items():
         field = KEYS.get(str(key).lower())
         if field is None:
-            raise ServiceError(f"Invalid node parameter: {key}={value}")
-        out[field] = str(value)
+            raise ServiceError(f"Invalid node parameter: {inputs.text(str(key), 'parameter', max_length=64)}")
+        given[field] = str(key)
+        out[field] = _value(given[field], field, value)
+    if "name" in out:
+        out["name"] = inputs.name(out["name"].strip(), given["name"])
     for key in ("cpus", "real_memory", "weight"):
         if key in out:
-            if not out[key].isdigit() or int(out[key]) < 1:
-                raise ServiceError(f"Invalid {key} value: {out[key]}")
-            out[key] = int(out[key])
+            out[key] = inputs.integer(out[key], given[key], low=1)
     if "suspend_time" in out:
         # Checked here so a bad value refuses the creation / registration outright.
-        power_services.parse_node_suspend_time(out["suspend_time"])
+        suspend_time_value(out["suspend_time"])
     if "hres" in out:
         try:
             out["hres"] = hres_services.parse_node_hres(out["hres"])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             # Bad HRES= creates the node without membership, as an unknown layer does.
-            log.error("node %s: %s", out.get("name", "?"), exc)
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            log.error("node %s: %s", out.get("name", "?"), why)
             out["hres"] = []
     return out
 
@@ -147,14 +161,16 @@ def node_create(*, actor: AbstractBaseUser, params: Mapping[str, Any], now: date
     if not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
     fields = _fields(params)
-    name = str(fields.get("name") or "").strip()
+    name = fields.get("name")
     if not name:
-        raise ServiceError("NodeName is required")
+        raise ServiceError("NodeName is required", field="NodeName")
     try:
-        if len(NodeSet(name)) != 1:
-            raise ServiceError("Create one node at a time")
-    except NodeSetParseError:
-        raise ServiceError(f"Invalid node name specified: {name}") from None
+        if hostlists.count(name) != 1:
+            raise ServiceError("Create one node at a time", field="NodeName")
+        # node[33] is node33: the row holds the name the agent registers.
+        name = hostlists.expand(name, limit=1)[0]
+    except ValueError:
+        raise ServiceError(f"Invalid node name specified: {name}", field="NodeName") from None
     if Node.objects.filter(name=name).exists():
         raise ServiceError(f"Duplicate node name: {name}")
     state = str(fields.get("state") or "").upper()
@@ -173,6 +189,7 @@ def register_dynamic(name: str, conf: str, *, agent_id: str, now: datetime) -> N
     """An agent registers ``name``, unknown to slurm.conf, with a dynamic configuration
     (``slurmd -Z --conf``): create it (inside the caller's transaction).  None: refused."""
     try:
+        inputs.name(name, "NodeName")
         fields = _fields(dict(split_conf(conf)))
     except (ValueError, ServiceError) as exc:
         log.error("agent %s: node %s: bad dynamic configuration %r: %s", agent_id, name, conf, exc)
@@ -182,15 +199,13 @@ def register_dynamic(name: str, conf: str, *, agent_id: str, now: datetime) -> N
 
 
 @transaction.atomic
-def node_delete(*, actor: AbstractBaseUser, names: str, now: datetime | None = None) -> list[str]:
+def node_delete(*, actor: AbstractBaseUser, names: object, now: datetime | None = None) -> list[str]:
     """``scontrol delete NodeName=<nodes>``: dynamic nodes with no job only."""
     if not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
     now = now or timezone.now()
-    try:
-        wanted = list(NodeSet(names))
-    except NodeSetParseError:
-        raise ServiceError(f"Invalid node name specified: {names}") from None
+    # No list of more names than the cluster has nodes can name only dynamic nodes.
+    wanted = inputs.hostlist(names, "nodes", limit=max(Node.objects.count(), 1))
     nodes = list(Node.objects.select_for_update().filter(name__in=wanted))
     missing = sorted(set(wanted) - {n.name for n in nodes})
     if missing:

@@ -8,14 +8,14 @@ from datetime import datetime
 from typing import Any
 
 from auditlog.context import set_actor
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from ClusterShell.NodeSet import NodeSet
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
 from cluster import publish
 from cluster.models import Event, Job, Node
-from cluster.services import rows
+from cluster.services import inputs, rows
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.jobs import end_job, record_transition, requeue_now
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
@@ -98,6 +98,62 @@ def record_node_transition(
 _UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL"}
 # RESUME of a node in a power state is the power service's (it ends POWERING_DOWN).
 _POWER_RESUME = NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN | NodeFlag.POWER_DRAIN
+# The fields of POST /api/nodes/update/ (node_update's keywords), and their columns' lengths.
+UPDATE_FIELDS = (
+    "nodes",
+    "state",
+    "reason",
+    "weight",
+    "features",
+    "active_features",
+    "suspend_time",
+    "instance_id",
+    "instance_type",
+    "extra",
+)
+_TEXT_LENGTHS = {
+    "reason": 256,
+    "features": 512,
+    "active_features": 512,
+    "instance_id": 128,
+    "instance_type": 128,
+    "extra": 4096,
+}
+
+
+def node_update_request(*, actor: AbstractBaseUser, body: object) -> list[str]:
+    """``POST /api/nodes/update/``: the body's fields to :func:`node_update`, after the
+    permission check (a non-staff caller learns nothing about its body)."""
+    if not actor.is_staff:
+        raise PermissionDenied("Access/permission denied")
+    data = inputs.body_object(body)
+    inputs.known_fields(data, UPDATE_FIELDS)
+    return node_update(actor=actor, **{"nodes": "", **data})
+
+
+def known_names(value: object, field: str = "nodes") -> list[str]:
+    """The names of a hostlist of existing nodes, refused before expansion when it could
+    name more nodes than the cluster has (``node[1-2000000]``)."""
+    names = inputs.hostlist(value, field, limit=max(Node.objects.count(), 1))
+    found = set(Node.objects.filter(name__in=names).values_list("name", flat=True)) if names else set()
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(missing)}", field=field)
+    return names
+
+
+def suspend_time_value(value: object) -> str | int:
+    """A SuspendTime the power service can store: seconds within the column, INFINITE, NONE."""
+    from power.services import parse_node_suspend_time  # noqa: PLC0415 - power.services imports us
+
+    if isinstance(value, str):
+        inputs.text(value, "suspend_time", max_length=32)
+    elif not isinstance(value, int) or isinstance(value, bool):
+        raise ServiceError(f"Invalid SuspendTime {value!r}", field="suspend_time")
+    seconds = parse_node_suspend_time(value)
+    if seconds is not None and not -1 <= seconds <= inputs.INT_MAX:
+        raise ServiceError(f"Invalid SuspendTime {value!r}: out of range", field="suspend_time")
+    return value
 
 
 @transaction.atomic
@@ -107,7 +163,7 @@ def node_update(
     nodes: str,
     state: str | None = None,
     reason: str | None = None,
-    weight: int | None = None,
+    weight: int | str | None = None,
     features: str | None = None,
     active_features: str | None = None,
     suspend_time: str | int | None = None,
@@ -122,15 +178,24 @@ def node_update(
     """
     if not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
-    try:
-        names = list(NodeSet(nodes))
-    except NodeSetParseError as exc:
-        raise ServiceError(f"Invalid node name specified: {nodes} ({exc})") from None
+    reason, features, active_features, instance_id, instance_type, extra = (
+        None if value is None else inputs.text(value, key, max_length=_TEXT_LENGTHS[key])
+        for key, value in (
+            ("reason", reason),
+            ("features", features),
+            ("active_features", active_features),
+            ("instance_id", instance_id),
+            ("instance_type", instance_type),
+            ("extra", extra),
+        )
+    )
+    if state is not None:
+        state = inputs.text(state, "state", max_length=32).upper() or None
+    weight = None if weight is None or weight == "" else inputs.integer(weight, "weight")
+    if suspend_time is not None:
+        suspend_time = suspend_time_value(suspend_time)
+    names = known_names(nodes)
     found = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names)}
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(missing)}")
-    state = state.upper() if state else None
     if (state is not None and state.startswith("POWER_")) or (
         state == "RESUME" and any(n.flags & _POWER_RESUME for n in found.values())
     ):
@@ -142,11 +207,9 @@ def node_update(
         if weight is None and features is None and active_features is None and suspend_time is None:
             return names
     if state is not None and state not in _UPDATE_STATES:
-        raise ServiceError(f"Invalid node state specified: {state}")
+        raise ServiceError(f"Invalid node state specified: {state}", field="state")
     if state in ("DRAIN", "DOWN", "FAIL") and not reason:
         raise ServiceError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
-    if weight is not None and weight < 0:
-        raise ServiceError(f"Invalid weight: {weight}")
     now = timezone.now()
     who = actor.get_username()
     from power import services as power_services  # noqa: PLC0415 - power.services imports us
