@@ -10,18 +10,20 @@ state (reserved layer amounts, ``hres.services.with_active_reservations``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from ClusterShell.NodeSet import NodeSet
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish
+from cluster import hostlists, publish
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
 from cluster.reservations import AccessList, ReservationView, parse_flags
+from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.slurmtime import parse_begin_time, parse_time_limit
 from cluster.states import HOLDING_JOB_STATES
@@ -44,6 +46,11 @@ FIELDS = (
     "flags",
     "licenses",
 )
+# The longest value of each field (the column's length; times and durations are short words).
+_LENGTHS = {"users": 1024, "accounts": 1024, "flags": 512, "licenses": 1024, "nodes": hostlists.MAX_TEXT}
+_NUMBERS = frozenset({"duration", "start_time", "end_time"})
+_TIME_FIELDS = {"StartTime": "start_time", "EndTime": "end_time"}
+_LICENSE_COUNT = re.compile(r"[0-9]+")
 
 
 # --------------------------------------------------------------------------- views
@@ -117,27 +124,38 @@ def check_job_access(name: str, user: str, account: str) -> None:
 # --------------------------------------------------------------------------- parsing
 
 
+def _given(values: Mapping[str, Any], key: str) -> str:
+    """A field's text ("" when absent); a number is taken for times and durations."""
+    value = values.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool) and key in _NUMBERS:
+        value = str(value)
+    return inputs.text(value, key, max_length=_LENGTHS.get(key, inputs.NAME_MAX)).strip()
+
+
 def _time(text: str, now: datetime, key: str) -> datetime:
     try:
-        return parse_begin_time(str(text), timezone.localtime(now))
-    except ValueError:
-        raise ServiceError(f"Invalid {key} specification: {text}", field=key.lower()) from None
+        return parse_begin_time(text, timezone.localtime(now))
+    except (ValueError, OverflowError):
+        raise ServiceError(f"Invalid {key} specification: {text}", field=_TIME_FIELDS[key]) from None
 
 
 def _window(values: Mapping[str, Any], now: datetime, old: Reservation | None) -> tuple[datetime, datetime]:
-    start = _time(values["start_time"], now, "StartTime") if values.get("start_time") else None
+    start_text, end_text, duration = (_given(values, k) for k in ("start_time", "end_time", "duration"))
+    start = _time(start_text, now, "StartTime") if start_text else None
     if start is None:
         start = old.start_time if old else now.replace(microsecond=0)
     end = None
-    if values.get("end_time"):
-        end = _time(values["end_time"], now, "EndTime")
-    elif values.get("duration"):
+    if end_text:
+        end = _time(end_text, now, "EndTime")
+    elif duration:
         try:
-            minutes = parse_time_limit(str(values["duration"]))
-        except ValueError:
-            raise ServiceError(
-                f"Invalid Duration specification: {values['duration']}", field="duration"
-            ) from None
+            minutes = parse_time_limit(duration)
+        except (ValueError, OverflowError):
+            minutes = -1
+        if minutes is not None and not 0 <= minutes <= inputs.INT_MAX:
+            raise ServiceError(f"Invalid Duration specification: {duration}", field="duration")
         end = start + (UNLIMITED if minutes is None else timedelta(minutes=minutes))
     elif old is not None:
         # A new StartTime keeps the duration, as Slurm's update does.
@@ -149,27 +167,36 @@ def _window(values: Mapping[str, Any], now: datetime, old: Reservation | None) -
     return start, end
 
 
+def _bounded_window(
+    values: Mapping[str, Any], now: datetime, old: Reservation | None
+) -> tuple[datetime, datetime]:
+    """:func:`_window`, refusing a window that runs past what a date can hold (year 9999)."""
+    try:
+        return _window(values, now, old)
+    except OverflowError:
+        raise ServiceError("Reservation request has invalid times (out of range)", field="end_time") from None
+
+
 def _nodes(text: str) -> str:
-    text = (text or "").strip()
     if not text:
         return ""
     known = list(Node.objects.order_by("name").values_list("name", flat=True))
     if text.upper() == "ALL":
         return str(NodeSet.fromlist(known))
-    try:
-        names = NodeSet(text)
-    except NodeSetParseError:
-        raise ServiceError(f"Invalid node name specified: {text}", field="nodes") from None
-    missing = [n for n in names if n not in set(known)]
+    names = inputs.hostlist(text, "nodes", limit=max(len(known), 1))
+    missing = sorted(set(names) - set(known))
     if missing:
-        raise ServiceError(f"Invalid node name specified: {','.join(missing)}", field="nodes")
-    return str(names)
+        raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(missing)}", field="nodes")
+    return str(NodeSet.fromlist(names))
 
 
 def _licenses(text: str) -> str:
-    text = (text or "").strip()
     if not text:
         return ""
+    if any(len(n) > 10 or int(n) > inputs.INT_MAX for n in _LICENSE_COUNT.findall(text)):
+        raise ServiceError(
+            f"Invalid license specification: {text[:64]} (count out of range)", field="licenses"
+        )
     plain = ClusterConfig.current().licenses
     try:
         items = parse_reservation_licenses(text, hres=hres_services.modes(), plain=plain)
@@ -184,28 +211,29 @@ def _licenses(text: str) -> str:
 def _clean(values: Mapping[str, Any], now: datetime, old: Reservation | None) -> dict[str, Any]:
     """The stored fields from what was given (``old``: the row an update starts from)."""
     out: dict[str, Any] = {}
-    out["start_time"], out["end_time"] = _window(values, now, old)
+    out["start_time"], out["end_time"] = _bounded_window(values, now, old)
     if "nodes" in values or old is None:
-        out["nodes"] = _nodes(str(values.get("nodes") or ""))
+        out["nodes"] = _nodes(_given(values, "nodes"))
     for key, what in (("users", "users"), ("accounts", "accounts")):
         if key in values or old is None:
-            text = str(values.get(key) or "").strip()
+            text = _given(values, key)
+            inputs.names(text, key, max_length=_LENGTHS[key])
             try:
                 out[key] = str(AccessList.parse(text, what)) if text else ""
             except ValueError as exc:
                 raise ServiceError(str(exc), field=key) from None
     if "flags" in values or old is None:
         try:
-            out["flags"] = ",".join(parse_flags(str(values.get("flags") or "")))
+            out["flags"] = ",".join(parse_flags(_given(values, "flags")))
         except ValueError as exc:
             raise ServiceError(str(exc), field="flags") from None
     if "partition" in values or old is None:
-        part = str(values.get("partition") or "").strip()
+        part = _given(values, "partition")
         if part and not Partition.objects.filter(name=part).exists():
             raise ServiceError(f"Invalid partition name specified: {part}", field="partition")
         out["partition"] = part
     if "licenses" in values or old is None:
-        out["licenses"] = _licenses(str(values.get("licenses") or ""))
+        out["licenses"] = _licenses(_given(values, "licenses"))
     return out
 
 
@@ -302,11 +330,11 @@ def reservation_create(
 ) -> dict[str, Any]:
     """``scontrol create reservation``: ``values`` keyed by :data:`FIELDS`."""
     _staff(actor)
-    unknown = sorted(set(values) - set(FIELDS))
-    if unknown:
-        raise ServiceError(f"Unknown field(s): {', '.join(unknown)}", field=unknown[0])
+    values = inputs.body_object(values)
+    inputs.known_fields(values, FIELDS)
     now = now or timezone.now()
-    name = str(values.get("name") or "").strip() or _next_name(values)
+    given = _given(values, "name")
+    name = inputs.name(given, "name") if given else _next_name(values)
     if Reservation.objects.select_for_update().filter(name=name).exists():
         raise ServiceError("Reservation request has invalid name (already in use)", field="name")
     row = _merged(None, _clean(values, now, None), name)
@@ -324,10 +352,8 @@ def reservation_update(
 ) -> dict[str, Any]:
     """``scontrol update ReservationName=R ...``: only the fields given change."""
     _staff(actor)
-    changes = {k: v for k, v in values.items() if k != "name"}
-    unknown = sorted(set(changes) - set(FIELDS))
-    if unknown:
-        raise ServiceError(f"Unknown field(s): {', '.join(unknown)}", field=unknown[0])
+    changes = {k: v for k, v in inputs.body_object(values).items() if k != "name"}
+    inputs.known_fields(changes, FIELDS)
     if not changes:
         raise ServiceError("No changes specified")
     now = now or timezone.now()
