@@ -9,18 +9,36 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cluster.api.permissions import StaffOnly
+from cluster.services import inputs
 from cluster.services.errors import ServiceError
 from limits import reports, selectors, services
 from limits.dump import dump_text, load_text
 
+# More words than any sacctmgr command line holds.
+WORDS_MAX = 1000
 
-def _strings(data: object, name: str) -> list[str]:
-    value = data.get(name, []) if isinstance(data, dict) else []
+
+def _body(data: object, fields: tuple[str, ...]) -> dict:
+    body = inputs.body_object(data)
+    inputs.known_fields(body, (*fields, "commit"))
+    return dict(body)
+
+
+def _strings(data: dict, name: str) -> list[str]:
+    value = data.get(name, [])
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ServiceError(f"{name} must be a list of strings", field=name)
+    if len(value) > WORDS_MAX:
+        raise ServiceError(f"{name}: more than {WORDS_MAX} words", field=name)
     return value
+
+
+def _commit(data: dict) -> bool:
+    """sacctmgr's preview (false) or change (true, the default); nothing else means either."""
+    return inputs.flag(data.get("commit", True), "commit")
 
 
 def _change(change: services.Change) -> Response:
@@ -35,45 +53,51 @@ def _change(change: services.Change) -> Response:
 
 
 class Add(APIView):
+    permission_classes = [StaffOnly]
+
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, entity: str) -> Response:
-        d = request.data
+        d = _body(request.data, ("names", "options"))
         return _change(
             services.record_add(
                 actor=request.user,
                 entity=entity,
                 names=_strings(d, "names"),
                 options=_strings(d, "options"),
-                commit=d.get("commit", True) is not False,
+                commit=_commit(d),
             )
         )
 
 
 class Modify(APIView):
+    permission_classes = [StaffOnly]
+
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, entity: str) -> Response:
-        d = request.data
+        d = _body(request.data, ("where", "options"))
         return _change(
             services.record_modify(
                 actor=request.user,
                 entity=entity,
                 where=_strings(d, "where"),
                 options=_strings(d, "options"),
-                commit=d.get("commit", True) is not False,
+                commit=_commit(d),
             )
         )
 
 
 class Delete(APIView):
+    permission_classes = [StaffOnly]
+
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, entity: str) -> Response:
-        d = request.data
+        d = _body(request.data, ("where",))
         return _change(
             services.record_delete(
                 actor=request.user,
                 entity=entity,
                 where=_strings(d, "where"),
-                commit=d.get("commit", True) is not False,
+                commit=_commit(d),
             )
         )
 
@@ -116,13 +140,15 @@ class Dump(APIView):
 
 
 class Load(APIView):
+    permission_classes = [StaffOnly]
+
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request) -> Response:
-        d = request.data
+        d = _body(request.data, ("text",))
         text = d.get("text")
         if not isinstance(text, str):
             raise ServiceError("text must be the cluster file's content", field="text")
-        return _change(load_text(actor=request.user, text=text, commit=d.get("commit", True) is not False))
+        return _change(load_text(actor=request.user, text=text, commit=_commit(d)))
 
 
 urlpatterns = [

@@ -10,11 +10,17 @@ with Slurm-like wording; nothing is written by this module.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 
 from cluster.slurmtime import parse_time_limit
 from limits.policy import QOS_FLAGS, AssocLimits, QOSLimits
-from limits.tres import TresError, apply_tres_update, format_tres, parse_tres
+from limits.tres import apply_tres_update, format_tres, parse_tres
+
+# The integer columns are 32-bit on PostgreSQL; TRES counts are Slurm's uint64 (less the
+# values it keeps for INFINITE and NO_VAL).
+COUNT_MAX = 2**31 - 1
+TRES_MAX = 2**63 - 1
 
 
 class OptionError(ValueError):
@@ -95,17 +101,32 @@ def _lookup(name: str, limits: dict[str, str], other: dict[str, tuple[str, str]]
 
 
 def _count(text: str, name: str) -> int | None:
-    try:
-        value = int(text)
-    except ValueError:
-        raise OptionError(f"Invalid value for {name}: '{text}' is not a number") from None
+    digits = text.strip().removeprefix("-")
+    # ASCII digits only: int() would take "٣" and "1_000", and parse any length.
+    if not (digits.isascii() and digits.isdigit()):
+        raise OptionError(f"Invalid value for {name}: '{text}' is not a number")
+    if len(digits) > 20:
+        raise OptionError(f"Invalid value for {name}: {text} (at most {COUNT_MAX})")
+    value = int(text)
     if value == -1:
         return None
     if value < 0:
         raise OptionError(
             f"Invalid value for {name}: {value} (negative limits other than -1 are not allowed)"
         )
+    return _bounded(value, name, COUNT_MAX)
+
+
+def _bounded(value: int, name: str, high: int) -> int:
+    if value > high:
+        raise OptionError(f"Invalid value for {name}: {value} (at most {high})")
     return value
+
+
+def _tres_bounded(update: dict[str, int | None], name: str) -> None:
+    for tres, count in update.items():
+        if count is not None:
+            _bounded(count, f"{name} {tres}", TRES_MAX)
 
 
 def _csv(text: str) -> list[str]:
@@ -119,15 +140,14 @@ def apply_option(name: str, op: str, kind: str, value: str, current: object) -> 
     """
     if op != "=" and kind not in ("qoslist", "flags"):
         raise OptionError(f"{name} does not take '{op}'")
-    try:
-        if kind == "tres":
+    if kind in ("tres", "halflife"):
+        try:
             update = parse_tres(value)
-            return format_tres(apply_tres_update(parse_tres(str(current or "")), update))
-        if kind == "halflife":
-            update = parse_tres(value)
-            return format_tres(apply_tres_update(parse_tres(str(current or "")), update))
-    except TresError as exc:
-        raise OptionError(f"Invalid value for {name}: {exc}") from None
+            held = parse_tres(str(current or ""))
+        except ValueError as exc:  # TresError, or int() of a count too long to read
+            raise OptionError(f"Invalid value for {name}: {exc}") from None
+        _tres_bounded(update, name)
+        return format_tres(apply_tres_update(held, update))
     if kind in {"count", "uint"}:
         result = _count(value, name)
         return result if kind == "count" else (result or 0)
@@ -136,20 +156,22 @@ def apply_option(name: str, op: str, kind: str, value: str, current: object) -> 
             return None
         try:
             minutes = parse_time_limit(value)
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:
             raise OptionError(f"Invalid value for {name}: {value} ({exc})") from None
+        if minutes is not None and minutes > COUNT_MAX:
+            raise OptionError(f"Invalid value for {name}: {value} (at most {COUNT_MAX} minutes)")
         return minutes
     if kind == "seconds":
         # GraceTime: seconds, or [hh:]mm:ss.
         parts = value.strip().split(":")
         if value.strip() == "-1":
             return 0
-        if not all(p.isdigit() for p in parts) or len(parts) > 3:
+        if not all(p.isascii() and p.isdigit() and len(p) <= 10 for p in parts) or len(parts) > 3:
             raise OptionError(f"Invalid value for {name}: {value}")
         seconds = 0
         for p in parts:
             seconds = seconds * 60 + int(p)
-        return seconds
+        return _bounded(seconds, name, COUNT_MAX)
     if kind in ("float", "float_or_unset"):
         if kind == "float_or_unset" and value.strip() == "-1":
             return None
@@ -157,8 +179,8 @@ def apply_option(name: str, op: str, kind: str, value: str, current: object) -> 
             number = float(value)
         except ValueError:
             raise OptionError(f"Invalid value for {name}: '{value}' is not a number") from None
-        if number < 0:
-            raise OptionError(f"Invalid value for {name}: {value} (must be >= 0)")
+        if not math.isfinite(number) or number < 0:
+            raise OptionError(f"Invalid value for {name}: {value} (a finite number >= 0 is expected)")
         return number
     if kind == "fairshare":
         text = value.strip()

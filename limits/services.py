@@ -39,6 +39,7 @@ from django.utils import timezone
 from cluster import publish
 from cluster.jobspec import parse_licenses
 from cluster.models import ClusterConfig, Job
+from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from limits import selectors
@@ -54,6 +55,11 @@ from limits.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key,
 log = logging.getLogger(__name__)
 
 ENTITIES = ("cluster", "account", "user", "qos", "association")
+# An option or condition is one sacctmgr word (``GrpTRES=cpu=10,mem=2G``, ``name=a,b``).
+WORD_MAX = 1024
+# sacctmgr's AdminLevel words -> the level it shows.
+ADMIN_LEVELS = {"none": "None", "operator": "Operator", "admin": "Administrator"}
+ADMIN_LEVELS["administrator"] = "Administrator"
 _SUBMIT_REJECT = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
 
 
@@ -133,7 +139,7 @@ def _parse_where(items: Iterable[str]) -> dict[str, list[str]]:
     folded: ``names=``, ``accounts=``, ``users=``)."""
     out: dict[str, list[str]] = {}
     for item in items:
-        key, eq, value = item.partition("=")
+        key, eq, value = inputs.text(item, "where", max_length=WORD_MAX).partition("=")
         if not eq:
             raise ServiceError(f"Unknown condition: {item}")
         key = key.strip().lower()
@@ -152,7 +158,7 @@ def _parse_where(items: Iterable[str]) -> dict[str, list[str]]:
 
 def _options(items: Iterable[str]) -> list[tuple[str, str, str]]:
     try:
-        return [split_option(item) for item in items]
+        return [split_option(inputs.text(item, "options", max_length=WORD_MAX)) for item in items]
     except OptionError as exc:
         raise ServiceError(str(exc)) from None
 
@@ -183,13 +189,13 @@ def _set(row: models.Model, name: str, op: str, value: str, kind: str, column: s
         try:
             apply_option(name, op, kind, value, None)
         except OptionError as exc:
-            raise ServiceError(str(exc)) from None
+            raise ServiceError(str(exc), field=name) from None
         row._clear_usage = True
         return
     try:
         new = apply_option(name, op, kind, value, getattr(row, column))
     except OptionError as exc:
-        raise ServiceError(str(exc)) from None
+        raise ServiceError(str(exc), field=name) from None
     if kind == "qoslist":
         for q in (w for w in str(new).split(",") if w):
             _qos(q)
@@ -287,7 +293,12 @@ def record_add(
     """``sacctmgr add <entity> <names> [options]``."""
     _require_admin(actor)
     entity = _entity(entity)
-    names = [n for name in names for n in name.split(",") if n]
+    names = [
+        inputs.name(n, "names")
+        for name in names
+        for n in inputs.text(name, "names", max_length=WORD_MAX).split(",")
+        if n
+    ]
     opts = _options(options)
     if not names:
         raise ServiceError(f"You need to specify a {entity} name")
@@ -357,10 +368,24 @@ def _split_assoc_opts(
     for name, op, value in opts:
         key = name.lower()
         if key in extra:
-            special[key] = value
+            special[key] = _record_value(key, value)
         else:
             rest.append((name, op, value))
     return special, rest
+
+
+def _record_value(key: str, value: str) -> str:
+    """A value stored on the account or user record itself, checked against its column."""
+    if key in _ACCOUNT_FIELDS:
+        return inputs.text(value, _ACCOUNT_FIELDS[key], max_length=256)
+    if key == "adminlevel":
+        level = ADMIN_LEVELS.get(value.strip().lower())
+        if level is None:
+            raise ServiceError(f"Invalid AdminLevel: {value[:32]} (None, Operator or Administrator)")
+        return level
+    if key in ("partition", "partitions"):
+        return ",".join(inputs.names(value, key, max_length=WORD_MAX))
+    return value
 
 
 def _apply_assoc(a: Association, opts: list[tuple[str, str, str]]) -> None:
