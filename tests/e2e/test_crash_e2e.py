@@ -63,12 +63,15 @@ class Stream:
     refused: list[tuple[str, str]] = field(default_factory=list)  # (name, sbatch's error): not stored
     lock: threading.Lock = field(default_factory=threading.Lock)
     attempts: int = 0
+    in_flight: int = 0
 
     def next_name(self) -> str | None:
+        """The next submission's job name; None once JOBS are accepted or on their way."""
         with self.lock:
-            if len(self.accepted) + len(self.unknown) >= JOBS:
+            if len(self.accepted) + len(self.unknown) + self.in_flight >= JOBS:
                 return None
             self.attempts += 1
+            self.in_flight += 1
             return f"crash-{self.attempts}"
 
 
@@ -76,6 +79,7 @@ def submitter(cluster, stream: Stream, script: Path, cwd: Path) -> None:
     while (name := stream.next_name()) is not None:
         result = cluster.cli("sbatch", "--parsable", "-J", name, str(script), check=False, cwd=cwd)
         with stream.lock:
+            stream.in_flight -= 1
             if result.returncode == 0:
                 stream.accepted[int(result.stdout.split(";")[0])] = name
             elif UNKNOWN_OUTCOME in result.stderr:
