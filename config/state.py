@@ -35,7 +35,21 @@ def tighten(path: Path, mode: int) -> bool:
         return False
     if current & ~mode == 0:
         return False
-    path.chmod(current & mode)
+    try:
+        path.chmod(current & mode)
+    except PermissionError:
+        # Not this process's file: it may still only need to read it, so it goes on, but
+        # the administrator must hear that the exposure stays.
+        log.error(
+            "%s is mode %04o, readable by other users, and uid %d may not change it: "
+            "run chmod %04o %s as its owner",
+            path,
+            current,
+            os.geteuid(),
+            current & mode,
+            path,
+        )
+        return False
     log.warning("%s was mode %04o, readable by other users: changed to %04o", path, current, current & mode)
     return True
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from config.state import create_private_file, private_dir, read_or_create_key, secure_state_dir
+from config.state import create_private_file, private_dir, read_or_create_key, secure_state_dir, tighten
 
 ROOT = Path(__file__).resolve().parents[2]
 DB = "fsched.sqlite3"
@@ -142,6 +142,36 @@ def test_a_shared_sticky_directory_is_refused_not_closed(tmp_path):
     with pytest.raises(ValueError, match="shared directory"):
         private_dir(shared)
     assert mode(shared) == 0o1777
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_a_file_this_user_may_not_change_is_reported_not_fatal(shared_parent):
+    exposed = shared_parent / "secret_key"
+    exposed.write_text("k")
+    exposed.chmod(0o644)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: another user meets root's exposed file
+        os.close(read)
+        code = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            handler = logging.Handler()
+            handler.emit = lambda r: os.write(write, f"{r.levelname} {r.getMessage()}".encode())
+            logging.getLogger("fsched.state").addHandler(handler)
+            code = 0 if tighten(exposed, 0o600) is False else 2
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode()
+    assert os.waitpid(pid, 0)[1] == 0
+    assert said == (
+        f"ERROR {exposed} is mode 0644, readable by other users, and uid 65534 may not change it: "
+        f"run chmod 0600 {exposed} as its owner"
+    )
+    assert mode(exposed) == 0o644
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
