@@ -282,6 +282,8 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         "SLURM_JOB_ACCOUNT": str(job.get("account") or ""),
         "SLURM_JOB_QOS": str(job.get("qos") or ""),
         "SLURM_JOB_USER": str(job.get("user") or ""),
+        # Slurm's count of the job's requeues: which run of the job this is.
+        "SLURM_RESTART_COUNT": str(int(job.get("run") or 0)),
         "SLURMD_NODENAME": host,
     }
     env.update(values)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from config.state import private_dir, read_or_create_key
 from config.supervise import Supervised
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,12 +63,8 @@ class Cluster:
         self.agent: subprocess.Popen[bytes] | None = None
 
     def _agent_key(self) -> str:
-        path = self.state_dir / "agent_key"
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_text(secrets.token_urlsafe(32))
-            path.chmod(0o600)
-        return path.read_text().strip()
+        private_dir(self.state_dir)
+        return read_or_create_key(self.state_dir / "agent_key")
 
     def manage(self, *args: str) -> str:
         out = subprocess.run(

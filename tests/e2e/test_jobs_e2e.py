@@ -97,7 +97,7 @@ def test_users_cannot_cancel_other_users_jobs(cluster, tmp_path):
         "User.objects.filter(username='mallory').exists() or "
         "User.objects.create_user('mallory', password='m-pw')",
     )
-    token = cluster.manage("drf_create_token", "mallory").split()[2]
+    token = cluster.manage("fsched_token", "create", "mallory").strip()
     job_id = int(cluster.cli("sbatch", "--hold", "--wrap", "true", cwd=tmp_path).stdout.split()[-1])
     result = cluster.cli("scancel", str(job_id), check=False, env={"FSCHED_TOKEN": token})
     assert result.returncode != 0

@@ -23,7 +23,7 @@ def test_reserved_amount_serves_the_reservation_user_only(hres_cluster, tmp_path
         "from django.contrib.auth.models import User; "
         "User.objects.filter(username='mallory').exists() or User.objects.create_user('mallory')",
     )
-    mallory = {"FSCHED_TOKEN": c.manage("drf_create_token", "mallory").split()[2]}
+    mallory = {"FSCHED_TOKEN": c.manage("fsched_token", "create", "mallory").strip()}
     made = c.cli(
         "scontrol", "create", "reservation", "ReservationName=hold30", "StartTime=now", "Duration=60",
         f"Users={me}", "licenses=natural(low1):30",
