@@ -40,11 +40,24 @@ _DIGITS = re.compile(r"[0-9]+")
 
 def _shown(text: str) -> str:
     """The list as quoted in a message: never the whole of a huge input."""
-    return text if len(text) <= 64 else text[:61] + "..."
+    shown = "".join(c if c.isprintable() else "?" for c in text[:65])
+    return shown if len(shown) <= 64 else shown[:61] + "..."
 
 
-def _invalid(text: str, why: str) -> ValueError:
-    return ValueError(f"{INVALID}: {_shown(text)} ({why})")
+class HostlistError(ValueError):
+    """A hostlist that cannot be parsed; ``detail`` is the message after Slurm's words."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{INVALID}: {detail}")
+        self.detail = detail
+
+
+class HostlistTooLarge(HostlistError):
+    """A hostlist naming more nodes than the caller's limit."""
+
+
+def _invalid(text: str, why: str) -> HostlistError:
+    return HostlistError(f"{_shown(text)} ({why})")
 
 
 def _terms(text: str) -> list[tuple[str, str]]:
@@ -102,7 +115,7 @@ def _check_text(text: str) -> None:
 def count(text: str) -> int:
     """An upper bound of the names ``text`` holds, computed without building them.
 
-    Raises ValueError (``Invalid node name specified: ...``) on a list that cannot be sized.
+    Raises HostlistError (``Invalid node name specified: ...``) on a list that cannot be sized.
     """
     _check_text(text)
     if not text.strip():
@@ -111,13 +124,14 @@ def count(text: str) -> int:
 
 
 def parse(text: str, *, limit: int, what: str = "nodelist") -> NodeSet:
-    """``text`` as a NodeSet, refused (ValueError) if it could name more than ``limit`` nodes.
+    """``text`` as a NodeSet, refused (HostlistTooLarge) if it could name more than ``limit``
+    nodes; HostlistError (a ValueError) if it cannot be parsed.
 
     ``what`` names the input in the message (``nodelist``, ``exclude``, ``name``).
     """
     size = count(text)
     if size > limit:
-        raise ValueError(f"{INVALID}: {what} {_shown(text)} names up to {size} nodes, more than {limit}")
+        raise HostlistTooLarge(f"{what} {_shown(text)} names up to {size} nodes, more than {limit}")
     result = NodeSet(resolver=RESOLVER_NOGROUP)
     if size == 0:
         return result

@@ -104,13 +104,15 @@ def _tile(row: tuple[str, str, int, int, int, str]) -> NodeTile:
     )
 
 
-def hostlist_limit() -> int:
-    """The most nodes a hostlist given to the API may name (``cluster.hostlists.parse``).
+def hostlist_limit(cfg: ClusterConfig | None = None) -> int:
+    """The most nodes a hostlist given to the API may name (``cluster.hostlists.parse``),
+    and a job may ask for.
 
     The cluster's node count, or ``MaxNodeCount`` when that is larger (dynamic nodes may
     still be created up to it): no valid request names more nodes than can exist.
     """
-    return max(Node.objects.count(), ClusterConfig.current().option_int("MaxNodeCount", 0), 1)
+    cfg = cfg or ClusterConfig.current()
+    return max(Node.objects.count(), cfg.option_int("MaxNodeCount", 0), 1)
 
 
 def partition_names() -> list[str]:

@@ -201,6 +201,14 @@ def parse_begin_time(text: str, now: datetime) -> datetime:
     ``YYYY-MM-DD[THH:MM[:SS]]``, ``MMDD[YY]``, ``MM/DD[/YY]``, ``MM.DD[.YY]``,
     ``uts<epoch>``.  The result is in ``now``'s time zone, to whole seconds.
     """
+    try:
+        return _parse_begin_time(text, now)
+    except (OverflowError, OSError):
+        # now+99999999999weeks, uts99999999999999: past what datetime or the C library holds.
+        raise ValueError(f"Invalid time specification: {text!r}") from None
+
+
+def _parse_begin_time(text: str, now: datetime) -> datetime:
     s = text.strip()
     bad = ValueError(f"Invalid time specification: {text!r}")
     if s[:3].lower() == "uts":

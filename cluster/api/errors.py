@@ -1,14 +1,33 @@
-"""Errors as ``{"error": message}``: one shape for the CLI to print."""
+"""Errors as ``{"error": message}``: one shape for the CLI to print.
+
+Input a view did not foresee still gets a 4xx, never a 500: a number too large for the
+database (OverflowError, DataError), a document too deep (RecursionError), text that is
+not Unicode (UnicodeError), a body over DATA_UPLOAD_MAX_MEMORY_SIZE.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import DataError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
 from cluster.services.errors import ServiceError
+
+log = logging.getLogger(__name__)
+
+# What each unforeseen failure of bad input says (the field is named when the exception knows it).
+_INPUT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+    (OverflowError, "Invalid value: a number out of range"),
+    (DataError, "Invalid value: out of range for its field"),
+    (RecursionError, "Invalid request: nested too deep"),
+    (UnicodeError, "Invalid text: not valid Unicode"),
+)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -17,6 +36,20 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         if exc.field:
             body["field"] = exc.field
         return Response(body, status=exc.status)
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response(
+            {"error": f"Request body larger than {limit} bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)"},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    for kind, message in _INPUT_ERRORS:
+        if isinstance(exc, kind):
+            view = context.get("view")
+            log.warning("%s refused as bad input: %r", type(view).__name__, exc)
+            body = {"error": message}
+            if field := getattr(exc, "field", None):
+                body["field"] = field
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
     response = drf_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"error": str(response.data["detail"])}

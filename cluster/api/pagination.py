@@ -1,4 +1,5 @@
 from rest_framework.pagination import LimitOffsetPagination as _Base
+from rest_framework.request import Request
 
 
 class LimitOffsetPagination(_Base):
@@ -6,3 +7,8 @@ class LimitOffsetPagination(_Base):
 
     default_limit = 100
     max_limit = 100_000
+    # SQLite's OFFSET is a signed 64-bit integer: ?offset=10**30 overflowed in the driver.
+    max_offset = 2**62
+
+    def get_offset(self, request: Request) -> int:
+        return min(super().get_offset(request), self.max_offset)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from ClusterShell.NodeSet import NodeSet
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, permissions, status
@@ -12,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import states
+from cluster import hostlists, jobspec, selectors, states
+from cluster.api.parsers import JSONParser
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
 from cluster.models import ClusterConfig, Job, Node, Partition
 from cluster.services import dynamic_nodes
@@ -25,22 +26,51 @@ from cluster.services.errors import NotFound, ServiceError
 _COMPACT_TO_STATE = {v: k.value for k, v in states.JOB_STATE_COMPACT.items()}
 
 
+# Values of one list filter (``?job_id=1,2,...``): each is a bound variable of one query.
+MAX_FILTER_VALUES = 1000
+# The views' bodies are JSON, parsed with its depth and text checked (cluster.api.parsers).
+PARSERS = [JSONParser]
+
+
 def _csv(request: Request, name: str) -> list[str]:
-    value = request.query_params.get(name, "")
-    return [v for v in value.split(",") if v]
+    return _split(request.query_params.get(name, ""), name)
+
+
+def _split(value: Any, name: str) -> list[str]:
+    """A comma list of a filter, each item printable text (squeue -u a,b)."""
+    try:
+        text = jobspec.check_text(value, name, name, max_len=MAX_FILTER_VALUES * 64)
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=name) from None
+    values = [v for v in text.split(",") if v]
+    if len(values) > MAX_FILTER_VALUES:
+        raise ServiceError(f"Too many values for {name}: at most {MAX_FILTER_VALUES}", field=name)
+    return values
+
+
+def _job_number(text: str, maximum: int) -> int | None:
+    """A job or task id as squeue -j takes it: ASCII digits, within the column."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 19) or int(text) > maximum:
+        return None
+    return int(text)
 
 
 def _job_id_filter(values: list[str]) -> Q:
-    q = Q()
+    ids: set[int] = set()
+    tasks = Q(pk__in=[])
     for value in values:
         base, _, task = value.partition("_")
-        if not base.isdigit():
-            raise ServiceError(f"Invalid job id specified: {value}")
+        job_id = _job_number(base, job_services.MAX_JOB_ID)
+        if job_id is None:
+            raise ServiceError(f"Invalid job id specified: {jobspec.quoted(value)}", field="job_id")
         if task:
-            q |= Q(array_job_id=int(base), array_task_id=int(task)) if task.isdigit() else Q(pk=-1)
+            # 12_abc names no task: it matches nothing, as squeue -j shows nothing for it.
+            task_id = _job_number(task, jobspec.MAX_INT32)
+            if task_id is not None:
+                tasks |= Q(array_job_id=job_id, array_task_id=task_id)
         else:
-            q |= Q(pk=int(base)) | Q(array_job_id=int(base))
-    return q
+            ids.add(job_id)
+    return Q(pk__in=sorted(ids)) | Q(array_job_id__in=sorted(ids)) | tasks
 
 
 def _job_states(values: list[str]) -> list[str] | None:
@@ -60,6 +90,7 @@ def _job_states(values: list[str]) -> list[str] | None:
 
 class JobListCreate(generics.ListCreateAPIView):
     serializer_class = JobSerializer
+    parser_classes = PARSERS
 
     def get_queryset(self) -> QuerySet[Job]:
         qs = Job.objects.all().order_by("id")
@@ -77,14 +108,17 @@ class JobListCreate(generics.ListCreateAPIView):
             if values:
                 qs = qs.filter(**{f"{field}__in": values})
         if array := params.query_params.get("array_job_id"):
-            qs = qs.filter(array_job_id=array)
+            array_id = _job_number(array, job_services.MAX_JOB_ID)
+            if array_id is None:
+                raise ServiceError(f"Invalid job id specified: {jobspec.quoted(array)}", field="array_job_id")
+            qs = qs.filter(array_job_id=array_id)
         return qs
 
     @extend_schema(request=JobSubmitSerializer, responses={201: dict})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if not isinstance(request.data, dict):
             raise ServiceError("The request body must be a JSON object")
-        if request.data.get("test_only"):
+        if request.data.get("test_only") is True:
             return Response(job_services.job_test_only(user=request.user, spec=dict(request.data)))
         submitted = job_services.job_submit(
             user=request.user,
@@ -101,15 +135,24 @@ class JobListCreate(generics.ListCreateAPIView):
         )
 
 
+def _body(request: Request) -> dict[str, Any]:
+    """The request's JSON object (an action without a body has ``{}``)."""
+    if not isinstance(request.data, dict):
+        raise ServiceError("The request body must be a JSON object")
+    return request.data
+
+
 class JobDetail(generics.RetrieveAPIView):
     serializer_class = JobSerializer
     queryset = Job.objects.all()
     lookup_url_kwarg = "job_id"
+    parser_classes = PARSERS
 
     def get_object(self) -> Job:
         return job_services.get_job(self.kwargs["job_id"])
 
     def patch(self, request: Request, job_id: int) -> Response:
+        _body(request)
         job = job_services.job_update(actor=request.user, job_id=job_id, changes=dict(request.data))
         return Response(JobSerializer(job).data)
 
@@ -118,6 +161,7 @@ class JobAction(APIView):
     """POST /api/jobs/{id}/<action>/."""
 
     action: str = ""
+    parser_classes = PARSERS
     _services = {
         "hold": job_services.job_hold,
         "release": job_services.job_release,
@@ -129,9 +173,8 @@ class JobAction(APIView):
     @extend_schema(request=None, responses=JobSerializer)
     def post(self, request: Request, job_id: int) -> Response:
         if self.action == "cancel":
-            job = job_services.job_cancel(
-                actor=request.user, job_id=job_id, signal=request.data.get("signal")
-            )
+            signal = _body(request).get("signal")
+            job = job_services.job_cancel(actor=request.user, job_id=job_id, signal=signal)
         else:
             job = self._services[self.action](actor=request.user, job_id=job_id)
         return Response(JobSerializer(job).data)
@@ -140,10 +183,22 @@ class JobAction(APIView):
 class JobBulkCancel(APIView):
     """scancel with filters: each matching job is cancelled or reported with its error."""
 
+    parser_classes = PARSERS
+
     @extend_schema(request=dict, responses=dict, operation_id="jobs_bulk_cancel")
     def post(self, request: Request) -> Response:
-        data = request.data if isinstance(request.data, dict) else {}
-        ids = [str(i) for i in data.get("job_ids") or []]
+        data = _body(request)
+        raw_ids = data.get("job_ids") or []
+        if not isinstance(raw_ids, list) or len(raw_ids) > MAX_FILTER_VALUES:
+            raise ServiceError(
+                f"job_ids must be a list of at most {MAX_FILTER_VALUES} job ids", field="job_ids"
+            )
+        if not all(isinstance(i, str | int) and not isinstance(i, bool) for i in raw_ids):
+            raise ServiceError("job_ids must be a list of job ids", field="job_ids")
+        ids = [str(i) for i in raw_ids]
+        signal = data.get("signal")
+        if signal is not None and not isinstance(signal, str):
+            raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
         qs = Job.objects.filter(state__in=[s.value for s in states.ACTIVE_JOB_STATES])
         errors: list[dict[str, Any]] = []
         if ids:
@@ -158,15 +213,15 @@ class JobBulkCancel(APIView):
             raise ServiceError("No job identification provided")
         for field in ("user", "partition", "name", "account"):
             if value := data.get(field):
-                qs = qs.filter(**{f"{field}__in": str(value).split(",")})
+                qs = qs.filter(**{f"{field}__in": _split(value, field)})
         if value := data.get("state"):
-            wanted = _job_states(str(value).split(","))
+            wanted = _job_states(_split(value, "state"))
             if wanted is not None:
                 qs = qs.filter(state__in=wanted)
         cancelled = []
         for job in qs.order_by("id"):
             try:
-                job_services.job_cancel(actor=request.user, job_id=job.id, signal=data.get("signal"))
+                job_services.job_cancel(actor=request.user, job_id=job.id, signal=signal)
                 cancelled.append(job.id)
             except ServiceError as exc:
                 if ids or request.user.is_staff or job.user == request.user.get_username():
@@ -181,9 +236,10 @@ class NodeList(generics.ListAPIView):
         qs = Node.objects.all()
         if names := self.request.query_params.get("name"):
             try:
-                qs = qs.filter(name__in=list(NodeSet(names)))
-            except NodeSetParseError as exc:
-                raise ServiceError(f"Invalid node name specified: {names} ({exc})") from None
+                wanted = hostlists.expand(names, limit=selectors.hostlist_limit(), what="name")
+            except ValueError as exc:
+                raise ServiceError(str(exc), field="name") from None
+            qs = qs.filter(name__in=wanted)
         if partition := self.request.query_params.get("partition"):
             p = Partition.objects.filter(name=partition).first()
             if p is None:

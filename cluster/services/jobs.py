@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from ClusterShell.NodeSet import NodeSet
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cluster import jobspec, publish, slurmtime
+from cluster import hostlists, jobspec, publish, selectors, slurmtime
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
@@ -38,11 +38,94 @@ def _field(spec: dict[str, Any], name: str) -> Any:
     return None if value in (None, "") else value
 
 
-def _nodeset(text: str, what: str) -> NodeSet:
+def _count(spec: dict[str, Any], name: str, what: str, maximum: int) -> int:
     try:
-        return NodeSet(text)
-    except NodeSetParseError as exc:
-        raise ServiceError(f"Invalid {what} specification: {text} ({exc})", field=what) from None
+        return jobspec.parse_count(_field(spec, name) or 1, what, maximum=maximum)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field=name) from None
+
+
+def _nodeset(text: str, what: str, limit: int) -> NodeSet:
+    """A hostlist of the request, refused before it is expanded if it names more nodes
+    than can exist (``node[1-2000000]`` took 19 s and 1 GB)."""
+    try:
+        return hostlists.parse(text, limit=limit, what=what)
+    except hostlists.HostlistTooLarge as exc:
+        raise ServiceError(str(exc), field=what) from None
+    except hostlists.HostlistError as exc:
+        raise ServiceError(f"Invalid {what} specification: {exc.detail}", field=what) from None
+
+
+# Fields that name or locate something: no control characters, within their columns.
+# field -> (sbatch's name for it in messages, longest value)
+_NAMED_FIELDS = {
+    "name": ("--job-name", 1024),  # stored cut to 256, as before
+    "partition": ("--partition", 1024),
+    "account": ("--account", 64),
+    "qos": ("--qos", 64),
+    "reservation": ("--reservation", 64),
+    "output": ("--output", 1024),
+    "error": ("--error", 1024),
+    "input": ("--input", 1024),
+    "work_dir": ("--chdir", 1024),
+    "command": ("command", 1024),
+    "licenses": ("--licenses", 512),
+    "gres": ("--gres", 512),
+    "constraint": ("--constraint", 512),
+    "nodelist": ("--nodelist", hostlists.MAX_TEXT),
+    "exclude": ("--exclude", hostlists.MAX_TEXT),
+    "nodes": ("node count", 64),
+    "ntasks": ("number of tasks", 64),
+    "cpus_per_task": ("--cpus-per-task", 64),
+    "mem": ("--mem", 64),
+    "time": ("time limit", 64),
+    "begin": ("time", 256),
+    "array": ("job array", 10_000),
+}
+# Beyond this --begin is refused: later dates overflow datetime once a time limit is added.
+MAX_BEGIN_YEAR = 9000
+
+
+def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
+    """The request's fields, each of the right type, length and characters, or a 400
+    naming it: what the parsers after this see is plain printable text."""
+    try:
+        jobspec.check_fields(spec)
+        out: dict[str, Any] = {}
+        for name, (what, max_len) in _NAMED_FIELDS.items():
+            if spec.get(name) not in (None, ""):
+                out[name] = jobspec.check_text(spec[name], name, what, max_len=max_len)
+        max_script = _max_script_bytes(cfg)
+        for name in ("script", "wrap"):
+            if spec.get(name) not in (None, ""):
+                text = jobspec.check_text(
+                    spec[name], name, "batch script", max_len=max_script, printable=False
+                )
+                if len(text.encode("utf-8")) > max_script:
+                    raise jobspec.SpecError(
+                        f"Batch job script is larger than max_script_size ({max_script} bytes)", field=name
+                    )
+                out[name] = text
+        out["argv"] = jobspec.check_strings(spec.get("argv") or [], "argv", max_bytes=jobspec.MAX_EXEC_BYTES)
+        out["environment"] = jobspec.check_environment(
+            spec.get("environment") or {}, max_bytes=jobspec.MAX_EXEC_BYTES
+        )
+        out["hold"] = jobspec.check_flag(spec, "hold", default=False)
+        out["requeue"] = jobspec.check_flag(spec, "requeue", default=True)
+        out["test_only"] = jobspec.check_flag(spec, "test_only", default=False)
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
+    return out
+
+
+def _max_script_bytes(cfg: ClusterConfig) -> int:
+    """SchedulerParameters=max_script_size=N, else Slurm's 4 MB."""
+    for item in str(cfg.options.get("SchedulerParameters") or "").split(","):
+        key, _, value = item.partition("=")
+        if key.strip() == "max_script_size" and value.strip().isdigit():
+            return int(value)
+    return jobspec.MAX_SCRIPT_BYTES
+
 
 
 @dataclass(frozen=True)
@@ -143,6 +226,7 @@ def _validate_submission(
     user: AbstractBaseUser, spec: dict[str, Any], now: datetime, cfg: ClusterConfig
 ) -> tuple[dict[str, Any], list[int | None]]:
     username = user.get_username()
+    spec = _checked_spec(spec, cfg)
     script = spec.get("script") or ""
     wrap = _field(spec, "wrap")
     if wrap is not None:
@@ -163,39 +247,60 @@ def _validate_submission(
         min_nodes, max_nodes = jobspec.parse_node_count(_field(spec, "nodes") or 1)
     except ValueError as exc:
         raise ServiceError(str(exc), field="nodes") from None
-    try:
-        ntasks = jobspec.parse_positive(_field(spec, "ntasks") or 1, "number of tasks")
-        cpus_per_task = jobspec.parse_positive(_field(spec, "cpus_per_task") or 1, "--cpus-per-task")
-    except ValueError as exc:
-        raise ServiceError(str(exc), field="ntasks") from None
+    node_limit = 1
+    if min_nodes > 1 or max_nodes or _field(spec, "nodelist") or _field(spec, "exclude"):
+        node_limit = selectors.hostlist_limit(cfg)
+    if min_nodes > node_limit:
+        # -N 1000000 on a cluster of 36 nodes can never start (Slurm refuses it too).
+        raise ServiceError("Node count specification invalid", field="nodes")
+    if max_nodes is not None:
+        max_nodes = min(max_nodes, node_limit)
+    ntasks = _count(spec, "ntasks", "number of tasks", jobspec.MAX_INT32)
+    cpus_per_task = _count(spec, "cpus_per_task", "--cpus-per-task", jobspec.MAX_CPUS_PER_TASK)
+    if ntasks * cpus_per_task > jobspec.MAX_INT32:
+        raise ServiceError(
+            f"Invalid number of tasks specification: {ntasks} tasks of {cpus_per_task} CPUs", field="ntasks"
+        )
     mem = None
     if (mem_text := _field(spec, "mem")) is not None:
         try:
-            mem = slurmtime.parse_memory_mb(str(mem_text))
+            mem = slurmtime.parse_memory_mb(mem_text)
         except ValueError:
-            raise ServiceError(f"Invalid --mem specification: {mem_text}", field="mem") from None
+            mem = None
+        if mem is None or mem > jobspec.MAX_INT32:
+            raise ServiceError(f"Invalid --mem specification: {mem_text}", field="mem")
     # No -t: the partition's DefaultTime, else its MaxTime, fixed at submission as Slurm does.
     time_limit = partition.default_time if partition.default_time is not None else partition.max_time
     if (time_text := _field(spec, "time")) is not None:
+        # -1, INFINITE and UNLIMITED mean no limit, as in Slurm's time_str2mins.
         try:
-            time_limit = slurmtime.parse_job_time_limit(str(time_text))
+            time_limit = slurmtime.parse_job_time_limit(time_text)
         except ValueError:
-            raise ServiceError(f"Invalid time limit specification: {time_text}", field="time") from None
+            time_limit = -1
+        if time_limit is not None and not 0 <= time_limit <= jobspec.MAX_INT32:
+            raise ServiceError(f"Invalid time limit specification: {time_text}", field="time")
     begin = None
     if (begin_text := _field(spec, "begin")) is not None:
         try:
-            begin = slurmtime.parse_begin_time(str(begin_text), now)
+            begin = slurmtime.parse_begin_time(begin_text, now)
         except ValueError:
-            raise ServiceError(f"Invalid time specification: {begin_text}", field="begin") from None
+            begin = None
+        if begin is None or begin.year > MAX_BEGIN_YEAR:
+            raise ServiceError(f"Invalid time specification: {begin_text}", field="begin")
+    if (gres := _field(spec, "gres")) is not None:
+        try:
+            jobspec.check_gres(gres)
+        except ValueError as exc:
+            raise ServiceError(str(exc), field="gres") from None
 
-    req_nodes = _nodeset(_field(spec, "nodelist") or "", "nodelist")
-    exc_nodes = _nodeset(_field(spec, "exclude") or "", "exclude")
+    req_nodes = _nodeset(_field(spec, "nodelist") or "", "nodelist", node_limit)
+    exc_nodes = _nodeset(_field(spec, "exclude") or "", "exclude", node_limit)
     named = list(req_nodes | exc_nodes)
     known = set(Node.objects.filter(name__in=named).values_list("name", flat=True)) if named else set()
-    for ns in (req_nodes, exc_nodes):
+    for ns, what in ((req_nodes, "nodelist"), (exc_nodes, "exclude")):
         unknown = [n for n in ns if n not in known]
         if unknown:
-            raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(unknown)}", field="nodelist")
+            raise ServiceError(f"Invalid node name specified: {hostlists.fold(unknown)}", field=what)
     if len(req_nodes) > (max_nodes or min_nodes) and max_nodes is None:
         min_nodes = len(req_nodes)
     if len(req_nodes & exc_nodes):
@@ -207,23 +312,21 @@ def _validate_submission(
     throttle = None
     if (array_text := _field(spec, "array")) is not None:
         try:
-            task_ids, throttle = jobspec.parse_array(str(array_text))
+            task_ids, throttle = jobspec.parse_array(
+                array_text,
+                max_size=cfg.option_int("MaxArraySize", jobspec.MAX_ARRAY_SIZE),
+                max_tasks=cfg.option_int("MaxJobCount", 10000),
+            )
         except ValueError as exc:
             raise ServiceError(str(exc), field="array") from None
         tasks = list(task_ids)
 
-    signal_hold = bool(spec.get("hold"))
+    signal_hold = spec["hold"]
     work_dir = _field(spec, "work_dir") or "/tmp"  # noqa: S108 - the CLI always sends its cwd
     if not os.path.isabs(work_dir):
         raise ServiceError(f"Invalid working directory: {work_dir} (must be absolute)", field="work_dir")
-    argv = spec.get("argv") or []
-    environment = spec.get("environment") or {}
-    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-        raise ServiceError("argv must be a list of strings", field="argv")
-    if not isinstance(environment, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in environment.items()
-    ):
-        raise ServiceError("environment must map strings to strings", field="environment")
+    argv = spec["argv"]
+    environment = spec["environment"]
 
     name = _field(spec, "name") or ("wrap" if wrap is not None else "sbatch")
     common = {
@@ -256,7 +359,7 @@ def _validate_submission(
         "reservation": _field(spec, "reservation") or "",
         "hold": "user" if signal_hold else "",
         "begin_time": begin,
-        "requeue": spec.get("requeue", True) is not False,
+        "requeue": spec["requeue"],
         "submit_time": now,
         "eligible_time": None if begin and begin > now else now,
         "array_max_tasks": throttle,
@@ -373,8 +476,13 @@ def _request_schedule() -> None:
     transaction.on_commit(request_schedule)
 
 
+MAX_JOB_ID = 2**63 - 1  # Job.id is a BigIntegerField
+
+
 def get_job(job_id: int) -> Job:
     try:
+        if not 0 < int(job_id) <= MAX_JOB_ID:
+            raise ValueError(job_id)
         return Job.objects.get(pk=job_id)
     except (Job.DoesNotExist, ValueError, TypeError):
         raise NotFound("Invalid job id specified") from None
@@ -471,10 +579,12 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
         raise ServiceError("Job/step already completing or completed")
     now = timezone.now()
     who = actor.get_username()
+    if signal is not None and not isinstance(signal, str):
+        raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
     if signal and signal.upper().removeprefix("SIG") not in ("KILL", "TERM"):
         sig = signal.upper().removeprefix("SIG")
         if sig not in SIGNALS:
-            raise ServiceError(f"Invalid signal name: {signal}")
+            raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
         if job.state not in HOLDING_JOB_STATES:
             raise ServiceError("Job is pending execution")
         publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": sig})
@@ -583,17 +693,21 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
-    allowed = {"time_limit", "partition", "name", "comment"}
+    allowed = {"time_limit", "partition", "name"}
     unknown = set(changes) - allowed
     if unknown:
-        raise ServiceError(f"Update of {', '.join(sorted(unknown))} is not supported")
+        shown = ", ".join(sorted(jobspec.quoted(u) for u in unknown))
+        raise ServiceError(f"Update of {shown} is not supported", field=jobspec.quoted(min(unknown, key=str)))
+    changes = _checked_changes(changes)
     fields: list[str] = []
-    before = {f: getattr(job, f) for f in allowed if hasattr(job, f)}
+    before = {f: getattr(job, f) for f in allowed}
     if "time_limit" in changes:
         try:
-            limit = slurmtime.parse_time_limit(str(changes["time_limit"]))
+            limit = slurmtime.parse_time_limit(changes["time_limit"])
         except ValueError:
-            raise ServiceError(f"Invalid TimeLimit value: {changes['time_limit']}") from None
+            limit = -1
+        if limit is not None and not 0 <= limit <= jobspec.MAX_INT32:
+            raise ServiceError(f"Invalid TimeLimit value: {changes['time_limit']}", field="time_limit")
         # Only an administrator may raise a limit (Slurm: users may only decrease it).
         if not actor.is_staff and (limit is None or (job.time_limit is not None and limit > job.time_limit)):
             raise PermissionDenied("Access/permission denied")
@@ -602,10 +716,10 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     if "partition" in changes:
         if job.state != JobState.PENDING:
             raise ServiceError("Job is no longer pending execution")
-        job.partition = _choose_partition(str(changes["partition"])).name
+        job.partition = _choose_partition(changes["partition"]).name
         fields.append("partition")
     if "name" in changes:
-        job.name = str(changes["name"])[:256]
+        job.name = changes["name"][:256]
         fields.append("name")
     if fields:
         job.save(update_fields=fields)
@@ -619,6 +733,24 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         publish.console_changed("jobs")
         _request_schedule()
     return job
+
+
+_UPDATE_FIELDS = {
+    "time_limit": ("TimeLimit", 64),
+    "partition": ("Partition", 1024),
+    "name": ("JobName", 1024),
+}
+
+
+def _checked_changes(changes: dict[str, Any]) -> dict[str, str]:
+    """scontrol's values: printable text (a number for TimeLimit is taken as its digits)."""
+    try:
+        return {
+            name: jobspec.check_text(value, name, _UPDATE_FIELDS[name][0], max_len=_UPDATE_FIELDS[name][1])
+            for name, value in changes.items()
+        }
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
 
 
 @transaction.atomic
