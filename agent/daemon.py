@@ -278,7 +278,9 @@ class Agent:
         """hello → challenge (the controller's proof, checked first) → auth (ours)."""
         key = self.config.key.encode()
         nonce = handshake.new_nonce()
-        await ws.send(json.dumps({"type": "hello", "agent_id": self.agent_id, "nonce": nonce}))
+        # The node names let a controller with per-node keys choose which key to prove.
+        hello = {"type": "hello", "agent_id": self.agent_id, "nonce": nonce, "nodes": self.node_names}
+        await ws.send(json.dumps(hello))
         # A silent peer may be a controller too busy to answer: that is retried, not fatal.
         raw = await asyncio.wait_for(ws.recv(), HANDSHAKE_TIMEOUT)
         msg = self._decode(raw)

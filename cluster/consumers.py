@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -12,7 +13,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from agent import handshake
-from cluster import publish
+from cluster import agent_keys, publish
 from cluster.services import agents
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,30 @@ AUTH_FAILED = 4003
 BAD_FRAME = 1008  # policy violation: a sealed message that does not verify
 
 
+MAX_HELLO_NODES = 100_000
+_keys_read: tuple[tuple[int, int, str], agent_keys.NodeKeys | str] | None = None
+
+
 def _cluster_key() -> bytes:
     return str(getattr(settings, "FSCHED_AGENT_KEY", "")).encode()
+
+
+def _node_keys() -> agent_keys.NodeKeys | str:
+    """``$FSCHED_CONF_DIR/agent_keys`` as last read (again when it changes), or why it is unusable."""
+    global _keys_read  # noqa: PLW0603 - one cache for the process's connections
+    path = Path(getattr(settings, "CONF_DIR", ".")) / "agent_keys"
+    try:
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size, str(path))
+    except OSError:
+        stamp = (0, 0, str(path))
+    if _keys_read is None or _keys_read[0] != stamp:
+        try:
+            _keys_read = (stamp, agent_keys.load(path))
+        except ValueError as exc:
+            log.error("per-node agent keys unusable, every agent is refused: %s", exc)
+            _keys_read = (stamp, str(exc))
+    return _keys_read[1]
 
 
 def _valid_agent_id(value: object) -> bool:
@@ -54,6 +77,9 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         self._drainer: asyncio.Future[None] | None = None
         self._channel: handshake.Channel | None = None
         self._hello: tuple[str, str, str] | None = None  # agent id, its nonce, ours
+        self._key = b""  # the key this connection proves: the cluster's, or its nodes' own
+        self._scope: frozenset[str] | None = None  # nodes that key may register; None: unkeyed ones
+        self._node_keys = agent_keys.NodeKeys()
         self._send_lock = asyncio.Lock()  # sealed frames leave in the order they were numbered
         await self.accept()
         self._deadline = asyncio.ensure_future(self._expire())
@@ -119,17 +145,30 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             if kind != "hello":
                 await self._refuse(f"{kind!r} before authentication")
                 return
-            agent_id, nonce = msg.get("agent_id"), msg.get("nonce")
-            if not _valid_agent_id(agent_id) or not handshake.valid_nonce(nonce):
+            agent_id, nonce, names = msg.get("agent_id"), msg.get("nonce"), msg.get("nodes", [])
+            if (
+                not _valid_agent_id(agent_id)
+                or not handshake.valid_nonce(nonce)
+                or not isinstance(names, list)
+                or len(names) > MAX_HELLO_NODES
+                or not all(isinstance(n, str) and 0 < len(n) <= 64 for n in names)
+            ):
                 await self._refuse("malformed hello")
                 return
+            keys = _node_keys()
+            scope = keys if isinstance(keys, str) else keys.scope(names)
+            if isinstance(scope, str):
+                await self._refuse(f"agent {agent_id}: {scope}")
+                return
+            self._node_keys = keys
+            self._key, self._scope = (_cluster_key(), None) if scope is None else scope
             ours = handshake.new_nonce()
             self._hello = (agent_id, nonce, ours)
-            proof = handshake.controller_proof(_cluster_key(), nonce, ours, agent_id)
+            proof = handshake.controller_proof(self._key, nonce, ours, agent_id)
             await self.send(text_data=json.dumps({"type": "challenge", "nonce": ours, "proof": proof}))
             return
         agent_id, nonce, ours = self._hello
-        expected = handshake.agent_proof(_cluster_key(), nonce, ours, agent_id)
+        expected = handshake.agent_proof(self._key, nonce, ours, agent_id)
         if kind != "auth" or not handshake.proof_matches(expected, msg.get("proof")):
             await self._refuse(
                 f"wrong cluster key (agent {agent_id})" if kind == "auth" else f"{kind!r} instead of auth"
@@ -137,7 +176,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             return
         self.agent_id = agent_id
         self._channel = handshake.Channel.for_controller(
-            handshake.session_key(_cluster_key(), nonce, ours, agent_id)
+            handshake.session_key(self._key, nonce, ours, agent_id)
         )
         self._deadline.cancel()
 
@@ -236,13 +275,15 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             log.warning("agent %s registered as %r: the id it authenticated with is kept", self.agent_id,
                         msg.get("agent_id"))  # fmt: skip
         live = {node: c.agent_id for node, c in _holders.items() if c is not self}
+        nodes, refused = self._keyed(list(msg.get("nodes") or []))
         result = await database_sync_to_async(agents.agent_register)(
             agent_id=self.agent_id,
-            nodes=list(msg.get("nodes") or []),
+            nodes=nodes,
             running=list(msg.get("running") or []),
             completions=list(msg.get("completions") or []),
             live=live,
         )
+        result.rejected.update(refused)
         for node in self.nodes:
             await self.channel_layer.group_discard(publish.node_group(node), self.channel_name)
             if _holders.get(node) is self:
@@ -270,6 +311,22 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "ack", "job_ids": result.acked})
         for payload in result.relaunch:
             await self.send_json(payload)
+
+    def _keyed(self, nodes: list[Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """The registered nodes the key this agent proved may speak for, and the others' reasons."""
+        ok: list[dict[str, Any]] = []
+        refused: dict[str, str] = {}
+        for info in nodes:
+            name = str(info.get("name", "")) if isinstance(info, dict) else ""
+            if self._scope is not None and name not in self._scope:
+                refused[name] = "node is not covered by this agent's key"
+            elif self._scope is None and self._node_keys.key_of(name) is not None:
+                refused[name] = "node has its own key"
+            else:
+                ok.append(info)
+        if refused:
+            log.warning("agent %s: key does not cover %s", self.agent_id, ",".join(refused))
+        return ok, refused
 
     async def agent_command(self, event: dict[str, Any]) -> None:
         if self._channel is not None:

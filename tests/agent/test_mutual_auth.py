@@ -72,10 +72,10 @@ def test_a_fake_controller_learns_nothing_and_gets_nothing_run(tmp_path: Path, w
         everything = "\n".join(impostor.received)
         assert KEY not in everything
         assert "authorization" not in everything.lower()
-        # Only the hello: a type, the agent's id and a random nonce. No proof, no register.
+        # Only the hello: the agent's id, its node names and a random nonce. No proof, no register.
         frames = [json.loads(f) for f in impostor.received[1:]]
         assert [f["type"] for f in frames] == ["hello"]
-        assert set(frames[0]) == {"type", "agent_id", "nonce"}
+        assert set(frames[0]) == {"type", "agent_id", "nonce", "nodes"}
         assert not (work / "ran").exists() and not marker.exists()
         assert not (spool / "jobs").exists() or not os.listdir(spool / "jobs")
 

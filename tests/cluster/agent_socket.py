@@ -25,8 +25,9 @@ def register(*nodes: str, agent_id: str = "test:1", **extra: Any) -> dict[str, A
 
 
 class AgentSocket:
-    def __init__(self, agent_id: str = "test:1", key: str | None = None) -> None:
+    def __init__(self, agent_id: str = "test:1", key: str | None = None, nodes: tuple[str, ...] = ()) -> None:
         self.agent_id = agent_id
+        self.nodes = list(nodes)  # named in hello (per-node keys)
         self.key = (settings.FSCHED_AGENT_KEY if key is None else key).encode()
         self.comm = WebsocketCommunicator(router, "/ws/agent/")
         self.channel: handshake.Channel | None = None
@@ -38,7 +39,8 @@ class AgentSocket:
     async def hello(self) -> dict[str, Any]:
         """Send hello; return the controller's challenge (its proof already checked)."""
         self.nonce = handshake.new_nonce()
-        await self.comm.send_json_to({"type": "hello", "agent_id": self.agent_id, "nonce": self.nonce})
+        hello = {"type": "hello", "agent_id": self.agent_id, "nonce": self.nonce, "nodes": self.nodes}
+        await self.comm.send_json_to(hello)
         challenge = await self.comm.receive_json_from(timeout=5)
         assert challenge["type"] == "challenge"
         self.theirs = challenge["nonce"]
