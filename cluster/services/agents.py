@@ -60,16 +60,19 @@ def single_process() -> bool:
 def held_elsewhere(node: Node, agent_id: str, live: dict[str, str], *, one_process: bool) -> bool:
     """Whether another agent's live connection serves ``node``.
 
-    ``live`` maps the nodes held by connections of this process to their agent ids: that
-    is certain. Otherwise the node's ``agent_id`` (cleared when its connection closes)
-    says who had it; the same agent may always have it back (a server restarted under
-    it), another only once the holder is gone: NOT_RESPONDING (silent for three pings),
-    powered down or powering up, or, with one server process, not connected to it.
+    A node NOT_RESPONDING (silent for three pings), powered down or powering up has no
+    holder worth keeping. Otherwise ``live`` maps the nodes held by connections of this
+    process to their agent ids: that is certain. Failing that, the node's ``agent_id``
+    (cleared when its connection closes) says who had it: the same agent may always
+    have it back (a server restarted under it), another only if, with one server
+    process, that holder is not connected to it.
     """
+    if node.flags & _HOLDER_GONE:
+        return False  # a holder still connected but silent is hung: its node may move on
     holder = live.get(node.name)
     if holder is not None:
         return holder != agent_id
-    if not node.agent_id or node.agent_id == agent_id or node.flags & _HOLDER_GONE:
+    if not node.agent_id or node.agent_id == agent_id:
         return False
     return not one_process
 

@@ -199,3 +199,21 @@ def test_who_holds_a_node_across_server_processes(demo):
     agents.agent_disconnected(nodes=["node01"], agent_id="c:1", registered_at=latest.slurmd_start_time)
     assert Node.objects.get(name="node01").agent_id == ""
     assert reg("d:1").accepted == ["node01"]
+
+
+def test_a_hung_holder_loses_its_node_once_not_responding(demo):
+    async def scenario():
+        hung = AgentSocket("hung:1")
+        await hung.authenticate()
+        await hung.register("node01")
+        # Three heartbeats of silence: the health pass marks the node NOT_RESPONDING.
+        await sync_to_async(Node.objects.filter(name="node01").update)(flags=NodeFlag.NOT_RESPONDING)
+        new = AgentSocket("new:1")
+        await new.authenticate()
+        assert (await new.register("node01"))["nodes"] == ["node01"]
+        await hung.close()  # its end is not the new holder's
+        node = await sync_to_async(Node.objects.get)(name="node01")
+        assert node.agent_id == "new:1" and not node.flags & NodeFlag.NOT_RESPONDING
+        await new.close()
+
+    async_to_sync(scenario)()
