@@ -145,8 +145,8 @@ _MAX_PRIORITY = 65533  # Slurm's largest PriorityTier / PriorityJobFactor
 # memory to expand, is refused with its file:line before anything changes.
 INT_MAX = 2**31 - 1  # the integer columns (PostgreSQL's integer) that hold these values
 UINT16_MAX = 65535  # Slurm keeps CPUs and the topology counts in 16 bits
-# MaxNodeCount when slurm.conf does not set it: four times the largest production clusters
-# of today, and 65536 names expand in about 20 ms.
+# MaxNodeCount when slurm.conf does not set it: above the Slurm clusters in production
+# (tens of thousands of nodes), and a NodeName line of 65536 nodes parses in 0.6 s.
 DEFAULT_MAX_NODE_COUNT = 65536
 MAX_NODE_COUNT_CEILING = 1 << 18  # one NodeConf, one Node row and a console tile per node
 MAX_CONF_FILE_BYTES = 16 << 20
