@@ -95,13 +95,13 @@ def _body(keys, values=VALUES, **special):
     return st.fixed_dictionaries({}, optional=fields)
 
 
-def _bodies(keys, **special):
-    """Objects with the endpoint's fields (and a stray one), or now and then not an object."""
-    return st.one_of(
-        _body([*keys, "partiton"], **special),
-        _body(keys, values=EDGES),
-        VALUES,
+def _bodies(keys, base=None, **special):
+    """Objects with the endpoint's fields (and a stray one); a valid ``base`` with one field
+    replaced (so the value reaches the code past the other checks); now and then no object."""
+    one_off = st.sampled_from(list(keys)).flatmap(
+        lambda key: special.get(key, st.one_of(EDGES, VALUES)).map(lambda value: {**(base or {}), key: value})
     )
+    return st.one_of(_body([*keys, "partiton"], **special), _body(keys, values=EDGES), one_off, VALUES)
 
 
 def _state():
@@ -165,7 +165,7 @@ def test_node_endpoints(sender):
     @given(
         who=USERS,
         update=_body([*NODE_UPDATE, "partiton"], weight=WEIGHTS),
-        create=_bodies(NODE_CREATE),
+        create=_bodies(NODE_CREATE, {"NodeName": "node50"}),
         delete=st.fixed_dictionaries({}, optional={"nodes": VALUES}),
     )
     def run(who, update, create, delete):
@@ -185,8 +185,22 @@ RESERVATION += ("flags", "licenses")
 def test_reservation_endpoints(sender):
     names = st.sampled_from(["r1", "resv", "x" * 70, "%00", "alice_1"])
 
+    times = st.one_of(
+        st.sampled_from(
+            ["now+99999999999days", "9999-12-31T23:59:59", "99999999999:00:00", "9" * 30, "uts9" * 9]
+        ),
+        st.sampled_from(["now", "now+1hour", "60", "2:00:00", "UNLIMITED", "tomorrow"]),
+        VALUES,
+    )
+    fields = {"start_time": times, "end_time": times, "duration": times}
+
     @FUZZ
-    @given(who=USERS, create=_bodies(RESERVATION), update=_bodies(RESERVATION), name=names)
+    @given(
+        who=USERS,
+        create=_bodies(RESERVATION, {"users": "alice", "nodes": "node01"}, **fields),
+        update=_bodies(RESERVATION, {}, **fields),
+        name=names,
+    )
     def run(who, create, update, name):
         sender.send(who, "post", "/api/reservations/", create)
         sender.send(who, "patch", f"/api/reservations/{name}/", update)
@@ -284,9 +298,14 @@ def test_hres_and_power_endpoints(sender):
     @FUZZ
     @given(
         who=USERS,
-        hres=_bodies(HRES, hres_name=st.one_of(hres_names, VALUES), layer_name=st.one_of(layers, VALUES)),
+        hres=_bodies(
+            HRES,
+            {"hres_name": "natural", "layer_name": "low1"},
+            hres_name=st.one_of(hres_names, VALUES),
+            layer_name=st.one_of(layers, VALUES),
+        ),
         power=st.one_of(
-            _bodies(("op", "nodes", "action", "reason")),
+            _bodies(("op", "nodes", "action", "reason"), {"op": "POWER_DOWN", "nodes": "cloud01"}),
             st.fixed_dictionaries({"args": st.one_of(power_words, VALUES)}),
         ),
         power_settings=_bodies(("SuspendExcNodes", "SuspendExcParts", "SuspendExcStates")),
