@@ -11,11 +11,12 @@ from typing import Any
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from channels.auth import AuthMiddlewareStack
+from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.routing import ProtocolTypeRouter, URLRouter
 from channels.security.websocket import AllowedHostsOriginValidator
 from django.contrib.staticfiles.handlers import StaticFilesHandler
 from django.core.wsgi import get_wsgi_application
-from django.urls import path
+from django.urls import path, re_path
 
 django_app = get_wsgi_application()
 
@@ -30,7 +31,19 @@ from config.http import WSGIOverASGI  # noqa: E402
 log = logging.getLogger("fsched.server")
 
 
-http_app = WSGIOverASGI(StaticFilesHandler(django_app), settings.FSCHED_HTTP_THREADS)
+class NoSuchSocket(AsyncWebsocketConsumer):
+    """Any other websocket path: refused at the handshake (HTTP 403).  Channels' router
+    raised ValueError("No route found") for it, a traceback in the server's log."""
+
+    async def connect(self) -> None:
+        await self.close()
+
+
+http_app = WSGIOverASGI(
+    StaticFilesHandler(django_app),
+    settings.FSCHED_HTTP_THREADS,
+    max_body=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+)
 router = ProtocolTypeRouter(
     {
         "http": http_app,
@@ -40,6 +53,7 @@ router = ProtocolTypeRouter(
                 path(
                     "ws/console/", AllowedHostsOriginValidator(AuthMiddlewareStack(ConsoleConsumer.as_asgi()))
                 ),
+                re_path(r"", NoSuchSocket.as_asgi()),
             ]
         ),
     }

@@ -79,8 +79,11 @@ def environ_for(scope: dict[str, Any], body: Any) -> dict[str, Any]:
 class WSGIOverASGI:
     """An ASGI HTTP application running a WSGI application on a few long-lived threads."""
 
-    def __init__(self, wsgi_app: Any, threads: int) -> None:
+    def __init__(self, wsgi_app: Any, threads: int, *, max_body: int | None = None) -> None:
         self.wsgi_app = wsgi_app
+        # Bodies over this are refused as they arrive (Django only checks a Content-Length
+        # after the whole body was read and spooled here, to disk past _SPOOL_BYTES).
+        self.max_body = max_body
         self.executors = [
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"http-{i}") for i in range(threads)
         ]
@@ -109,7 +112,20 @@ class WSGIOverASGI:
                 return i
         return min(range(len(self.busy)), key=self.busy.__getitem__)
 
+    def _too_large(self, size: int) -> bool:
+        return self.max_body is not None and size > self.max_body
+
+    async def _refuse_body(self, send: Any) -> None:
+        body = f'{{"error": "Request body larger than {self.max_body} bytes"}}'.encode()
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        declared = next((v for k, v in scope.get("headers", []) if k.lower() == b"content-length"), b"0")
+        if declared.isdigit() and self._too_large(int(declared)):
+            await self._refuse_body(send)
+            return
         message = await receive()
         if message["type"] == "http.disconnect":
             return
@@ -117,6 +133,10 @@ class WSGIOverASGI:
             body: Any = SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - closed below
             size = body.write(message.get("body", b""))
             while message.get("more_body"):
+                if self._too_large(size):
+                    body.close()
+                    await self._refuse_body(send)
+                    return
                 message = await receive()
                 if message["type"] == "http.disconnect":
                     body.close()
@@ -126,6 +146,10 @@ class WSGIOverASGI:
         else:  # the whole body in one message: what API clients send
             data = message.get("body", b"")
             body, size = io.BytesIO(data), len(data)
+        if self._too_large(size):
+            body.close()
+            await self._refuse_body(send)
+            return
         with body:
             environ = environ_for(scope, body)
             # The body as received (a chunked upload has no Content-Length; WSGI needs one).
