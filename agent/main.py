@@ -28,6 +28,7 @@ from ClusterShell.NodeSet import NodeSet, NodeSetException
 
 from agent.daemon import MIB, Agent, AgentConfig, NodeSpec
 from agent.nodeconf import load_rules, slurm_conf_path
+from agent.spool import SpoolLocked
 from cluster.slurmconf import ConfigError
 
 log = logging.getLogger("agent")
@@ -157,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(Agent(config).run())
     except KeyboardInterrupt:
         return 0
+    except SpoolLocked as exc:  # another agent serves this spool: starting again cannot help
+        logging.getLogger("agent").error("%s", exc)
+        return 2
 
 
 run = main

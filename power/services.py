@@ -361,6 +361,9 @@ class _Apply:
                         "type": "power_action",
                         "run_id": run.pk,
                         "node": inv.host,
+                        # The agent runs only programs its own slurm.conf names: the action's
+                        # name finds it there; argv is what the agent checks it against.
+                        "action": program.action or "",
                         "argv": list(inv.argv),
                         "env": dict(inv.env),
                     },
