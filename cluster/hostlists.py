@@ -109,7 +109,8 @@ def _check_text(text: str) -> None:
     if not text.isprintable():
         raise _invalid(text, "control character")
     if any(len(d) > MAX_INDEX_DIGITS for d in _DIGITS.findall(text)):
-        raise _invalid(text, f"an index of more than {MAX_INDEX_DIGITS} digits")
+        # Too large to count, let alone expand: refused as a list too large is.
+        raise HostlistTooLarge(f"{_shown(text)} (an index of more than {MAX_INDEX_DIGITS} digits)")
 
 
 def count(text: str) -> int:

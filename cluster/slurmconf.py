@@ -44,7 +44,8 @@ from typing import Any
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
-from cluster.hostlist_size import HUGE, hostlist_size
+from cluster.hostlists import HostlistError, HostlistTooLarge
+from cluster.hostlists import count as hostlist_size
 from cluster.slurmtime import parse_memory_mb, parse_time_limit
 
 # --- known keys --------------------------------------------------------------
@@ -728,10 +729,14 @@ def expand_hostlist(expr: str, *, limit: int = MAX_NODE_COUNT_CEILING) -> list[s
 
 
 def _check_size(expr: str, limit: int) -> None:
-    size = hostlist_size(expr)
+    try:
+        size = hostlist_size(expr)
+    except HostlistTooLarge as exc:
+        raise ValueError(f"bad hostlist: {exc.detail}") from None
+    except HostlistError:
+        return  # malformed, not large: the parser says what is wrong with it
     if size > limit:
-        shown = f"{size}" if size < HUGE else "too many"
-        raise ValueError(f"bad hostlist: {shown} names, more than {limit}")
+        raise ValueError(f"bad hostlist: {size} names, more than {limit}")
 
 
 def parse_licenses(value: str) -> dict[str, int]:
@@ -910,9 +915,15 @@ class _Builder:
         for nl in node_lines:
             line, a = nl.line, nl.attrs
             # Counted before expanding: a line past MaxNodeCount is refused in microseconds.
-            size = hostlist_size(line.value)
+            try:
+                size = hostlist_size(line.value)
+            except HostlistTooLarge as exc:
+                self.errors.append(line.problem(f"NodeName={line.value}: bad hostlist: {exc.detail}"))
+                continue
+            except HostlistError:
+                size = 0  # malformed: expand_hostlist below says what is wrong with it
             if len(nodes) + size > max_nodes:
-                shown = f"{size} nodes" if size < HUGE else "too many nodes"
+                shown = f"{size} nodes"
                 before = f" ({len(nodes)} defined before)" if nodes else ""
                 self.errors.append(
                     line.problem(
