@@ -191,10 +191,6 @@ def parse_node_count(text: str | int) -> tuple[int, int | None]:
     return low, high
 
 
-def parse_positive(text: str | int, what: str) -> int:
-    return parse_count(text, what, maximum=MAX_INT32)
-
-
 def parse_array(
     text: str, *, max_size: int = MAX_ARRAY_SIZE, max_tasks: int | None = None
 ) -> tuple[list[int], int | None]:

@@ -127,7 +127,6 @@ def _max_script_bytes(cfg: ClusterConfig) -> int:
     return jobspec.MAX_SCRIPT_BYTES
 
 
-
 @dataclass(frozen=True)
 class _PartitionTimes:
     name: str
