@@ -202,7 +202,16 @@ STATIC_ROOT = STATE_DIR / "static"
 LOGIN_URL = "/admin/login/"
 LOGIN_REDIRECT_URL = "/"
 
+# A batch script may reach Slurm's 4 MB max_script_size; the JSON that carries it is larger.
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("FSCHED_MAX_BODY", 6 * 1024 * 1024)
+
 REST_FRAMEWORK = {
+    # Bounded nesting and no lone surrogates, for every view (cluster.api.parsers).
+    "DEFAULT_PARSER_CLASSES": [
+        "cluster.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "cluster.api.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
 from rest_framework import status
+from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
@@ -58,5 +59,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         message = messages[0] if isinstance(messages, list) else messages
         response.data = {"error": f"{field}: {message}", "field": field}
     if response is not None and response.status_code == status.HTTP_401_UNAUTHORIZED:
-        response.data = {"error": "Authentication required: run 'fsched login' or set FSCHED_TOKEN"}
+        hint = "run 'fsched login' or set FSCHED_TOKEN"
+        if isinstance(exc, AuthenticationFailed):  # a token that was sent and refused: say why
+            response.data = {"error": f"{exc.detail} Authentication required: {hint}"}
+        else:
+            response.data = {"error": f"Authentication required: {hint}"}
     return response

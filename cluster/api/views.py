@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import generics, permissions, status
+from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import hostlists, jobspec, selectors, states
 from cluster.api.parsers import JSONParser
+from cluster.api.permissions import StaffOnly, StaffWrites
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
 from cluster.models import ClusterConfig, Job, Node, Partition
 from cluster.services import dynamic_nodes
@@ -30,6 +32,7 @@ _COMPACT_TO_STATE = {v: k.value for k, v in states.JOB_STATE_COMPACT.items()}
 MAX_FILTER_VALUES = 1000
 # The views' bodies are JSON, parsed with its depth and text checked (cluster.api.parsers).
 PARSERS = [JSONParser]
+SECRET_OPTION = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
 
 
 def _csv(request: Request, name: str) -> list[str]:
@@ -261,7 +264,7 @@ class NodeDetail(generics.RetrieveAPIView):
 
 
 class NodeUpdate(APIView):
-    permission_classes = [permissions.IsAuthenticated]
+    permission_classes = [StaffOnly]
     parser_classes = PARSERS
 
     @extend_schema(request=dict, responses=dict)
@@ -273,6 +276,9 @@ class NodeUpdate(APIView):
 
 class ReservationList(APIView):
     """``GET``: ``scontrol show reservation`` (``?name=``); ``POST``: create (staff)."""
+
+    permission_classes = [StaffWrites]
+    parser_classes = PARSERS
 
     @extend_schema(responses=dict, operation_id="reservations_list")
     def get(self, request: Request) -> Response:
@@ -289,6 +295,9 @@ class ReservationList(APIView):
 
 class ReservationDetail(APIView):
     """``GET``, ``PATCH`` (``scontrol update ReservationName=``) and ``DELETE`` (staff)."""
+
+    permission_classes = [StaffWrites]
+    parser_classes = PARSERS
 
     @extend_schema(responses=dict, operation_id="reservations_get")
     def get(self, request: Request, name: str) -> Response:
@@ -310,6 +319,9 @@ class ReservationDetail(APIView):
 class NodeCreate(APIView):
     """``scontrol create NodeName=...``: a dynamic node (staff); body: the Key=Value pairs."""
 
+    permission_classes = [StaffOnly]
+    parser_classes = PARSERS
+
     @extend_schema(request=dict, responses=dict, operation_id="nodes_create")
     def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
@@ -321,9 +333,13 @@ class NodeCreate(APIView):
 class NodeDelete(APIView):
     """``scontrol delete NodeName=<nodes>``: dynamic nodes only (staff)."""
 
+    permission_classes = [StaffOnly]
+    parser_classes = PARSERS
+
     @extend_schema(request=dict, responses=dict, operation_id="nodes_delete")
     def post(self, request: Request) -> Response:
-        deleted = dynamic_nodes.node_delete(actor=request.user, names=str(request.data.get("nodes") or ""))
+        names = request.data.get("nodes") if isinstance(request.data, dict) else request.data
+        deleted = dynamic_nodes.node_delete(actor=request.user, names=names)
         return Response({"deleted": deleted})
 
 
@@ -345,10 +361,14 @@ class ConfigView(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
         cfg = ClusterConfig.current()
+        options = cfg.options
+        if not request.user.is_staff:
+            # AccountingStoragePass, JobCompPass...: a secret of the configuration is staff's.
+            options = {k: ("(hidden)" if SECRET_OPTION.search(k) else v) for k, v in options.items()}
         return Response(
             {
                 "cluster_name": cfg.cluster_name,
-                "options": cfg.options,
+                "options": options,
                 "licenses": cfg.licenses,
                 "loaded_at": cfg.loaded_at,
                 "version": cfg.version,

@@ -221,7 +221,7 @@ def test_select_reads_what_values_list_reads(demo, users):
 
 
 def test_load_reads_only_what_it_names_and_saves_only_that(demo, users):
-    job_id = job_submit(user=users["alice"], spec={"wrap": "true", "job_name": "keep"}).job_ids[0]
+    job_id = job_submit(user=users["alice"], spec={"wrap": "true", "name": "keep"}).job_ids[0]
     (job,) = rows.load(Job, ("state", "restart_count"), {"pk": job_id})
     assert job.get_deferred_fields() >= {"name", "script"} and job.state == "PENDING"
     Job.objects.filter(pk=job_id).update(name="changed elsewhere")

@@ -66,10 +66,6 @@ def test_a_node_update_request_refuses_unknown_fields_and_non_objects(demo, user
     assert Node.objects.get(name="node01").weight == 7
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cluster/api/views.py NodeUpdate calls int(weight) before the service checks the permission",
-)
 def test_non_staff_node_update_with_a_bad_weight_gets_403(demo, api):
     response = api("alice").post("/api/nodes/update/", {"nodes": "node01", "weight": "abc"}, format="json")
     assert response.status_code == 403
