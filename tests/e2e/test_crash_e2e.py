@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster.states import FINISHED_JOB_STATES
 from tests.e2e.crash_faults import Fault, plan_faults
 from tests.e2e.harness import _modes, make_cluster, started
 
@@ -32,16 +33,7 @@ SEED = 20261201
 JOBS = 300
 SUBMITTERS = 2
 PACE = 0.25  # seconds each submitter waits between submissions: 300 jobs in about 70 s
-FINISHED = {
-    "COMPLETED",
-    "FAILED",
-    "CANCELLED",
-    "TIMEOUT",
-    "NODE_FAIL",
-    "PREEMPTED",
-    "BOOT_FAIL",
-    "OUT_OF_MEMORY",
-}
+FINISHED = {s.value for s in FINISHED_JOB_STATES}
 UNKNOWN_OUTCOME = "Whether the job was stored is unknown"
 
 SCRIPT = """#!/bin/bash
