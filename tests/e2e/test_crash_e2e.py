@@ -35,6 +35,8 @@ SUBMITTERS = 2
 PACE = 0.25  # seconds each submitter waits between submissions: 300 jobs in about 70 s
 FINISHED = {s.value for s in FINISHED_JOB_STATES}
 UNKNOWN_OUTCOME = "Whether the job was stored is unknown"
+# The reason cluster.services.launch_watch records when it gives a launch up.
+LAUNCH_GIVEN_UP = "not found BatchStartTime after startup"
 
 SCRIPT = """#!/bin/bash
 #SBATCH -o {out}/%j.out
@@ -87,14 +89,14 @@ def read_markers(path: Path) -> list[list[str]]:
     return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def job_events(cluster, job_ids: list[int]) -> dict[int, list[tuple[str, str]]]:
-    """Each job's recorded transitions (old state, new state), oldest first, from the
-    database the controller writes (the API does not list events)."""
+def job_events(cluster, job_ids: list[int]) -> dict[int, list[tuple[str, str, str]]]:
+    """Each job's recorded transitions (old state, new state, reason), oldest first, from
+    the database the controller writes (the API does not list events)."""
     code = (
         "import json; from cluster.models import Event; "
         f"ids = {sorted(job_ids)!r}; out = {{}}\n"
         "for e in Event.objects.filter(kind='job', job_id__in=ids).order_by('time', 'id'):\n"
-        "    out.setdefault(e.job_id, []).append((e.old_state, e.new_state))\n"
+        "    out.setdefault(e.job_id, []).append((e.old_state, e.new_state, e.reason))\n"
         "print(json.dumps(out))"
     )
     return {
@@ -188,15 +190,22 @@ def check(
         runs = job["restart_count"] + 1
         if job["state"] != "COMPLETED":
             problems.append(f"job {job_id} ended {job['state']} ({job.get('reason')}), not COMPLETED")
-        if starts[job_id] != runs:
-            problems.append(f"job {job_id} started {starts[job_id]} times, Restarts={job['restart_count']}")
+        history = events.get(job_id, [])
+        # A run whose launch never reached the node (lost while Redis or the server was
+        # down) is given up after BatchStartTimeout and requeued: it counts in Restarts
+        # but never started. No run may start more often than the controller launched it.
+        never_started = sum(1 for _old, _new, why in history if LAUNCH_GIVEN_UP in why)
+        if not max(1, runs - never_started) <= starts[job_id] <= runs:
+            problems.append(
+                f"job {job_id} started {starts[job_id]} times, Restarts={job['restart_count']}, "
+                f"{never_started} launch(es) given up"
+            )
         if job["state"] == "COMPLETED" and ends[job_id] < 1:
             problems.append(f"job {job_id} COMPLETED but no run of it reached its end")
-        history = events.get(job_id, [])
-        terminal = [new for _old, new in history if new in FINISHED]
+        terminal = [new for _old, new, _why in history if new in FINISHED]
         if len(terminal) != 1:
             problems.append(f"job {job_id}: {len(terminal)} terminal events {terminal}")
-        ran = sum(1 for _old, new in history if new == "RUNNING")
+        ran = sum(1 for _old, new, _why in history if new == "RUNNING")
         if ran != runs:
             problems.append(f"job {job_id}: {ran} RUNNING events for {runs} run(s): {history}")
     return problems
