@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from typing import Any
 
 MAX_ARRAY_SIZE = 1_000_001  # Slurm's MaxArraySize default is 1001; ours is larger, still bounded
@@ -85,6 +86,16 @@ def unicode_problem(text: str) -> str | None:
     return None
 
 
+# What no name, path, reason or environment key may hold: control characters (NUL,
+# newline, DEL, C1) and lone surrogates. Other Unicode (accents, a zero-width joiner) passes.
+_CONTROL = frozenset({"Cc", "Cs"})
+
+
+def has_control_character(text: str) -> bool:
+    """The one character rule of every request value (submission and the other services)."""
+    return any(unicodedata.category(ch) in _CONTROL for ch in text)
+
+
 def check_text(value: Any, field: str, what: str, *, max_len: int, printable: bool = True) -> str:
     """A string field: ``what`` names it as sbatch's messages do (``--output``).
 
@@ -100,7 +111,7 @@ def check_text(value: Any, field: str, what: str, *, max_len: int, printable: bo
         raise SpecError(f"Invalid {what} specification: {problem}", field=field)
     if len(value) > max_len:
         raise SpecError(f"Invalid {what} specification: longer than {max_len} characters", field=field)
-    if printable and not value.isprintable():
+    if printable and has_control_character(value):
         raise SpecError(
             f"Invalid {what} specification: {quoted(value)} has a control character", field=field
         )
@@ -132,7 +143,7 @@ def check_environment(value: Any, *, max_bytes: int) -> dict[str, str]:
         raise SpecError("environment must map strings to strings", field="environment")
     total = 0
     for key, val in value.items():
-        if not key or "=" in key or not key.isprintable() or unicode_problem(key):
+        if not key or "=" in key or has_control_character(key):
             raise SpecError(f"Invalid environment variable name: {quoted(key)}", field="environment")
         if "\0" in val or unicode_problem(val):
             problem = unicode_problem(val) or "it contains a NUL character"

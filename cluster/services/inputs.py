@@ -11,18 +11,15 @@ PostgreSQL, hence :data:`INT_MAX`.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cluster import hostlists
+from cluster.jobspec import has_control_character
 from cluster.services.errors import ServiceError
 
 INT_MAX = 2**31 - 1
 NAME_MAX = 64
-# Categories no name or reason may hold: control characters (NUL, newline, DEL, C1) and
-# lone surrogates, which no encoder accepts.
-_REFUSED = frozenset({"Cc", "Cs"})
 _TRUE = frozenset({"true", "yes", "1", "on"})
 _FALSE = frozenset({"false", "no", "0", "off"})
 
@@ -74,7 +71,7 @@ def text(value: object, field: str, *, max_length: int, blank_ok: bool = True) -
         raise ServiceError(f"Invalid {field} value: {_shown(value)} (a string is expected)", field=field)
     if len(value) > max_length:
         raise ServiceError(f"Invalid {field} value: longer than {max_length} characters", field=field)
-    if any(unicodedata.category(ch) in _REFUSED for ch in value):
+    if has_control_character(value):
         raise ServiceError(f"Invalid {field} value: {_shown(value)} (control character)", field=field)
     if not blank_ok and not value.strip():
         raise ServiceError(f"Invalid {field} value: empty", field=field)
