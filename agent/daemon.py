@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import os
-import pwd
 import random
 import signal
 import socket
@@ -134,7 +133,9 @@ class Agent:
         self.url = endpoint_url(config.controller)
         self.spool = Spool(config.spool_dir)
         self.node_names = [n.name for n in config.nodes]
-        self.jobs = JobManager(self.spool, self.node_names, self._emit, clock=clock)
+        self.jobs = JobManager(
+            self.spool, self.node_names, self._emit, clock=clock, root_jobs=config.rules.root_jobs
+        )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.ping_interval = config.ping_interval
         self.boot_time = config.boot_time if config.boot_time is not None else self.started_at
@@ -427,11 +428,7 @@ class Agent:
         kind = msg["type"]
         try:
             if kind == "launch":
-                refusal = self._refused_launch(msg["job"])
-                if refusal is None:
-                    self.jobs.launch(msg["job"])
-                else:
-                    self._emit(refusal)
+                self.jobs.launch(msg["job"])
             elif kind == "signal":
                 self.jobs.signal(int(msg["job_id"]), msg["signal"])
             elif kind == "cancel":
@@ -449,26 +446,3 @@ class Agent:
             # One bad job must not take the node down; the controller's cycles will notice.
             log.exception("error while handling a %s message", kind)
 
-    def _refused_launch(self, job: dict[str, Any]) -> dict[str, Any] | None:
-        """The ``launch_failed`` for a root job this node does not allow, else None.
-
-        Checked here, before JobManager sees the job, so nothing of it is written or run.
-        """
-        if os.geteuid() != 0 or self.config.rules.root_jobs:
-            return None
-        user = str(job.get("user") or "")
-        try:
-            uid = pwd.getpwnam(user).pw_uid
-        except (KeyError, ValueError):
-            return None  # JobManager reports the unknown user
-        job_id = int(job["job_id"])
-        if uid != 0 or any(r["job_id"] == job_id for r in self.jobs.running()):
-            return None  # a repeated launch of a job already running is the manager's
-        node = str(job.get("batch_host") or "")
-        error = (
-            f"user {user} is root and root jobs are disabled on this node (DisableRootJobs): "
-            "set DisableRootJobs=NO in slurm.conf or start the agent with --allow-root-jobs"
-        )
-        log.warning("job %d: launch refused on %s: %s", job_id, node, error)
-        return {"type": "launch_failed", "job_id": job_id, "node": node, "error": error,
-                "time": self.clock(), "run": int(job.get("run") or 0)}  # fmt: skip

@@ -228,8 +228,12 @@ class Account:
         return self.uid is not None
 
 
-def resolve_account(user: str) -> Account:
-    """The account a job of ``user`` runs as on this node (see the module docstring)."""
+def resolve_account(user: str, *, root_jobs: bool = True) -> Account:
+    """The account a job of ``user`` runs as on this node (see the module docstring).
+
+    A root agent runs a uid-0 account's job only when ``root_jobs`` (slurm.conf's
+    ``DisableRootJobs=NO`` or ``--allow-root-jobs``, agent/nodeconf.py) says so.
+    """
     if os.geteuid() != 0:
         return Account(name=user)
     try:
@@ -237,6 +241,11 @@ def resolve_account(user: str) -> Account:
     except KeyError:
         raise LaunchError(f"user {user} does not exist on this node") from None
     if pw.pw_uid == 0:
+        if not root_jobs:
+            raise LaunchError(
+                f"user {user} is root and root jobs are disabled on this node (DisableRootJobs): "
+                "set DisableRootJobs=NO in slurm.conf or start the agent with --allow-root-jobs"
+            )
         return Account(name=pw.pw_name, home=pw.pw_dir)
     groups = tuple(os.getgrouplist(pw.pw_name, pw.pw_gid))
     return Account(name=pw.pw_name, home=pw.pw_dir, uid=pw.pw_uid, gid=pw.pw_gid, groups=groups)
@@ -396,12 +405,14 @@ class JobManager:
         *,
         clock: Callable[[], float] = time.time,
         poll_interval: float = 0.5,
+        root_jobs: bool = True,
     ) -> None:
         self.spool = spool
         self.nodes = frozenset(nodes)
         self.emit = emit
         self.clock = clock
         self.poll_interval = poll_interval
+        self.root_jobs = root_jobs
         # The agent's health: None while the spool is usable, else why not (the daemon
         # drains the hosted nodes with this reason after each registration).
         self.problem: str | None = None
@@ -576,7 +587,7 @@ class JobManager:
         self._start(job_id, node, run, job)
 
     def _start(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
-        account = resolve_account(str(job.get("user") or ""))
+        account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
         check_launch_text(job, env)
         files = paths.job_files(job)
