@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 CLOUD_ACCOUNTING = {"instance_id": "instance_id", "instance_type": "instance_type", "extra": "extra_text"}
 
 PING_INTERVAL = 5  # seconds between agent heartbeats (sent to agents in ``registered``)
+HOLDER_SILENCE = timedelta(seconds=3 * PING_INTERVAL)
 HELD_ELSEWHERE = "node is served by another agent"
 # The holder of a node in these states is gone (disconnected, timed out, powered off).
 _HOLDER_GONE = NodeFlag.NOT_RESPONDING | NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP
@@ -57,7 +58,9 @@ def single_process() -> bool:
     return backend.endswith("InMemoryChannelLayer")
 
 
-def held_elsewhere(node: Node, agent_id: str, live: dict[str, str], *, one_process: bool) -> bool:
+def held_elsewhere(
+    node: Node, agent_id: str, live: dict[str, str], *, one_process: bool, now: datetime | None = None
+) -> bool:
     """Whether another agent's live connection serves ``node``.
 
     A node NOT_RESPONDING (silent for three pings), powered down or powering up has no
@@ -73,6 +76,10 @@ def held_elsewhere(node: Node, agent_id: str, live: dict[str, str], *, one_proce
     if holder is not None:
         return holder != agent_id
     if not node.agent_id or node.agent_id == agent_id:
+        return False
+    # Silent for three heartbeats: its holder is gone even if no health pass has run to
+    # say so (the passes may be what a Redis or PostgreSQL restart held up).
+    if now is not None and node.last_contact is not None and now - node.last_contact > HOLDER_SILENCE:
         return False
     return not one_process
 
@@ -142,7 +149,7 @@ def agent_register(
         if NodeBase(node.base_state) == NodeBase.FUTURE:
             result.rejected[name] = "node is in state FUTURE"
             continue
-        if held_elsewhere(node, agent_id, live, one_process=one_process):
+        if held_elsewhere(node, agent_id, live, one_process=one_process, now=now):
             # Never a takeover: the holder keeps its jobs, this agent gets no launch payload.
             result.rejected[name] = HELD_ELSEWHERE
             log.warning(
