@@ -212,4 +212,9 @@ def request_schedule() -> None:
     if settings.DISTRIBUTED:
         from cluster.tasks import request_schedule_pass  # noqa: PLC0415
 
-        request_schedule_pass()
+        try:
+            request_schedule_pass()
+        except Exception:
+            # Runs after the commit: what asked for the pass (a submission) is stored, and
+            # an error here would tell its client otherwise. The periodic pass catches up.
+            log.warning("scheduler pass not requested (broker unreachable)", exc_info=True)
