@@ -44,7 +44,23 @@ def _agent_key() -> str:
 SECRET_KEY = _secret_key()
 FSCHED_AGENT_KEY = _agent_key()
 DEBUG = envbool("FSCHED_DEBUG", False)
-ALLOWED_HOSTS = os.environ.get("FSCHED_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver").split(",")
+ALLOWED_HOSTS = [
+    h.strip()
+    for h in os.environ.get("FSCHED_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver").split(",")
+    if h.strip()
+]
+# Origins (scheme://host[:port]) a browser may post forms from: the console's public URL
+# when it is served under another name than the server's, behind a proxy.
+CSRF_TRUSTED_ORIGINS = [
+    o.strip() for o in os.environ.get("FSCHED_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+]
+# Behind a reverse proxy that terminates TLS (docs/nginx.md): trust its X-Forwarded-Proto
+# and X-Forwarded-Host. Only where the proxy is the sole way in, or a client could claim
+# HTTPS itself.
+FSCHED_BEHIND_PROXY = envbool("FSCHED_BEHIND_PROXY", False)
+if FSCHED_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    USE_X_FORWARDED_HOST = True
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -101,7 +117,9 @@ TEMPLATES = [
 
 DATABASE_URL = os.environ.get("FSCHED_DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Connections are checked before reuse, so one left broken by a PostgreSQL restart is
+    # replaced instead of failing the next request or agent message.
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 else:
     DATABASES = {
         "default": {
@@ -124,15 +142,37 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("FSCHED_REDIS_URL", "")
 DISTRIBUTED = bool(REDIS_URL)
+# channels_redis waits on its queues with a 5 s blocking pop; redis-py 8 also defaults
+# to a 5 s read timeout, so an idle websocket's wait failed ("Timeout reading from ...")
+# and dropped its connection. Reads wait longer than the pop, and keepalive with a health
+# check finds a connection a Redis restart left dead.
+REDIS_SOCKET_TIMEOUT = float(os.environ.get("FSCHED_REDIS_SOCKET_TIMEOUT", "30"))
 if REDIS_URL:
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": REDIS_SOCKET_TIMEOUT,
+                        "socket_connect_timeout": 5,
+                        "socket_keepalive": True,
+                        "health_check_interval": 15,
+                        "retry_on_timeout": True,
+                    }
+                ]
+            },
+        }
     }
     CELERY_BROKER_URL = REDIS_URL
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CELERY_BROKER_URL = "memory://"
 CELERY_TASK_IGNORE_RESULT = True
+# Beat's own bookkeeping (last run of each periodic task) lives with the rest of the
+# state, not in the directory it was started from; `celery beat -s` overrides it.
+CELERY_BEAT_SCHEDULE_FILENAME = str(STATE_DIR / "celerybeat-schedule")
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # How often the cycles run when nothing triggers them (seconds).
