@@ -11,6 +11,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from agent import handshake
 from cluster import agent_keys, publish
@@ -26,6 +27,18 @@ _holders: dict[str, AgentConsumer] = {}
 HANDSHAKE_TIMEOUT = 10.0  # seconds a connection may take to prove the key
 AUTH_FAILED = 4003
 BAD_FRAME = 1008  # policy violation: a sealed message that does not verify
+# "Try again later": the database stayed unreachable while a message was handled. The agent
+# reconnects (any code but 4003) and restates what was not acknowledged in its register.
+DATABASE_DOWN = 1013
+# A database restarting (PostgreSQL's restart, a failover, SQLite's lock held by another
+# writer) is waited out this long, retrying the same call, before the connection is given up.
+DB_RETRY_FOR = 20.0
+DB_RETRY_FIRST = 0.1  # seconds before the first retry, doubled each time
+DB_RETRY_CAP = 2.0
+# Django wraps the driver's errors (psycopg's OperationalError for a refused or broken
+# connection, sqlite3's "database is locked") into these two. Anything else (IntegrityError,
+# DataError, a KeyError from a malformed message) is a fault of the message: retrying cannot help.
+UNREACHABLE = (OperationalError, InterfaceError)
 
 
 MAX_HELLO_NODES = 100_000
@@ -54,6 +67,10 @@ def _node_keys() -> agent_keys.NodeKeys | str:
     return _keys_read[1]
 
 
+class DatabaseDown(Exception):
+    """The database stayed unreachable for DB_RETRY_FOR seconds."""
+
+
 def _valid_agent_id(value: object) -> bool:
     return isinstance(value, str) and 0 < len(value) <= 128 and value.isprintable()
 
@@ -75,6 +92,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         self.registered_at: Any = None
         self._inbox: list[dict[str, Any]] = []
         self._drainer: asyncio.Future[None] | None = None
+        self._given_up = False  # the database stayed down: the connection is being closed
         self._channel: handshake.Channel | None = None
         self._hello: tuple[str, str, str] | None = None  # agent id, its nonce, ours
         self._key = b""  # the key this connection proves: the cluster's, or its nodes' own
@@ -101,9 +119,14 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             if _holders.get(node) is self:
                 del _holders[node]
         if mine:
-            await database_sync_to_async(agents.agent_disconnected)(
-                nodes=mine, agent_id=self.agent_id, registered_at=self.registered_at
-            )
+            try:
+                await database_sync_to_async(agents.agent_disconnected)(
+                    nodes=mine, agent_id=self.agent_id, registered_at=self.registered_at
+                )
+            except UNREACHABLE as exc:
+                # The nodes keep this agent id: the same agent may register them again at
+                # once, and the health pass marks them NOT_RESPONDING if it does not.
+                log.warning("agent %s: its end could not be recorded (%s)", self.agent_id, exc)
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
@@ -189,6 +212,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         # Messages are queued and handled by one drain task, so that what arrives while the
         # database is busy is handled together: all the starts in one transaction, all the
         # completions in another (an agent finishing hundreds of jobs a second).
+        if self._given_up:
+            return  # closing: the agent restates what matters when it registers again
         self._inbox.append(content)
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.ensure_future(self._drain())
@@ -198,8 +223,40 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             batch, self._inbox = self._inbox, []
             try:
                 await self._handle(batch)
+            except DatabaseDown as exc:
+                # Nothing is acknowledged that was not committed: the agent restates its
+                # completions and running jobs when it registers again.
+                log.error("agent %s %s: %s; closing its connection so it re-sends at registration",
+                          self.agent_id, self.nodes, exc)  # fmt: skip
+                self._given_up = True
+                self._inbox = []
+                await self.close(code=DATABASE_DOWN)
+                return
             except Exception:
                 log.exception("agent %s: handling %d messages failed", self.nodes, len(batch))
+
+    async def _db(self, call: Any, **kwargs: Any) -> Any:
+        """``call(**kwargs)`` in the database thread, retried while the database is unreachable.
+
+        Each call is retried on its own, so what an earlier call of the batch committed is
+        not done again; messages arriving meanwhile wait in the inbox, in order.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DB_RETRY_FOR
+        delay = DB_RETRY_FIRST
+        while True:
+            try:
+                return await database_sync_to_async(call)(**kwargs)
+            except UNREACHABLE as exc:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise DatabaseDown(
+                        f"database unreachable for {DB_RETRY_FOR:g}s ({type(exc).__name__}: {exc})"
+                    ) from exc
+                log.warning("agent %s: database unreachable (%s: %s), retrying %s in %.1fs",
+                            self.agent_id, type(exc).__name__, exc, call.__name__, delay)  # fmt: skip
+                await asyncio.sleep(min(delay, left))
+                delay = min(delay * 2, DB_RETRY_CAP)
 
     def _ours(self, msg: dict[str, Any], kind: str) -> bool:
         """Whether ``msg`` is about one of this connection's nodes (logged when not)."""
@@ -232,7 +289,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 completions += [c for c in msg.get("completions") or [] if self._ours(c, "completed")]
             elif kind == "launch_failed":
                 if self._ours(msg, kind):
-                    await database_sync_to_async(agents.job_launch_failed)(
+                    await self._db(
+                        agents.job_launch_failed,
                         job_id=int(msg["job_id"]),
                         node=str(msg.get("node", "")),
                         error=str(msg.get("error", "")),
@@ -241,7 +299,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             elif kind == "ping":
                 ping = msg
             elif kind == "power_action_done":
-                await database_sync_to_async(agents.power_action_done)(
+                await self._db(
+                    agents.power_action_done,
                     run_id=int(msg["run_id"]),
                     node=str(msg.get("node", "")),
                     nodes=list(self.nodes),
@@ -251,7 +310,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 )
             elif kind == "drain":
                 asked = [str(n) for n in msg.get("nodes") or []]
-                await database_sync_to_async(agents.agent_drain)(
+                await self._db(
+                    agents.agent_drain,
                     nodes=[n for n in asked if n in self.nodes],
                     reason=str(msg.get("reason") or ""),
                     agent_id=self.agent_id,
@@ -260,13 +320,13 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 log.warning("agent %s sent unknown message type %r", self.nodes, kind)
         await self._flush(started, completions)
         if ping is not None and self.nodes:
-            await database_sync_to_async(agents.agent_ping)(nodes=self.nodes, load=ping.get("load"))
+            await self._db(agents.agent_ping, nodes=self.nodes, load=ping.get("load"))
 
     async def _flush(self, started: list[dict[str, Any]], completions: list[dict[str, Any]]) -> None:
         if started:
-            await database_sync_to_async(agents.jobs_started)(items=started)
+            await self._db(agents.jobs_started, items=started)
         if completions:
-            await database_sync_to_async(agents.jobs_completed)(completions=completions)
+            await self._db(agents.jobs_completed, completions=completions)
             # Acknowledged only after the commit: until then the agent keeps them spooled.
             await self.send_json({"type": "ack", "job_ids": [int(c["job_id"]) for c in completions]})
 
@@ -276,7 +336,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                         msg.get("agent_id"))  # fmt: skip
         live = {node: c.agent_id for node, c in _holders.items() if c is not self}
         nodes, refused = self._keyed(list(msg.get("nodes") or []))
-        result = await database_sync_to_async(agents.agent_register)(
+        result = await self._db(
+            agents.agent_register,
             agent_id=self.agent_id,
             nodes=nodes,
             running=list(msg.get("running") or []),

@@ -1,0 +1,117 @@
+"""An agent's messages outlive a database that is unreachable for a moment (issue #11).
+
+The database fails for real: another connection holds SQLite's write lock (the test
+database is shared-cache SQLite, where a second writer fails at once with "database
+table is locked"), so the consumer's writes raise OperationalError until it lets go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from contextlib import contextmanager
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from django.db import connection
+
+from cluster import consumers
+from cluster.models import Job
+from cluster.services.jobs import job_submit
+from cluster.services.scheduling import schedule_pass
+from tests.cluster.agent_socket import AgentSocket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@contextmanager
+def write_lock():
+    """Hold the test database's write lock from a connection of our own."""
+    name = connection.settings_dict["NAME"]
+    if connection.vendor != "sqlite" or "mode=memory" not in name:
+        pytest.skip("needs the shared-cache SQLite test database")
+    other = sqlite3.connect(name, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("UPDATE cluster_job SET name = name")
+        yield
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+async def _running_job(users, comm: AgentSocket) -> int:
+    await comm.authenticate()
+    await comm.register("node01")
+    submitted = await sync_to_async(job_submit)(
+        user=users["alice"], spec={"wrap": "true", "work_dir": "/tmp", "nodelist": "node01"}
+    )
+    job_id = submitted.job_ids[0]
+    await sync_to_async(schedule_pass)()
+    assert (await comm.receive())["type"] == "launch"
+    await comm.send({"type": "started", "job_id": job_id, "node": "node01", "pid": 1, "run": 0})
+    return job_id
+
+
+def _completed(job_id: int, exit_code: int = 0) -> dict:
+    return {"type": "completed", "job_id": job_id, "node": "node01", "exit_code": exit_code, "signal": 0,
+            "end_time": 2.0, "run": 0, "seq": 1}  # fmt: skip
+
+
+def test_a_completion_arriving_while_the_database_is_locked_is_recorded_once_it_is_back(demo, users):
+    async def scenario():
+        comm = AgentSocket()
+        job_id = await _running_job(users, comm)
+        await asyncio.sleep(0.2)  # the started is committed before the lock is taken
+        with write_lock():
+            await comm.send(_completed(job_id, exit_code=3))
+            await comm.send({"type": "ping", "time": 1.0, "nodes": ["node01"]})
+            # Not committed, so not acknowledged: the agent keeps it spooled.
+            await comm.nothing(1.0)
+        assert await comm.receive(timeout=5) == {"type": "ack", "job_ids": [job_id]}
+        await comm.close()
+        return job_id
+
+    job_id = async_to_sync(scenario)()
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.exit_code) == ("FAILED", 3)
+
+
+def test_a_database_down_too_long_closes_the_socket_and_the_agent_restates_at_registration(
+    demo, users, monkeypatch
+):
+    monkeypatch.setattr(consumers, "DB_RETRY_FOR", 0.6)
+
+    async def scenario():
+        comm = AgentSocket()
+        job_id = await _running_job(users, comm)
+        await asyncio.sleep(0.2)
+        with write_lock():
+            await comm.send(_completed(job_id))
+            # "Try again later": the agent reconnects, it is not refused.
+            assert await comm.closed_with() == consumers.DATABASE_DOWN
+        again = AgentSocket()
+        await again.authenticate()
+        done = {k: v for k, v in _completed(job_id).items() if k != "type"}
+        assert (await again.register("node01", completions=[done]))["nodes"] == ["node01"]
+        assert await again.receive() == {"type": "ack", "job_ids": [job_id]}
+        await again.close()
+        return job_id
+
+    job_id = async_to_sync(scenario)()
+    assert Job.objects.get(pk=job_id).state == "COMPLETED"
+
+
+def test_a_message_that_fails_for_its_own_fault_is_dropped_and_the_connection_goes_on(demo, users):
+    async def scenario():
+        comm = AgentSocket()
+        job_id = await _running_job(users, comm)
+        await comm.send({"type": "launch_failed", "job_id": "not a number", "node": "node01"})
+        await comm.nothing(0.5)
+        await comm.send(_completed(job_id))
+        assert await comm.receive(timeout=5) == {"type": "ack", "job_ids": [job_id]}
+        await comm.close()
+        return job_id
+
+    job_id = async_to_sync(scenario)()
+    assert Job.objects.get(pk=job_id).state == "COMPLETED"
