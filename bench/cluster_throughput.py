@@ -9,7 +9,10 @@
 * latency of one ``fsched sbatch --wrap=true``, the CLI's start-up included.
 
 Each figure is the median of several runs.  Usage: ``python -m bench.cluster_throughput
-[--runs N] [--jobs N]``; set FSCHED_DATABASE_URL/FSCHED_REDIS_URL to measure distributed mode.
+[--runs N] [--jobs N] [--mode both|embedded|distributed]``; with FSCHED_DATABASE_URL and
+FSCHED_REDIS_URL set, distributed mode is measured too (on its own database and Redis DB:
+bench.distributed) and a table puts the two side by side.  ``--runs 1 --jobs 300`` is the
+quick run for development.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from bench import reference
+from bench import distributed, reference
 from config.demo import Cluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,61 +165,26 @@ class Bench:
         return statistics.median(times)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench.cluster_throughput")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--jobs", type=int, default=1000)
-    args = parser.parse_args(argv)
+def measure(mode: str, args: argparse.Namespace, urls: dict[str, str]) -> dict[str, list[float]]:
+    """Start a cluster in `mode` (urls: FSCHED_DATABASE_URL and FSCHED_REDIS_URL, empty for
+    embedded), run every figure, stop it."""
     with tempfile.TemporaryDirectory(prefix="fsched-bench-") as tmp:
         state = Path(tmp)
-        env = {"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING"}
-        distributed = bool(os.environ.get("FSCHED_DATABASE_URL"))
+        env = {"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING", **urls}
         cluster = Cluster(
             state_dir=state,
             conf_dir=ROOT / "examples" / "demo",
             port=18123,
             env=env,
             quiet=True,
-            server_args=("--no-cycles", "--workers", "2") if distributed else (),
+            server_args=distributed.SERVER_ARGS if mode == "distributed" else (),
         )
         cluster.setup()
-        celery = []
+        celery: list[subprocess.Popen[bytes]] = []
         try:
             cluster.start_server()
-            if distributed:
-                bin_dir = Path(sys.executable).parent
-                celery = [
-                    subprocess.Popen(
-                        [
-                            str(bin_dir / "celery"),
-                            "-A",
-                            "config",
-                            "worker",
-                            "-l",
-                            "warning",
-                            "-c",
-                            "2",
-                            "-P",
-                            "threads",
-                        ],
-                        env=cluster.env,
-                        cwd=ROOT,
-                    ),
-                    subprocess.Popen(
-                        [
-                            str(bin_dir / "celery"),
-                            "-A",
-                            "config",
-                            "beat",
-                            "-l",
-                            "warning",
-                            "-s",
-                            str(state / "beat"),
-                        ],
-                        env=cluster.env,
-                        cwd=ROOT,
-                    ),
-                ]
+            if mode == "distributed":
+                celery = distributed.start_celery(cluster.env, state)
             cluster.start_agent()
             bench = Bench(cluster)
             deadline = time.monotonic() + 30
@@ -228,9 +196,6 @@ def main(argv: list[str] | None = None) -> int:
                 if time.monotonic() > deadline:
                     raise RuntimeError("nodes did not come up")
                 time.sleep(0.2)
-            mode = "distributed" if distributed else "embedded"
-            print(f"fsched cluster benchmark ({mode} mode, partition batch: 64 CPUs), median of {args.runs}")
-            print(f"  before: {reference.describe()}")
             figures = {
                 f"end-to-end, {args.jobs} jobs as one array (jobs/s)": [
                     bench.array(args.jobs) for _ in range(args.runs)
@@ -246,15 +211,61 @@ def main(argv: list[str] | None = None) -> int:
             }
             # Steadier than the rate (no client, no kernel), though still the machine's speed.
             figures["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
-            for name, values in figures.items():
-                runs = ", ".join(f"{v:.1f}" for v in values)
-                print(f"  {name:<62} {statistics.median(values):8.1f}   (runs: {runs})")
-            print(f"  after: {reference.describe()}")
+            return figures
         finally:
             cluster.stop()
-            for proc in celery:
-                proc.terminate()
-                proc.wait()
+            distributed.stop(celery)
+
+
+def report(mode: str, figures: dict[str, list[float]]) -> None:
+    print(f"  {mode}:")
+    for name, values in figures.items():
+        runs = ", ".join(f"{v:.1f}" for v in values)
+        print(f"    {name:<62} {statistics.median(values):8.1f}   (runs: {runs})")
+
+
+def table(embedded: dict[str, list[float]], dist: dict[str, list[float]]) -> None:
+    """Side by side; ratio = distributed / embedded (above 1 is better for jobs/s, worse for ms)."""
+    print(f"  {'figure':<62} {'embedded':>9} {'distributed':>12} {'ratio':>6}")
+    for name, values in embedded.items():
+        e, d = statistics.median(values), statistics.median(dist[name])
+        print(f"  {name:<62} {e:9.1f} {d:12.1f} {d / e:6.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.cluster_throughput")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument(
+        "--mode",
+        choices=("both", "embedded", "distributed"),
+        default="both",
+        help="both (the default) needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL for its distributed half",
+    )
+    args = parser.parse_args(argv)
+    db_url, redis_url = os.environ.get("FSCHED_DATABASE_URL", ""), os.environ.get("FSCHED_REDIS_URL", "")
+    modes = ["embedded", "distributed"] if args.mode == "both" else [args.mode]
+    if not (db_url and redis_url):
+        if args.mode == "distributed":
+            parser.error("distributed mode needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL")
+        modes = ["embedded"]
+    print(f"fsched cluster benchmark ({', '.join(modes)}; partition batch: 64 CPUs), median of {args.runs}")
+    print(f"  before: {reference.describe()}")
+    results: dict[str, dict[str, list[float]]] = {}
+    if "embedded" in modes:
+        results["embedded"] = measure("embedded", args, {"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""})
+        report("embedded", results["embedded"])
+    if "distributed" in modes:
+        with (
+            distributed.fresh_database(db_url, f"fsched_bench_{os.getpid()}") as bench_db,
+            distributed.fresh_redis_db(redis_url) as bench_redis,
+        ):
+            urls = {"FSCHED_DATABASE_URL": bench_db, "FSCHED_REDIS_URL": bench_redis}
+            results["distributed"] = measure("distributed", args, urls)
+        report("distributed", results["distributed"])
+    print(f"  after: {reference.describe()}")
+    if len(results) == 2:
+        table(results["embedded"], results["distributed"])
     return 0
 
 
