@@ -36,7 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from agent import handshake
-from agent.jobs import JobManager
+from agent.jobs import RESEND_AFTER, JobManager
 from agent.nodeconf import NodeRules
 from agent.power import PowerActions
 from agent.spool import Spool
@@ -93,6 +93,8 @@ class AgentConfig:
     boot_time: float | None = None  # None: see Agent.boot_time
     ping_interval: float = 5.0
     backoff_cap: float = 5.0
+    # Seconds before an unacknowledged completion is sent again (then doubling, capped).
+    resend_after: float = RESEND_AFTER
     # What slurm.conf allows on this node (agent/nodeconf.py); the default allows least.
     rules: NodeRules = field(default_factory=NodeRules)
 
@@ -134,7 +136,12 @@ class Agent:
         self.spool = Spool(config.spool_dir)
         self.node_names = [n.name for n in config.nodes]
         self.jobs = JobManager(
-            self.spool, self.node_names, self._emit, clock=clock, root_jobs=config.rules.root_jobs
+            self.spool,
+            self.node_names,
+            self._emit,
+            clock=clock,
+            root_jobs=config.rules.root_jobs,
+            resend_after=config.resend_after,
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.ping_interval = config.ping_interval
@@ -338,6 +345,7 @@ class Agent:
                 if msg is None:
                     continue
                 if msg.get("type") == "registered":
+                    self.jobs.restated()  # the register carried every unacknowledged completion
                     if self._on_registered(msg):
                         self._held_retries += 1
                         tasks.append(asyncio.create_task(self._register_later(self._held_retries)))
@@ -348,6 +356,7 @@ class Agent:
                         tasks += [
                             asyncio.create_task(self._sender(ws, queue)),
                             asyncio.create_task(self._pinger()),
+                            asyncio.create_task(self._resender()),
                         ]
                     continue
                 self._dispatch(msg)
@@ -382,6 +391,23 @@ class Agent:
         while True:
             await asyncio.sleep(self.ping_interval)
             self._emit(self._ping())
+
+    async def _resender(self) -> None:
+        """Send again the completions the controller has not acknowledged for a while.
+
+        It may have dropped them while the connection stayed up (its database restarting):
+        without this the job stays RUNNING there, holding its CPUs, until the next reconnect.
+        The controller records a completion once and acknowledges every copy.
+        """
+        tick = min(1.0, self.config.resend_after / 4)
+        while True:
+            await asyncio.sleep(tick)
+            due = self.jobs.due_completions()
+            if not due:
+                continue
+            log.info("re-sending %d unacknowledged completion(s): %s", len(due),
+                     ",".join(str(c["job_id"]) for c in due))  # fmt: skip
+            self._emit({"type": "completed_batch", "completions": due})
 
     def _ping(self) -> dict[str, Any]:
         load = {"cpu_load": os.getloadavg()[0], "free_mem": psutil.virtual_memory().available // MIB}
@@ -445,4 +471,3 @@ class Agent:
         except Exception:
             # One bad job must not take the node down; the controller's cycles will notice.
             log.exception("error while handling a %s message", kind)
-

@@ -132,6 +132,11 @@ SETTLE_POLL = 0.005  # seconds between checks that the script runs
 SETTLE_MAX = 1.0  # then send anyway: a script without #! never shows its name
 _MAX_SIGNAL = int(signal.SIGRTMAX)
 SPOOL_RECHECK = 5.0  # seconds between checks of an unusable spool
+# An unacknowledged completion is sent again after this long, then after twice that, up
+# to RESEND_CAP: the controller may have dropped it (its database restarting) while the
+# connection stayed up, and a connection that stays up never re-registers.
+RESEND_AFTER = 10.0
+RESEND_CAP = 80.0
 # Test-only crash points (see the module docstring); read once, at import.
 _FAULT = os.environ.get("FSCHED_AGENT_FAULT", "")
 FAULT_STATUS = 70
@@ -406,6 +411,7 @@ class JobManager:
         clock: Callable[[], float] = time.time,
         poll_interval: float = 0.5,
         root_jobs: bool = True,
+        resend_after: float = RESEND_AFTER,
     ) -> None:
         self.spool = spool
         self.nodes = frozenset(nodes)
@@ -424,6 +430,9 @@ class JobManager:
         self._deferred: dict[int, Mapping[str, Any]] = {}
         self._seq = 0
         self._flush_scheduled = False
+        self.resend_after = resend_after
+        # Unacknowledged completions: job id -> (monotonic time it is due again, interval).
+        self._resend: dict[int, tuple[float, float]] = {}
 
     # -- views for register ---------------------------------------------------------
 
@@ -436,6 +445,31 @@ class JobManager:
 
     def completions(self) -> list[dict[str, Any]]:
         return [c.to_dict() for c in self._done.values()]
+
+    def restated(self) -> None:
+        """Every unacknowledged completion was just sent (in ``register``): resend later."""
+        now = time.monotonic()
+        self._resend = {job_id: (now + self.resend_after, self.resend_after) for job_id in self._done}
+
+    def due_completions(self) -> list[dict[str, Any]]:
+        """The unacknowledged completions due to be sent again; each is due later next time."""
+        now = time.monotonic()
+        due = []
+        for job_id, (when, interval) in list(self._resend.items()):
+            if job_id not in self._done:
+                del self._resend[job_id]
+            elif when <= now:
+                due.append(self._done[job_id].to_dict())
+                longer = min(interval * 2, RESEND_CAP)
+                self._resend[job_id] = (now + longer, longer)
+        return due
+
+    def _resend_now(self, job_id: int, why: str) -> None:
+        """Answer a request about a job that ended with its completion, which was not acknowledged."""
+        log.info(
+            "job %d: %s for a job that already ended: its unacknowledged completion re-sent", job_id, why
+        )
+        self.emit({"type": "completed", **self._done[job_id].to_dict()})
 
     def is_reportable(self, job_id: int) -> bool:
         """Whether a queued ``completed`` for this job should still be sent."""
@@ -660,6 +694,9 @@ class JobManager:
 
     def signal(self, job_id: int, name: str | int) -> None:
         job = self._running.get(job_id)
+        if job is None and job_id in self._done:
+            self._resend_now(job_id, f"signal {name}")
+            return
         if job is None:
             log.info("job %d: signal %s for a job not running here, ignored", job_id, name)
             return
@@ -674,6 +711,10 @@ class JobManager:
     def cancel(self, job_id: int, kill_wait: float) -> None:
         """TERM the job's process group, KILL it after ``kill_wait`` if it still lives."""
         job = self._running.get(job_id)
+        if job is None and job_id in self._done:
+            # The controller still thinks it runs (it missed the completion): tell it again.
+            self._resend_now(job_id, "cancel")
+            return
         if job is None:
             log.info("job %d: cancel for a job not running here, ignored", job_id)
             return
@@ -699,6 +740,7 @@ class JobManager:
                 self._pending[job_id][0].silent = True
             else:
                 self._done.pop(job_id, None)
+                self._resend.pop(job_id, None)
                 self._spool_write(self.spool.remove_job, job_id)
 
     def ack(self, job_ids: Iterable[int]) -> None:
@@ -707,6 +749,7 @@ class JobManager:
                 log.warning("job %d: ack for a job that has not completed, ignored", job_id)
                 continue
             self._done.pop(job_id, None)
+            self._resend.pop(job_id, None)
             self._spool_write(self.spool.remove_job, job_id)
             log.debug("job %d: completion acknowledged", job_id)
 
@@ -818,8 +861,10 @@ class JobManager:
         completions = [c for job, c in batch if not job.silent]
         # Unspooled completions still go out and stay in memory until acknowledged.
         self._spool_write(self.spool.write_completions, completions)
+        due = time.monotonic() + self.resend_after
         for c in completions:
             self._done[c.job_id] = c
+            self._resend[c.job_id] = (due, self.resend_after)
         # Jobs that ended together travel together: one message, one controller transaction.
         if len(completions) == 1:
             self.emit({"type": "completed", **completions[0].to_dict()})

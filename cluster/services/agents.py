@@ -435,6 +435,17 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
             continue  # a late message from an earlier run
         exit_code = int(c.get("exit_code", 0))
         signal = int(c.get("signal", 0))
+        ended = _ts(c.get("end_time"))
+        if (
+            job.final_state
+            and not signal
+            and ended is not None
+            and job.kill_requested
+            and ended < job.kill_requested
+        ):
+            # It ended by itself before the cancel or time limit (its completion was lost and
+            # sent again): what it did is its state, not what the kill would have made it.
+            job.final_state = ""
         state = completion_state(job, exit_code, signal)
         for name in job.alloc:
             freed.setdefault(name, set()).add(job.partition)

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from contextlib import contextmanager
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connection
+from django.utils import timezone
 
 from cluster import consumers
-from cluster.models import Job
+from cluster.models import Event, Job
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
 from tests.cluster.agent_socket import AgentSocket
@@ -115,3 +117,41 @@ def test_a_message_that_fails_for_its_own_fault_is_dropped_and_the_connection_go
 
     job_id = async_to_sync(scenario)()
     assert Job.objects.get(pk=job_id).state == "COMPLETED"
+
+
+def test_a_completion_sent_again_is_recorded_once_and_acknowledged_again(demo, users):
+    async def scenario():
+        comm = AgentSocket()
+        job_id = await _running_job(users, comm)
+        for _ in range(2):
+            await comm.send(_completed(job_id, exit_code=2))
+            assert await comm.receive(timeout=5) == {"type": "ack", "job_ids": [job_id]}
+        await comm.close()
+        return job_id
+
+    job_id = async_to_sync(scenario)()
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.exit_code) == ("FAILED", 2)
+    assert Event.objects.filter(job_id=job_id, new_state="FAILED").count() == 1
+
+
+def test_a_job_that_ended_before_its_time_limit_kill_keeps_its_own_state(demo, users):
+    """Its completion was lost; the time limit's cancel got it re-sent: not TIMEOUT."""
+    from cluster.services.jobs import terminate_running
+
+    async def scenario():
+        comm = AgentSocket()
+        job_id = await _running_job(users, comm)
+        ended = time.time()
+        await asyncio.sleep(0.05)
+        job = await sync_to_async(Job.objects.get)(pk=job_id)
+        await sync_to_async(terminate_running)(job, final_state="TIMEOUT", now=timezone.now())
+        assert (await comm.receive())["type"] == "cancel"
+        await comm.send({**_completed(job_id), "end_time": ended})
+        assert await comm.receive(timeout=5) == {"type": "ack", "job_ids": [job_id]}
+        await comm.close()
+        return job_id
+
+    job_id = async_to_sync(scenario)()
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.exit_code, job.final_state) == ("COMPLETED", 0, "")
