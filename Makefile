@@ -4,16 +4,32 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test test-fast test-distributed lint bench clean
+.PHONY: setup agent lock lock-check run test test-fast test-distributed lint bench clean
 
-$(STAMP): requirements.txt pyproject.toml
+# requirements.lock is requirements.txt pinned with hashes (`make lock`): every machine gets
+# the versions the tests passed with.
+$(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -r requirements.txt
+	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
 	touch $(STAMP)
 
 setup: $(STAMP)
 	./scripts/system-packages.sh
+
+# A compute node's install: the agent's packages only (no Django, Playwright or Chromium).
+agent:
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements-agent.lock
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
+
+# Maintenance, with network to PyPI (not part of `make test`): regenerate the locks after an
+# edit of requirements.txt or requirements-agent.txt, or tell whether they are out of date.
+lock:
+	./scripts/lock.sh lock
+
+lock-check:
+	./scripts/lock.sh check
 
 run: setup
 	$(BIN)/python -m config.demo
