@@ -8,13 +8,10 @@ table is locked"), so the consumer's writes raise OperationalError until it lets
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
-from contextlib import contextmanager
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from django.db import connection
 from django.utils import timezone
 
 from cluster import consumers
@@ -22,24 +19,9 @@ from cluster.models import Event, Job
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
 from tests.cluster.agent_socket import AgentSocket
+from tests.cluster.database_lock import write_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@contextmanager
-def write_lock():
-    """Hold the test database's write lock from a connection of our own."""
-    name = connection.settings_dict["NAME"]
-    if connection.vendor != "sqlite" or "mode=memory" not in name:
-        pytest.skip("needs the shared-cache SQLite test database")
-    other = sqlite3.connect(name, uri=True, isolation_level=None, check_same_thread=False)
-    try:
-        other.execute("BEGIN IMMEDIATE")
-        other.execute("UPDATE cluster_job SET name = name")
-        yield
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
 
 
 async def _running_job(users, comm: AgentSocket) -> int:
