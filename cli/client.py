@@ -46,10 +46,19 @@ class CliError(Exception):
 
 
 class ConnectError(CliError):
-    """The controller could not be reached; worded as Slurm's commands word it."""
+    """The controller could not be reached; worded as Slurm's commands word it, then
+    (second line) the URL that was tried, since a wrong FSCHED_URL looks just the same."""
+
+    def __init__(self, message: str, url: str = "", why: str = "") -> None:
+        super().__init__(message)
+        self.url = url
+        self.why = why
 
     def render(self, prog: str) -> str:  # the same words whichever command ran
-        return f"fsched: error: {self.message}"
+        text = f"fsched: error: {self.message}"
+        if self.url:
+            text += f"\nfsched: error: tried {self.url}" + (f": {self.why}" if self.why else "")
+        return text
 
 
 class OutcomeUnknown(ConnectError):
@@ -57,17 +66,28 @@ class OutcomeUnknown(ConnectError):
     controller may or may not have acted on it.  Worded as a connect failure, as before,
     for the commands that do not tell the two apart."""
 
-    def __init__(self, message: str = CONNECT_FAILURE) -> None:
-        super().__init__(message)
+    def __init__(self, message: str = CONNECT_FAILURE, url: str = "", why: str = "") -> None:
+        super().__init__(message, url, why)
 
 
 class ApiError(CliError):
-    """A 4xx/5xx answer: ``message`` is the API's ``error`` (already Slurm-worded)."""
+    """A 4xx/5xx answer: ``message`` is the API's ``error`` (already Slurm-worded).
 
-    def __init__(self, status: int, message: str, payload: object = None) -> None:
+    ``retry_after``: the seconds of a 503's ``Retry-After`` (the controller's database is
+    restarting), else None."""
+
+    def __init__(
+        self, status: int, message: str, payload: object = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.payload = payload if isinstance(payload, dict) else {}
+        self.retry_after = retry_after
+
+    @property
+    def not_stored(self) -> bool:
+        """Whether the controller said this request stored nothing (a 503 of its own)."""
+        return self.status == 503 and self.payload.get("stored") is False
 
 
 # ---------------------------------------------------------------- config
@@ -191,6 +211,7 @@ class Client:
         # A bytes host keeps getaddrinfo from loading the idna codec.
         host = self.host.encode("idna") if not self.host.isascii() else self.host.encode()
         sock = None
+        failure = ""
         try:
             for family, kind, proto, _name, address in _socket.getaddrinfo(
                 host, self.port, 0, _socket.SOCK_STREAM
@@ -200,13 +221,14 @@ class Client:
                 try:
                     sock.connect(address)
                     break
-                except OSError:
+                except OSError as exc:
+                    failure = exc.strerror or str(exc)
                     sock.close()
                     sock = None
         except OSError as exc:  # unknown host
-            raise ConnectError(CONNECT_FAILURE) from exc
+            raise ConnectError(CONNECT_FAILURE, self.url, exc.strerror or str(exc)) from exc
         if sock is None:  # refused or unreachable on every address
-            raise ConnectError(CONNECT_FAILURE)
+            raise ConnectError(CONNECT_FAILURE, self.url, failure)
         sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
         if self.scheme == "https":
             import socket  # noqa: PLC0415 - only https pays for socket and ssl
@@ -299,7 +321,7 @@ class Client:
         except (ConnectionError, _Closed):
             self.close()
             if not reused:
-                raise OutcomeUnknown from None
+                raise OutcomeUnknown(url=self.url, why="connection closed before the answer") from None
             # The server closed an idle keep-alive connection before reading
             # our request: nothing was processed, so one retry is safe.
             self._sock = self._connect()
@@ -308,7 +330,7 @@ class Client:
                 return self._read_response()
             except (ConnectionError, _Closed):
                 self.close()
-                raise OutcomeUnknown from None
+                raise OutcomeUnknown(url=self.url, why="connection closed before the answer") from None
 
     def _recv(self) -> bytes:
         assert self._sock is not None
@@ -389,7 +411,12 @@ class Client:
             message = "Access/permission denied"
         elif status == 404 and not message:
             message = "Not found"
-        raise ApiError(status, str(message or f"HTTP {status} {reason}".strip()), payload)
+        elif status == 503 and not message:  # a proxy's 503: the controller did not answer
+            message = f"Controller unavailable (HTTP 503 {reason}".strip() + "): check before retrying"
+        retry_after = None
+        if status == 503 and headers.get("retry-after", "").strip().isdigit():
+            retry_after = float(headers["retry-after"])
+        raise ApiError(status, str(message or f"HTTP {status} {reason}".strip()), payload, retry_after)
 
 
 class _Closed(Exception):

@@ -395,6 +395,8 @@ def main(argv: list[str]) -> int:
 # How long the one retry of a submission waits for a controller that refuses connections:
 # a broken connection usually means the controller is being restarted.
 RETRY_CONNECT_PATIENCE = 15.0
+# A 503 "nothing was stored" names when to retry (Retry-After); longer than this is not waited.
+RETRY_AFTER_CAP = 30.0
 
 
 def idempotency_key() -> str:
@@ -420,6 +422,7 @@ def submit(client, body: dict, *, quiet: bool = False) -> object:
     from cli.client import ApiError, ConnectError, OutcomeUnknown  # noqa: PLC0415
 
     headers = {"Idempotency-Key": idempotency_key()}
+    first_not_stored = None
     try:
         return client.request("POST", "/api/jobs/", body, headers=headers)
     except OutcomeUnknown:
@@ -428,7 +431,16 @@ def submit(client, body: dict, *, quiet: bool = False) -> object:
         if exc.status != 503:
             raise
         lost = f"the controller answered 503 ({exc.message})"
-    if not quiet:
+        if exc.not_stored:
+            first_not_stored = exc
+            wait = min(exc.retry_after or 0.0, RETRY_AFTER_CAP)
+            if not quiet:
+                again = f"Retrying in {wait:g}s with the same Idempotency-Key"
+                sys.stderr.write(f"{PROG}: job not stored: {exc.message} {again}\n")
+            import time  # noqa: PLC0415 - only a refused submission waits
+
+            time.sleep(wait)
+    if first_not_stored is None and not quiet:
         sys.stderr.write(f"{PROG}: {lost}; retrying with the same Idempotency-Key\n")
     try:
         return client.request(
@@ -439,6 +451,8 @@ def submit(client, body: dict, *, quiet: bool = False) -> object:
     except ApiError as exc:
         if exc.status != 503:
             raise
+        if first_not_stored is not None and exc.not_stored:
+            raise  # refused twice, and each time the controller said that nothing was stored
         unknown = f"503 ({exc.message})"
     raise OutcomeLost(
         f"{lost}, and the retry failed too: {unknown}. Whether the job was stored is unknown: "
