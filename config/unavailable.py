@@ -49,9 +49,15 @@ class _Writes:
         return result
 
 
-def unavailable(request: HttpRequest, exc: BaseException, *, stored: bool) -> HttpResponse:
-    """The 503 for ``request``, whose database failed with ``exc``."""
-    if stored:
+def unavailable(request: HttpRequest, exc: BaseException, *, stored: bool | None) -> HttpResponse:
+    """The 503 for ``request``, whose database failed with ``exc`` (``stored`` None: not known,
+    the request's writes were not watched)."""
+    if stored is None:
+        message = (
+            "The database became unavailable during this request: whether it was stored is unknown; "
+            "check before retrying."
+        )
+    elif stored:
         message = (
             "The database became unavailable after part of this request was stored: "
             "check what it did (squeue, scontrol show job) before retrying."
@@ -93,8 +99,13 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, UNREACHABLE):
             return None
-        writes = getattr(request, "_fsched_writes", None)
-        return unavailable(request, exception, stored=writes is not None and writes.stored)
+        return unavailable(request, exception, stored=stored_so_far(request))
+
+
+def stored_so_far(request: HttpRequest) -> bool | None:
+    """Whether ``request`` stored anything yet; None when this middleware does not watch it."""
+    writes = getattr(request, "_fsched_writes", None)
+    return None if writes is None else writes.stored
 
 
 def _remember(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:

@@ -1,6 +1,7 @@
 """Errors as ``{"error": message}``: one shape for the CLI to print.
 
-Input a view did not foresee still gets a 4xx, never a 500: a number too large for the
+A database that cannot be reached answers 503 (config/unavailable.py). Input a view did
+not foresee still gets a 4xx, never a 500: a number too large for the
 database (OverflowError, DataError), a document too deep (RecursionError), text that is
 not Unicode (UnicodeError), a body over DATA_UPLOAD_MAX_MEMORY_SIZE.
 """
@@ -19,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
 from cluster.services.errors import ServiceError
+from config import unavailable
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +33,11 @@ _INPUT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
-def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Any | None:
+    if isinstance(exc, unavailable.UNREACHABLE) and (request := context.get("request")) is not None:
+        # A database restarting: 503 and whether anything was stored, never a bare 500.
+        django_request = getattr(request, "_request", request)
+        return unavailable.unavailable(django_request, exc, stored=unavailable.stored_so_far(django_request))
     if isinstance(exc, ServiceError):
         body = {"error": str(exc)}
         if exc.field:
