@@ -56,7 +56,8 @@ def test_a_request_that_is_not_about_the_database_still_fails_as_before(demo, ap
 
 def test_without_the_middleware_the_api_still_answers_503_but_cannot_say_what_was_stored(demo, api, settings):
     settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if m != MIDDLEWARE]
+    alice = api("alice")
     with write_lock():
-        answer = api("alice").post("/api/jobs/", SPEC, format="json")
+        answer = alice.post("/api/jobs/", SPEC, format="json")
     assert answer.status_code == 503 and answer["Retry-After"] == "5"
     assert answer.json()["stored"] is None and "check before retrying" in answer.json()["error"]
