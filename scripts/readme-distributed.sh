@@ -17,6 +17,9 @@
 #   MODE background: a long-running process a newcomer starts in a terminal of its own:
 #                    started in its own process group, stopped at exit.
 #   MODE check:      what the README says to wait for: retried until it succeeds (2 min).
+#   MODE install:    (node) package installs, run in the compute host's clone but outside
+#                    the namespace, which has no way to a package index (a real compute
+#                    host reaches its mirror).
 # Three words of the README name the reader's site, and are replaced in the blocks:
 #   /opt/fsched -> this script's clone (a second clone for the compute host),
 #   10.0.0.1    -> the controller's address on the script's bridge,
@@ -168,7 +171,10 @@ run_block() { # NN ROLE MODE
   local -a cmd
   case $role in
     controller) cmd=(bash -euo pipefail -c "$script") ;;
-    node) cmd=(ip netns exec "$NS" bash -euo pipefail -c "$script") ;;
+    node)
+      cmd=(ip netns exec "$NS" bash -euo pipefail -c "$script")
+      [[ $mode == install ]] && cmd=(bash -euo pipefail -c "$script")
+      ;;
     user) cmd=(runuser -u "$TEST_USER" -- bash -euo pipefail -c "$script") ;;
     *) die "block $n: unknown role $role" ;;
   esac
@@ -185,7 +191,7 @@ run_block() { # NN ROLE MODE
         sleep 2
       done
       ;;
-    "")
+    "" | install)
       local limit=$STEP_SECONDS
       # The first job waits for the agent: a node that never registers must not hang CI.
       [[ $role == user ]] && limit=$JOB_SECONDS
