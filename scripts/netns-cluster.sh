@@ -129,7 +129,7 @@ for i in "${!NAMESPACES[@]}"; do
   PIDS+=($!)
   AGENT_PIDS+=($!)
 done
-wait_until 40 "node[01-32] IDLE" nodes_idle 'node[01-32]'
+wait_until 60 "node[01-32] IDLE" nodes_idle 'node[01-32]'
 
 # --- jobs in partitions split across the agents (batch: node[09-24]) --------------------
 JOBDIR=$WORK/jobs
@@ -144,7 +144,7 @@ for spec in "-p batch -w node10" "-p batch -w node20" "-p batch -N 16" "-p debug
   JOBS+=("${BASH_REMATCH[1]}")
 done
 echo "  submitted jobs ${JOBS[*]} to $URL"
-wait_until 40 "jobs ${JOBS[*]} COMPLETED" jobs_completed "${JOBS[@]}"
+wait_until 60 "jobs ${JOBS[*]} COMPLETED" jobs_completed "${JOBS[@]}"
 
 # --- where they ran --------------------------------------------------------------------
 # Each agent's nodes: the API's node record names the agent (host:pid) that registered it.
