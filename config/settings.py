@@ -180,6 +180,8 @@ FSCHED_SCHED_INTERVAL = float(os.environ.get("FSCHED_SCHED_INTERVAL", "2"))
 FSCHED_HEALTH_INTERVAL = float(os.environ.get("FSCHED_HEALTH_INTERVAL", "2"))
 # Backfill plans for the whole queue, so it runs on its own interval (Slurm's bf_interval).
 FSCHED_BACKFILL_INTERVAL = float(os.environ.get("FSCHED_BACKFILL_INTERVAL", "5"))
+# Seconds between polls of the power-save cycle, which acts only when it is due.
+FSCHED_POWER_INTERVAL = float(os.environ.get("FSCHED_POWER_INTERVAL", "1"))
 # Seconds between usage accounting cycles (charge running jobs, decay; spec resource_limits.md).
 FSCHED_USAGE_INTERVAL = float(os.environ.get("FSCHED_USAGE_INTERVAL", "30"))
 # Threads that run HTTP requests' Django code in a server process.
