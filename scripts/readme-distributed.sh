@@ -109,6 +109,8 @@ cleanup() {
     if ((redis_was_up)); then service redis-server restart >/dev/null; else service redis-server stop >/dev/null; fi
     ((redis_dump_existed)) || rm -f "$redis_dump"
   fi
+  # Jobs outlive their agent by design: whatever still runs in the namespace is ours.
+  for pid in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
   ip netns del "$NS" 2>/dev/null
   ip link del "$BRIDGE" 2>/dev/null
   rm -rf /etc/fsched /var/lib/fsched /var/lib/fsched-agent "/etc/netns/$NS"
