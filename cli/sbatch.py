@@ -431,15 +431,16 @@ def submit(client, body: dict, *, quiet: bool = False) -> object:
         if exc.status != 503:
             raise
         lost = f"the controller answered 503 ({exc.message})"
+        wait = min(exc.retry_after or 0.0, RETRY_AFTER_CAP)
         if exc.not_stored:
             first_not_stored = exc
-            wait = min(exc.retry_after or 0.0, RETRY_AFTER_CAP)
             if not quiet:
                 again = f"Retrying in {wait:g}s with the same Idempotency-Key"
                 sys.stderr.write(f"{PROG}: job not stored: {exc.message} {again}\n")
+        if wait:
             import time  # noqa: PLC0415 - only a refused submission waits
 
-            time.sleep(wait)
+            time.sleep(wait)  # the database is restarting: an immediate retry meets it down too
     if first_not_stored is None and not quiet:
         sys.stderr.write(f"{PROG}: {lost}; retrying with the same Idempotency-Key\n")
     try:

@@ -166,6 +166,12 @@ def check(
         if job["name"] in stream.unknown:
             accepted[job["job_id"]] = job["name"]
     refused = {name for name, _ in stream.refused}
+    # A database or Redis restarting is answered 503 (config/unavailable.py), never a bare 500.
+    problems += [
+        f"{name} refused with a server error: {why}"
+        for name, why in stream.refused
+        if "HTTP 500" in why or "Internal Server Error" in why
+    ]
     problems += [
         f"job {j['job_id']} ({j['name']}) stored after a 'not stored' error"
         for j in jobs.values()
