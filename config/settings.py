@@ -83,6 +83,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that it sees every later middleware's writes: a request whose database is
+    # unreachable answers 503 and says whether anything was stored (config/unavailable.py).
+    "config.unavailable.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

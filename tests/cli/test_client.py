@@ -81,7 +81,10 @@ def test_connection_refused(monkeypatch, capsys):
     with pytest.raises(ConnectError):
         Client().get("/api/whoami/")
     assert main(["fsched", "sbatch", "--wrap", "true"]) == 1
-    assert capsys.readouterr().err == "fsched: error: Unable to contact slurm controller (connect failure)\n"
+    assert capsys.readouterr().err == (
+        "fsched: error: Unable to contact slurm controller (connect failure)\n"
+        f"fsched: error: tried http://127.0.0.1:{port}: Connection refused\n"
+    )
 
 
 def test_url_and_query_helpers():

@@ -141,4 +141,7 @@ def test_a_submission_imports_neither_argparse_nor_json(tmp_path):
     }
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     assert done.stdout == "1 []\n", done.stderr
-    assert done.stderr == "fsched: error: Unable to contact slurm controller (connect failure)\n"
+    assert done.stderr == (
+        "fsched: error: Unable to contact slurm controller (connect failure)\n"
+        f"fsched: error: tried http://127.0.0.1:{port}: Connection refused\n"
+    )
