@@ -2,8 +2,9 @@
 
 Embedded: a thread of the server process wakes on ``request_schedule()`` (submit,
 completion) or every FSCHED_SCHED_INTERVAL seconds.  Distributed: Celery beat runs the
-same functions from ``PERIODIC``; ``request_schedule()`` sends a task, coalesced so a burst
-of completions costs one pass, and a database lock keeps two workers from overlapping.
+same functions from ``PERIODIC``; ``request_schedule()`` wakes the scheduling loop of a
+Celery worker (cluster.tasks), coalesced so a burst of completions costs one pass, and a
+database lock keeps two passes from overlapping, on any machine.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ gather for FSCHED_SCHED_MIN_INTERVAL, then runs one pass, as embedded mode's cyc
 does.  A task per pass lost passes: a task whose pass found the lock held (a periodic pass,
 or the previous event pass on the worker's other thread) returned "busy" after clearing
 the coalescing flag, and the completions that asked for it waited for the next periodic
-pass (1,000 instant jobs as an array: 32 jobs/s against embedded's 151).  The loop waits
+pass (300 instant jobs as an array: 32 jobs/s against embedded's 151; docs/scaling.md).  The loop waits
 for the lock instead.  Every worker of the cluster runs one; the PostgreSQL advisory lock
 keeps one pass at a time across machines, and a wake-up is taken by one loop only.
 """
