@@ -9,9 +9,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PY=${PY:-python3.11}
+# Debian 12's own Python (3.11.2) by default: an older 3.11 needs more (redis-py wants
+# async-timeout below 3.11.3), so its lock installs everywhere, and the README's
+# controller venv is made from it.
+if [[ -z ${PY:-} ]]; then
+  PY=python3.11
+  [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' &&
+    PY=/usr/bin/python3
+fi
 PIPTOOLS=pip-tools==7.6.2  # pinned: another version may word or order the lock differently
-TOOLS=${FSCHED_PIPTOOLS_VENV:-${TMPDIR:-/tmp}/fsched-piptools}
 COMPILE_OPTS=(--quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url
   --no-emit-find-links --no-emit-trusted-host)
 
@@ -25,6 +31,8 @@ mode=${1:-}
 
 "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) or sys.platform != "linux")' 2>/dev/null ||
   die "the locks are for Python 3.11 on Linux; PY=$PY is not (set PY to a python3.11)"
+# pip-compile resolves for the Python it runs on: its venv is made from PY, one per version.
+TOOLS=${FSCHED_PIPTOOLS_VENV:-${TMPDIR:-/tmp}/fsched-piptools-$("$PY" -c 'import platform; print(platform.python_version())')}
 
 # Only PyPI's files: a local index or wheel folder in pip's configuration would add hashes of
 # files that no other machine has.
