@@ -281,7 +281,17 @@ class Client:
             lines.append(f"Content-Length: {len(payload)}")
         raw = ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
         status, reason, answer_headers, data = self._exchange(raw, connect_patience)
-        return self._decode(status, reason, answer_headers, data)
+        try:
+            return self._decode(status, reason, answer_headers, data)
+        except ApiError as exc:
+            if exc.status == 400 and not exc.payload and data.lstrip()[:1] == b"<":
+                # Django's page for a Host it does not serve: the API itself always answers
+                # 400 in JSON, so an HTML one means the URL's host name was refused.
+                exc.message = (
+                    f"HTTP 400 Bad Request from {self.url}: the controller does not serve the host "
+                    f"name {self.host!r} (add it to its FSCHED_ALLOWED_HOSTS)"
+                )
+            raise
 
     def get(self, path: str, params: dict | None = None) -> object:
         return self.request("GET", path, params=params)
