@@ -6,4 +6,10 @@ if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    from config.state import StateDirUnusable
+
+    try:
+        execute_from_command_line(sys.argv)
+    except StateDirUnusable as exc:
+        # Raised while the settings load: one line that says what to do, not a traceback.
+        sys.exit(f"manage.py: error: {exc}")

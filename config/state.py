@@ -23,6 +23,10 @@ PRIVATE_FILE = 0o600
 KEY_FILES = ("secret_key", "agent_key")
 
 
+class StateDirUnusable(ValueError):
+    """The state directory cannot be used by this process: said in one line, not a traceback."""
+
+
 def tighten(path: Path, mode: int) -> bool:
     """Clear the group and other bits of ``path`` beyond ``mode``; True if it changed.
 
@@ -62,7 +66,9 @@ def private_dir(path: Path) -> Path:
     """
     path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
     if path.stat().st_mode & stat.S_ISVTX:
-        raise ValueError(f"{path} is a shared directory (sticky bit set): give fsched a directory of its own")
+        raise StateDirUnusable(
+            f"{path} is a shared directory (sticky bit set): give fsched a directory of its own"
+        )
     tighten(path, PRIVATE_DIR)
     return path
 
@@ -101,7 +107,20 @@ def read_or_create_key(path: Path, nbytes: int = 32) -> str:
 def secure_state_dir(path: Path) -> Path:
     """Make the state directory private, and the files fsched keeps in it: the start of
     every process that uses it (settings import) runs this."""
-    private_dir(path)
-    for name in KEY_FILES:
-        tighten(path / name, PRIVATE_FILE)
+    try:
+        private_dir(path)
+        for name in KEY_FILES:
+            tighten(path / name, PRIVATE_FILE)
+    except PermissionError as exc:
+        # Typically manage.py run by an administrator's own account on a state directory
+        # that belongs to the service account (0700 by design).
+        try:
+            owner = path.owner()
+        except (OSError, KeyError):
+            owner = "its owner"
+        who = "root" if owner == "root" else f"{owner} or root"
+        raise StateDirUnusable(
+            f"FSCHED_STATE_DIR {path} is not usable by uid {os.geteuid()} ({exc.strerror}): "
+            f"run this as {who}, or set FSCHED_STATE_DIR"
+        ) from exc
     return path

@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from config.state import create_private_file, private_dir, read_or_create_key, secure_state_dir, tighten
+from config.state import (
+    StateDirUnusable,
+    create_private_file,
+    private_dir,
+    read_or_create_key,
+    secure_state_dir,
+    tighten,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DB = "fsched.sqlite3"
@@ -172,6 +179,35 @@ def test_a_file_this_user_may_not_change_is_reported_not_fatal(shared_parent):
         f"run chmod 0600 {exposed} as its owner"
     )
     assert mode(exposed) == 0o644
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_a_state_directory_another_user_owns_is_said_in_one_line(shared_parent):
+    """manage.py run by an administrator's own account on the service account's 0700
+    directory: StateDirUnusable names the directory, the uid and what to do."""
+    state = private_dir(shared_parent / "state")
+    (state / "secret_key").write_text("k")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            secure_state_dir(state)
+            os.write(write, b"no error")
+        except StateDirUnusable as exc:
+            os.write(write, str(exc).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode()
+    os.waitpid(pid, 0)
+    assert said == (
+        f"FSCHED_STATE_DIR {state} is not usable by uid 65534 (Permission denied): "
+        "run this as root, or set FSCHED_STATE_DIR"
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
