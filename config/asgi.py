@@ -60,11 +60,24 @@ router = ProtocolTypeRouter(
 )
 
 
+class NotMigrated(RuntimeError):
+    """The database has no tables yet: said in one line, with the command that makes them."""
+
+
+def _check_migrated() -> None:
+    from django.db import connection  # noqa: PLC0415
+
+    if "cluster_node" not in connection.introspection.table_names():
+        where = settings.DATABASES["default"].get("NAME")
+        raise NotMigrated(f"the database {where} has no fsched tables: run `manage.py migrate` first")
+
+
 def _startup() -> None:
     from cluster import cycles  # noqa: PLC0415
     from cluster.services.configuration import config_load  # noqa: PLC0415
 
     if os.environ.get("FSCHED_LOAD_CONFIG", "1") == "1":
+        _check_migrated()
         config_load(actor="slurmctld", recover=os.environ.get("FSCHED_RECOVER") == "1")
     if settings.FSCHED_RUN_CYCLES:
         cycles.start_embedded()
@@ -94,6 +107,10 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
             publish.bind_server_loop(asyncio.get_running_loop())
             try:
                 await sync_to_async(_startup, thread_sensitive=False)()
+            except NotMigrated as exc:
+                log.error("start-up failed: %s", exc)
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
             except Exception as exc:
                 log.exception("start-up failed")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})

@@ -140,3 +140,19 @@ def test_a_dns_name_in_allowed_hosts_is_trusted_to_name_the_host(tmp_path):
     env = {"FSCHED_ALLOWED_HOSTS": "ctl.example.org"}
     lines = server_lines(tmp_path, "--host", UNREACHABLE, "--port", str(free_port()), "--no-cycles", env=env)
     assert not [ln for ln in lines if "warning" in ln], lines
+
+
+def test_a_server_started_before_migrate_says_so_in_one_line_and_exits(tmp_path):
+    env = {**os.environ, "FSCHED_STATE_DIR": str(tmp_path / "state"), "FSCHED_DATABASE_URL": "",
+           "FSCHED_REDIS_URL": ""}  # fmt: skip
+    done = subprocess.run(
+        [FSCHED, "server", "--port", str(free_port())],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    sqlite = tmp_path / "state" / "fsched.sqlite3"
+    assert done.returncode != 0
+    assert (
+        f"start-up failed: the database {sqlite} has no fsched tables: run `manage.py migrate` first"
+        in done.stderr
+    )
+    assert "Traceback" not in done.stderr
