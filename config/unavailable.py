@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 RETRY_AFTER = 5  # seconds: a PostgreSQL restart takes about that long
 UNREACHABLE = (OperationalError, InterfaceError)
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+# Taking job ids commits on its own before the submission's transaction (on PostgreSQL):
+# a gap in the ids is not something stored.
+_COUNTER = '"cluster_jobidcounter"'
 
 
 class _Writes:
@@ -41,7 +44,7 @@ class _Writes:
 
     def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
         result = execute(sql, params, many, context)
-        if not self.stored and sql.lstrip()[:7].upper().startswith(_WRITES):
+        if not self.stored and sql.lstrip()[:7].upper().startswith(_WRITES) and _COUNTER not in sql:
             if connection.in_atomic_block:
                 transaction.on_commit(self._mark)  # dropped if the transaction rolls back
             else:

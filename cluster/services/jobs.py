@@ -12,7 +12,7 @@ from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from cluster import hostlists, jobspec, publish, selectors, slurmtime
@@ -413,8 +413,16 @@ def _store(
     username = common["user"]
     # Before the write transaction, which stays short (on SQLite it holds the database).
     _admit(len(tasks), cfg)
+    # PostgreSQL: the ids are taken in a statement of their own, committed at once, so
+    # that concurrent submissions do not queue on the counter row's lock for the whole of
+    # each other's transactions (measured: 1.3 ms a wait, the bound on the submission
+    # rate). A submission that fails after it leaves a gap, never a repeat. SQLite's
+    # transactions hold the whole database anyway: there it stays inside.
+    separate = connection.vendor == "postgresql" and not connection.in_atomic_block
+    first = _take_job_ids(len(tasks)) if separate else None
     with transaction.atomic():
-        first = _take_job_ids(len(tasks))
+        if first is None:
+            first = _take_job_ids(len(tasks))
         array_job_id = first if tasks != [None] else None
         job_ids = [first + i for i in range(len(tasks))]
         rows.insert_values(
