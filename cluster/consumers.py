@@ -390,8 +390,11 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         return ok, refused
 
     async def agent_command(self, event: dict[str, Any]) -> None:
+        # "payloads": the commands of one transaction for this node (cluster.publish);
+        # "payload": one, as a server of an earlier release sends it.
         if self._channel is not None:
-            await self.send_json(event["payload"])
+            for payload in event.get("payloads") or [event["payload"]]:
+                await self.send_json(payload)
 
 
 class ConsoleConsumer(AsyncJsonWebsocketConsumer):

@@ -37,7 +37,7 @@ def test_a_helpers_effects_are_kept_for_the_server(relaying, db, django_capture_
         assert publish.take_relayed() == [("schedule",)]
     assert publish.take_relayed() == [
         ("console", ["jobs"]),
-        ("send", "node.node01", {"type": "agent.command", "payload": {"cmd": "cancel", "job_id": 7}}),
+        ("send", "node.node01", {"type": "agent.command", "payloads": [{"cmd": "cancel", "job_id": 7}]}),
     ]
     assert publish.take_relayed() == []  # taken once
 
@@ -74,7 +74,7 @@ def test_the_server_replays_a_helpers_effects(relaying, db, settings, django_cap
         cycles._embedded = None
     assert received == [
         [
-            {"type": "agent.command", "payload": {"cmd": "cancel", "job_id": 7}},
+            {"type": "agent.command", "payloads": [{"cmd": "cancel", "job_id": 7}]},
             {"type": "console.changed", "topics": ["jobs"]},
         ]
     ]
