@@ -11,11 +11,11 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
 from agent import handshake
 from cluster import agent_keys, publish
 from cluster.services import agents
+from cluster.services.errors import DATABASE_UNREACHABLE
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +35,6 @@ DATABASE_DOWN = 1013
 DB_RETRY_FOR = 20.0
 DB_RETRY_FIRST = 0.1  # seconds before the first retry, doubled each time
 DB_RETRY_CAP = 2.0
-# Django wraps the driver's errors (psycopg's OperationalError for a refused or broken
-# connection, sqlite3's "database is locked") into these two. Anything else (IntegrityError,
-# DataError, a KeyError from a malformed message) is a fault of the message: retrying cannot help.
-UNREACHABLE = (OperationalError, InterfaceError)
 
 
 MAX_HELLO_NODES = 100_000
@@ -123,7 +119,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 await database_sync_to_async(agents.agent_disconnected)(
                     nodes=mine, agent_id=self.agent_id, registered_at=self.registered_at
                 )
-            except UNREACHABLE as exc:
+            except DATABASE_UNREACHABLE as exc:
                 # The nodes keep this agent id: the same agent may register them again at
                 # once, and the health pass marks them NOT_RESPONDING if it does not.
                 log.warning("agent %s: its end could not be recorded (%s)", self.agent_id, exc)
@@ -247,7 +243,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         while True:
             try:
                 return await database_sync_to_async(call)(**kwargs)
-            except UNREACHABLE as exc:
+            except DATABASE_UNREACHABLE as exc:
                 left = deadline - loop.time()
                 if left <= 0:
                     raise DatabaseDown(

@@ -20,13 +20,14 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.signals import got_request_exception
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from cluster.services.errors import DATABASE_UNREACHABLE
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER = 5  # seconds: a PostgreSQL restart takes about that long
-UNREACHABLE = (OperationalError, InterfaceError)
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 # Taking job ids commits on its own before the submission's transaction (on PostgreSQL):
 # a gap in the ids is not something stored.
@@ -100,7 +101,7 @@ class DatabaseUnavailableMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, UNREACHABLE):
+        if not isinstance(exception, DATABASE_UNREACHABLE):
             return None
         return unavailable(request, exception, stored=stored_so_far(request))
 
@@ -113,7 +114,7 @@ def stored_so_far(request: HttpRequest) -> bool | None:
 
 def _remember(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
     exc = sys.exc_info()[1]
-    if request is not None and isinstance(exc, UNREACHABLE):
+    if request is not None and isinstance(exc, DATABASE_UNREACHABLE):
         request._fsched_unreachable = exc  # type: ignore[attr-defined]
 
 

@@ -19,7 +19,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
-from cluster.services.errors import ServiceError
+from cluster.services.errors import DATABASE_UNREACHABLE, ServiceError
 from config import unavailable
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ _INPUT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Any | None:
-    if isinstance(exc, unavailable.UNREACHABLE) and (request := context.get("request")) is not None:
+    if isinstance(exc, DATABASE_UNREACHABLE) and (request := context.get("request")) is not None:
         # A database restarting: 503 and whether anything was stored, never a bare 500.
         django_request = getattr(request, "_request", request)
         return unavailable.unavailable(django_request, exc, stored=unavailable.stored_so_far(django_request))

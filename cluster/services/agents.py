@@ -377,8 +377,12 @@ def job_launch_failed(
     _request_schedule()
 
 
-def completion_state(job: Job, exit_code: int, signal: int) -> JobState:
-    if job.final_state:
+def completion_state(job: Job, exit_code: int, signal: int, ended: datetime | None = None) -> JobState:
+    """The state a job's end records: what a kill asked for (``final_state``), unless the
+    job ended by itself before the kill was asked (its completion was lost and sent
+    again), then what it did."""
+    ended_first = not signal and ended is not None and job.kill_requested and ended < job.kill_requested
+    if job.final_state and not ended_first:
         return JobState(job.final_state)
     if signal or exit_code:
         return JobState.FAILED
@@ -436,17 +440,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         exit_code = int(c.get("exit_code", 0))
         signal = int(c.get("signal", 0))
         ended = _ts(c.get("end_time"))
-        if (
-            job.final_state
-            and not signal
-            and ended is not None
-            and job.kill_requested
-            and ended < job.kill_requested
-        ):
-            # It ended by itself before the cancel or time limit (its completion was lost and
-            # sent again): what it did is its state, not what the kill would have made it.
-            job.final_state = ""
-        state = completion_state(job, exit_code, signal)
+        state = completion_state(job, exit_code, signal, ended)
         for name in job.alloc:
             freed.setdefault(name, set()).add(job.partition)
         old = job.state
@@ -457,7 +451,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
             job.state = state
             job.exit_code = exit_code
             job.exit_signal = signal
-            job.end_time = _ts(c.get("end_time")) or now
+            job.end_time = ended or now
             job.alloc = {}
             job.reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
             if state == JobState.TIMEOUT:
