@@ -16,7 +16,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.db import connection, transaction
+from django.db import transaction
 
 log = logging.getLogger(__name__)
 
@@ -150,37 +150,17 @@ def console_changed(*topics: str) -> None:
     transaction.on_commit(lambda: _console_note(wanted))
 
 
-class _AgentBatch:
-    """The commands for agents of one transaction (at one savepoint depth), sent on its
-    commit as one channel-layer message per node: a pass that starts sixty jobs on
-    sixteen nodes sends sixteen, not sixty (in distributed mode each is a Redis round
-    trip from the worker and a receive in the server holding the agent)."""
-
-    def __init__(self, sids: list[str]) -> None:
-        self.sids = sids
-        self.by_node: dict[str, list[dict[str, Any]]] = {}
-
-    def flush(self) -> None:
-        for node, payloads in self.by_node.items():
-            _send(node_group(node), {"type": "agent.command", "payloads": payloads})
-
-
-_batches = threading.local()
-
-
 def to_agent(node: str, payload: dict[str, Any]) -> None:
-    if not connection.in_atomic_block:  # autocommit: committed already
-        _send(node_group(node), {"type": "agent.command", "payloads": [payload]})
-        return
-    batch: _AgentBatch | None = getattr(_batches, "current", None)
-    # Join the open batch only while its flush is still due on this commit at this very
-    # savepoint depth: a rolled-back transaction or savepoint discarded the flush, and
-    # whatever was added after it must not ride on one that will never run (or run for
-    # a savepoint this command is not part of).
-    if batch is None or batch.sids != connection.savepoint_ids or not any(
-        func == batch.flush for _sids, func, _robust in connection.run_on_commit
-    ):
-        batch = _AgentBatch(list(connection.savepoint_ids))
-        _batches.current = batch
-        transaction.on_commit(batch.flush)
-    batch.by_node.setdefault(node, []).append(payload)
+    to_agents([(node, payload)])
+
+
+def to_agents(commands: list[tuple[str, dict[str, Any]]]) -> None:
+    """Commands for agents, sent on commit as one channel-layer message per node, in order:
+    a pass that starts sixty jobs on sixteen nodes sends sixteen, not sixty (in distributed
+    mode each is a Redis round trip from the worker and a receive in the server holding
+    the agent)."""
+    by_node: dict[str, list[dict[str, Any]]] = {}
+    for node, payload in commands:
+        by_node.setdefault(node, []).append(payload)
+    for node, payloads in by_node.items():
+        on_commit(node_group(node), {"type": "agent.command", "payloads": payloads})

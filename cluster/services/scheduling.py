@@ -384,9 +384,8 @@ def _apply(
         )
         rows.insert_values(Event, events)
         refresh_usage(touched)
-        for job in jobs:
-            if job.id not in waiting:  # a CONFIGURING job is launched when its nodes are up
-                publish.to_agent(job.batch_host, launch_payload(job))
+        # A CONFIGURING job is launched when its nodes are up.
+        publish.to_agents([(job.batch_host, launch_payload(job)) for job in jobs if job.id not in waiting])
     if result.pending:
         _update_pending(result.pending)
     for timeout in result.timeouts:

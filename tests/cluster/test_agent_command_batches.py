@@ -1,5 +1,5 @@
-"""Commands for agents leave on commit as one channel-layer message per node and
-transaction, in order, and never for a transaction or savepoint that rolled back."""
+"""Commands for agents leave on commit as one channel-layer message per node (a pass's
+launches together), in order, and never for a transaction or savepoint that rolled back."""
 
 from __future__ import annotations
 
@@ -43,9 +43,8 @@ def listener():
 
 def test_one_message_per_node_in_order(listener, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
-        for i in range(3):
-            publish.to_agent("n1", {"type": "launch", "job": i})
-        publish.to_agent("n2", {"type": "cancel", "job_id": 9})
+        launches = [("n1", {"type": "launch", "job": i}) for i in range(3)]
+        publish.to_agents([*launches, ("n2", {"type": "cancel", "job_id": 9})])
         assert listener.messages() == []  # nothing before the commit
     got = listener.messages()
     assert {"type": "agent.command", "payloads": [{"type": "launch", "job": i} for i in range(3)]} in got
