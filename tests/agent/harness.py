@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import pwd
@@ -175,12 +176,16 @@ def agent_config(url: str, spool: Path, *, key: str = KEY, rules: NodeRules | No
 Scenario = Callable[[FakeController, Agent], Awaitable[None]]
 
 
-def run_with_agent(tmp_path: Path, scenario: Scenario, *, rules: NodeRules | None = None) -> None:
-    """Run ``scenario`` against an in-process agent connected to a fake controller."""
+def run_with_agent(
+    tmp_path: Path, scenario: Scenario, *, rules: NodeRules | None = None, **changes: Any
+) -> None:
+    """Run ``scenario`` against an in-process agent connected to a fake controller;
+    ``changes`` are AgentConfig fields set otherwise than ``agent_config`` sets them."""
 
     async def main() -> None:
         async with FakeController() as ctl:
-            agent = Agent(agent_config(ctl.url, tmp_path / "spool", rules=rules))
+            config = dataclasses.replace(agent_config(ctl.url, tmp_path / "spool", rules=rules), **changes)
+            agent = Agent(config)
             task = asyncio.create_task(agent.run())
             try:
                 await ctl.expect("register")

@@ -8,34 +8,17 @@ does not acknowledge.
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import itertools
 import time
 from pathlib import Path
 
-from agent.daemon import Agent
-from tests.agent.harness import FakeController, agent_config, kill_leftovers, launch_object
+from tests.agent.harness import FakeController, launch_object, run_with_agent
 
 QUICK = "#!/bin/bash\nexit 4\n"
 
 
 def run_resending(tmp_path: Path, scenario, resend_after: float) -> None:  # type: ignore[no-untyped-def]
-    async def main() -> None:
-        async with FakeController() as ctl:
-            config = dataclasses.replace(agent_config(ctl.url, tmp_path / "spool"), resend_after=resend_after)
-            agent = Agent(config)
-            task = asyncio.create_task(agent.run())
-            try:
-                await ctl.expect("register")
-                await scenario(ctl)
-            finally:
-                agent.stop()
-                status = await asyncio.wait_for(task, 5)
-                kill_leftovers(tmp_path / "spool")
-            assert status == 0
-
-    asyncio.run(main())
+    run_with_agent(tmp_path, lambda ctl, _agent: scenario(ctl), resend_after=resend_after)
 
 
 def test_an_unacknowledged_completion_is_sent_again_later_and_less_often(tmp_path: Path, work: Path) -> None:

@@ -17,6 +17,9 @@ CLOSE = "close"  # read the request, close without a word (the server died mid-r
 RESET = "reset"  # read the request, answer with a TCP RST
 UNKNOWN = "503"  # the embedded server's "outcome unknown" answer (config/http.py)
 RESTART = "restart"  # close, then refuse connections for a while (a controller restarting)
+# config/unavailable.py's answer when the database is down before the commit.
+NOT_STORED = "not stored"
+NOT_STORED_MESSAGE = "The database is unavailable for a moment: nothing was stored. Retry in 1 seconds."
 DOWN_FOR = 0.6  # seconds RESTART refuses connections
 
 
@@ -52,6 +55,7 @@ class BreakingServer:
                 request = _read_request(conn)
                 if request is None:
                     continue
+                request["at"] = time.monotonic()
                 self.requests.append(request)
                 action = self.actions.pop(0) if self.actions else "answer"
                 if action == RESTART:
@@ -67,6 +71,9 @@ class BreakingServer:
                     _answer(
                         conn, 503, {"error": "the process running this request failed; check before retrying"}
                     )
+                elif action == NOT_STORED:
+                    body = {"error": NOT_STORED_MESSAGE, "stored": False, "retry_after": 1}
+                    _answer(conn, 503, body, "Retry-After: 1\r\n")
                 elif action != CLOSE:
                     _answer(conn, 201, self.answer)
 
@@ -90,7 +97,7 @@ def _read_request(conn: socket.socket) -> dict | None:
     return {"method": method, "path": path, "headers": headers, "body": json.loads(body) if body else None}
 
 
-def _answer(conn: socket.socket, status: int, payload: dict) -> None:
+def _answer(conn: socket.socket, status: int, payload: dict, extra: str = "") -> None:
     data = json.dumps(payload).encode()
-    head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+    head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n{extra}"
     conn.sendall((head + "Connection: close\r\n\r\n").encode() + data)

@@ -6,61 +6,19 @@ A loopback server answers as config/unavailable.py does: 503, ``Retry-After`` an
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
-import time
 
 import pytest
 
 from cli.main import main
-
-NOT_STORED = "The database is unavailable for a moment: nothing was stored. Retry in 1 seconds."
-
-
-class Unavailable:
-    """Answers the first ``down`` requests 503 "nothing was stored", the others 201."""
-
-    def __init__(self, down: int) -> None:
-        self.down = down
-        self.requests: list[tuple[float, dict]] = []
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += conn.recv(65536)
-                head, _, body = data.partition(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")[1:]
-                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)}
-                while len(body) < int(headers.get("content-length", 0)):
-                    body += conn.recv(65536)
-                self.requests.append((time.monotonic(), headers))
-                if len(self.requests) <= self.down:
-                    status, payload = 503, {"error": NOT_STORED, "stored": False, "retry_after": 1}
-                else:
-                    status, payload = 201, {"job_id": 31, "job_ids": [31]}
-                out = json.dumps(payload).encode()
-                extra = "Retry-After: 1\r\n" if status == 503 else ""
-                conn.sendall(
-                    f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(out)}\r\n"
-                    f"{extra}Connection: close\r\n\r\n".encode()
-                    + out
-                )
+from tests.cli.breaking_server import NOT_STORED, NOT_STORED_MESSAGE, BreakingServer
 
 
 @pytest.fixture
 def unavailable(monkeypatch):
-    def start(down: int) -> Unavailable:
-        server = Unavailable(down)
+    def start(down: int) -> BreakingServer:
+        """Answers the first ``down`` requests 503 "nothing was stored", the others 201."""
+        server = BreakingServer([NOT_STORED] * down, {"job_id": 31, "job_ids": [31]})
         monkeypatch.setenv("FSCHED_URL", server.url)
         return server
 
@@ -73,17 +31,17 @@ def test_sbatch_retries_a_not_stored_submission_after_retry_after_with_the_same_
     captured = capsys.readouterr()
     assert captured.out == "Submitted batch job 31\n"
     retrying = "Retrying in 1s with the same Idempotency-Key"
-    assert f"sbatch: job not stored: {NOT_STORED} {retrying}" in captured.err
-    (first_at, first), (second_at, second) = server.requests
-    assert first["idempotency-key"] == second["idempotency-key"]
-    assert second_at - first_at >= 0.95  # it waited for Retry-After
+    assert f"sbatch: job not stored: {NOT_STORED_MESSAGE} {retrying}" in captured.err
+    first, second = server.requests
+    assert first["headers"]["idempotency-key"] == second["headers"]["idempotency-key"]
+    assert second["at"] - first["at"] >= 0.95  # it waited for Retry-After
 
 
 def test_sbatch_refused_twice_says_nothing_was_stored_in_the_servers_words(unavailable, capsys):
     server = unavailable(5)
     assert main(["fsched", "sbatch", "--wrap", "true"]) == 1
     err = capsys.readouterr().err
-    assert err.endswith(f"sbatch: error: Batch job submission failed: {NOT_STORED}\n")
+    assert err.endswith(f"sbatch: error: Batch job submission failed: {NOT_STORED_MESSAGE}\n")
     assert "unknown" not in err
     assert len(server.requests) == 2  # once more, not more
 
@@ -91,7 +49,7 @@ def test_sbatch_refused_twice_says_nothing_was_stored_in_the_servers_words(unava
 def test_other_commands_print_the_servers_words(unavailable, capsys):
     unavailable(5)
     assert main(["fsched", "squeue"]) == 1
-    assert NOT_STORED in capsys.readouterr().err
+    assert NOT_STORED_MESSAGE in capsys.readouterr().err
 
 
 def test_an_unreachable_controller_is_said_in_slurms_words_and_names_the_url(monkeypatch, capsys):
