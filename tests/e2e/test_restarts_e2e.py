@@ -17,6 +17,8 @@ import os
 import subprocess
 import threading
 import time
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -98,22 +100,31 @@ def check_ended_once(cluster, job_ids: list[int], markers: Path) -> list[str]:
     return problems
 
 
+@dataclass
+class Outcomes:
+    """What the submitters saw: job ids accepted, sbatch's errors for the others."""
+
+    accepted: list[int] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def submit(self, cluster, script: Path, cwd: Path, *, prefix: str, count: int, pace: float) -> None:
+        """``count`` submissions named ``prefix-i``, ``pace`` seconds apart."""
+        for i in range(count):
+            result = submit(cluster, script, f"{prefix}-{i}", cwd)
+            if result.returncode == 0:
+                self.accepted.append(int(result.stdout.split(";")[0]))
+            else:
+                self.refused.append(result.stderr.strip())
+            time.sleep(pace)
+
+
 def test_postgres_restarted_while_completions_are_in_flight(tmp_path_factory, tmp_path):
     script, markers = write_script(tmp_path, sleep=1.0)
-    accepted: list[int] = []
-    refused: list[str] = []
+    seen = Outcomes()
+    accepted, refused = seen.accepted, seen.refused
     with started(make_cluster(tmp_path_factory, "distributed"), "distributed") as cluster:
-
-        def submitter() -> None:
-            for i in range(30):
-                result = submit(cluster, script, f"pg-{i}", tmp_path)
-                if result.returncode == 0:
-                    accepted.append(int(result.stdout.split(";")[0]))
-                else:
-                    refused.append(result.stderr.strip())
-                time.sleep(0.2)
-
-        thread = threading.Thread(target=submitter, daemon=True)
+        send = partial(seen.submit, cluster, script, tmp_path, prefix="pg", count=30, pace=0.2)
+        thread = threading.Thread(target=send, daemon=True)
         thread.start()
         took = []
         for _ in range(2):
@@ -130,20 +141,11 @@ def test_postgres_restarted_while_completions_are_in_flight(tmp_path_factory, tm
 
 def test_redis_restarted_while_jobs_are_submitted(tmp_path_factory, tmp_path):
     script, markers = write_script(tmp_path, sleep=0.3)
-    accepted: list[int] = []
-    refused: list[str] = []
+    seen = Outcomes()
+    accepted, refused = seen.accepted, seen.refused
     with started(make_cluster(tmp_path_factory, "distributed"), "distributed") as cluster:
-
-        def submitter(prefix: str) -> None:
-            for i in range(15):
-                result = submit(cluster, script, f"{prefix}-{i}", tmp_path)
-                if result.returncode == 0:
-                    accepted.append(int(result.stdout.split(";")[0]))
-                else:
-                    refused.append(result.stderr.strip())
-                time.sleep(0.1)
-
-        threads = [threading.Thread(target=submitter, args=(p,), daemon=True) for p in ("a", "b")]
+        sends = [partial(seen.submit, cluster, script, tmp_path, prefix=p, count=15, pace=0.1) for p in "ab"]
+        threads = [threading.Thread(target=send, daemon=True) for send in sends]
         for t in threads:
             t.start()
         time.sleep(1.0)
