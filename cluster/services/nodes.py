@@ -28,16 +28,21 @@ NOT_RESPONDING_REASON = "Not responding"
 def refresh_usage(names: Iterable[str] | None = None) -> None:
     """Recompute allocated CPUs/memory and IDLE/MIXED/ALLOCATED from the jobs holding nodes.
 
-    Derived from the jobs, never counted up and down, so it cannot drift.
+    Derived from the jobs, never counted up and down, so it cannot drift. The nodes are
+    locked (in name order) before the jobs are read: on PostgreSQL two transactions ending
+    two jobs that shared a node each read the other's job as still running, and both
+    wrote the node MIXED. Holding the node's lock, the later one reads the jobs once the
+    earlier has committed.
     """
+    fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "last_busy")
+    where = None if names is None else {"name": sorted(names)}
+    nodes = rows.load(Node, fields, where, order_by=("name",), for_update=True)
     usage: dict[str, list[int]] = {}
     for (alloc,) in rows.select(Job, ("alloc",), {"state": [s.value for s in HOLDING_JOB_STATES]}):
         for node, (cpus, mem) in alloc.items():
             entry = usage.setdefault(node, [0, 0])
             entry[0] += cpus
             entry[1] += mem
-    fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "last_busy")
-    nodes = rows.load(Node, fields, None if names is None else {"name": list(names)})
     changed = []
     for node in nodes:
         cpus, mem = usage.get(node.name, (0, 0))

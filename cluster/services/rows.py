@@ -157,6 +157,7 @@ def load(
     fields: Sequence[str] | None,
     where: Where | None = None,
     *,
+    order_by: Sequence[str] = (),
     for_update: bool = False,
 ) -> list[Any]:
     """Model instances with the named fields (all when None) read, as ``only()`` gives them:
@@ -164,7 +165,8 @@ def load(
     wanted = None if fields is None else {_field(model, f).attname for f in fields} | {model._meta.pk.attname}
     names = [f.attname for f in model._meta.concrete_fields if wanted is None or f.attname in wanted]
     alias = connections[DEFAULT_DB_ALIAS].alias
-    return [model.from_db(alias, names, row) for row in select(model, names, where, for_update=for_update)]
+    found = select(model, names, where, order_by=order_by, for_update=for_update)
+    return [model.from_db(alias, names, row) for row in found]
 
 
 def update_rows(rows: Iterable[models.Model], fields: Sequence[str]) -> int:
