@@ -59,8 +59,11 @@ class BreakingServer:
                 self.requests.append(request)
                 action = self.actions.pop(0) if self.actions else "answer"
                 if action == RESTART:
-                    conn.close()
+                    # The listener first: closed after the connection, it could still take
+                    # the client's quick retry into its backlog and then reset it, which
+                    # is not a restarting controller's refusal (a flake under load).
                     self.listener.close()
+                    conn.close()
                     down = time.monotonic()
                     time.sleep(DOWN_FOR)
                     self.listener = self._listen(self.port)
