@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -12,7 +13,7 @@ from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from cluster import hostlists, jobspec, publish, selectors, slurmtime
@@ -134,20 +135,36 @@ class _PartitionTimes:
     default_time: int | None
 
 
-def _choose_partition(name: str | None) -> _PartitionTimes:
-    # Read without the ORM's compiler: this runs on every submission (see rows.py).
-    fields = ("name", "max_time", "default_time")
+# (database alias, configuration revision) -> partition name ("" for the default) -> its
+# times. Partitions change only with the configuration (reconfigure, in the transaction
+# that gives it a new revision), so a submission's revision, read anyway, tells whether
+# these are current: one read fewer per submission.
+_partitions_seen: dict[tuple[str, str], dict[str, _PartitionTimes | None]] = {}
+
+
+def _choose_partition(name: str | None, cfg: ClusterConfig) -> _PartitionTimes:
+    key = (connection.alias, cfg.revision)
+    seen = _partitions_seen.get(key)
+    if seen is None:
+        _partitions_seen.clear()  # an older revision's partitions are never asked again
+        seen = _partitions_seen[key] = {}
+    # sbatch -p a,b: the first partition that exists is used (multi-partition jobs later).
+    for candidate in name.split(",") if name else [""]:
+        if candidate not in seen:
+            seen[candidate] = _read_partition(candidate)
+        if seen[candidate] is not None:
+            return seen[candidate]
     if name:
-        # sbatch -p a,b: the first partition that exists is used (multi-partition jobs later).
-        for candidate in name.split(","):
-            found = rows.select(Partition, fields, {"name": candidate}, order_by=("pk",), limit=1)
-            if found:
-                return _PartitionTimes(*found[0])
         raise ServiceError("Invalid partition name specified", field="partition")
-    found = rows.select(Partition, fields, {"is_default": True}, order_by=("pk",), limit=1)
-    if not found:
-        raise ServiceError("No partition specified or system default partition", field="partition")
-    return _PartitionTimes(*found[0])
+    raise ServiceError("No partition specified or system default partition", field="partition")
+
+
+def _read_partition(name: str) -> _PartitionTimes | None:
+    """``name``'s times ("": the default partition's); None: no such partition."""
+    # Read without the ORM's compiler (see rows.py).
+    where = {"name": name} if name else {"is_default": True}
+    found = rows.select(Partition, ("name", "max_time", "default_time"), where, order_by=("pk",), limit=1)
+    return _PartitionTimes(*found[0]) if found else None
 
 
 def _check_licenses(text: str, cfg: ClusterConfig) -> str:
@@ -241,7 +258,7 @@ def _validate_submission(
             field="script",
         )
 
-    partition = _choose_partition(_field(spec, "partition"))
+    partition = _choose_partition(_field(spec, "partition"), cfg)
     try:
         min_nodes, max_nodes = jobspec.parse_node_count(_field(spec, "nodes") or 1)
     except ValueError as exc:
@@ -419,30 +436,32 @@ def _store(
     # rate). A submission that fails after it leaves a gap, never a repeat. SQLite's
     # transactions hold the whole database anyway: there it stays inside.
     separate = connection.vendor == "postgresql" and not connection.in_atomic_block
-    first = _take_job_ids(len(tasks)) if separate else None
-    with transaction.atomic():
-        if first is None:
-            first = _take_job_ids(len(tasks))
+    with contextlib.nullcontext() if separate else transaction.atomic():
+        first = _take_job_ids(len(tasks))
         array_job_id = first if tasks != [None] else None
         job_ids = [first + i for i in range(len(tasks))]
-        rows.insert_values(
-            Job,
-            [
-                {"id": job_id, "array_job_id": array_job_id, "array_task_id": task, **common}
-                for job_id, task in zip(job_ids, tasks, strict=True)
-            ],
-        )
-        rows.insert_values(
-            Event,
-            [transition_row(job_id, "", JobState.PENDING, now=now, user=username) for job_id in job_ids],
-        )
+        stored: list[tuple[type[models.Model], rows.Rows]] = [
+            (
+                Job,
+                [
+                    {"id": job_id, "array_job_id": array_job_id, "array_task_id": task, **common}
+                    for job_id, task in zip(job_ids, tasks, strict=True)
+                ],
+            ),
+            (
+                Event,
+                [transition_row(job_id, "", JobState.PENDING, now=now, user=username) for job_id in job_ids],
+            ),
+        ]
         if idempotency_key is not None:
-            SubmitKey.objects.create(
-                user=username,
-                key=idempotency_key,
-                response={"job_ids": job_ids, "array_job_id": array_job_id},
-                created=now,
+            response = {"job_ids": job_ids, "array_job_id": array_job_id}
+            stored.append(
+                (
+                    SubmitKey,
+                    [{"user": username, "key": idempotency_key, "response": response, "created": now}],
+                )
             )
+        rows.insert_together(stored)
         publish.console_changed("jobs")
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
     # periodic pass sees it when --begin comes; release asks for one).
@@ -723,7 +742,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     if "partition" in changes:
         if job.state != JobState.PENDING:
             raise ServiceError("Job is no longer pending execution")
-        job.partition = _choose_partition(changes["partition"]).name
+        job.partition = _choose_partition(changes["partition"], ClusterConfig.current()).name
         fields.append("partition")
     if "name" in changes:
         job.name = changes["name"][:256]

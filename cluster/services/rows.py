@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 
 
 def table(model: type[models.Model]) -> str:
@@ -214,11 +214,26 @@ def update_where(model: type[models.Model], values: Mapping[str, Any], where: Wh
         return cursor.rowcount
 
 
+def _left_to_database(f: models.Field) -> bool:
+    """A column the database fills as the ORM would: nullable, no default in Python or in
+    the schema, so NULL either way."""
+    return f.null and not f.has_default() and f.db_default is models.NOT_PROVIDED and not f.primary_key
+
+
 @cache
 def _insert_sql(
-    model: type[models.Model], with_pk: bool, vendor: str
+    model: type[models.Model], given: frozenset[str], vendor: str
 ) -> tuple[str, tuple[models.Field, ...]]:
-    fields = tuple(f for f in model._meta.concrete_fields if with_pk or not f.primary_key)
+    # Columns no row gives and the database fills with NULL are left out: the job has 51
+    # columns, and psycopg caches its parsing of a statement of at most 50 parameters only
+    # (re-parsed, it was a fifth of a submission's time in the server).
+    with_pk = model._meta.pk.name in given or model._meta.pk.attname in given
+    fields = tuple(
+        f
+        for f in model._meta.concrete_fields
+        if (with_pk or not f.primary_key)
+        and (f.name in given or f.attname in given or not _left_to_database(f))
+    )
     quote = connection.ops.quote_name
     columns = ", ".join(quote(f.column) for f in fields)
     marks = ", ".join(["%s"] * len(fields))
@@ -230,6 +245,21 @@ def _field_names(model: type[models.Model]) -> frozenset[str]:
     return frozenset(n for f in model._meta.concrete_fields for n in (f.name, f.attname))
 
 
+def _row_values(row: Mapping[str, Any], fields: Sequence[models.Field], conn: Any) -> list[Any]:
+    values = []
+    for f in fields:
+        if f.name in row:
+            value = row[f.name]
+            if isinstance(value, models.Model):
+                value = value.pk
+        elif f.attname in row:
+            value = row[f.attname]
+        else:
+            value = f.get_default()
+        values.append(f.get_db_prep_save(value, conn))
+    return values
+
+
 def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]], batch: int = 500) -> None:
     """INSERT rows given as field name -> value maps, without building model instances
     (for a model of forty fields, as costly as the statement), ``batch`` rows a statement.
@@ -237,28 +267,56 @@ def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]], 
     default; either every row gives the primary key or none does."""
     if not rows:
         return
-    unknown = set().union(*rows) - _field_names(model)
+    given = frozenset().union(*rows)
+    unknown = given - _field_names(model)
     if unknown:
         raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
     conn = connections[DEFAULT_DB_ALIAS]
-    pk = model._meta.pk
-    sql, fields = _insert_sql(model, pk.name in rows[0] or pk.attname in rows[0], conn.vendor)
-    params = []
-    for row in rows:
-        values = []
-        for f in fields:
-            if f.name in row:
-                value = row[f.name]
-                if isinstance(value, models.Model):
-                    value = value.pk
-            elif f.attname in row:
-                value = row[f.attname]
-            else:
-                value = f.get_default()
-            values.append(f.get_db_prep_save(value, conn))
-        params.append(values)
+    sql, fields = _insert_sql(model, given, conn.vendor)
+    params = [_row_values(row, fields, conn) for row in rows]
     for start in range(0, len(params), batch):
         _run(conn, sql, params[start : start + batch])
+
+
+Rows = Sequence[Mapping[str, Any]]
+
+
+def insert_together(parts: Sequence[tuple[type[models.Model], Rows]]) -> None:
+    """``insert_values`` of each (model, rows), all or none stored.
+
+    A submission's job and its first event, on PostgreSQL outside a transaction, go as one
+    message of two statements, which PostgreSQL runs as one transaction: one round trip
+    where BEGIN, an INSERT per model and COMMIT took four (each a wake-up of both
+    processes: a third of a submission's round trips). Anything else (SQLite, an open
+    transaction, server-side binding, which sends one statement a message, or several
+    rows of a model) takes a transaction of Django's.
+    """
+    conn = connections[DEFAULT_DB_ALIAS]
+    if _one_message(conn) and all(len(rows) == 1 for _, rows in parts):
+        statements, params = [], []
+        for model, rows in parts:
+            given = frozenset(rows[0])
+            unknown = given - _field_names(model)
+            if unknown:
+                raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
+            sql, fields = _insert_sql(model, given, conn.vendor)
+            statements.append(sql)
+            params += _row_values(rows[0], fields, conn)
+        with conn.cursor() as cursor:
+            cursor.execute("; ".join(statements), params)
+        return
+    with transaction.atomic(savepoint=False):
+        for model, rows in parts:
+            insert_values(model, rows)
+
+
+def _one_message(conn: Any) -> bool:
+    return (
+        conn.vendor == "postgresql"
+        and conn.get_autocommit()
+        and not conn.in_atomic_block
+        and not conn.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+    )
 
 
 def _fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:

@@ -1,0 +1,72 @@
+"""A submission's statements on PostgreSQL: the job and its first event stored in one
+message (one round trip, one transaction), the partition read once per configuration.
+
+Round trips, not statements, bound distributed mode's submission rate: each wakes the
+server's worker and a PostgreSQL backend (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from cluster.models import Event, Job, SubmitKey
+from cluster.services import rows
+from cluster.services.jobs import job_submit
+
+pytestmark = [
+    pytest.mark.distributed,
+    pytest.mark.skipif(not os.environ.get("FSCHED_DATABASE_URL"), reason="needs FSCHED_DATABASE_URL"),
+    pytest.mark.django_db(transaction=True),
+]
+
+SPEC = {"wrap": "true", "work_dir": "/tmp", "hold": True}
+
+
+def _statements(users, **kwargs):
+    with CaptureQueriesContext(connection) as queries:
+        submitted = job_submit(user=users["alice"], spec=dict(SPEC), **kwargs)
+    return submitted, [q["sql"] for q in queries.captured_queries]
+
+
+def test_the_job_and_its_event_are_one_statement_message(users, demo):
+    job_submit(user=users["alice"], spec=dict(SPEC))  # the caches of this configuration
+    submitted, sql = _statements(users)
+    writes = [s for s in sql if s.startswith("INSERT")]
+    assert len(writes) == 1, sql
+    assert 'INSERT INTO "cluster_job"' in writes[0] and 'INSERT INTO "cluster_event"' in writes[0]
+    # Nothing else of the submission writes, and the default partition was not read again.
+    assert not any("cluster_partition" in s for s in sql), sql
+    job = Job.objects.get(pk=submitted.job_ids[0])
+    assert job.partition == "debug" and job.state == "PENDING"
+    assert list(Event.objects.filter(job_id=job.pk).values_list("new_state", flat=True)) == ["PENDING"]
+
+
+def test_a_repeated_idempotency_key_gets_the_first_jobs_in_the_same_message(users, demo):
+    first, sql = _statements(users, idempotency_key="k-1")
+    assert any('INSERT INTO "cluster_submitkey"' in s and 'INSERT INTO "cluster_job"' in s for s in sql), sql
+    again, _ = _statements(users, idempotency_key="k-1")
+    assert again.job_ids == first.job_ids
+    assert Job.objects.filter(user="alice").count() == 1
+
+
+def test_a_statement_that_fails_stores_none_of_the_message(users, demo):
+    now = timezone.now()
+    SubmitKey.objects.create(user="alice", key="taken", response={}, created=now)
+    event = {"time": now, "kind": Event.Kind.JOB, "new_state": "PENDING", "reason": "one-message-test"}
+    duplicate = {"user": "alice", "key": "taken", "response": {}, "created": now}
+    with pytest.raises(IntegrityError):
+        rows.insert_together([(Event, [event]), (SubmitKey, [duplicate])])
+    assert not Event.objects.filter(reason="one-message-test").exists()
+    # The connection is usable again at once: the failed message was its own transaction.
+    assert SubmitKey.objects.count() == 1
+
+
+def test_an_array_is_stored_whole_in_one_transaction(users, demo):
+    submitted = job_submit(user=users["alice"], spec={**SPEC, "array": "0-9"})
+    assert Job.objects.filter(array_job_id=submitted.array_job_id).count() == 10
+    assert Event.objects.filter(job_id__in=submitted.job_ids).count() == 10
