@@ -43,6 +43,7 @@ http_app = WSGIOverASGI(
     StaticFilesHandler(django_app),
     settings.FSCHED_HTTP_THREADS,
     max_body=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+    overlap=bool(settings.DATABASE_URL),
 )
 router = ProtocolTypeRouter(
     {

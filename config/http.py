@@ -18,6 +18,12 @@ spread over two or four.  A slow request still does not hold the others back.
 
 Under load, API reads and submissions go to helper processes instead (config.helpers),
 which run the same handler on the machine's other cores.
+
+On PostgreSQL (``overlap``) a request goes to an idle thread whenever there is one: it
+spends most of its time waiting for the database's answers (five round trips for a
+submission), and the GIL is free meanwhile. Kept on the first thread, one server process
+answered one request at a time: measured with 8 API clients, 180-250 submissions per
+second from one process against 260-410 spread over its threads.
 """
 
 from __future__ import annotations
@@ -79,8 +85,11 @@ def environ_for(scope: dict[str, Any], body: Any) -> dict[str, Any]:
 class WSGIOverASGI:
     """An ASGI HTTP application running a WSGI application on a few long-lived threads."""
 
-    def __init__(self, wsgi_app: Any, threads: int, *, max_body: int | None = None) -> None:
+    def __init__(
+        self, wsgi_app: Any, threads: int, *, max_body: int | None = None, overlap: bool = False
+    ) -> None:
         self.wsgi_app = wsgi_app
+        self.overlap = overlap
         # Bodies over this are refused as they arrive (Django only checks a Content-Length
         # after the whole body was read and spooled here, to disk past _SPOOL_BYTES).
         self.max_body = max_body
@@ -108,7 +117,7 @@ class WSGIOverASGI:
     def _pick(self) -> int:
         now = time.monotonic()
         for i, busy in enumerate(self.busy):
-            if busy == 0 or now - self.started[i] < SLOW:
+            if busy == 0 or (not self.overlap and now - self.started[i] < SLOW):
                 return i
         return min(range(len(self.busy)), key=self.busy.__getitem__)
 
