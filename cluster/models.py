@@ -54,6 +54,13 @@ class ClusterConfig(models.Model):
         return fresh
 
     @classmethod
+    def touch(cls) -> None:
+        """A new revision, nothing else changed: for a change of state that processes cache
+        by the revision (an extension's, such as the limits in force), so that the one read
+        of the revision per request tells every cache whether it is current."""
+        cls.objects.filter(pk=1).update(revision=uuid.uuid4().hex)
+
+    @classmethod
     def for_update(cls) -> ClusterConfig:
         """The row, read afresh (and locked where the database can) for a change."""
         return cls.objects.select_for_update().get_or_create(pk=1)[0]

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from cluster.models import ClusterConfig, Partition
-from cluster.services import rows
 from limits.models import (
     ASSOC_LIMIT_FIELDS,
     QOS_LIMIT_FIELDS,
@@ -67,12 +66,6 @@ def option(options: Mapping[str, object], name: str, default: str = "") -> str:
 
 def state() -> LimitsState:
     return LimitsState.objects.get_or_create(pk=1)[0]
-
-
-def limits_version() -> tuple[int, str]:
-    # Read on every submit and pass: a plain statement, not an ORM query (a tenth of the cost).
-    found = rows.select(LimitsState, ("version", "token"), {"pk": 1})
-    return (found[0][0], found[0][1]) if found else (0, "")
 
 
 def key_text(key: UsageKey) -> str:
@@ -220,7 +213,8 @@ def context(cfg: ClusterConfig | None = None) -> LimitsContext:
     """
     global _cached  # noqa: PLW0603 - one cache per process
     cfg = cfg or ClusterConfig.current()
-    version = (*limits_version(), cfg.revision)
+    # A change of the limits gives the configuration a new revision (services._bump_version).
+    version = (cfg.revision,)
     cached = _cached
     if cached is not None and cached.version == version and cached.cluster == cfg.cluster_name:
         return cached

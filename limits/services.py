@@ -99,6 +99,14 @@ def ensure_cluster(name: str | None = None) -> Cluster:
     return cluster
 
 
+def _bump_version() -> None:
+    """Every process reads the limits again: they are cached by the configuration's
+    revision, which each submission and pass reads anyway (one read validates every cache)."""
+    LimitsState.objects.get_or_create(pk=1)
+    LimitsState.objects.filter(pk=1).update(version=F("version") + 1, token=uuid.uuid4().hex)
+    ClusterConfig.touch()
+
+
 def _validate_and_bump() -> Policy:
     """Rebuild the policy from what the transaction wrote; refuse (roll back) if it does not
     hold together, else bump the version so every process picks it up."""
@@ -107,8 +115,7 @@ def _validate_and_bump() -> Policy:
         policy = selectors.build_policy(cluster=cfg.cluster_name or "cluster", options=cfg.options or {})
     except PolicyError as exc:
         raise ServiceError(str(exc)) from None
-    LimitsState.objects.get_or_create(pk=1)
-    LimitsState.objects.filter(pk=1).update(version=F("version") + 1, token=uuid.uuid4().hex)
+    _bump_version()
     publish.console_changed("limits", "jobs")
     transaction.on_commit(_request_schedule)
     return policy
@@ -1168,8 +1175,7 @@ def usage_set(
         Usage.objects.update_or_create(
             key=selectors.key_text(key), defaults={"tres_seconds": dict(tres_seconds), "raw_usage": raw_usage}
         )
-        LimitsState.objects.get_or_create(pk=1)
-        LimitsState.objects.filter(pk=1).update(version=F("version") + 1, token=uuid.uuid4().hex)
+        _bump_version()
         transaction.on_commit(_request_schedule)
 
 

@@ -1,5 +1,6 @@
 """A submission's statements on PostgreSQL: the job and its first event stored in one
-message (one round trip, one transaction), the partition read once per configuration.
+message (one round trip, one transaction); the partition and the limits read once per
+configuration revision.
 
 Round trips, not statements, bound distributed mode's submission rate: each wakes the
 server's worker and a PostgreSQL backend (docs/scaling.md).
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -39,8 +40,10 @@ def test_the_job_and_its_event_are_one_statement_message(users, demo):
     writes = [s for s in sql if s.startswith("INSERT")]
     assert len(writes) == 1, sql
     assert 'INSERT INTO "cluster_job"' in writes[0] and 'INSERT INTO "cluster_event"' in writes[0]
-    # Nothing else of the submission writes, and the default partition was not read again.
-    assert not any("cluster_partition" in s for s in sql), sql
+    # Besides, only the configuration's revision (which tells every cache whether it is
+    # current: the partitions', the limits') and the job id: three round trips.
+    assert len(sql) == 3, sql
+    assert "revision" in sql[0] and "cluster_jobidcounter" in sql[1], sql
     job = Job.objects.get(pk=submitted.job_ids[0])
     assert job.partition == "debug" and job.state == "PENDING"
     assert list(Event.objects.filter(job_id=job.pk).values_list("new_state", flat=True)) == ["PENDING"]
@@ -87,3 +90,25 @@ def test_psycopg_keeps_its_parse_of_the_message(users, demo, monkeypatch):
     monkeypatch.setattr(_queries, "_query2pg_client_nocache", counting)
     job_submit(user=users["alice"], spec=dict(SPEC))
     assert parsed_again == []
+
+
+def test_a_change_of_the_limits_is_seen_by_the_next_submission(users, demo):
+    # The limits are cached by the configuration's revision, which a change of them renews.
+    from cluster.models import ClusterConfig
+    from cluster.services.errors import ServiceError
+    from limits import services as limits
+
+    with transaction.atomic():
+        cfg = ClusterConfig.for_update()
+        cfg.options = {**cfg.options, "AccountingStorageEnforce": "limits"}
+        cfg.save()
+    limits.record_add(actor=users["admin"], entity="account", names=["science"])
+    limits.record_add(actor=users["admin"], entity="user", names=["alice"], options=["Account=science"])
+    job_submit(user=users["alice"], spec=dict(SPEC))  # the limits cached: none on alice
+    before = ClusterConfig.current().revision
+    limits.record_modify(
+        actor=users["admin"], entity="user", where=["name=alice"], options=["MaxSubmitJobs=1"]
+    )
+    assert ClusterConfig.current().revision != before
+    with pytest.raises(ServiceError, match=r"^Job violates accounting/QOS policy"):
+        job_submit(user=users["alice"], spec=dict(SPEC))
