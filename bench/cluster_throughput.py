@@ -11,13 +11,15 @@
 Each figure is the median of several runs.  Usage: ``python -m bench.cluster_throughput
 [--runs N] [--jobs N] [--mode both|embedded|distributed]``; with FSCHED_DATABASE_URL and
 FSCHED_REDIS_URL set, distributed mode is measured too (on its own database and Redis DB:
-bench.distributed) and a table puts the two side by side.  ``--runs 1 --jobs 300`` is the
-quick run for development.
+bench.distributed) and a table puts the two side by side.  Both clusters run at once,
+idle but for the figure being measured, and their runs take turns, so that the machine's
+drift falls on both alike.  ``--runs 1 --jobs 300`` is the quick run for development.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -29,6 +31,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bench import distributed, reference
@@ -165,16 +168,17 @@ class Bench:
         return statistics.median(times)
 
 
-def measure(mode: str, args: argparse.Namespace, urls: dict[str, str]) -> dict[str, list[float]]:
-    """Start a cluster in `mode` (urls: FSCHED_DATABASE_URL and FSCHED_REDIS_URL, empty for
-    embedded), run every figure, stop it."""
+@contextlib.contextmanager
+def running(mode: str, urls: dict[str, str], port: int) -> Iterator[Bench]:
+    """A cluster in `mode` (urls: FSCHED_DATABASE_URL and FSCHED_REDIS_URL, empty for
+    embedded) with its nodes up; stopped at the end."""
     with tempfile.TemporaryDirectory(prefix="fsched-bench-") as tmp:
         state = Path(tmp)
         env = {"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING", **urls}
         cluster = Cluster(
             state_dir=state,
             conf_dir=ROOT / "examples" / "demo",
-            port=18123,
+            port=port,
             env=env,
             quiet=True,
             server_args=distributed.SERVER_ARGS if mode == "distributed" else (),
@@ -196,25 +200,36 @@ def measure(mode: str, args: argparse.Namespace, urls: dict[str, str]) -> dict[s
                 if time.monotonic() > deadline:
                     raise RuntimeError("nodes did not come up")
                 time.sleep(0.2)
-            figures = {
-                f"end-to-end, {args.jobs} jobs as one array (jobs/s)": [
-                    bench.array(args.jobs) for _ in range(args.runs)
-                ],
-                f"end-to-end, {args.jobs} single jobs, 8 API clients (jobs/s)": [
-                    bench.singles(args.jobs) for _ in range(args.runs)
-                ],
-                # Short and cheap: more runs, so that the machine's swings weigh less.
-                "API submission, 8 concurrent clients (jobs/s)": [
-                    bench.submit_rate(1000) for _ in range(max(args.runs, 5))
-                ],
-                "fsched sbatch --wrap=true, one call (ms)": [bench.cli_latency(30) for _ in range(args.runs)],
-            }
-            # Steadier than the rate (no client, no kernel), though still the machine's speed.
-            figures["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
-            return figures
+            yield bench
         finally:
             cluster.stop()
             distributed.stop(celery)
+
+
+def measure(benches: dict[str, Bench], args: argparse.Namespace) -> dict[str, dict[str, list[float]]]:
+    """Every figure in every mode, the modes' runs taking turns (E, D, E, D, ...): this
+    machine's speed drifts by half within minutes, and a mode measured after the other
+    met another machine (measured: the reference loop 88 ms before, 146 ms after)."""
+    figures: dict[str, dict[str, list[float]]] = {mode: {} for mode in benches}
+    plan: list[tuple[str, int, Callable[[Bench], float]]] = [
+        (f"end-to-end, {args.jobs} jobs as one array (jobs/s)", args.runs, lambda b: b.array(args.jobs)),
+        (
+            f"end-to-end, {args.jobs} single jobs, 8 API clients (jobs/s)",
+            args.runs,
+            lambda b: b.singles(args.jobs),
+        ),
+        # Short and cheap: more runs, so that the machine's swings weigh less.
+        ("API submission, 8 concurrent clients (jobs/s)", max(args.runs, 5), lambda b: b.submit_rate(1000)),
+        ("fsched sbatch --wrap=true, one call (ms)", args.runs, lambda b: b.cli_latency(30)),
+    ]
+    for name, runs, figure in plan:
+        for _ in range(runs):
+            for mode, bench in benches.items():
+                figures[mode].setdefault(name, []).append(figure(bench))
+    for mode, bench in benches.items():
+        # Steadier than the rate (no client, no kernel), though still the machine's speed.
+        figures[mode]["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
+    return figures
 
 
 def report(mode: str, figures: dict[str, list[float]]) -> None:
@@ -225,11 +240,13 @@ def report(mode: str, figures: dict[str, list[float]]) -> None:
 
 
 def table(embedded: dict[str, list[float]], dist: dict[str, list[float]]) -> None:
-    """Side by side; ratio = distributed / embedded (above 1 is better for jobs/s, worse for ms)."""
+    """Side by side; ratio = distributed / embedded (above 1 is better for jobs/s, worse for
+    ms), the median of each pair of back-to-back runs' ratios."""
     print(f"  {'figure':<62} {'embedded':>9} {'distributed':>12} {'ratio':>6}")
     for name, values in embedded.items():
         e, d = statistics.median(values), statistics.median(dist[name])
-        print(f"  {name:<62} {e:9.1f} {d:12.1f} {d / e:6.2f}")
+        ratio = statistics.median(b / a for a, b in zip(values, dist[name], strict=True))
+        print(f"  {name:<62} {e:9.1f} {d:12.1f} {ratio:6.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,18 +268,19 @@ def main(argv: list[str] | None = None) -> int:
         modes = ["embedded"]
     print(f"fsched cluster benchmark ({', '.join(modes)}; partition batch: 64 CPUs), median of {args.runs}")
     print(f"  before: {reference.describe()}")
-    results: dict[str, dict[str, list[float]]] = {}
-    if "embedded" in modes:
-        results["embedded"] = measure("embedded", args, {"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""})
-        report("embedded", results["embedded"])
-    if "distributed" in modes:
-        with (
-            distributed.fresh_database(db_url, f"fsched_bench_{os.getpid()}") as bench_db,
-            distributed.fresh_redis_db(redis_url) as bench_redis,
-        ):
+    with contextlib.ExitStack() as stack:
+        benches: dict[str, Bench] = {}
+        if "embedded" in modes:
+            embedded_urls = {"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""}
+            benches["embedded"] = stack.enter_context(running("embedded", embedded_urls, 18123))
+        if "distributed" in modes:
+            bench_db = stack.enter_context(distributed.fresh_database(db_url, f"fsched_bench_{os.getpid()}"))
+            bench_redis = stack.enter_context(distributed.fresh_redis_db(redis_url))
             urls = {"FSCHED_DATABASE_URL": bench_db, "FSCHED_REDIS_URL": bench_redis}
-            results["distributed"] = measure("distributed", args, urls)
-        report("distributed", results["distributed"])
+            benches["distributed"] = stack.enter_context(running("distributed", urls, 18124))
+        results = measure(benches, args)
+    for mode, figures in results.items():
+        report(mode, figures)
     print(f"  after: {reference.describe()}")
     if len(results) == 2:
         table(results["embedded"], results["distributed"])
