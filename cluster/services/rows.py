@@ -221,10 +221,17 @@ def _left_to_database(f: models.Field) -> bool:
     return f.null and not f.has_default() and f.db_default is models.NOT_PROVIDED and not f.primary_key
 
 
+class Sql(str):
+    """A value written as SQL, not sent as a parameter: an expression of the caller's,
+    built from models' metadata, never from anything a user gave (``insert_together``)."""
+
+
 @cache
 def _insert_sql(
-    model: type[models.Model], given: frozenset[str], vendor: str
+    model: type[models.Model], given: frozenset[str], vendor: str, written: tuple[tuple[str, str], ...] = ()
 ) -> tuple[str, tuple[models.Field, ...]]:
+    """The INSERT of one row giving `given` (``written``: field name -> its SQL), and the
+    fields whose values are its parameters, in order."""
     # Columns no row gives and the database fills with NULL are left out: the job has 51
     # columns, and psycopg caches its parsing of a statement of at most 50 parameters only
     # (re-parsed, it was a fifth of a submission's time in the server).
@@ -235,10 +242,12 @@ def _insert_sql(
         if (with_pk or not f.primary_key)
         and (f.name in given or f.attname in given or not _left_to_database(f))
     )
+    sql_of = dict(written)
     quote = connection.ops.quote_name
     columns = ", ".join(quote(f.column) for f in fields)
-    marks = ", ".join(["%s"] * len(fields))
-    return f"INSERT INTO {table(model)} ({columns}) VALUES ({marks})", fields  # noqa: S608
+    marks = ", ".join(sql_of.get(f.name, "%s") for f in fields)
+    params = tuple(f for f in fields if f.name not in sql_of)
+    return f"INSERT INTO {table(model)} ({columns}) VALUES ({marks})", params  # noqa: S608
 
 
 @cache
@@ -282,33 +291,50 @@ def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]], 
 Rows = Sequence[Mapping[str, Any]]
 
 
-def insert_together(parts: Sequence[tuple[type[models.Model], Rows]]) -> None:
-    """``insert_values`` of each (model, rows), all or none stored.
+def insert_together(
+    parts: Sequence[tuple[type[models.Model], Rows]], *, first: str | None = None
+) -> tuple[Any, ...] | None:
+    """``insert_values`` of each (model, rows), all or none stored; a value may be ``Sql``.
+    ``first``: a statement (of the caller's SQL, no parameters) run before them in the same
+    transaction, whose first row is returned (None without it).
 
     A submission's job and its first event, on PostgreSQL outside a transaction, go as one
-    message of two statements, which PostgreSQL runs as one transaction: one round trip
-    where BEGIN, an INSERT per model and COMMIT took four (each a wake-up of both
+    message of several statements, which PostgreSQL runs as one transaction: one round
+    trip where BEGIN, an INSERT per model and COMMIT took four (each a wake-up of both
     processes: a third of a submission's round trips). Anything else (SQLite, an open
     transaction, server-side binding, which sends one statement a message, or several
     rows of a model) takes a transaction of Django's.
     """
     conn = connections[DEFAULT_DB_ALIAS]
-    if _one_message(conn) and all(len(rows) == 1 for _, rows in parts):
-        statements, params = [], []
+    if one_message(conn) and all(len(rows) == 1 for _, rows in parts):
+        statements, params = [first] if first else [], []
         for model, rows in parts:
-            given = frozenset(rows[0])
-            unknown = given - _field_names(model)
-            if unknown:
-                raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
-            sql, fields = _insert_sql(model, given, conn.vendor)
+            sql, values = _one_insert(model, rows[0], conn)
             statements.append(sql)
-            params += _row_values(rows[0], fields, conn)
+            params += values
         with conn.cursor() as cursor:
             cursor.execute("; ".join(statements), params)
-        return
+            return cursor.fetchone() if first else None
     with transaction.atomic(savepoint=False):
+        found = _fetch_one(first, []) if first else None
         for model, rows in parts:
-            insert_values(model, rows)
+            if any(isinstance(v, Sql) for row in rows for v in row.values()):
+                with conn.cursor() as cursor:
+                    for row in rows:
+                        cursor.execute(*_one_insert(model, row, conn))
+            else:
+                insert_values(model, rows)
+        return found
+
+
+def _one_insert(model: type[models.Model], row: Mapping[str, Any], conn: Any) -> tuple[str, list[Any]]:
+    given = frozenset(row)
+    unknown = given - _field_names(model)
+    if unknown:
+        raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
+    written = tuple(sorted((k, v) for k, v in row.items() if isinstance(v, Sql)))
+    sql, fields = _insert_sql(model, given, conn.vendor, written)
+    return sql, _row_values(row, fields, conn)
 
 
 # psycopg parses a statement's placeholders on every execute unless it has at most this
@@ -325,7 +351,9 @@ if (
     _psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = _PSYCOPG_PARSE_CACHE_PARAMS
 
 
-def _one_message(conn: Any) -> bool:
+def one_message(conn: Any = None) -> bool:
+    """Whether ``insert_together`` sends its statements as one message."""
+    conn = conn or connections[DEFAULT_DB_ALIAS]
     return (
         conn.vendor == "postgresql"
         and conn.get_autocommit()

@@ -1,6 +1,6 @@
-"""A submission's statements on PostgreSQL: the job and its first event stored in one
-message (one round trip, one transaction); the partition and the limits read once per
-configuration revision.
+"""A submission's statements on PostgreSQL: the job's id taken, the job and its first event
+stored in one message (one round trip, one transaction); the partition and the limits
+read once per configuration revision.
 
 Round trips, not statements, bound distributed mode's submission rate: each wakes the
 server's worker and a PostgreSQL backend (docs/scaling.md).
@@ -40,10 +40,11 @@ def test_the_job_and_its_event_are_one_statement_message(users, demo):
     writes = [s for s in sql if s.startswith("INSERT")]
     assert len(writes) == 1, sql
     assert 'INSERT INTO "cluster_job"' in writes[0] and 'INSERT INTO "cluster_event"' in writes[0]
-    # Besides, only the configuration's revision (which tells every cache whether it is
-    # current: the partitions', the limits') and the job id: three round trips.
-    assert len(sql) == 3, sql
-    assert "revision" in sql[0] and "cluster_jobidcounter" in sql[1], sql
+    # The message also takes the job's id. Besides, only the configuration's revision is
+    # read (it tells every cache whether it is current: the partitions', the limits'):
+    # two round trips.
+    assert writes[0].startswith('INSERT INTO "cluster_jobidcounter"'), writes
+    assert len(sql) == 2 and "revision" in sql[0], sql
     job = Job.objects.get(pk=submitted.job_ids[0])
     assert job.partition == "debug" and job.state == "PENDING"
     assert list(Event.objects.filter(job_id=job.pk).values_list("new_state", flat=True)) == ["PENDING"]
@@ -73,6 +74,20 @@ def test_an_array_is_stored_whole_in_one_transaction(users, demo):
     submitted = job_submit(user=users["alice"], spec={**SPEC, "array": "0-9"})
     assert Job.objects.filter(array_job_id=submitted.array_job_id).count() == 10
     assert Event.objects.filter(job_id__in=submitted.job_ids).count() == 10
+
+
+def test_ids_follow_each_other_across_single_jobs_and_arrays(users, demo):
+    from cluster.models import JobIdCounter
+
+    JobIdCounter.objects.all().delete()  # a new database: the first message makes the row
+    ids = [job_submit(user=users["alice"], spec=dict(SPEC)).job_ids[0] for _ in range(2)]
+    array = job_submit(user=users["alice"], spec={**SPEC, "array": "0-2"}).job_ids
+    ids.append(job_submit(user=users["alice"], spec=dict(SPEC)).job_ids[0])
+    assert ids[:2] == [1, 2] and array == [3, 4, 5] and ids[2] == 6
+    events = Event.objects.filter(job_id__in=ids).order_by("job_id")
+    assert list(events.values_list("job_id", flat=True)) == ids
+    key = job_submit(user=users["alice"], spec=dict(SPEC), idempotency_key="k-2")
+    assert SubmitKey.objects.get(key="k-2").response == {"job_ids": key.job_ids, "array_job_id": None}
 
 
 def test_psycopg_keeps_its_parse_of_the_message(users, demo, monkeypatch):
