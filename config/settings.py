@@ -123,6 +123,9 @@ if DATABASE_URL:
     # Connections are checked before reuse, so one left broken by a PostgreSQL restart is
     # replaced instead of failing the next request or agent message.
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # The health check without a round trip while the server has said nothing.
+        DATABASES["default"]["ENGINE"] = "config.postgresql"
 else:
     DATABASES = {
         "default": {
