@@ -20,7 +20,7 @@ Under load, API reads and submissions go to helper processes instead (config.hel
 which run the same handler on the machine's other cores.
 
 On PostgreSQL (``overlap``) a request goes to an idle thread whenever there is one: it
-spends most of its time waiting for the database's answers (five round trips for a
+spends most of its time waiting for the database's answers (three round trips for a
 submission), and the GIL is free meanwhile. Kept on the first thread, one server process
 answered one request at a time: measured with 8 API clients, 180-250 submissions per
 second from one process against 260-410 spread over its threads.

@@ -23,20 +23,12 @@ from django.core.signals import got_request_exception
 from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from cluster.services.errors import DATABASE_UNREACHABLE
+from cluster.services.errors import DATABASE_UNREACHABLE, is_storing_nothing
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER = 5  # seconds: a PostgreSQL restart takes about that long
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
-# An array's job ids are taken by a statement committed on its own before the
-# submission's transaction (on PostgreSQL): a gap in the ids is not something stored. A
-# message of several statements that takes an id also stores its job.
-_COUNTER = '"cluster_jobidcounter"'
-
-
-def _stores(sql: str) -> bool:
-    return sql.lstrip()[:7].upper().startswith(_WRITES) and (_COUNTER not in sql or ";" in sql)
 
 
 class _Writes:
@@ -50,7 +42,8 @@ class _Writes:
 
     def __call__(self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
         result = execute(sql, params, many, context)
-        if not self.stored and _stores(sql):
+        # A write the service says stores nothing (taking job ids) does not count.
+        if not self.stored and not is_storing_nothing() and sql.lstrip()[:7].upper().startswith(_WRITES):
             if connection.in_atomic_block:
                 transaction.on_commit(self._mark)  # dropped if the transaction rolls back
             else:

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 from django.db import InterfaceError, OperationalError
 
 # The database cannot be reached for the moment (PostgreSQL restarting, a failover,
@@ -7,6 +11,24 @@ from django.db import InterfaceError, OperationalError
 # two. What meets one stored nothing that was not committed, and may be tried again;
 # anything else (IntegrityError, DataError, a malformed message) retrying cannot help.
 DATABASE_UNREACHABLE = (OperationalError, InterfaceError)
+
+_storing_nothing: contextvars.ContextVar[bool] = contextvars.ContextVar("storing_nothing", default=False)
+
+
+@contextlib.contextmanager
+def storing_nothing() -> Iterator[None]:
+    """Writes that store nothing a user would look for, such as taking job ids (a failure
+    after it leaves a gap): a request that meets an unreachable database after them may
+    still answer that nothing was stored (config/unavailable.py)."""
+    token = _storing_nothing.set(True)
+    try:
+        yield
+    finally:
+        _storing_nothing.reset(token)
+
+
+def is_storing_nothing() -> bool:
+    return _storing_nothing.get()
 
 
 class ServiceError(Exception):

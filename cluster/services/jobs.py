@@ -20,7 +20,7 @@ from django.utils import timezone
 from cluster import hostlists, jobspec, publish, selectors, slurmtime
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
-from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from hres.request import parse_license_request
 
@@ -438,26 +438,27 @@ def _store(
     # of their own, committed at once. A submission that fails after that leaves a gap,
     # never a repeat. SQLite's transactions hold the whole database anyway: there it stays
     # inside.
-    separate = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with contextlib.nullcontext() if separate else transaction.atomic():
-        if separate and tasks == [None] and rows.one_message():
-            take, taken = _take_one_id_sql()
-            response = rows.Sql(
-                f"jsonb_build_object('job_ids', jsonb_build_array({taken}), 'array_job_id', NULL)"
-            )
-            stored = _stored_rows([taken], tasks, None, common, now, idempotency_key, response)
-            found = rows.insert_together(stored, first=take)
-            assert found is not None  # the upsert always returns its row
-            job_ids, array_job_id = [found[0]], None
-        else:
-            first = _take_job_ids(len(tasks))
-            array_job_id = first if tasks != [None] else None
-            job_ids = [first + i for i in range(len(tasks))]
-            response = {"job_ids": job_ids, "array_job_id": array_job_id}
-            rows.insert_together(
-                _stored_rows(job_ids, tasks, array_job_id, common, now, idempotency_key, response)
-            )
-        publish.console_changed("jobs")
+    if tasks == [None] and rows.one_message():
+        taken = _taken_id()
+        key = None
+        if idempotency_key is not None:
+            answer = f"jsonb_build_object('job_ids', jsonb_build_array({taken}), 'array_job_id', NULL)"
+            key = (idempotency_key, rows.Sql(answer))
+        first = rows.add_returning_sql(JobIdCounter, 1, "next_id", 1)
+        found = rows.insert_together(_stored_rows([taken], tasks, common, now, key), first=first)
+        assert found is not None  # the upsert returns its row
+        job_ids, array_job_id = [found[0] - 1], None
+    else:
+        separate = connection.vendor == "postgresql" and not connection.in_atomic_block
+        with contextlib.nullcontext() if separate else transaction.atomic():
+            first_id = _take_job_ids(len(tasks))
+            job_ids = [first_id + i for i in range(len(tasks))]
+            array_job_id = first_id if tasks != [None] else None
+            key = None
+            if idempotency_key is not None:
+                key = (idempotency_key, {"job_ids": job_ids, "array_job_id": array_job_id})
+            rows.insert_together(_stored_rows(job_ids, tasks, common, now, key))
+    publish.console_changed("jobs")
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
     # periodic pass sees it when --begin comes; release asks for one).
     if not common["hold"] and common["eligible_time"] is not None:
@@ -482,18 +483,18 @@ def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime
     }
 
 
-def _stored_rows(  # noqa: PLR0917 - the parts of one submission
+def _stored_rows(
     job_ids: list[Any],
     tasks: list[int | None],
-    array_job_id: int | None,
     common: dict[str, Any],
     now: datetime,
-    idempotency_key: str | None,
-    response: Any,
+    key: tuple[str, Any] | None,
 ) -> list[tuple[type[models.Model], rows.Rows]]:
-    """A submission's rows: its jobs, their first events, its idempotency key; an id may
-    be ``rows.Sql``."""
+    """A submission's rows: its jobs (an array's are the tasks of its first job), their
+    first events, and its idempotency key with the answer it keeps (``key``); an id may be
+    ``rows.Sql``."""
     username = common["user"]
+    array_job_id = job_ids[0] if tasks != [None] else None
     stored: list[tuple[type[models.Model], rows.Rows]] = [
         (
             Job,
@@ -504,34 +505,24 @@ def _stored_rows(  # noqa: PLR0917 - the parts of one submission
         ),
         (Event, [transition_row(job_id, "", JobState.PENDING, now=now, user=username) for job_id in job_ids]),
     ]
-    if idempotency_key is not None:
-        key = {"user": username, "key": idempotency_key, "response": response, "created": now}
-        stored.append((SubmitKey, [key]))
+    if key is not None:
+        stored.append((SubmitKey, [{"user": username, "key": key[0], "response": key[1], "created": now}]))
     return stored
 
 
 @functools.cache
-def _take_one_id_sql() -> tuple[str, rows.Sql]:
-    """PostgreSQL: the statement that takes one job id and returns it (making the counter
-    row if a new database has none), and the expression that reads the id it took later in
-    the same transaction (the row is locked by it until then)."""
+def _taken_id() -> rows.Sql:
+    """The id the submission's message took (``rows.add_returning_sql`` of the counter),
+    read back later in the same message: the counter row stays locked by it until then."""
     table, pk = rows.table(JobIdCounter), rows.column(JobIdCounter, "id")
     next_id = rows.column(JobIdCounter, "next_id")
-    first = JobIdCounter._meta.get_field("next_id").get_default()
-    take = (
-        f"INSERT INTO {table} ({pk}, {next_id}) VALUES (1, {int(first) + 1}) "  # noqa: S608 - metadata
-        f"ON CONFLICT ({pk}) DO UPDATE SET {next_id} = {table}.{next_id} + 1 RETURNING {next_id} - 1"
-    )
-    return take, rows.Sql(f"(SELECT {next_id} - 1 FROM {table} WHERE {pk} = 1)")  # noqa: S608
+    return rows.Sql(f"(SELECT {next_id} - 1 FROM {table} WHERE {pk} = 1)")  # noqa: S608 - metadata
 
 
 def _take_job_ids(count: int) -> int:
     """The first of ``count`` new job ids, taken under the counter row's lock."""
-    last = rows.add_returning(JobIdCounter, 1, "next_id", count)
-    if last is None:  # the first job of a new database
-        JobIdCounter.objects.get_or_create(pk=1)
-        last = rows.add_returning(JobIdCounter, 1, "next_id", count)
-    return last - count
+    with storing_nothing():
+        return rows.add_returning(JobIdCounter, 1, "next_id", count) - count
 
 
 def _request_schedule() -> None:

@@ -25,7 +25,6 @@ from functools import cache
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
-from psycopg import _queries as _psycopg_queries
 
 
 def table(model: type[models.Model]) -> str:
@@ -292,11 +291,9 @@ Rows = Sequence[Mapping[str, Any]]
 
 
 def insert_together(
-    parts: Sequence[tuple[type[models.Model], Rows]], *, first: str | None = None
+    parts: Sequence[tuple[type[models.Model], Rows]], *, first: tuple[str, Sequence[Any]] | None = None
 ) -> tuple[Any, ...] | None:
-    """``insert_values`` of each (model, rows), all or none stored; a value may be ``Sql``.
-    ``first``: a statement (of the caller's SQL, no parameters) run before them in the same
-    transaction, whose first row is returned (None without it).
+    """``insert_values`` of each (model, rows), all or none stored.
 
     A submission's job and its first event, on PostgreSQL outside a transaction, go as one
     message of several statements, which PostgreSQL runs as one transaction: one round
@@ -304,27 +301,31 @@ def insert_together(
     processes: a third of a submission's round trips). Anything else (SQLite, an open
     transaction, server-side binding, which sends one statement a message, or several
     rows of a model) takes a transaction of Django's.
+
+    In one message only (``one_message()``, one row a model): ``first`` is a statement and
+    its parameters run before the inserts, whose first row is returned, and a value may be
+    ``Sql`` (an expression reading what ``first`` wrote).
     """
     conn = connections[DEFAULT_DB_ALIAS]
-    if one_message(conn) and all(len(rows) == 1 for _, rows in parts):
-        statements, params = [first] if first else [], []
-        for model, rows in parts:
-            sql, values = _one_insert(model, rows[0], conn)
-            statements.append(sql)
-            params += values
-        with conn.cursor() as cursor:
-            cursor.execute("; ".join(statements), params)
-            return cursor.fetchone() if first else None
-    with transaction.atomic(savepoint=False):
-        found = _fetch_one(first, []) if first else None
-        for model, rows in parts:
-            if any(isinstance(v, Sql) for row in rows for v in row.values()):
-                with conn.cursor() as cursor:
-                    for row in rows:
-                        cursor.execute(*_one_insert(model, row, conn))
-            else:
+    single = all(len(rows) == 1 for _, rows in parts)
+    if not (one_message(conn) and single):
+        if first is not None:
+            raise ValueError("insert_together: `first` needs one message")
+        with transaction.atomic(savepoint=False):
+            for model, rows in parts:
                 insert_values(model, rows)
-        return found
+        return None
+    statements, params = [], []
+    if first is not None:
+        statements.append(first[0])
+        params += first[1]
+    for model, rows in parts:
+        sql, values = _one_insert(model, rows[0], conn)
+        statements.append(sql)
+        params += values
+    with conn.cursor() as cursor:
+        cursor.execute("; ".join(statements), params)
+        return cursor.fetchone() if first is not None else None
 
 
 def _one_insert(model: type[models.Model], row: Mapping[str, Any], conn: Any) -> tuple[str, list[Any]]:
@@ -335,20 +336,6 @@ def _one_insert(model: type[models.Model], row: Mapping[str, Any], conn: Any) ->
     written = tuple(sorted((k, v) for k, v in row.items() if isinstance(v, Sql)))
     sql, fields = _insert_sql(model, given, conn.vendor, written)
     return sql, _row_values(row, fields, conn)
-
-
-# psycopg parses a statement's placeholders on every execute unless it has at most this
-# many parameters, then it keeps the parse in a 128-entry LRU keyed by the statement's
-# text. A submission's message has 57 (48 of the job, 9 of its event), and its parse was
-# half of the time the statement took in the server: let it in. The statements here are a
-# few shapes of bounded length (the cache also takes none over 4 kB), so memory stays
-# bounded. A name psycopg no longer has is left alone: only speed depends on it.
-_PSYCOPG_PARSE_CACHE_PARAMS = 64
-if (
-    getattr(_psycopg_queries, "MAX_CACHED_STATEMENT_PARAMS", _PSYCOPG_PARSE_CACHE_PARAMS)
-    < _PSYCOPG_PARSE_CACHE_PARAMS
-):
-    _psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = _PSYCOPG_PARSE_CACHE_PARAMS
 
 
 def one_message(conn: Any = None) -> bool:
@@ -382,15 +369,23 @@ def count_in(model: type[models.Model], field: str, values: Sequence[Any]) -> in
 
 @cache
 def _add_sql(model: type[models.Model], field: str, vendor: str) -> str:
-    col = column(model, field)
+    col, pk = column(model, field), column(model, model._meta.pk.name)
     return (
-        f"UPDATE {table(model)} SET {col} = {col} + %s "  # noqa: S608
-        f"WHERE {column(model, model._meta.pk.name)} = %s RETURNING {col}"
+        f"INSERT INTO {table(model)} ({pk}, {col}) VALUES (%s, %s) "  # noqa: S608
+        f"ON CONFLICT ({pk}) DO UPDATE SET {col} = {table(model)}.{col} + %s RETURNING {col}"
     )
 
 
-def add_returning(model: type[models.Model], pk: Any, field: str, amount: int) -> Any | None:
-    """Add ``amount`` to one row's ``field`` and return the new value (None: no such row),
-    one statement under the row's lock (UPDATE ... RETURNING: SQLite >= 3.35, PostgreSQL)."""
-    row = _fetch_one(_add_sql(model, field, connection.vendor), [amount, pk])
-    return row[0] if row else None
+def add_returning_sql(model: type[models.Model], pk: Any, field: str, amount: int) -> tuple[str, list[Any]]:
+    """The statement of ``add_returning``, to run in a message of several (``insert_together``)."""
+    start = model._meta.get_field(field).get_default()
+    return _add_sql(model, field, connection.vendor), [pk, start + amount, amount]
+
+
+def add_returning(model: type[models.Model], pk: Any, field: str, amount: int) -> Any:
+    """Add ``amount`` to one row's ``field`` and return the new value; a missing row is made
+    at the field's default plus ``amount`` (a counter row of that one field). One statement
+    under the row's lock (an upsert with RETURNING: SQLite >= 3.35, PostgreSQL)."""
+    row = _fetch_one(*add_returning_sql(model, pk, field, amount))
+    assert row is not None  # the upsert returns its row
+    return row[0]

@@ -61,3 +61,21 @@ def test_without_the_middleware_the_api_still_answers_503_but_cannot_say_what_wa
         answer = alice.post("/api/jobs/", SPEC, format="json")
     assert answer.status_code == 503 and answer["Retry-After"] == "5"
     assert answer.json()["stored"] is None and "check before retrying" in answer.json()["error"]
+
+
+def test_taking_job_ids_is_not_counted_as_something_stored(db):
+    # A gap in the ids is not a stored job: the 503 may still say "nothing was stored".
+    from django.db import connection
+
+    from cluster.models import JobIdCounter
+    from cluster.services import rows
+    from cluster.services.errors import storing_nothing
+    from config.unavailable import _Writes
+
+    writes = _Writes()
+    with connection.execute_wrapper(writes):
+        with storing_nothing():
+            rows.add_returning(JobIdCounter, 1, "next_id", 1)
+        assert not writes.stored
+        rows.add_returning(JobIdCounter, 1, "next_id", 1)
+    assert writes.stored
