@@ -27,6 +27,7 @@ from cluster import publish  # noqa: E402
 from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
 from config import helpers  # noqa: E402
 from config.http import WSGIOverASGI  # noqa: E402
+from config.startup import with_database_retries  # noqa: E402
 
 log = logging.getLogger("fsched.server")
 
@@ -78,8 +79,13 @@ def _startup() -> None:
     from cluster.services.configuration import config_load  # noqa: PLC0415
 
     if os.environ.get("FSCHED_LOAD_CONFIG", "1") == "1":
-        _check_migrated()
-        config_load(actor="slurmctld", recover=os.environ.get("FSCHED_RECOVER") == "1")
+        recover = os.environ.get("FSCHED_RECOVER") == "1"
+
+        def load() -> None:
+            _check_migrated()
+            config_load(actor="slurmctld", recover=recover)
+
+        with_database_retries(load, wait_for=settings.FSCHED_STARTUP_DB_WAIT)
     if settings.FSCHED_RUN_CYCLES:
         cycles.start_embedded()
     # After the configuration is loaded: helpers read it from the database.

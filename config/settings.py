@@ -204,6 +204,8 @@ FSCHED_HTTP_HELPERS = envint(
 # Seconds an event-triggered pass waits so that a burst of events costs one pass
 # (Slurm's sched_min_interval).
 FSCHED_SCHED_MIN_INTERVAL = float(os.environ.get("FSCHED_SCHED_MIN_INTERVAL", "0.02"))
+# How long a starting server tries again while its database fails (config/startup.py).
+FSCHED_STARTUP_DB_WAIT = float(os.environ.get("FSCHED_STARTUP_DB_WAIT", "60"))
 # Jobs per partition an event-triggered pass considers (Slurm's default_queue_depth).
 FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # Embedded mode runs the cycles in a thread of the server process unless told not to

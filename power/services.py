@@ -570,8 +570,10 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
     if not force and not cycle_due(power, now=t, last_run=_epoch(state.last_run), state_changed=state.dirty):
         return "not due"
     with transaction.atomic():
-        state = PowerState.objects.select_for_update().get(pk=state.pk)
+        # The lock order of every writer (docs/locking.md): the nodes by name, then this
+        # row, which a registration, a completion or a pass marks dirty after its nodes.
         rows = {n.name: n for n in Node.objects.select_for_update().order_by("name")}
+        state = PowerState.objects.select_for_update().get(pk=state.pk)
         parts = partition_membership()
         loaded = _loaded()
         nodes = [power_node(n, parts, now=t, loaded=loaded) for n in rows.values()]
@@ -662,7 +664,7 @@ def jobs_allocated(allocations: Mapping[int, Sequence[str]], *, now: datetime) -
     ]
     if not flagged:
         return set()
-    rows = {n.name: n for n in Node.objects.select_for_update().filter(name__in=flagged)}
+    rows = {n.name: n for n in Node.objects.select_for_update().filter(name__in=flagged).order_by("name")}
     power = settings_in_force()
     t = now.timestamp()
     parts = partition_membership()
@@ -728,7 +730,7 @@ def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
     power = settings_in_force()
     if not any(p.power_down_on_idle for p in power.partitions.values()):
         return
-    idle = list(Node.objects.select_for_update().filter(name__in=idle_names))
+    idle = list(Node.objects.select_for_update().filter(name__in=idle_names).order_by("name"))
     t = now.timestamp()
     parts = partition_membership()
     changes: list[NodeChange] = []
@@ -867,6 +869,8 @@ def suspend_exc_update(
     if nodes is None and parts is None and states is None:
         raise ServiceError("No SuspendExcNodes, SuspendExcParts or SuspendExcStates given")
     power = settings_in_force()
+    # The configuration's row before this one, as a reconfigure takes them (docs/locking.md).
+    ClusterConfig.for_update()
     state = PowerState.objects.select_for_update().get(pk=PowerState.current().pk)
     current = exclusions_in_force(power, state)
     try:
@@ -948,7 +952,7 @@ def power_request(
             names = list(NodeSet(nodes))
         except NodeSetParseError as exc:
             raise ServiceError(f"Invalid node name specified: {nodes} ({exc})") from None
-        rows = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names)}
+        rows = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names).order_by("name")}
         missing = [n for n in names if n not in rows]
         if missing:
             raise ServiceError(f"Invalid node name specified: {NodeSet.fromlist(missing)}")

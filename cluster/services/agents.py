@@ -133,7 +133,7 @@ def agent_register(
     cfg = ClusterConfig.current()
     return_to_service = cfg.option_int("ReturnToService", 0)
     names = [n.get("name", "") for n in nodes]
-    known = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names)}
+    known = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names).order_by("name")}
     for info in nodes:
         name = info.get("name", "")
         node = known.get(name)
@@ -269,7 +269,7 @@ def agent_disconnected(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        for node in Node.objects.select_for_update().filter(name__in=nodes):
+        for node in Node.objects.select_for_update().filter(name__in=nodes).order_by("name"):
             if agent_id is not None:
                 if node.agent_id != agent_id or (
                     registered_at is not None
@@ -298,7 +298,7 @@ def agent_drain(
     now = now or timezone.now()
     reason = " ".join(str(reason).split())[:256] or "agent reported a problem"
     drained = []
-    for node in Node.objects.select_for_update().filter(name__in=nodes):
+    for node in Node.objects.select_for_update().filter(name__in=nodes).order_by("name"):
         if node.flags & NodeFlag.DRAIN:
             continue
         _set_state(node, add=NodeFlag.DRAIN, reason=reason, user="slurm", now=now)

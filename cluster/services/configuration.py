@@ -82,7 +82,9 @@ def _apply(conf: SlurmConfig, *, actor: str) -> None:
     cfg.version += 1
     cfg.save()
 
-    existing = {n.name: n for n in Node.objects.all()}
+    # Locked, by name, before any is written: a registration or a pass that changed a
+    # node meanwhile is not overwritten, and the order is every writer's (docs/locking.md).
+    existing = {n.name: n for n in Node.objects.select_for_update().order_by("name")}
     for nc in conf.nodes:
         node = existing.pop(nc.name, None)
         is_new = node is None

@@ -206,7 +206,7 @@ def node_delete(*, actor: AbstractBaseUser, names: object, now: datetime | None 
     now = now or timezone.now()
     # No list of more names than the cluster has nodes can name only dynamic nodes.
     wanted = inputs.hostlist(names, "nodes", limit=max(Node.objects.count(), 1))
-    nodes = list(Node.objects.select_for_update().filter(name__in=wanted))
+    nodes = list(Node.objects.select_for_update().filter(name__in=wanted).order_by("name"))
     missing = sorted(set(wanted) - {n.name for n in nodes})
     if missing:
         raise NotFound(f"Invalid node name specified: {','.join(missing)}")

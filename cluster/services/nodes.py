@@ -200,7 +200,7 @@ def node_update(
     if suspend_time is not None:
         suspend_time = suspend_time_value(suspend_time)
     names = known_names(nodes)
-    found = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names)}
+    found = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names).order_by("name")}
     if (state is not None and state.startswith("POWER_")) or (
         state == "RESUME" and any(n.flags & _POWER_RESUME for n in found.values())
     ):

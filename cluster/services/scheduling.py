@@ -423,7 +423,11 @@ def health_pass(*, now: datetime | None = None) -> list[str]:
     downed = []
     with transaction.atomic():
         limit = now - timedelta(seconds=timeout)
-        stale = Node.objects.select_for_update().exclude(base_state__in=[NodeBase.DOWN, NodeBase.FUTURE])
+        stale = (
+            Node.objects.select_for_update()
+            .exclude(base_state__in=[NodeBase.DOWN, NodeBase.FUTURE])
+            .order_by("name")
+        )
         for node in stale:
             if node.flags & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP | NodeFlag.POWERING_DOWN):
                 continue

@@ -1,0 +1,82 @@
+"""Writers take the rows they share in one order (docs/locking.md): a reconfigure and the
+power cycle, each waiting for the other's rows, never deadlock on PostgreSQL.
+
+A server's start-up is a reconfigure; in distributed mode it meets the Celery passes. With
+the power cycle locking its state row before the nodes and the reconfigure the nodes
+before that row, PostgreSQL killed one of them, and a server that was killed outright
+never came back up (the crash test). Here a third connection holds the first node either
+takes, so that both are caught mid-way, then lets go: both must finish.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+from django.db import connection, connections
+
+from cluster.models import Node
+from cluster.services.configuration import config_load
+from power.services import power_pass
+from tests.conftest import DEMO_CONF
+
+pytestmark = [
+    pytest.mark.distributed,
+    pytest.mark.skipif(not os.environ.get("FSCHED_DATABASE_URL"), reason="needs FSCHED_DATABASE_URL"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def _in_thread(work, errors: list[BaseException]) -> threading.Thread:
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def _waiting_on_locks() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
+
+
+def _until(predicate, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_a_reconfigure_and_the_power_cycle_waiting_for_each_other_both_finish(demo):
+    first = Node.objects.order_by("name").first()
+    holder = connections.create_connection("default")
+    errors: list[BaseException] = []
+    try:
+        with holder.cursor() as cursor:
+            cursor.execute("BEGIN")
+            cursor.execute("SELECT id FROM cluster_node WHERE id = %s FOR UPDATE", [first.pk])
+        reconfigure = _in_thread(lambda: config_load(path=DEMO_CONF / "slurm.conf"), errors)
+        _until(lambda: _waiting_on_locks() >= 1, "the reconfigure to wait for the held node")
+        cycle = _in_thread(lambda: power_pass(force=True), errors)
+        _until(lambda: _waiting_on_locks() >= 2, "the power cycle to wait too")
+        time.sleep(0.2)  # whatever else either would lock first, it has locked by now
+    finally:
+        with holder.cursor() as cursor:
+            cursor.execute("ROLLBACK")
+        holder.close()
+    reconfigure.join(30)
+    cycle.join(30)
+    assert not reconfigure.is_alive() and not cycle.is_alive()
+    assert not errors, errors
