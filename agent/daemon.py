@@ -131,9 +131,10 @@ class Agent:
         self.config = config
         self.clock = clock
         self.started_at = clock()
-        self.agent_id = f"{socket.gethostname()}:{os.getpid()}"
         self.url = endpoint_url(config.controller)
         self.spool = Spool(config.spool_dir)
+        # The host and the spool, not the process: a restarted agent is the same agent.
+        self.agent_id = f"{socket.gethostname()}:{self.spool.identity()}"
         self.node_names = [n.name for n in config.nodes]
         self.jobs = JobManager(
             self.spool,
@@ -172,8 +173,8 @@ class Agent:
             adopted = self.jobs.recover()
             self._settle_boot_time(adopted)
             log.info(
-                "agent %s serving %s (spool %s, %d running job(s) adopted)",
-                self.agent_id, ",".join(self.node_names), self.spool.root, adopted,
+                "agent %s (pid %d) serving %s (spool %s, %d running job(s) adopted)",
+                self.agent_id, os.getpid(), ",".join(self.node_names), self.spool.root, adopted,
             )  # fmt: skip
             return await self._serve()
         finally:

@@ -10,6 +10,7 @@ Layout (like slurmd's ``/var/spool/slurmd``)::
     <spool>/jobs/<job_id>/status   the wrapper writes the script's exit status here
     <spool>/done/<job_id>.json     a Completion not yet acknowledged by the controller
     <spool>/boot_time              the boot time reported for the hosted nodes
+    <spool>/agent_id               the spool's id, part of the agent's id (``identity()``)
 
 Private: the root and its directories are 0700 and every file the agent writes is 0600
 (the script 0700), whatever the umask; a spool of an older version is fixed on start,
@@ -40,6 +41,8 @@ import fcntl
 import json
 import logging
 import os
+import re
+import secrets
 import shutil
 import stat
 import time
@@ -59,6 +62,7 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 LOCK_WAIT = 2.0  # seconds a second agent waits for the spool lock
 _LOCK_POLL = 0.05
+_IDENTITY = re.compile(r"[0-9a-f]{12}")
 
 
 class SpoolLocked(Exception):
@@ -378,6 +382,33 @@ class Spool:
             shutil.rmtree(d, ignore_errors=True)
 
     # -- boot time ------------------------------------------------------------------
+
+    def identity(self) -> str:
+        """The spool's own id, made once and kept in ``<spool>/agent_id``.
+
+        Agents on one spool follow one another (its lock lets one live at a time), so an
+        agent restarted on it is the same agent to the controller: it gets its nodes back
+        at once, even while its predecessor's connection still looks open on a server
+        process that was killed too. An agent with another spool is another agent.
+        """
+        path = self.root / "agent_id"
+        known = _read_small(path)
+        if known is not None and _IDENTITY.fullmatch(known.decode(errors="replace").strip()):
+            return known.decode().strip()
+        # Made aside and linked into place: of two agents starting on a new spool at once,
+        # both read the one id that won (the loser then finds the lock taken).
+        tmp = path.with_name(f".agent_id.{os.getpid()}")
+        _write_private(tmp, f"{secrets.token_hex(6)}\n".encode(), sync=True)
+        try:
+            if known is not None:
+                os.replace(tmp, path)  # unreadable as an id: replaced, not kept
+            else:
+                with contextlib.suppress(FileExistsError):
+                    os.link(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return (_read_small(path) or b"").decode(errors="replace").strip()
 
     def read_boot_time(self) -> float | None:
         try:

@@ -21,7 +21,9 @@ from tests.agent.harness import ME, NODES, FakeController, agent_config, launch_
 def test_register_announces_nodes_running_and_completions(tmp_path: Path) -> None:
     async def scenario(ctl: FakeController, agent: Agent) -> None:
         reg = ctl.registers[0]
-        assert reg["agent_id"] == f"{socket.gethostname()}:{os.getpid()}"
+        # The host and the spool's id (kept in the spool, so a restart keeps it).
+        spool_id = (Path(agent.config.spool_dir) / "agent_id").read_text().strip()
+        assert reg["agent_id"] == f"{socket.gethostname()}:{spool_id}" and len(spool_id) == 12
         assert [n["name"] for n in reg["nodes"]] == list(NODES)
         node = reg["nodes"][0]
         assert node["cpus"] == 4
