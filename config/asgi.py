@@ -18,6 +18,10 @@ from django.contrib.staticfiles.handlers import StaticFilesHandler
 from django.core.wsgi import get_wsgi_application
 from django.urls import path, re_path
 
+from config.parent_death import die_with_parent
+
+# Before Django starts: a worker whose supervisor is killed meanwhile goes too.
+die_with_parent()
 django_app = get_wsgi_application()
 
 from asgiref.sync import sync_to_async  # noqa: E402

@@ -204,7 +204,7 @@ def check(
         if not max(1, runs - never_started) <= starts[job_id] <= runs:
             problems.append(
                 f"job {job_id} started {starts[job_id]} times, Restarts={job['restart_count']}, "
-                f"{never_started} launch(es) given up"
+                f"{never_started} launch(es) given up: {history}"
             )
         if job["state"] == "COMPLETED" and ends[job_id] < 1:
             problems.append(f"job {job_id} COMPLETED but no run of it reached its end")
