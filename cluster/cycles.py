@@ -75,6 +75,7 @@ def run_health() -> str:
     """Nodes not heard from, then launches and cancels their agents never answered."""
     from django.utils import timezone  # noqa: PLC0415
 
+    from cluster import liveness  # noqa: PLC0415
     from cluster.services.launch_watch import launch_watch_pass  # noqa: PLC0415
     from cluster.services.scheduling import health_pass  # noqa: PLC0415
 
@@ -82,7 +83,7 @@ def run_health() -> str:
         if not got:
             return "busy"
         now = timezone.now()
-        downed = health_pass(now=now)
+        downed = health_pass(now=now, heard_since=liveness.heard_since())
         watched = launch_watch_pass(now=now)
     return f"down={len(downed)} {watched}"
 

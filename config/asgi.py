@@ -27,7 +27,7 @@ django_app = get_wsgi_application()
 from asgiref.sync import sync_to_async  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from cluster import publish  # noqa: E402
+from cluster import liveness, publish  # noqa: E402
 from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
 from config import helpers  # noqa: E402
 from config.http import WSGIOverASGI  # noqa: E402
@@ -94,12 +94,15 @@ def _startup() -> None:
         cycles.start_embedded()
     # After the configuration is loaded: helpers read it from the database.
     http_app.helpers = helpers.start(settings.FSCHED_HTTP_HELPERS)
+    # From now on an agent that says nothing is silent, not unheard (cluster/liveness.py).
+    liveness.listening()
 
 
 def _shutdown() -> None:
     from cluster import cycles  # noqa: PLC0415
     from power import services as power_services  # noqa: PLC0415
 
+    liveness.stopped()
     helpers.stop(http_app.helpers)
     http_app.helpers = []
     cycles.stop_embedded()

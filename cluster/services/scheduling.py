@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 from ClusterShell.NodeSet import NodeSet
@@ -412,12 +412,21 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
         publish.console_changed("jobs")
 
 
-def health_pass(*, now: datetime | None = None) -> list[str]:
+ALWAYS_HEARD = datetime.min.replace(tzinfo=UTC)
+
+
+def health_pass(*, now: datetime | None = None, heard_since: datetime | None = ALWAYS_HEARD) -> list[str]:
     """Nodes not heard from: NOT_RESPONDING, then DOWN after SlurmdTimeout with their jobs failed.
+
+    ``heard_since``: since when a server process has listened to the agents without a
+    break (cluster.liveness). Silence counts from then at the earliest, and with None
+    (nobody listens) no node is judged: the controller's outage is not the nodes'.
 
     Also re-sends the cancel of jobs that outlived KillWait (an agent that missed it).
     """
     now = now or timezone.now()
+    if heard_since is None:
+        return []
     cfg = ClusterConfig.current()
     timeout = cfg.option_int("SlurmdTimeout", 300)
     downed = []
@@ -434,6 +443,7 @@ def health_pass(*, now: datetime | None = None) -> list[str]:
             seen = node.last_contact or cfg.loaded_at
             if seen is None:
                 continue
+            seen = max(seen, heard_since)
             if seen > limit:
                 # Silent for three heartbeats (a hung agent keeps its socket open): "*" first.
                 if (
