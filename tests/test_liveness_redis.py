@@ -49,6 +49,7 @@ def test_the_oldest_listening_server_counts_and_a_killed_one_expires(client):
     assert abs(liveness.heard_since().timestamp() - older) > 500
 
 
-def test_redis_unreachable_gives_no_verdict(client, settings, monkeypatch):
-    monkeypatch.setattr(liveness, "_reader", redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5))
+def test_redis_unreachable_gives_no_verdict(client, monkeypatch):
+    nowhere = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
+    monkeypatch.setattr(liveness, "_reader", nowhere)
     assert liveness.heard_since() is None
