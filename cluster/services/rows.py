@@ -67,6 +67,11 @@ def _shape(where: Where | None) -> tuple[tuple[str, int], ...] | None:
 
 
 def _where_sql(model: type[models.Model], shape: tuple[tuple[str, int], ...], quote: Any) -> str:
+    parts = _conditions(model, shape, quote)
+    return " WHERE " + " AND ".join(parts) if parts else ""
+
+
+def _conditions(model: type[models.Model], shape: tuple[tuple[str, int], ...], quote: Any) -> list[str]:
     parts = []
     for name, kind in shape:
         col = quote(_field(model, name).column)
@@ -74,7 +79,7 @@ def _where_sql(model: type[models.Model], shape: tuple[tuple[str, int], ...], qu
             parts.append(f"{col} IN ({', '.join(['%s'] * kind)})")
         else:
             parts.append(f"{col} IS NULL" if kind == -2 else f"{col} = %s")
-    return " WHERE " + " AND ".join(parts) if parts else ""
+    return parts
 
 
 def _where_params(model: type[models.Model], where: Where | None, conn: Any) -> list[Any]:
@@ -169,9 +174,13 @@ def load(
     return [model.from_db(alias, names, row) for row in found]
 
 
-def update_rows(rows: Iterable[models.Model], fields: Sequence[str]) -> int:
+def update_rows(rows: Iterable[models.Model], fields: Sequence[str], *, only_if: Where | None = None) -> int:
     """Write the named fields of each instance to its row (no signals, no ``auto_now``:
-    as a queryset's ``update()``), one statement run for every row."""
+    as a queryset's ``update()``), one statement run for every row.
+
+    ``only_if``: conditions the row must still meet when it is written (values, not
+    lists): a row changed meanwhile by another transaction is left as that one made it.
+    PostgreSQL checks them again on the newest version of a row it had to wait for."""
     rows = list(rows)
     if not rows:
         return 0
@@ -181,8 +190,16 @@ def update_rows(rows: Iterable[models.Model], fields: Sequence[str]) -> int:
     targets = [_field(model, f) for f in fields]
     pk = model._meta.pk
     sets = ", ".join(f"{quote(f.column)} = %s" for f in targets)
-    sql = f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {quote(pk.column)} = %s"  # noqa: S608
-    params = [[f.get_db_prep_save(getattr(row, f.attname), conn) for f in targets] + [row.pk] for row in rows]
+    shape = _shape(only_if) or ()
+    if any(kind >= 0 for _, kind in shape):
+        raise ValueError("only_if takes single values")
+    where = " AND ".join([f"{quote(pk.column)} = %s", *_conditions(model, shape, quote)])
+    sql = f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {where}"  # noqa: S608
+    extra = _where_params(model, only_if, conn)
+    params = [
+        [f.get_db_prep_save(getattr(row, f.attname), conn) for f in targets] + [row.pk, *extra]
+        for row in rows
+    ]
     _run(conn, sql, params)
     return len(rows)
 

@@ -337,9 +337,13 @@ def _apply(
             )
             if states.is_usable(base, flags)
         }
+        # Locked as they are read, in id order: a cancel or a hold that lands between the
+        # snapshot and here is seen (PostgreSQL re-checks a row it waited for), and that
+        # job's start is dropped for the next pass to redo.
+        still = {"pk": list(started), "state": JobState.PENDING, "hold": ""}
         jobs = [
             job
-            for job in rows.load(Job, None, {"pk": list(started), "state": JobState.PENDING})
+            for job in rows.load(Job, None, still, order_by=("id",), for_update=True)
             if all(names[i] in usable for i in started[job.id].node_indices)
         ]
         events = []
@@ -408,7 +412,10 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
             changed.append(Job(id=job_id, reason=p.reason, reason_detail=p.detail, priority=p.priority))
     if changed:
-        rows.update_rows(changed, ["reason", "reason_detail", "priority"])
+        # Only where the job is still waiting as the snapshot saw it: a hold or a cancel
+        # since then keeps the reason and priority it set (JobHeldUser, 0).
+        still = {"state": JobState.PENDING, "hold": ""}
+        rows.update_rows(changed, ["reason", "reason_detail", "priority"], only_if=still)
         publish.console_changed("jobs")
 
 
