@@ -36,6 +36,11 @@ def plain_request(text: str, hres: Mapping[str, Mode] | None = None) -> list[tup
     return [(i.name, i.count) for i in items]
 
 
+def is_either(text: str) -> bool:
+    """Whether a request is Slurm's either-or form (``fluent:1|ansys:1``)."""
+    return len(split_top(text.strip(), "|")) > 1
+
+
 def plain_alloc(text: str) -> list[tuple[str, int]]:
     """The cluster licenses in a ``LicensesAlloc`` (``fluent:2``); HRES entries skipped."""
     out = []

@@ -3,7 +3,8 @@
 A database that cannot be reached answers 503 (config/unavailable.py). Input a view did
 not foresee still gets a 4xx, never a 500: a number too large for the
 database (OverflowError, DataError), a document too deep (RecursionError), text that is
-not Unicode (UnicodeError), a body over DATA_UPLOAD_MAX_MEMORY_SIZE.
+not Unicode (UnicodeError), a body over DATA_UPLOAD_MAX_MEMORY_SIZE, and a parser's
+ValueError that no service turned into a ServiceError (logged with its traceback).
 """
 
 from __future__ import annotations
@@ -57,6 +58,14 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Any
             if field := getattr(exc, "field", None):
                 body["field"] = field
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, ValueError):
+        # A parser deep in a service refused the input with its own words, and no layer
+        # above turned it into a ServiceError: still the client's input, so a 4xx.
+        view = context.get("view")
+        log.warning("%s: a ValueError reached the API, answered 400", type(view).__name__, exc_info=exc)
+        text = str(exc) or "Invalid request"
+        text = text if text.startswith("Invalid") else f"Invalid request: {text}"
+        return Response({"error": text}, status=status.HTTP_400_BAD_REQUEST)
     response = drf_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"error": str(response.data["detail"])}
