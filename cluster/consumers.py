@@ -42,13 +42,13 @@ _keys_read: tuple[tuple[int, int, str], agent_keys.NodeKeys | str] | None = None
 
 
 def _cluster_key() -> bytes:
-    return str(getattr(settings, "FSCHED_AGENT_KEY", "")).encode()
+    return str(settings.FSCHED_AGENT_KEY).encode()
 
 
 def _node_keys() -> agent_keys.NodeKeys | str:
     """``$FSCHED_CONF_DIR/agent_keys`` as last read (again when it changes), or why it is unusable."""
     global _keys_read  # noqa: PLW0603 - one cache for the process's connections
-    path = Path(getattr(settings, "CONF_DIR", ".")) / "agent_keys"
+    path = Path(settings.CONF_DIR) / "agent_keys"
     try:
         st = path.stat()
         stamp = (st.st_mtime_ns, st.st_size, str(path))

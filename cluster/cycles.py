@@ -115,7 +115,7 @@ PERIODIC: dict[str, tuple[Callable[[], str], float]] = {
     "backfill": (run_backfill, settings.FSCHED_BACKFILL_INTERVAL),
     "health": (run_health, settings.FSCHED_HEALTH_INTERVAL),
     "usage": (run_usage, settings.FSCHED_USAGE_INTERVAL),
-    "power": (run_power, getattr(settings, "FSCHED_POWER_INTERVAL", 1.0)),
+    "power": (run_power, settings.FSCHED_POWER_INTERVAL),
 }
 
 

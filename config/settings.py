@@ -13,17 +13,10 @@ from pathlib import Path
 
 import dj_database_url
 
+from config.env import envbool, envfloat, envint, envlevel
 from config.state import read_or_create_key, secure_state_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def envbool(name: str, default: bool) -> bool:
-    return os.environ.get(name, "1" if default else "0").lower() in ("1", "true", "yes", "on")
-
-
-def envint(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
 
 
 STATE_DIR = Path(os.environ.get("FSCHED_STATE_DIR", BASE_DIR / "var")).resolve()
@@ -152,7 +145,7 @@ DISTRIBUTED = bool(REDIS_URL)
 # to a 5 s read timeout, so an idle websocket's wait failed ("Timeout reading from ...")
 # and dropped its connection. Reads wait longer than the pop, and keepalive with a health
 # check finds a connection a Redis restart left dead.
-REDIS_SOCKET_TIMEOUT = float(os.environ.get("FSCHED_REDIS_SOCKET_TIMEOUT", "30"))
+REDIS_SOCKET_TIMEOUT = envfloat("FSCHED_REDIS_SOCKET_TIMEOUT", 30)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -182,14 +175,14 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(STATE_DIR / "celerybeat-schedule")
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # How often the cycles run when nothing triggers them (seconds).
-FSCHED_SCHED_INTERVAL = float(os.environ.get("FSCHED_SCHED_INTERVAL", "2"))
-FSCHED_HEALTH_INTERVAL = float(os.environ.get("FSCHED_HEALTH_INTERVAL", "2"))
+FSCHED_SCHED_INTERVAL = envfloat("FSCHED_SCHED_INTERVAL", 2)
+FSCHED_HEALTH_INTERVAL = envfloat("FSCHED_HEALTH_INTERVAL", 2)
 # Backfill plans for the whole queue, so it runs on its own interval (Slurm's bf_interval).
-FSCHED_BACKFILL_INTERVAL = float(os.environ.get("FSCHED_BACKFILL_INTERVAL", "5"))
+FSCHED_BACKFILL_INTERVAL = envfloat("FSCHED_BACKFILL_INTERVAL", 5)
 # Seconds between polls of the power-save cycle, which acts only when it is due.
-FSCHED_POWER_INTERVAL = float(os.environ.get("FSCHED_POWER_INTERVAL", "1"))
+FSCHED_POWER_INTERVAL = envfloat("FSCHED_POWER_INTERVAL", 1)
 # Seconds between usage accounting cycles (charge running jobs, decay; spec resource_limits.md).
-FSCHED_USAGE_INTERVAL = float(os.environ.get("FSCHED_USAGE_INTERVAL", "30"))
+FSCHED_USAGE_INTERVAL = envfloat("FSCHED_USAGE_INTERVAL", 30)
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # Embedded mode: child processes serving API reads and submissions on the other cores
@@ -203,9 +196,9 @@ FSCHED_HTTP_HELPERS = envint(
 )
 # Seconds an event-triggered pass waits so that a burst of events costs one pass
 # (Slurm's sched_min_interval).
-FSCHED_SCHED_MIN_INTERVAL = float(os.environ.get("FSCHED_SCHED_MIN_INTERVAL", "0.02"))
+FSCHED_SCHED_MIN_INTERVAL = envfloat("FSCHED_SCHED_MIN_INTERVAL", 0.02)
 # How long a starting server tries again while its database fails (config/startup.py).
-FSCHED_STARTUP_DB_WAIT = float(os.environ.get("FSCHED_STARTUP_DB_WAIT", "60"))
+FSCHED_STARTUP_DB_WAIT = envfloat("FSCHED_STARTUP_DB_WAIT", 60)
 # Jobs per partition an event-triggered pass considers (Slurm's default_queue_depth).
 FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # Embedded mode runs the cycles in a thread of the server process unless told not to
@@ -288,7 +281,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("FSCHED_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": envlevel("FSCHED_LOG_LEVEL", "INFO")},
     "loggers": {
         "django.channels.server": {"level": "WARNING"},
         "uvicorn.access": {"level": "WARNING"},

@@ -9,10 +9,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "cli", "cluster", "config", "hres", "limits", "power")
 # os.environ.get("X"), os.environ["X"], os.getenv("X"), env.get("X"), env["X"] and
-# settings' envbool("X") / envint("X"): reads of the environment, not a Django setting that
-# happens to share a variable's name (getattr(settings, "FSCHED_...")).
+# config.env's envbool("X") / envint / envfloat / envlevel: reads of the environment,
+# not a Django setting that happens to share a variable's name (settings.FSCHED_...).
 READ = re.compile(
-    r"""(?:\benviron(?:\.get|\.setdefault|\.pop)?\s*[(\[]\s*|\bgetenv\s*\(\s*|\benv(?:bool|int)\s*\(\s*"""
+    r"""(?:\benviron(?:\.get|\.setdefault|\.pop)?\s*[(\[]\s*|\bgetenv\s*\(\s*|\benv(?:bool|int|float|level)\s*\(\s*"""
     r"""|\benv(?:\.get)?\s*[(\[]\s*)["'](FSCHED_[A-Z0-9_]+)["']"""
 )
 ROW = re.compile(r"^\| `(FSCHED_[A-Z0-9_]+)` \|", re.MULTILINE)

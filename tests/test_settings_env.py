@@ -1,0 +1,60 @@
+"""A mistyped setting stops the process with the variable's name (config/env.py); before,
+``FSCHED_HTTPS=ture`` meant "off" and ``FSCHED_HTTP_THREADS=four`` a bare ValueError."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import envbool, envfloat, envint, envlevel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+SPELLINGS = [("1", True), (" Yes ", True), ("ON", True), ("off", False), ("", False)]
+BOOLEAN = "expected 1, true, yes, on or 0, false, no, off"
+
+
+@pytest.mark.parametrize(("value", "expected"), SPELLINGS)
+def test_booleans_in_every_usual_spelling(monkeypatch, value, expected):
+    monkeypatch.setenv("FSCHED_X", value)
+    assert envbool("FSCHED_X", not expected) is expected
+
+
+def test_unset_gives_the_default(monkeypatch):
+    monkeypatch.delenv("FSCHED_X", raising=False)
+    assert envbool("FSCHED_X", True) is True
+    assert envint("FSCHED_X", 4) == 4 and envfloat("FSCHED_X", 2.5) == 2.5
+
+
+@pytest.mark.parametrize(
+    ("reader", "value", "message"),
+    [
+        (lambda: envbool("FSCHED_X", False), "ture", f"FSCHED_X='ture': {BOOLEAN}"),
+        (lambda: envint("FSCHED_X", 4), "four", "FSCHED_X='four': expected a whole number"),
+        (lambda: envint("FSCHED_X", 4), "-1", "FSCHED_X='-1': expected a whole number of at least 0"),
+        (lambda: envfloat("FSCHED_X", 2), "2s", "FSCHED_X='2s': expected a number (seconds)"),
+        (lambda: envfloat("FSCHED_X", 2), "nan", "FSCHED_X='nan': expected a finite number of at least 0"),
+        (lambda: envlevel("FSCHED_X", "INFO"), "loud", "FSCHED_X='LOUD': expected one of DEBUG, INFO"),
+    ],
+)
+def test_a_mistyped_value_names_the_variable(monkeypatch, reader, value, message):
+    monkeypatch.setenv("FSCHED_X", value)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        reader()
+    assert str(refused.value).startswith(message)
+
+
+def test_the_server_refuses_to_start_on_a_mistyped_setting(tmp_path):
+    env = {**os.environ, "FSCHED_STATE_DIR": str(tmp_path), "FSCHED_HTTPS": "ture"}
+    env.pop("FSCHED_DATABASE_URL", None)
+    env.pop("FSCHED_REDIS_URL", None)
+    argv = [sys.executable, "manage.py", "check"]
+    done = subprocess.run(argv, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert f"FSCHED_HTTPS='ture': {BOOLEAN}" in done.stderr
