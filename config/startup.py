@@ -29,12 +29,17 @@ FIRST_PAUSE = 0.5  # seconds; doubled after each failure, up to MAX_PAUSE
 MAX_PAUSE = 5.0
 
 
+def _fresh_connection() -> None:
+    connection.close()  # a connection that failed mid-transaction is not reused
+
+
 def with_database_retries(
     work: Callable[[], T],
     *,
     wait_for: float,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    reset: Callable[[], None] = _fresh_connection,
 ) -> T:
     """``work()``, run again after each transient database error until ``wait_for``
     seconds have passed since the first try; the last error is raised after that."""
@@ -44,7 +49,7 @@ def with_database_retries(
         try:
             return work()
         except DATABASE_UNREACHABLE as exc:
-            connection.close()  # a connection that failed mid-transaction is not reused
+            reset()
             left = deadline - clock()
             if left <= 0:
                 raise

@@ -147,16 +147,19 @@ echo "  submitted jobs ${JOBS[*]} to $URL"
 wait_until 60 "jobs ${JOBS[*]} COMPLETED" jobs_completed "${JOBS[@]}"
 
 # --- where they ran --------------------------------------------------------------------
-# Each agent's nodes: the API's node record names the agent (host:pid) that registered it.
-declare -A AGENT_OF_PID
-for i in "${!AGENT_PIDS[@]}"; do AGENT_OF_PID[${AGENT_PIDS[$i]}]=$i; done
+# Each agent's nodes: the API's node record names the agent (host:spool id) that
+# registered it, and each agent's spool keeps its id in agent_id.
+declare -A AGENT_OF_SPOOL
+for i in "${!AGENT_PIDS[@]}"; do
+  AGENT_OF_SPOOL[$(cat "$WORK/spool-n$((i + 1))/agent_id")]=$i
+done
 check_job() { # job id, expected namespace index
-  local job=$1 want=$2 host node_agent pid
+  local job=$1 want=$2 host node_agent spool_id
   host=$(job_field "$job" BatchHost)
   node_agent=$("$FSCHED" sinfo --json -n "$host" | "$PY" -c \
     'import json, sys; print(json.load(sys.stdin)["nodes"][0]["agent"])')
-  pid=${node_agent##*:}
-  [[ ${AGENT_OF_PID[$pid]:-} == "$want" ]] ||
+  spool_id=${node_agent##*:}
+  [[ ${AGENT_OF_SPOOL[$spool_id]:-} == "$want" ]] ||
     fail "job $job ran on $host, registered by agent $node_agent, not the agent of ${NAMESPACES[$want]}"
   grep -q "inet ${AGENT_IPS[$want]}/" "$JOBDIR/slurm-$job.out" ||
     fail "job $job's output does not show ${NAMESPACES[$want]}'s address: $(cat "$JOBDIR/slurm-$job.out")"

@@ -14,10 +14,20 @@ class Clock:
     def __init__(self) -> None:
         self.now = 0.0
         self.pauses: list[float] = []
+        self.resets = 0  # fresh connections asked for
 
     def sleep(self, seconds: float) -> None:
         self.pauses.append(seconds)
         self.now += seconds
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+def retried(work, clock: Clock, *, wait_for: float):
+    return with_database_retries(
+        work, wait_for=wait_for, clock=lambda: clock.now, sleep=clock.sleep, reset=clock.reset
+    )
 
 
 def failing(times: int, error: Exception):
@@ -35,9 +45,9 @@ def failing(times: int, error: Exception):
 def test_a_deadlock_at_start_up_is_tried_again_until_it_passes(caplog):
     clock = Clock()
     work, calls = failing(3, OperationalError("deadlock detected\nDETAIL: Process 1 waits"))
-    assert with_database_retries(work, wait_for=60, clock=lambda: clock.now, sleep=clock.sleep) == "loaded"
+    assert retried(work, clock, wait_for=60) == "loaded"
     assert len(calls) == 4
-    assert clock.pauses == [0.5, 1.0, 2.0]
+    assert clock.pauses == [0.5, 1.0, 2.0] and clock.resets == 3
     assert "start-up: the database failed (deadlock detected); trying again in 0.5 s" in caplog.text
 
 
@@ -45,7 +55,7 @@ def test_the_last_error_is_raised_once_the_wait_is_over():
     clock = Clock()
     work, calls = failing(100, OperationalError("connection refused"))
     with pytest.raises(OperationalError, match="connection refused"):
-        with_database_retries(work, wait_for=10, clock=lambda: clock.now, sleep=clock.sleep)
+        retried(work, clock, wait_for=10)
     assert clock.now == 10  # the last pause is cut to the deadline
     assert sum(clock.pauses) == 10 and len(calls) == len(clock.pauses) + 1
 
@@ -54,5 +64,5 @@ def test_other_errors_fail_the_start_at_once():
     clock = Clock()
     work, calls = failing(1, ValueError("slurm.conf:3: bad line"))
     with pytest.raises(ValueError):
-        with_database_retries(work, wait_for=60, clock=lambda: clock.now, sleep=clock.sleep)
+        retried(work, clock, wait_for=60)
     assert len(calls) == 1 and not clock.pauses
