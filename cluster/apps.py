@@ -18,3 +18,14 @@ class ClusterConfig(AppConfig):
             exclude_fields=["last_contact", "cpu_load", "free_mem", "alloc_cpus", "alloc_mem", "last_busy"],
         )
         auditlog.register(Partition)
+
+        from django.conf import settings  # noqa: PLC0415
+
+        from cluster import triggers  # noqa: PLC0415
+
+        if settings.DISTRIBUTED:
+            # The passes run in Celery: every process asks for them there. An embedded
+            # cycles thread (FSCHED_RUN_CYCLES=1) installs itself over this at start.
+            from cluster.tasks import CeleryTriggers  # noqa: PLC0415
+
+            triggers.install(CeleryTriggers())

@@ -1,10 +1,10 @@
 """Running the cycles: one list of periodic jobs, two ways to run them.
 
-Embedded: a thread of the server process wakes on ``request_schedule()`` (submit,
-completion) or every FSCHED_SCHED_INTERVAL seconds.  Distributed: Celery beat runs the
-same functions from ``PERIODIC``; ``request_schedule()`` wakes the scheduling loop of a
-Celery worker (cluster.tasks), coalesced so a burst of completions costs one pass, and a
-database lock keeps two passes from overlapping, on any machine.
+Embedded: a thread of the server process wakes on ``triggers.request_schedule()`` (submit,
+completion) or every FSCHED_SCHED_INTERVAL seconds; it is the triggers' backend there.
+Distributed: Celery beat runs the same functions from ``PERIODIC``; the triggers wake the
+scheduling loop of a Celery worker (cluster.tasks), coalesced so a burst of completions
+costs one pass, and a database lock keeps two passes from overlapping, on any machine.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
-from cluster import publish
+from cluster import triggers
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +140,11 @@ class EmbeddedCycles:
     def kick(self) -> None:
         self._wake.set()
 
+    # The triggers' backend (cluster.triggers): every request wakes the thread, which runs
+    # the scheduler pass at once and each other cycle when it is due.
+    schedule = kick
+    power = kick
+
     def _loop(self) -> None:
         last: dict[str, float] = {}
         spent = 0.0  # seconds the last event-driven pass took
@@ -181,42 +186,13 @@ def start_embedded() -> EmbeddedCycles:
     if _embedded is None:
         _embedded = EmbeddedCycles()
         _embedded.start()
+        triggers.install(_embedded)
     return _embedded
 
 
 def stop_embedded() -> None:
     global _embedded  # noqa: PLW0603
     if _embedded is not None:
+        triggers.uninstall(_embedded)
         _embedded.stop()
         _embedded = None
-
-
-def request_power() -> None:
-    """Ask for a power-save cycle soon (it runs when power_save_min_interval allows)."""
-    if publish.relayed(("power",)):
-        return
-    if _embedded is not None:
-        _embedded.kick()
-        return
-    if settings.DISTRIBUTED:
-        from cluster.tasks import power  # noqa: PLC0415
-
-        power.delay()
-
-
-def request_schedule() -> None:
-    """Ask for a scheduler pass soon (after a submit, a completion, a node coming back)."""
-    if publish.relayed(("schedule",)):
-        return
-    if _embedded is not None:
-        _embedded.kick()
-        return
-    if settings.DISTRIBUTED:
-        from cluster.tasks import request_schedule_pass  # noqa: PLC0415
-
-        try:
-            request_schedule_pass()
-        except Exception:
-            # Runs after the commit: what asked for the pass (a submission) is stored, and
-            # an error here would tell its client otherwise. The periodic pass catches up.
-            log.warning("scheduler pass not requested (broker unreachable)", exc_info=True)

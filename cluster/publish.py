@@ -18,6 +18,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from cluster import triggers
+
 log = logging.getLogger(__name__)
 
 CONSOLE_GROUP = "console"
@@ -45,10 +47,21 @@ def bind_server_loop(loop: asyncio.AbstractEventLoop) -> None:
 _relay: list[tuple[Any, ...]] | None = None
 
 
+class _RelayedTriggers:
+    """A helper's triggers' backend: the server asks for the passes after the response."""
+
+    def schedule(self) -> None:
+        relayed(("schedule",))
+
+    def power(self) -> None:
+        relayed(("power",))
+
+
 def relay_to_server() -> None:
     """This process is an HTTP helper: keep what it publishes for the server."""
     global _relay  # noqa: PLW0603 - one relay per helper process
     _relay = []
+    triggers.install(_RelayedTriggers())
 
 
 def relayed(effect: tuple[Any, ...]) -> bool:
@@ -69,17 +82,15 @@ def take_relayed() -> list[tuple[Any, ...]]:
 
 def replay(effects: list[tuple[Any, ...]]) -> None:
     """In the server: publish and ask for what a helper's request would have."""
-    from cluster import cycles  # noqa: PLC0415 - cycles imports this module
-
     for kind, *args in effects:
         if kind == "send":
             _send(*args)
         elif kind == "console":
             _console_note(set(args[0]))
         elif kind == "schedule":
-            cycles.request_schedule()
+            triggers.request_schedule()
         elif kind == "power":
-            cycles.request_power()
+            triggers.request_power()
         else:
             log.error("unknown effect from an HTTP helper: %s", kind)
 

@@ -84,6 +84,17 @@ def request_schedule_pass() -> None:
         pipe.rpush(WAKE_KEY, 1).ltrim(WAKE_KEY, -1, -1).execute()
 
 
+class CeleryTriggers:
+    """The triggers' backend in distributed mode (installed by cluster.apps): a pass wakes
+    a worker's scheduling loop through Redis, a power cycle is a Celery task."""
+
+    def schedule(self) -> None:
+        request_schedule_pass()
+
+    def power(self) -> None:
+        power.delay()
+
+
 class SchedulingLoop:
     """The event-driven passes of one Celery worker, in a thread of its main process."""
 

@@ -36,7 +36,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from cluster import publish
+from cluster import publish, triggers
 from cluster.licenses import plain_alloc, plain_request
 from cluster.models import ClusterConfig, Event, Job, Node, Reservation
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
@@ -538,9 +538,7 @@ def hres_update(
         },
     )
     publish.console_changed(TOPIC)
-    from cluster.services.jobs import _request_schedule  # noqa: PLC0415 - jobs imports this module
-
-    _request_schedule()
+    triggers.schedule_after_commit()
     return license_entries_after(after, hres_name)
 
 

@@ -36,7 +36,7 @@ from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from cluster import publish
+from cluster import publish, triggers
 from cluster.licenses import is_either, plain_alloc, plain_request
 from cluster.models import ClusterConfig, Job
 from cluster.services import inputs
@@ -117,14 +117,8 @@ def _validate_and_bump() -> Policy:
         raise ServiceError(str(exc)) from None
     _bump_version()
     publish.console_changed("limits", "jobs")
-    transaction.on_commit(_request_schedule)
+    triggers.schedule_after_commit()
     return policy
-
-
-def _request_schedule() -> None:
-    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import the services
-
-    request_schedule()
 
 
 def _run(commit: bool, body) -> Change:
@@ -1151,7 +1145,7 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
         st.save(update_fields=["last_cycle", "last_reset"])
     if charges:
         publish.console_changed("limits")
-        transaction.on_commit(_request_schedule)
+        triggers.schedule_after_commit()
     return f"charged={len(charges)} records={len(new)}{' reset' if reset else ''}"
 
 
@@ -1189,7 +1183,7 @@ def usage_set(
             key=selectors.key_text(key), defaults={"tres_seconds": dict(tres_seconds), "raw_usage": raw_usage}
         )
         _bump_version()
-        transaction.on_commit(_request_schedule)
+        triggers.schedule_after_commit()
 
 
 def get_account(name: str) -> Account:

@@ -38,7 +38,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from cluster import publish
+from cluster import publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services import rows as plain_rows
@@ -556,9 +556,7 @@ def _rates(data: Mapping[str, object]) -> RateState:
 def mark_dirty() -> None:
     """Node states changed in a way the power cycle should see soon."""
     PowerState.objects.filter(pk=1).update(dirty=True)
-    from cluster.cycles import request_power  # noqa: PLC0415 - cycles import services
-
-    transaction.on_commit(request_power)
+    triggers.power_after_commit()
 
 
 def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
@@ -593,9 +591,7 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         state.dirty = False
         state.save()
     if result.decisions:
-        from cluster.cycles import request_schedule  # noqa: PLC0415
-
-        transaction.on_commit(request_schedule)
+        triggers.schedule_after_commit()
     return (
         f"decisions={len(result.decisions)} deferred_suspends={len(result.deferred_suspends)} "
         f"deferred_resumes={len(result.deferred_resumes)}"

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish
+from cluster import publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.services.jobs import end_job, requeue_now, transition_row
@@ -223,14 +223,8 @@ def agent_register(
             fail_job(job, now=now, why="lost by agent", node=job.batch_host)
     refresh_usage(accepted)
     publish.console_changed("nodes", "jobs")
-    _request_schedule()
+    triggers.schedule_after_commit()
     return result
-
-
-def _request_schedule() -> None:
-    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import services
-
-    transaction.on_commit(request_schedule)
 
 
 def agent_ping(
@@ -308,7 +302,7 @@ def agent_drain(
         log.error("agent %s: drained %s: %s", agent_id, ",".join(drained), reason)
         refresh_usage(drained)
         publish.console_changed("nodes")
-        _request_schedule()
+        triggers.schedule_after_commit()
     return drained
 
 
@@ -374,7 +368,7 @@ def job_launch_failed(
     )
     refresh_usage(held.keys())
     publish.console_changed("jobs")
-    _request_schedule()
+    triggers.schedule_after_commit()
 
 
 def completion_state(job: Job, exit_code: int, signal: int, ended: datetime | None = None) -> JobState:
@@ -477,7 +471,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         refresh_usage(freed)
         power_services.nodes_freed(freed, now=now)
         publish.console_changed("jobs", "nodes")
-        _request_schedule()
+        triggers.schedule_after_commit()
     return recorded
 
 

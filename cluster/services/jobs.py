@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from cluster import hostlists, jobspec, publish, selectors, slurmtime
+from cluster import hostlists, jobspec, publish, selectors, slurmtime, triggers
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
@@ -462,7 +462,7 @@ def _store(
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
     # periodic pass sees it when --begin comes; release asks for one).
     if not common["hold"] and common["eligible_time"] is not None:
-        _request_schedule()
+        triggers.schedule_after_commit()
     return Submitted(job_ids=job_ids, array_job_id=array_job_id)
 
 
@@ -523,12 +523,6 @@ def _take_job_ids(count: int) -> int:
     """The first of ``count`` new job ids, taken under the counter row's lock."""
     with storing_nothing():
         return rows.add_returning(JobIdCounter, 1, "next_id", count) - count
-
-
-def _request_schedule() -> None:
-    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import services
-
-    transaction.on_commit(request_schedule)
 
 
 MAX_JOB_ID = 2**63 - 1  # Job.id is a BigIntegerField
@@ -699,7 +693,7 @@ def job_release(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job.save(update_fields=["hold", "reason"])
     record_transition(job, job.state, why="release", user=actor.get_username())
     publish.console_changed("jobs")
-    _request_schedule()
+    triggers.schedule_after_commit()
     return job
 
 
@@ -786,7 +780,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
             detail={"before": {f: before[f] for f in fields}, "after": {f: getattr(job, f) for f in fields}},
         )
         publish.console_changed("jobs")
-        _request_schedule()
+        triggers.schedule_after_commit()
     return job
 
 

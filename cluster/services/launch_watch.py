@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Q
 
-from cluster import publish
+from cluster import publish, triggers
 from cluster.models import ClusterConfig, Job, Node
 from cluster.services.nodes import _set_state, fail_job, refresh_usage
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeFlag
@@ -106,11 +106,5 @@ def launch_watch_pass(*, now: datetime) -> str:
         if held:
             refresh_usage(held)
             publish.console_changed("nodes", "jobs")
-            transaction.on_commit(_request_schedule)
+            triggers.schedule_after_commit()
     return f"launch_timeouts={len(missing)} kill_failed={len(unkillable)} drained={len(drained)}"
-
-
-def _request_schedule() -> None:
-    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import services
-
-    request_schedule()

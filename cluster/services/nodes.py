@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish
+from cluster import publish, triggers
 from cluster.models import Event, Job, Node
 from cluster.services import inputs, rows
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -254,9 +254,7 @@ def node_update(
             node.save()
     refresh_usage(names)
     publish.console_changed("nodes")
-    from cluster.cycles import request_schedule  # noqa: PLC0415 - cycles import services
-
-    transaction.on_commit(request_schedule)
+    triggers.schedule_after_commit()
     return names
 
 

@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import hostlists, publish
+from cluster import hostlists, publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
 from cluster.reservations import AccessList, ReservationView, parse_flags
 from cluster.services import inputs
@@ -301,9 +301,7 @@ def _audit(what: str, name: str, actor: str, now: datetime, *, before: dict, aft
         detail={"reservation": name, "before": before, "after": after},
     )
     publish.console_changed(TOPIC)
-    from cluster.services.jobs import _request_schedule  # noqa: PLC0415 - jobs imports this module
-
-    _request_schedule()
+    triggers.schedule_after_commit()
 
 
 def _staff(actor: AbstractBaseUser) -> None:

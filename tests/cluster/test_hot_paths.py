@@ -16,7 +16,7 @@ from channels.testing import HttpCommunicator
 from django.db import connection
 from django.utils import timezone
 
-from cluster import cycles, publish
+from cluster import publish, triggers
 from cluster.api.auth import TokenAuthentication
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter
 from cluster.services import jobs, rows
@@ -97,7 +97,7 @@ def test_only_a_job_that_can_start_asks_for_a_pass(
     demo, users, monkeypatch, django_capture_on_commit_callbacks
 ):
     asked = []
-    monkeypatch.setattr(cycles, "request_schedule", lambda: asked.append(1))
+    monkeypatch.setattr(triggers, "request_schedule", lambda: asked.append(1))
     with django_capture_on_commit_callbacks(execute=True):
         job_submit(user=users["alice"], spec={"wrap": "true", "hold": True})
         job_submit(user=users["alice"], spec={"wrap": "true", "begin": "now+1hour"})

@@ -14,25 +14,29 @@ import pytest
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from cluster import cycles, publish
+from cluster import cycles, publish, triggers
 from config import helpers
 from config.sqlite.base import _Gate
 
 
 @pytest.fixture
 def relaying():
+    before = triggers.installed()
     publish.relay_to_server()
     try:
         yield
     finally:
         publish._relay = None
+        triggers.uninstall(triggers.installed())
+        if before is not None:
+            triggers.install(before)
 
 
 def test_a_helpers_effects_are_kept_for_the_server(relaying, db, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         publish.console_changed("jobs")
         publish.to_agent("node01", {"cmd": "cancel", "job_id": 7})
-        cycles.request_schedule()
+        triggers.request_schedule()
         # A pass is asked for at once (as in the server); publishing waits for the commit.
         assert publish.take_relayed() == [("schedule",)]
     assert publish.take_relayed() == [
@@ -47,11 +51,11 @@ def test_the_server_replays_a_helpers_effects(relaying, db, settings, django_cap
     with django_capture_on_commit_callbacks(execute=True):
         publish.to_agent("node01", {"cmd": "cancel", "job_id": 7})
         publish.console_changed("jobs")
-        cycles.request_schedule()
+        triggers.request_schedule()
     effects = publish.take_relayed()
     publish._relay = None  # now the server
     kicked = cycles.EmbeddedCycles()  # not started: its wake-up flag shows the kick
-    cycles._embedded = kicked
+    triggers.install(kicked)
 
     async def scenario() -> list[dict]:
         layer = get_channel_layer()
@@ -71,7 +75,7 @@ def test_the_server_replays_a_helpers_effects(relaying, db, settings, django_cap
         runner.start()
         runner.join()
     finally:
-        cycles._embedded = None
+        triggers.uninstall(kicked)
     assert received == [
         [
             {"type": "agent.command", "payloads": [{"cmd": "cancel", "job_id": 7}]},
