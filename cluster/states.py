@@ -86,13 +86,6 @@ def flag_names(flags: int) -> list[str]:
     return [f.name for f in _LONG_FLAG_ORDER if flags & f]
 
 
-def parse_flag_names(names: list[str] | tuple[str, ...]) -> NodeFlag:
-    value = NodeFlag.NONE
-    for name in names:
-        value |= NodeFlag[name]
-    return value
-
-
 def drain_word(base: NodeBase, flags: int) -> str | None:
     """DRAINED when nothing runs any more, DRAINING while jobs still do."""
     if not flags & NodeFlag.DRAIN:

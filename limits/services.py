@@ -40,7 +40,7 @@ from cluster import publish, triggers
 from cluster.licenses import is_either, plain_alloc, plain_request
 from cluster.models import ClusterConfig, Job
 from cluster.services import inputs
-from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from limits import selectors
 from limits.gres import check_gres
@@ -1184,13 +1184,6 @@ def usage_set(
         )
         _bump_version()
         triggers.schedule_after_commit()
-
-
-def get_account(name: str) -> Account:
-    a = Account.objects.filter(name=name).first()
-    if a is None:
-        raise NotFound(f"Account {name} does not exist")
-    return a
 
 
 __all__ = [

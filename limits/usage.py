@@ -24,7 +24,7 @@ Decay is exponential: ``usage * 2 ** (-elapsed / half_life)``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 
 UsageKey = tuple[str, ...]
@@ -251,10 +251,6 @@ def clear_usage(
     for key in keys:
         out[key] = EMPTY
     return out
-
-
-def with_raw_usage(record: UsageRecord, raw_usage: float) -> UsageRecord:
-    return replace(record, raw_usage=raw_usage)
 
 
 __all__ = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
@@ -13,10 +12,6 @@ from cluster import slurmtime, states
 from cluster.models import Job, Node, Partition
 from cluster.outputs import expand_output_path
 from limits.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
-
-
-def _iso(dt: Any) -> str | None:
-    return dt.isoformat() if dt else None
 
 
 class JobSerializer(serializers.ModelSerializer):
