@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 
 
-class ClusterConfig(AppConfig):
+class ClusterAppConfig(AppConfig):
     name = "cluster"
     verbose_name = "Cluster"
     default_auto_field = "django.db.models.BigAutoField"

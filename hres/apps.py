@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 
 
-class HresConfig(AppConfig):
+class HresAppConfig(AppConfig):
     name = "hres"
     verbose_name = "Hierarchical resources"
     default_auto_field = "django.db.models.BigAutoField"

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.apps import AppConfig
 
 
-class LimitsConfig(AppConfig):
+class LimitsAppConfig(AppConfig):
     name = "limits"
     verbose_name = "Accounting and limits"
     default_auto_field = "django.db.models.BigAutoField"
