@@ -262,7 +262,7 @@ def _holders(qos: Mapping[str, tuple[int, frozenset[str]]]) -> list[Holder]:
 def _preempt(job_id: int, *, by: int, mode: str, now: datetime) -> None:
     """End one victim through the job services, as Slurm shows it."""
     from cluster.services import rows  # noqa: PLC0415 - jobs imports hres
-    from cluster.services.jobs import terminate_running, transition_row  # noqa: PLC0415
+    from cluster.services.state import terminate_running, transition_row  # noqa: PLC0415
 
     job = Job.objects.select_for_update().get(pk=job_id)
     if job.state not in HOLDING_JOB_STATES or job.final_state:

@@ -257,7 +257,7 @@ def _clear_usage(cluster: Cluster, assoc: Association) -> None:
 
 def _cancel_jobs(jobs: Q, *, why: str, actor: str) -> list[int]:
     """Cancel the running and pending jobs matching ``jobs`` (an association deleted)."""
-    from cluster.services.jobs import end_job, record_transition, terminate_running  # noqa: PLC0415
+    from cluster.services.state import end_job, record_transition, terminate_running  # noqa: PLC0415
 
     now = timezone.now()
     out = []
@@ -1025,7 +1025,7 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
     """The limits' decisions of a pass, in the pass's transaction: the UsageFactor booked
     by each started job, accrue times, and the jobs killed because a TRES-minutes budget
     is spent (without ``safe``; spec GrpTRESMins)."""
-    from cluster.services.jobs import record_transition, terminate_running  # noqa: PLC0415
+    from cluster.services.state import record_transition, terminate_running  # noqa: PLC0415
 
     plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
     if plugin is None:

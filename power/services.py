@@ -43,8 +43,14 @@ from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services import rows as plain_rows
 from cluster.services.errors import PermissionDenied, ServiceError
-from cluster.services.jobs import end_job, record_transition, requeue_now
-from cluster.services.nodes import record_node_transition, refresh_usage
+from cluster.services.state import (
+    end_job,
+    launch_payload,
+    record_node_transition,
+    record_transition,
+    refresh_usage,
+    requeue_now,
+)
 from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from power import programs
@@ -428,7 +434,6 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
 def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:
     """CONFIGURING → RUNNING (conditional: a launch already done is not repeated); only
     now is the launch sent to the batch host's agent."""
-    from cluster.services.agents import launch_payload  # noqa: PLC0415 - agents imports us
 
     launched = []
     for job in Job.objects.select_for_update().filter(pk__in=list(ids), state=JobState.CONFIGURING):

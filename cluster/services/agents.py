@@ -21,8 +21,18 @@ from django.utils import timezone
 from cluster import publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
-from cluster.services.jobs import end_job, requeue_now, transition_row
-from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_job, refresh_usage
+from cluster.services.nodes import NOT_RESPONDING_REASON
+from cluster.services.state import (
+    ENDED_FIELDS,
+    end_job,
+    fail_job,
+    launch_payload,
+    mark_ended,
+    refresh_usage,
+    requeue_now,
+    set_node_state,
+    transition_row,
+)
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from power import services as power_services
 
@@ -82,36 +92,6 @@ def held_elsewhere(
     if now is not None and node.last_contact is not None and now - node.last_contact > HOLDER_SILENCE:
         return False
     return not one_process
-
-
-def launch_payload(job: Job) -> dict[str, Any]:
-    cpus = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[0]
-    return {
-        "type": "launch",
-        "job": {
-            "job_id": job.id,
-            "run": job.restart_count,
-            "name": job.name,
-            "user": job.user,
-            "script": job.script,
-            "argv": job.argv,
-            "work_dir": job.work_dir,
-            "std_out": job.std_out or None,
-            "std_err": job.std_err or None,
-            "std_in": job.std_in or None,
-            "environment": job.environment,
-            "batch_host": job.batch_host,
-            "node_list": job.node_list,
-            "num_nodes": len(job.alloc) or job.min_nodes,
-            "cpus_on_node": cpus,
-            "partition": job.partition,
-            "account": job.account,
-            "qos": job.qos,
-            "array_job_id": job.array_job_id,
-            "array_task_id": job.array_task_id,
-            "time_limit": job.time_limit,
-        },
-    }
 
 
 @transaction.atomic
@@ -180,7 +160,7 @@ def agent_register(
         ):
             base = NodeBase.IDLE
             reason = ""
-        _set_state(node, base=base, remove=remove, reason=reason, now=now)
+        set_node_state(node, base=base, remove=remove, reason=reason, now=now)
         node.save()
         result.accepted.append(name)
 
@@ -241,7 +221,7 @@ def agent_ping(
             node.cpu_load = info.get("cpu_load", node.cpu_load)
             node.free_mem = info.get("free_mem", node.free_mem)
             if node.flags & NodeFlag.NOT_RESPONDING and node.base_state != NodeBase.DOWN:
-                _set_state(node, remove=NodeFlag.NOT_RESPONDING, now=now)
+                set_node_state(node, remove=NodeFlag.NOT_RESPONDING, now=now)
                 rows.update_rows([node], ["flags"])
                 publish.console_changed("nodes")
             batch.append(node)
@@ -277,7 +257,7 @@ def agent_disconnected(
                 continue
             if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN):
                 continue  # its agent stopping is the power down itself (spec: no NoResp)
-            _set_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
+            set_node_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
             node.save(update_fields=["flags"])
         publish.console_changed("nodes")
 
@@ -295,7 +275,7 @@ def agent_drain(
     for node in Node.objects.select_for_update().filter(name__in=nodes).order_by("name"):
         if node.flags & NodeFlag.DRAIN:
             continue
-        _set_state(node, add=NodeFlag.DRAIN, reason=reason, user="slurm", now=now)
+        set_node_state(node, add=NodeFlag.DRAIN, reason=reason, user="slurm", now=now)
         node.save(update_fields=["flags", "reason", "reason_user", "reason_time"])
         drained.append(node.name)
     if drained:
@@ -442,15 +422,12 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
             requeue_now(job, now=now)
             requeued.append(job.id)
         else:
-            job.state = state
+            reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
+            if state == JobState.TIMEOUT:
+                reason = Reason.TIME_LIMIT
+            mark_ended(job, state, now=ended or now, reason=reason)
             job.exit_code = exit_code
             job.exit_signal = signal
-            job.end_time = ended or now
-            job.alloc = {}
-            job.reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
-            if state == JobState.TIMEOUT:
-                job.reason = Reason.TIME_LIMIT
-            job.final_state = ""
         events.append(
             transition_row(
                 job.id,
@@ -463,9 +440,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         )
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
-    rows.update_rows(
-        done, ["state", "exit_code", "exit_signal", "end_time", "alloc", "reason", "final_state"]
-    )
+    rows.update_rows(done, [*ENDED_FIELDS, "exit_code", "exit_signal"])
     rows.insert_values(Event, events)
     if recorded:
         refresh_usage(freed)

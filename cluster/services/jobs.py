@@ -21,6 +21,14 @@ from cluster import hostlists, jobspec, publish, selectors, slurmtime, triggers
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
+from cluster.services.state import (
+    end_job,
+    record_transition,
+    refresh_usage,
+    requeue_now,
+    terminate_running,
+    transition_row,
+)
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from hres.request import parse_license_request
 
@@ -542,83 +550,6 @@ def _check_owner(actor: AbstractBaseUser, job: Job) -> None:
         raise PermissionDenied("Access/permission denied")
 
 
-def transition_row(
-    job_id: int,
-    old: str,
-    new: str,
-    *,
-    now: datetime,
-    why: str = "",
-    user: str = "",
-    node: str = "",
-    detail: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One row of a job's history, for ``rows.insert_values(Event, ...)`` (the console's
-    timeline and later reports read these)."""
-    return {
-        "time": now,
-        "kind": Event.Kind.JOB,
-        "job_id": job_id,
-        "old_state": old,
-        "new_state": new,
-        "reason": why,
-        "user": user,
-        "node": node,
-        "detail": detail or {},
-    }
-
-
-def record_transition(
-    job: Job,
-    old: str,
-    *,
-    now: datetime | None = None,
-    why: str = "",
-    user: str = "",
-    node: str = "",
-    detail: dict[str, Any] | None = None,
-) -> None:
-    """Record ``job``'s change from ``old`` to its present state."""
-    rows.insert_values(
-        Event,
-        [
-            transition_row(
-                job.id,
-                old,
-                job.state,
-                now=now or timezone.now(),
-                why=why,
-                user=user,
-                node=node,
-                detail=detail,
-            )
-        ],
-    )
-
-
-def end_job(
-    job: Job,
-    state: JobState,
-    *,
-    now: datetime,
-    why: str,
-    reason: str = Reason.NONE,
-    node: str = "",
-    user: str = "",
-) -> None:
-    """A job reaches a final state without an exit from its processes (cancelled while
-    pending, lost with its node, failed to launch): it releases its nodes at once."""
-    old = job.state
-    job.state = state
-    job.reason = reason
-    job.end_time = now
-    job.alloc = {}
-    job.final_state = ""
-    job.save()
-    record_transition(job, old, now=now, why=why, user=user, node=node)
-    publish.console_changed("jobs")
-
-
 @transaction.atomic
 def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = None) -> Job:
     """scancel: a pending job ends at once; a running one is signalled on its node."""
@@ -642,8 +573,6 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
     elif job.state == JobState.CONFIGURING and not job.launched:
         # Waiting for its nodes to power up: no process to signal, it ends at once.
-        from cluster.services.nodes import refresh_usage  # noqa: PLC0415 - nodes imports jobs
-
         held = list(job.alloc)
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
         refresh_usage(held)
@@ -652,17 +581,6 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
         record_transition(job, job.state, now=now, why="scancel", user=who)
         publish.console_changed("jobs")
     return job
-
-
-def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None:
-    """Ask the agent to end a job: TERM, then KILL after KillWait; the exit is recorded later."""
-    kill_wait = ClusterConfig.current().option_int("KillWait", 30)
-    job.final_state = final_state
-    job.kill_requested = now
-    job.save(update_fields=["final_state", "kill_requested"])
-    if job.state == JobState.SUSPENDED:
-        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
-    publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": kill_wait})
 
 
 @transaction.atomic
@@ -715,24 +633,6 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
     record_transition(job, old, now=now, why="requeue", user=actor.get_username())
     publish.console_changed("jobs")
     return job
-
-
-def requeue_now(job: Job, *, now: datetime) -> None:
-    job.state = JobState.PENDING
-    job.reason = Reason.NONE
-    job.restart_count += 1
-    job.start_time = None
-    job.end_time = None
-    job.node_list = ""
-    job.batch_host = ""
-    job.alloc = {}
-    job.launched = False
-    job.kill_requested = None
-    job.final_state = ""
-    job.exit_code = 0
-    job.exit_signal = 0
-    job.eligible_time = now
-    job.save()
 
 
 @transaction.atomic

@@ -32,7 +32,7 @@ from django.db.models import Q
 
 from cluster import publish, triggers
 from cluster.models import ClusterConfig, Job, Node
-from cluster.services.nodes import _set_state, fail_job, refresh_usage
+from cluster.services.state import fail_job, refresh_usage, set_node_state
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeFlag
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def _drain(name: str, *, now: datetime) -> bool:
     node = Node.objects.select_for_update().filter(name=name).first()
     if node is None or node.flags & NodeFlag.DRAIN:
         return False
-    _set_state(node, add=NodeFlag.DRAIN, reason=KILL_TASK_FAILED, user="slurm", now=now)
+    set_node_state(node, add=NodeFlag.DRAIN, reason=KILL_TASK_FAILED, user="slurm", now=now)
     node.save()
     return True
 

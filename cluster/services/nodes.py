@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from datetime import datetime
-from typing import Any
 
 from auditlog.context import set_actor
 from ClusterShell.NodeSet import NodeSet
@@ -14,90 +11,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import publish, triggers
-from cluster.models import Event, Job, Node
-from cluster.services import inputs, rows
+from cluster.models import Node
+from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
-from cluster.services.jobs import end_job, record_transition, requeue_now
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+from cluster.services.state import (
+    fail_jobs_on,
+    refresh_usage,
+    set_node_state,
+)
+from cluster.states import NodeBase, NodeFlag
 
 log = logging.getLogger(__name__)
 
 NOT_RESPONDING_REASON = "Not responding"
-
-
-def refresh_usage(names: Iterable[str] | None = None) -> None:
-    """Recompute allocated CPUs/memory and IDLE/MIXED/ALLOCATED from the jobs holding nodes.
-
-    Derived from the jobs, never counted up and down, so it cannot drift. The nodes are
-    locked (in name order) before the jobs are read: on PostgreSQL two transactions ending
-    two jobs that shared a node each read the other's job as still running, and both
-    wrote the node MIXED. Holding the node's lock, the later one reads the jobs once the
-    earlier has committed.
-    """
-    fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "last_busy")
-    where = None if names is None else {"name": sorted(names)}
-    nodes = rows.load(Node, fields, where, order_by=("name",), for_update=True)
-    usage: dict[str, list[int]] = {}
-    for (alloc,) in rows.select(Job, ("alloc",), {"state": [s.value for s in HOLDING_JOB_STATES]}):
-        for node, (cpus, mem) in alloc.items():
-            entry = usage.setdefault(node, [0, 0])
-            entry[0] += cpus
-            entry[1] += mem
-    changed = []
-    for node in nodes:
-        cpus, mem = usage.get(node.name, (0, 0))
-        base = NodeBase(node.base_state)
-        if base in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
-            base = (
-                NodeBase.IDLE if cpus == 0 else (NodeBase.ALLOCATED if cpus >= node.cpus else NodeBase.MIXED)
-            )
-        if (node.alloc_cpus, node.alloc_mem, node.base_state) != (cpus, mem, base):
-            if cpus and not node.alloc_cpus:
-                node.last_busy = timezone.now()
-            node.alloc_cpus, node.alloc_mem, node.base_state = cpus, mem, base
-            changed.append(node)
-    if changed:
-        rows.update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
-        publish.console_changed("nodes")
-
-
-def _set_state(
-    node: Node,
-    *,
-    base: NodeBase | None = None,
-    add: NodeFlag = NodeFlag.NONE,
-    remove: NodeFlag = NodeFlag.NONE,
-    reason: str | None = None,
-    user: str = "",
-    now: datetime,
-) -> None:
-    old = node.state
-    if base is not None:
-        node.base_state = base
-    node.flags = (node.flags | add) & ~remove
-    if reason is not None:
-        node.reason = reason
-        node.reason_user = user if reason else ""
-        node.reason_time = now if reason else None
-    record_node_transition(node, old, now=now, user=user)
-
-
-def record_node_transition(
-    node: Node, old: str, *, now: datetime, user: str = "", detail: dict[str, Any] | None = None
-) -> None:
-    """One row of the node's history when its shown state changed (the console's
-    timeline and the power reports read these)."""
-    if node.state != old:
-        Event.objects.create(
-            time=now,
-            kind=Event.Kind.NODE,
-            node=node.name,
-            old_state=old,
-            new_state=node.state,
-            reason=node.reason,
-            user=user,
-            detail=detail or {},
-        )
 
 
 _UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL"}
@@ -227,17 +153,17 @@ def node_update(
             node = found[name]
             if state in ("DRAIN", "FAIL"):
                 # An administrator's drain outlives a pending POWER_DOWN_ASAP (POWER_DRAIN).
-                _set_state(
+                set_node_state(
                     node, add=NodeFlag.DRAIN, remove=NodeFlag.POWER_DRAIN, reason=reason, user=who, now=now
                 )
             elif state == "DOWN":
-                _set_state(node, base=NodeBase.DOWN, add=NodeFlag.NONE, reason=reason, user=who, now=now)
+                set_node_state(node, base=NodeBase.DOWN, add=NodeFlag.NONE, reason=reason, user=who, now=now)
                 fail_jobs_on(node.name, now=now, why="node set DOWN")
             elif state in ("RESUME", "UNDRAIN", "IDLE"):
                 base = None
                 if NodeBase(node.base_state) == NodeBase.DOWN and state != "UNDRAIN":
                     base = NodeBase.IDLE if node.last_contact else NodeBase.UNKNOWN
-                _set_state(node, base=base, remove=NodeFlag.DRAIN, reason="", user=who, now=now)
+                set_node_state(node, base=base, remove=NodeFlag.DRAIN, reason="", user=who, now=now)
             elif reason:
                 node.reason, node.reason_user, node.reason_time = reason, who, now
             if weight is not None:
@@ -256,34 +182,3 @@ def node_update(
     publish.console_changed("nodes")
     triggers.schedule_after_commit()
     return names
-
-
-def fail_jobs_on(node_name: str, *, now: datetime, why: str) -> list[int]:
-    """Jobs holding a node that failed: requeued when allowed, else NODE_FAIL."""
-    jobs = [
-        job
-        for job in Job.objects.select_for_update().filter(state__in=[s.value for s in HOLDING_JOB_STATES])
-        if node_name in job.alloc
-    ]
-    for job in jobs:
-        fail_job(job, now=now, why=why, node=node_name)
-    return [job.id for job in jobs]
-
-
-def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
-    """One job lost to a node failure: requeued when allowed, else NODE_FAIL.
-
-    A job already being ended (cancelled, timed out) simply takes that end.
-    """
-    old = job.state
-    if job.batch_host and job.batch_host != node:
-        # The batch script may still run on a healthy node: stop it there.
-        publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
-    if job.final_state and job.final_state != JobState.REQUEUED:
-        end_job(job, JobState(job.final_state), now=now, why=why, node=node)
-    elif job.requeue:
-        requeue_now(job, now=now)
-        record_transition(job, old, now=now, why=why, node=node)
-        publish.console_changed("jobs")
-    else:
-        end_job(job, JobState.NODE_FAIL, now=now, why=why, reason=Reason.NODE_FAIL, node=node)

@@ -23,9 +23,17 @@ from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.reservations import ReservationPlugin
 from cluster.services import reservations as reservation_services
 from cluster.services import rows
-from cluster.services.agents import PING_INTERVAL, launch_payload
-from cluster.services.jobs import record_transition, terminate_running, transition_row
-from cluster.services.nodes import NOT_RESPONDING_REASON, _set_state, fail_jobs_on, refresh_usage
+from cluster.services.agents import PING_INTERVAL
+from cluster.services.nodes import NOT_RESPONDING_REASON
+from cluster.services.state import (
+    fail_jobs_on,
+    launch_payload,
+    record_transition,
+    refresh_usage,
+    set_node_state,
+    terminate_running,
+    transition_row,
+)
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from hres import preemption as hres_preemption
 from hres import services as hres_services
@@ -457,11 +465,11 @@ def health_pass(*, now: datetime | None = None, heard_since: datetime | None = A
                     seen < now - timedelta(seconds=3 * PING_INTERVAL)
                     and not node.flags & NodeFlag.NOT_RESPONDING
                 ):
-                    _set_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
+                    set_node_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
                     node.save(update_fields=["flags"])
                     publish.console_changed("nodes")
                 continue
-            _set_state(
+            set_node_state(
                 node,
                 base=NodeBase.DOWN,
                 add=NodeFlag.NOT_RESPONDING,

@@ -1,0 +1,274 @@
+"""The primitives that write a job's or a node's state: every service that moves a job
+or a node goes through these, so each rule of the move (the fields an end clears, the
+event it records, who is told) lives in one place.
+
+A leaf of the cluster services: it imports no other service module (rows is plumbing),
+so the job, node, agent and scheduling services, and the extensions, can all use it.
+The callers hold the rows' locks (docs/locking.md); nothing here commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from cluster import publish
+from cluster.models import ClusterConfig, Event, Job, Node
+from cluster.services import rows
+from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+
+
+def transition_row(
+    job_id: int,
+    old: str,
+    new: str,
+    *,
+    now: datetime,
+    why: str = "",
+    user: str = "",
+    node: str = "",
+    detail: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One row of a job's history, for ``rows.insert_values(Event, ...)`` (the console's
+    timeline and later reports read these)."""
+    return {
+        "time": now,
+        "kind": Event.Kind.JOB,
+        "job_id": job_id,
+        "old_state": old,
+        "new_state": new,
+        "reason": why,
+        "user": user,
+        "node": node,
+        "detail": detail or {},
+    }
+
+
+def record_transition(
+    job: Job,
+    old: str,
+    *,
+    now: datetime | None = None,
+    why: str = "",
+    user: str = "",
+    node: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Record ``job``'s change from ``old`` to its present state."""
+    rows.insert_values(
+        Event,
+        [
+            transition_row(
+                job.id,
+                old,
+                job.state,
+                now=now or timezone.now(),
+                why=why,
+                user=user,
+                node=node,
+                detail=detail,
+            )
+        ],
+    )
+
+
+# What an end writes: a job that ended holds nothing and has no end pending.
+ENDED_FIELDS = ("state", "reason", "end_time", "alloc", "final_state")
+
+
+def mark_ended(job: Job, state: JobState, *, now: datetime, reason: str = Reason.NONE) -> None:
+    """Set ``job``'s end (ENDED_FIELDS) without saving: for a caller that writes many."""
+    job.state = state
+    job.reason = reason
+    job.end_time = now
+    job.alloc = {}
+    job.final_state = ""
+
+
+def end_job(
+    job: Job,
+    state: JobState,
+    *,
+    now: datetime,
+    why: str,
+    reason: str = Reason.NONE,
+    node: str = "",
+    user: str = "",
+) -> None:
+    """A job reaches a final state without an exit from its processes (cancelled while
+    pending, lost with its node, failed to launch): it releases its nodes at once."""
+    old = job.state
+    mark_ended(job, state, now=now, reason=reason)
+    job.save()
+    record_transition(job, old, now=now, why=why, user=user, node=node)
+    publish.console_changed("jobs")
+
+
+def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None:
+    """Ask the agent to end a job: TERM, then KILL after KillWait; the exit is recorded later."""
+    kill_wait = ClusterConfig.current().option_int("KillWait", 30)
+    job.final_state = final_state
+    job.kill_requested = now
+    job.save(update_fields=["final_state", "kill_requested"])
+    if job.state == JobState.SUSPENDED:
+        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
+    publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": kill_wait})
+
+
+def requeue_now(job: Job, *, now: datetime) -> None:
+    job.state = JobState.PENDING
+    job.reason = Reason.NONE
+    job.restart_count += 1
+    job.start_time = None
+    job.end_time = None
+    job.node_list = ""
+    job.batch_host = ""
+    job.alloc = {}
+    job.launched = False
+    job.kill_requested = None
+    job.final_state = ""
+    job.exit_code = 0
+    job.exit_signal = 0
+    job.eligible_time = now
+    job.save()
+
+
+def refresh_usage(names: Iterable[str] | None = None) -> None:
+    """Recompute allocated CPUs/memory and IDLE/MIXED/ALLOCATED from the jobs holding nodes.
+
+    Derived from the jobs, never counted up and down, so it cannot drift. The nodes are
+    locked (in name order) before the jobs are read: on PostgreSQL two transactions ending
+    two jobs that shared a node each read the other's job as still running, and both
+    wrote the node MIXED. Holding the node's lock, the later one reads the jobs once the
+    earlier has committed.
+    """
+    fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "last_busy")
+    where = None if names is None else {"name": sorted(names)}
+    nodes = rows.load(Node, fields, where, order_by=("name",), for_update=True)
+    usage: dict[str, list[int]] = {}
+    for (alloc,) in rows.select(Job, ("alloc",), {"state": [s.value for s in HOLDING_JOB_STATES]}):
+        for node, (cpus, mem) in alloc.items():
+            entry = usage.setdefault(node, [0, 0])
+            entry[0] += cpus
+            entry[1] += mem
+    changed = []
+    for node in nodes:
+        cpus, mem = usage.get(node.name, (0, 0))
+        base = NodeBase(node.base_state)
+        if base in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
+            base = (
+                NodeBase.IDLE if cpus == 0 else (NodeBase.ALLOCATED if cpus >= node.cpus else NodeBase.MIXED)
+            )
+        if (node.alloc_cpus, node.alloc_mem, node.base_state) != (cpus, mem, base):
+            if cpus and not node.alloc_cpus:
+                node.last_busy = timezone.now()
+            node.alloc_cpus, node.alloc_mem, node.base_state = cpus, mem, base
+            changed.append(node)
+    if changed:
+        rows.update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
+        publish.console_changed("nodes")
+
+
+def set_node_state(
+    node: Node,
+    *,
+    base: NodeBase | None = None,
+    add: NodeFlag = NodeFlag.NONE,
+    remove: NodeFlag = NodeFlag.NONE,
+    reason: str | None = None,
+    user: str = "",
+    now: datetime,
+) -> None:
+    """Move a locked node row (saved by the caller): its base state, flags added and
+    removed, and its reason with who gave it and when; the event if what shows changed."""
+    old = node.state
+    if base is not None:
+        node.base_state = base
+    node.flags = (node.flags | add) & ~remove
+    if reason is not None:
+        node.reason = reason
+        node.reason_user = user if reason else ""
+        node.reason_time = now if reason else None
+    record_node_transition(node, old, now=now, user=user)
+
+
+def record_node_transition(
+    node: Node, old: str, *, now: datetime, user: str = "", detail: dict[str, Any] | None = None
+) -> None:
+    """One row of the node's history when its shown state changed (the console's
+    timeline and the power reports read these)."""
+    if node.state != old:
+        Event.objects.create(
+            time=now,
+            kind=Event.Kind.NODE,
+            node=node.name,
+            old_state=old,
+            new_state=node.state,
+            reason=node.reason,
+            user=user,
+            detail=detail or {},
+        )
+
+
+def fail_jobs_on(node_name: str, *, now: datetime, why: str) -> list[int]:
+    """Jobs holding a node that failed: requeued when allowed, else NODE_FAIL."""
+    jobs = [
+        job
+        for job in Job.objects.select_for_update().filter(state__in=[s.value for s in HOLDING_JOB_STATES])
+        if node_name in job.alloc
+    ]
+    for job in jobs:
+        fail_job(job, now=now, why=why, node=node_name)
+    return [job.id for job in jobs]
+
+
+def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
+    """One job lost to a node failure: requeued when allowed, else NODE_FAIL.
+
+    A job already being ended (cancelled, timed out) simply takes that end.
+    """
+    old = job.state
+    if job.batch_host and job.batch_host != node:
+        # The batch script may still run on a healthy node: stop it there.
+        publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+    if job.final_state and job.final_state != JobState.REQUEUED:
+        end_job(job, JobState(job.final_state), now=now, why=why, node=node)
+    elif job.requeue:
+        requeue_now(job, now=now)
+        record_transition(job, old, now=now, why=why, node=node)
+        publish.console_changed("jobs")
+    else:
+        end_job(job, JobState.NODE_FAIL, now=now, why=why, reason=Reason.NODE_FAIL, node=node)
+
+
+def launch_payload(job: Job) -> dict[str, Any]:
+    cpus = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[0]
+    return {
+        "type": "launch",
+        "job": {
+            "job_id": job.id,
+            "run": job.restart_count,
+            "name": job.name,
+            "user": job.user,
+            "script": job.script,
+            "argv": job.argv,
+            "work_dir": job.work_dir,
+            "std_out": job.std_out or None,
+            "std_err": job.std_err or None,
+            "std_in": job.std_in or None,
+            "environment": job.environment,
+            "batch_host": job.batch_host,
+            "node_list": job.node_list,
+            "num_nodes": len(job.alloc) or job.min_nodes,
+            "cpus_on_node": cpus,
+            "partition": job.partition,
+            "account": job.account,
+            "qos": job.qos,
+            "array_job_id": job.array_job_id,
+            "array_task_id": job.array_task_id,
+            "time_limit": job.time_limit,
+        },
+    }
