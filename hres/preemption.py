@@ -26,6 +26,8 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from cluster import publish, states
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import PassResult
+from cluster.services import rows
+from cluster.services.state import terminate_running, transition_row
 from cluster.states import HOLDING_JOB_STATES, JobState, Reason
 from hres import services
 from hres.config import Mode
@@ -261,9 +263,6 @@ def _holders(qos: Mapping[str, tuple[int, frozenset[str]]]) -> list[Holder]:
 
 def _preempt(job_id: int, *, by: int, mode: str, now: datetime) -> None:
     """End one victim through the job services, as Slurm shows it."""
-    from cluster.services import rows  # noqa: PLC0415 - jobs imports hres
-    from cluster.services.state import terminate_running, transition_row  # noqa: PLC0415
-
     job = Job.objects.select_for_update().get(pk=job_id)
     if job.state not in HOLDING_JOB_STATES or job.final_state:
         return

@@ -41,6 +41,7 @@ from cluster.licenses import is_either, plain_alloc, plain_request
 from cluster.models import ClusterConfig, Job
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
+from cluster.services.state import end_job, record_transition, terminate_running
 from cluster.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from limits import selectors
 from limits.gres import check_gres
@@ -257,7 +258,6 @@ def _clear_usage(cluster: Cluster, assoc: Association) -> None:
 
 def _cancel_jobs(jobs: Q, *, why: str, actor: str) -> list[int]:
     """Cancel the running and pending jobs matching ``jobs`` (an association deleted)."""
-    from cluster.services.state import end_job, record_transition, terminate_running  # noqa: PLC0415
 
     now = timezone.now()
     out = []
@@ -1025,7 +1025,6 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
     """The limits' decisions of a pass, in the pass's transaction: the UsageFactor booked
     by each started job, accrue times, and the jobs killed because a TRES-minutes budget
     is spent (without ``safe``; spec GrpTRESMins)."""
-    from cluster.services.state import record_transition, terminate_running  # noqa: PLC0415
 
     plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
     if plugin is None:
