@@ -32,10 +32,9 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from config.http import Response
+from config.wsgi_bridge import Response, call_wsgi
 
 log = logging.getLogger("fsched.server")
 
@@ -144,7 +143,6 @@ def serve(fd: int) -> int:
 
     app = get_wsgi_application()
     from cluster import publish  # noqa: PLC0415
-    from config.http import call_wsgi  # noqa: PLC0415
 
     publish.relay_to_server()
     conn = Connection(fd)
