@@ -41,6 +41,20 @@ def is_either(text: str) -> bool:
     return len(split_top(text.strip(), "|")) > 1
 
 
+def limit_counts(request: str, *, running: bool, held: str = "") -> dict[str, int] | None:
+    """The licenses a job's ``-L`` counts against the limits. The either-or form
+    (``fluent:1|ansys:1``) takes one of them when the job starts: a waiting job counts
+    none, a running one what its LicensesAlloc ``held`` says, else the first."""
+    if not request:
+        return None
+    if is_either(request):
+        if not running:
+            return None
+        if held:
+            return dict(plain_alloc(held)) or None
+    return dict(plain_request(request)) or None
+
+
 def plain_alloc(text: str) -> list[tuple[str, int]]:
     """The cluster licenses in a ``LicensesAlloc`` (``fluent:2``); HRES entries skipped."""
     out = []

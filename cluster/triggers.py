@@ -49,26 +49,24 @@ def installed() -> Backend | None:
     return _backend
 
 
-def request_schedule() -> None:
-    """Ask for a scheduler pass now; with no backend (a test, a manage command), nothing."""
+def _ask(what: str, method: str) -> None:
     backend = _backend
     if backend is None:
         return
     try:
-        backend.schedule()
+        getattr(backend, method)()
     except Exception:
-        log.warning("scheduler pass not requested (%s failed)", type(backend).__name__, exc_info=True)
+        log.warning("%s not requested (%s failed)", what, type(backend).__name__, exc_info=True)
+
+
+def request_schedule() -> None:
+    """Ask for a scheduler pass now; with no backend (a test, a manage command), nothing."""
+    _ask("scheduler pass", "schedule")
 
 
 def request_power() -> None:
     """Ask for a power-save cycle now."""
-    backend = _backend
-    if backend is None:
-        return
-    try:
-        backend.power()
-    except Exception:
-        log.warning("power-save cycle not requested (%s failed)", type(backend).__name__, exc_info=True)
+    _ask("power-save cycle", "power")
 
 
 def schedule_after_commit() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -33,30 +34,27 @@ def envbool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={value!r}: expected 1, true, yes, on or 0, false, no, off")
 
 
-def envint(name: str, default: int, *, minimum: int | None = 0) -> int:
+def _number(name: str, default: float, parse: type, *, what: str, bounded: str, minimum: float) -> Any:
     value = _raw(name)
     if value is None or value == "":
         return default
     try:
-        number = int(value)
+        number = parse(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number") from None
-    if minimum is not None and number < minimum:
-        raise ImproperlyConfigured(f"{name}={value!r}: expected a whole number of at least {minimum}")
+        raise ImproperlyConfigured(f"{name}={value!r}: expected {what}") from None
+    if not math.isfinite(number) or number < minimum:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected {bounded} of at least {minimum:g}")
     return number
+
+
+def envint(name: str, default: int, *, minimum: int = 0) -> int:
+    return _number(name, default, int, what="a whole number", bounded="a whole number", minimum=minimum)
 
 
 def envfloat(name: str, default: float, *, minimum: float = 0.0) -> float:
-    value = _raw(name)
-    if value is None or value == "":
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r}: expected a number (seconds)") from None
-    if not math.isfinite(number) or number < minimum:
-        raise ImproperlyConfigured(f"{name}={value!r}: expected a finite number of at least {minimum:g}")
-    return number
+    return _number(
+        name, default, float, what="a number (seconds)", bounded="a finite number", minimum=minimum
+    )
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

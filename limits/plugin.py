@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cluster.licenses import is_either, plain_request
+from cluster.licenses import limit_counts
 from cluster.scheduler import (
     WHOLE_MEM,
     Blocked,
@@ -124,7 +124,7 @@ class LimitsPlugin(SchedulerPlugin):
         part = self._parts.get(job.partition)
         limit = resolve_time_limit(job, part)
         gres = gres_tres(info.gres)
-        licenses = _counted_licenses(job.licenses, held=held)
+        licenses = limit_counts(job.licenses, running=held)
         if held:
             n = len(job.node_indices)
             return make_shape(
@@ -251,12 +251,3 @@ class LimitsPlugin(SchedulerPlugin):
 
 
 __all__ = ["JobLimitsInfo", "LimitsPlugin"]
-
-
-def _counted_licenses(request: str, *, held: bool) -> dict[str, int] | None:
-    """The licenses a job's ``-L`` counts, read with the grammar that admitted it. The
-    either-or form (``fluent:1|ansys:1``) counts none while the job waits (it takes one
-    of them when it starts) and the first once it runs (the pass is not told which)."""
-    if not request or (is_either(request) and not held):
-        return None
-    return dict(plain_request(request)) or None

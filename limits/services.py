@@ -37,7 +37,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from cluster import publish, triggers
-from cluster.licenses import is_either, plain_alloc, plain_request
+from cluster.licenses import limit_counts
 from cluster.models import ClusterConfig, Job
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -788,7 +788,7 @@ def _shape_of(policy: Policy, partition: str, fields: Mapping[str, Any]) -> JobS
     cpus = max(int(fields.get("num_tasks") or 1), nodes) * max(int(fields.get("cpus_per_task") or 1), 1)
     mem = fields.get("mem_per_node") or 0
     limit = fields.get("time_limit")
-    licenses = _counted_licenses(fields.get("licenses"))
+    licenses = limit_counts(fields.get("licenses") or "", running=False)
     return make_shape(
         policy,
         partition,
@@ -810,18 +810,6 @@ def _gres(text: str | None) -> dict[str, int] | None:
         return gres_tres(text)
     except TresError:
         return None
-
-
-def _counted_licenses(request: str | None, held: str | None = None) -> dict[str, int] | None:
-    """The licenses a job's ``-L`` counts against the limits, read with the grammar that
-    admitted it (cluster.licenses). With the either-or form (``fluent:1|ansys:1``) the
-    job takes one of them, chosen when it starts: before that none is counted, and once
-    it runs, the one its LicensesAlloc says it holds."""
-    if not request:
-        return None
-    if is_either(request):
-        return dict(plain_alloc(held)) if held else None
-    return dict(plain_request(request)) or None
 
 
 def _plain_licenses(licenses: Mapping[str, int] | None) -> dict[str, int] | None:
@@ -1074,7 +1062,7 @@ def _running_shape(policy: Policy, job: Mapping[str, Any]) -> JobShape:
         cpus_per_node=max((v[0] for v in alloc.values()), default=cpus),
         mem_per_node=max((v[1] for v in alloc.values()), default=0),
         gres_per_node=_gres(job.get("gres")),
-        licenses=_plain_licenses(_counted_licenses(job["licenses"], job.get("licenses_alloc"))),
+        licenses=_plain_licenses(limit_counts(job["licenses"], running=True, held=job["licenses_alloc"])),
     )
 
 

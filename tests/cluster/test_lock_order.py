@@ -11,15 +11,15 @@ takes, so that both are caught mid-way, then lets go: both must finish.
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from cluster.models import Node
 from cluster.services.configuration import config_load
 from power.services import power_pass
+from tests.cluster.pg_locks import in_thread, until, waiting_on_locks
 from tests.conftest import DEMO_CONF
 
 pytestmark = [
@@ -27,36 +27,6 @@ pytestmark = [
     pytest.mark.skipif(not os.environ.get("FSCHED_DATABASE_URL"), reason="needs FSCHED_DATABASE_URL"),
     pytest.mark.django_db(transaction=True),
 ]
-
-
-def _in_thread(work, errors: list[BaseException]) -> threading.Thread:
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # reported by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
-def _waiting_on_locks() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0]
-
-
-def _until(predicate, what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def test_a_reconfigure_and_the_power_cycle_waiting_for_each_other_both_finish(demo):
@@ -67,10 +37,10 @@ def test_a_reconfigure_and_the_power_cycle_waiting_for_each_other_both_finish(de
         with holder.cursor() as cursor:
             cursor.execute("BEGIN")
             cursor.execute("SELECT id FROM cluster_node WHERE id = %s FOR UPDATE", [first.pk])
-        reconfigure = _in_thread(lambda: config_load(path=DEMO_CONF / "slurm.conf"), errors)
-        _until(lambda: _waiting_on_locks() >= 1, "the reconfigure to wait for the held node")
-        cycle = _in_thread(lambda: power_pass(force=True), errors)
-        _until(lambda: _waiting_on_locks() >= 2, "the power cycle to wait too")
+        reconfigure = in_thread(lambda: config_load(path=DEMO_CONF / "slurm.conf"), errors)
+        until(lambda: waiting_on_locks() >= 1, "the reconfigure to wait for the held node")
+        cycle = in_thread(lambda: power_pass(force=True), errors)
+        until(lambda: waiting_on_locks() >= 2, "the power cycle to wait too")
         time.sleep(0.2)  # whatever else either would lock first, it has locked by now
     finally:
         with holder.cursor() as cursor:

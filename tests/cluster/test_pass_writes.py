@@ -5,17 +5,16 @@ for that job is dropped (the next pass decides again)."""
 from __future__ import annotations
 
 import os
-import threading
-import time
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from cluster import scheduler
 from cluster.models import Event, Job
 from cluster.services import agents
 from cluster.services.jobs import job_hold, job_submit
 from cluster.services.scheduling import schedule_pass
+from tests.cluster.pg_locks import in_thread, until, waiting_on_locks
 
 NODES = [f"node{i:02d}" for i in range(1, 33)]
 
@@ -72,15 +71,6 @@ def test_a_hold_after_the_decision_to_start_keeps_the_job_waiting(demo, users, m
     assert summary.started == 1  # decided, then dropped at the write
 
 
-def _waiting_on_locks() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0]
-
-
 @pytest.mark.distributed
 @pytest.mark.skipif(not os.environ.get("FSCHED_DATABASE_URL"), reason="needs FSCHED_DATABASE_URL")
 @pytest.mark.django_db(transaction=True)
@@ -89,27 +79,15 @@ def test_a_cancel_committed_while_the_pass_writes_is_not_overwritten(demo, users
     job_id = submit(users["alice"])
     canceller = connections.create_connection("default")
     errors: list[BaseException] = []
-
-    def run_pass() -> None:
-        try:
-            schedule_pass()
-        except BaseException as exc:  # reported by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
     try:
         with canceller.cursor() as cursor:
             # scancel's write, its transaction not yet committed when the pass reaches the job
             cursor.execute("BEGIN")
             cancel = "UPDATE cluster_job SET state = 'CANCELLED', end_time = now() WHERE id = %s"
             cursor.execute(cancel, [job_id])
-        worker = threading.Thread(target=run_pass, daemon=True)
-        worker.start()
-        deadline = time.monotonic() + 10
-        while _waiting_on_locks() < 1:
-            assert time.monotonic() < deadline and worker.is_alive(), "the pass never reached the job"
-            time.sleep(0.02)
+        worker = in_thread(schedule_pass, errors)
+        until(lambda: waiting_on_locks() >= 1 or not worker.is_alive(), "the pass to reach the job")
+        assert worker.is_alive(), errors
         with canceller.cursor() as cursor:
             cursor.execute("COMMIT")
     finally:
