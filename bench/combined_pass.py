@@ -36,9 +36,9 @@ from cluster.scheduler import SchedulerPlugin, schedule
 from hres.config import parse_resources
 from hres.layers import Charge, Refusal, build_state, plan
 from hres.plugin import HresPlugin
-from hres.request import LicenseItem
 from limits.plugin import JobLimitsInfo, LimitsPlugin
 from limits.usage import UsageRecord, qos_key
+from slurmwords.licenses import LicenseItem
 
 TARGET = 2.0  # seconds
 

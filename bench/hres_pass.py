@@ -29,7 +29,7 @@ from cluster.scheduler import schedule
 from hres.config import parse_resources
 from hres.layers import Charge, Refusal, build_state, plan
 from hres.plugin import HresPlugin
-from hres.request import LicenseItem
+from slurmwords.licenses import LicenseItem
 
 
 def resources_yaml(names: list[str]) -> str:

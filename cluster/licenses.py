@@ -4,7 +4,7 @@ A job asking ``-L fluent:2`` starts only while 2 of fluent's count are free; oth
 pends with reason ``Licenses``.  ``-L fluent:2|ansys:1`` (Slurm's either-or form, plain
 licenses only) starts when any one of them is free, and takes the first that is.
 
-Requests are read with :func:`hres.request.parse_license_request`, so hierarchical
+Requests are read with :func:`slurmwords.licenses.parse_license_request`, so hierarchical
 resources in the same request (``-L fluent:1,flat:2``) and their plugin arguments are left
 to :class:`hres.plugin.HresPlugin`.  What a running job holds comes from its
 ``LicensesAlloc`` when the adapter passes it (``held``): with the ``|`` form only that
@@ -18,8 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from cluster.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start
 from cluster.states import Reason
-from hres.config import Mode
-from hres.request import parse_license_request, split_top
+from slurmwords.licenses import Mode, parse_license_request, split_top
 
 
 def plain_request(text: str, hres: Mapping[str, Mode] | None = None) -> list[tuple[str, int]]:

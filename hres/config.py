@@ -27,7 +27,6 @@ left to the hres/lua code.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -38,26 +37,13 @@ import yaml
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
 from cluster.slurmconf import ConfigError, ConfigProblem, parse_nodeset
+from slurmwords.licenses import Mode
 
 DEFAULT_FILE = "resources.yaml"
 
 # Names appear inside ``natural(low1):30`` and ``power(rack1*1000,...):1000``, so the
 # characters those formats use as separators cannot be part of them.
 NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-class Mode(enum.IntEnum):
-    """The planning mode of a resource (spec "Planning Modes")."""
-
-    MODE_1 = 1  # enough on one overlapping layer
-    MODE_2 = 2  # enough on every overlapping layer
-    MODE_3 = 3  # per node, summed up a tree
-
-    @classmethod
-    def parse(cls, value: object) -> Mode:
-        if isinstance(value, str) and value.strip().upper() in cls.__members__:
-            return cls[value.strip().upper()]
-        raise ValueError(f"mode must be MODE_1, MODE_2 or MODE_3, not {value!r}")
 
 
 @dataclass(frozen=True)

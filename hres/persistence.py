@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from hres.config import Mode
 from hres.layers import HresState, Layer, update_layer
+from slurmwords.licenses import Mode
 
 Membership = frozenset[tuple[str, str]]
 

@@ -34,7 +34,7 @@ from hres.layers import (
     plan,
     select,
 )
-from hres.request import LicenseItem, parse_license_request
+from slurmwords.licenses import LicenseItem, parse_license_request
 
 
 def _blocked(refusal: Refusal) -> Blocked:

@@ -30,9 +30,8 @@ from cluster.services import rows
 from cluster.services.state import terminate_running, transition_row
 from cluster.states import HOLDING_JOB_STATES, JobState, Reason
 from hres import services
-from hres.config import Mode
 from hres.layers import Charge, HresState, PreemptCandidate, mode3_preemption
-from hres.request import LicenseItem, parse_license_request
+from slurmwords.licenses import LicenseItem, Mode, parse_license_request
 
 log = logging.getLogger(__name__)
 

@@ -59,7 +59,7 @@ from hres.layers import (
 from hres.models import LayerUpdate, ResourcesFile
 from hres.persistence import Membership
 from hres.plugin import HresPlugin
-from hres.request import LicenseItem, parse_reservation_licenses
+from slurmwords.licenses import LicenseItem, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from cluster.services.errors import ServiceError
 from limits import selectors
-from limits.tres import TresError, gres_tres
+from slurmwords.tres import TresError, gres_tres
 
 INVALID_GRES = "Invalid generic resource (gres) specification"
 

@@ -20,7 +20,7 @@ from django.db import models
 
 from cluster.models import Job
 from limits.policy import AssocLimits, QOSLimits
-from limits.tres import TresError, parse_tres_limits
+from slurmwords.tres import TresError, parse_tres_limits
 
 TRES_LIMIT_FIELDS = {
     f.name

@@ -41,8 +41,8 @@ from cluster.states import JobState
 from limits.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, make_shape
 from limits.priority import may_reserve
 from limits.reasons import PARTITION_NODE_LIMIT, PARTITION_TIME_LIMIT
-from limits.tres import gres_tres
 from limits.usage import UsageKey, UsageRecord
+from slurmwords.tres import gres_tres
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,8 +46,8 @@ from functools import cache, cached_property
 from typing import Any
 
 from limits import reasons as R
-from limits.tres import BillingWeights, billing, canonical_name, format_count
 from limits.usage import EMPTY, UsageKey, UsageRecord, assoc_key, qos_key
+from slurmwords.tres import BillingWeights, billing, canonical_name, format_count
 
 
 class PolicyError(ValueError):

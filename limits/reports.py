@@ -11,8 +11,8 @@ from cluster.states import ACTIVE_JOB_STATES, JobState
 from limits import selectors
 from limits.policy import ROOT, Association, JobRequest, LimitBlock, LimitState, Policy, ResolvedLimit
 from limits.priority import fair_tree
-from limits.tres import DEFAULT_TRES, format_count, format_tres, sort_key
 from limits.usage import EMPTY, UsageKey, UsageRecord, qos_key
+from slurmwords.tres import DEFAULT_TRES, format_count, format_tres, sort_key
 
 # --------------------------------------------------------------------------- sshare
 

@@ -38,8 +38,8 @@ from limits.policy import (
 )
 from limits.policy import Association as CoreAssociation
 from limits.priority import PriorityConfig
-from limits.tres import TresError, parse_billing_weights, parse_tres_limits
 from limits.usage import UsageKey, UsageRecord
+from slurmwords.tres import TresError, parse_billing_weights, parse_tres_limits
 
 log = logging.getLogger(__name__)
 

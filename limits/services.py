@@ -50,8 +50,8 @@ from limits.options import OptionError, apply_option, assoc_option, qos_option, 
 from limits.plugin import JobLimitsInfo, LimitsPlugin
 from limits.policy import ROOT, JobRequest, JobShape, Policy, PolicyError, make_shape
 from limits.priority import JobPriorityInfo, MultifactorPriority, fair_tree
-from limits.tres import TresError, gres_tres
 from limits.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
+from slurmwords.tres import TresError, gres_tres
 
 log = logging.getLogger(__name__)
 

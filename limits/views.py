@@ -11,8 +11,8 @@ from cluster.states import JobState
 from cluster.views import console_view
 from limits import reports, selectors
 from limits.policy import PolicyError
-from limits.tres import format_count
 from limits.usage import EMPTY, UsageRecord
+from slurmwords.tres import format_count
 
 _TRES_LIMITS = (
     ("grp_tres_mins", "GrpTRESMins"),

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from cluster import slurmtime, states
 from cluster.models import Job, Node, Partition
 from cluster.outputs import expand_output_path
-from limits.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
+from slurmwords.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
 
 
 class JobSerializer(serializers.ModelSerializer):

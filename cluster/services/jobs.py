@@ -30,7 +30,7 @@ from cluster.services.state import (
     transition_row,
 )
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
-from hres.request import parse_license_request
+from slurmwords.licenses import parse_license_request
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from cluster.slurmtime import parse_begin_time, parse_time_limit
 from cluster.states import HOLDING_JOB_STATES
 from hres import services as hres_services
 from hres.layers import check_reservation
-from hres.request import parse_reservation_licenses
+from slurmwords.licenses import parse_reservation_licenses
 
 TOPIC = "reservations"
 # Slurm gives a reservation without an end a year (Duration=UNLIMITED).

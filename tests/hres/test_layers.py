@@ -30,7 +30,7 @@ from hres.layers import (
     update_layer,
     update_resource,
 )
-from hres.request import LicenseItem
+from slurmwords.licenses import LicenseItem
 
 ALL = list(range(32))
 
@@ -385,7 +385,7 @@ def test_disable_layer_mode2_and_mode3_blocks_the_nodes_under_it(spec_state):
 
 
 def test_reserved_layer_amounts_only_for_the_reservation(spec_state, spec_config):
-    from hres.request import parse_reservation_licenses
+    from slurmwords.licenses import parse_reservation_licenses
 
     items = parse_reservation_licenses("natural(low1):30,flat(low2):4,flat(low4):2", hres=spec_config.modes())
     check_reservation(spec_state, "maint", items)

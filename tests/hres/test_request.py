@@ -6,8 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hres.config import Mode
-from hres.request import LicenseItem, LicenseRequest, parse_license_request, parse_reservation_licenses
+from slurmwords.licenses import (
+    LicenseItem,
+    LicenseRequest,
+    Mode,
+    parse_license_request,
+    parse_reservation_licenses,
+)
 
 MODES = {
     "flat": Mode.MODE_2,

@@ -22,8 +22,8 @@ from limits.policy import (
     check_submit,
     make_shape,
 )
-from limits.tres import parse_billing_weights
 from limits.usage import UsageRecord, assoc_key, qos_key
+from slurmwords.tres import parse_billing_weights
 
 NOW = 1_000_000.0
 LIMITS = Enforce.parse("limits")

@@ -1,4 +1,4 @@
-"""TRES strings and TRESBillingWeights (limits.tres)."""
+"""TRES strings and TRESBillingWeights (slurmwords.tres)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from limits.tres import (
+from slurmwords.tres import (
     TresError,
     apply_tres_update,
     billing,

@@ -1,4 +1,4 @@
-"""License requests that may name hierarchical resources (spec/hres.md), pure.
+"""License requests that may name hierarchical resources, pure.
 
 ``-L/--license`` of a job::
 
@@ -20,11 +20,10 @@ reservation names at most one Mode 3 resource; a name is requested once.  Every 
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-
-from hres.config import Mode
 
 # The characters of a cluster license name (cluster.jobspec) — HRES names are a subset.
 _ITEM_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?::(?P<count>[0-9]+))?(?:\[(?P<args>[^\[\]]*)\])?$")
@@ -32,6 +31,22 @@ _RESV_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?:\((?P<layer>[^()]*)\))?(
 _ARG_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _ARG_VALUE_RE = re.compile(r"^[^\s,=\[\]]+$")
 _LAYER_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+
+class Mode(enum.IntEnum):
+    """The planning mode of a hierarchical resource: how a request is checked against
+    its layers."""
+
+    MODE_1 = 1  # enough on one overlapping layer
+    MODE_2 = 2  # enough on every overlapping layer
+    MODE_3 = 3  # per node, summed up a tree
+
+    @classmethod
+    def parse(cls, value: object) -> Mode:
+        if isinstance(value, str) and value.strip().upper() in cls.__members__:
+            return cls[value.strip().upper()]
+        raise ValueError(f"mode must be MODE_1, MODE_2 or MODE_3, not {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
