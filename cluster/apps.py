@@ -29,3 +29,16 @@ class ClusterAppConfig(AppConfig):
             from cluster.tasks import CeleryTriggers  # noqa: PLC0415
 
             triggers.install(CeleryTriggers())
+
+        from django.test.signals import setting_changed  # noqa: PLC0415
+
+        from cluster import extensions  # noqa: PLC0415
+        from cluster.services.core_extensions import (  # noqa: PLC0415
+            ArraysExtension,
+            LicensesExtension,
+            ReservationsExtension,
+        )
+
+        for ext in (ReservationsExtension(), LicensesExtension(), ArraysExtension()):
+            extensions.register(ext)
+        setting_changed.connect(extensions.setting_changed)

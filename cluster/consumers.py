@@ -13,7 +13,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from agent import handshake
-from cluster import agent_keys, publish
+from cluster import agent_keys, extensions, publish
 from cluster.services import agents
 from cluster.services.errors import DATABASE_UNREACHABLE
 
@@ -294,16 +294,6 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                     )
             elif kind == "ping":
                 ping = msg
-            elif kind == "power_action_done":
-                await self._db(
-                    agents.power_action_done,
-                    run_id=int(msg["run_id"]),
-                    node=str(msg.get("node", "")),
-                    nodes=list(self.nodes),
-                    exit_code=int(msg.get("exit_code", 0)),
-                    error=str(msg.get("error") or ""),
-                    end_time=msg.get("end_time"),
-                )
             elif kind == "drain":
                 asked = [str(n) for n in msg.get("nodes") or []]
                 await self._db(
@@ -312,6 +302,9 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                     reason=str(msg.get("reason") or ""),
                     agent_id=self.agent_id,
                 )
+            elif isinstance(kind, str) and (handler := extensions.agent_handler(kind)) is not None:
+                # An extension's message (power saving's power_action_done), for these nodes only.
+                await self._db(handler, nodes=list(self.nodes), msg=msg)
             else:
                 log.warning("agent %s sent unknown message type %r", self.nodes, kind)
         await self._flush(started, completions)

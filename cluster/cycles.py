@@ -2,7 +2,7 @@
 
 Embedded: a thread of the server process wakes on ``triggers.request_schedule()`` (submit,
 completion) or every FSCHED_SCHED_INTERVAL seconds; it is the triggers' backend there.
-Distributed: Celery beat runs the same functions from ``PERIODIC``; the triggers wake the
+Distributed: Celery beat runs the same functions from :func:`periodic`; the triggers wake the
 scheduling loop of a Celery worker (cluster.tasks), coalesced so a burst of completions
 costs one pass, and a database lock keeps two passes from overlapping, on any machine.
 """
@@ -13,25 +13,35 @@ import contextlib
 import logging
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import close_old_connections, connection, transaction
 
-from cluster import triggers
+from cluster import extensions, triggers
 
 log = logging.getLogger(__name__)
 
-# Stable 64-bit keys for PostgreSQL advisory locks.
-# backfill shares "schedule"
+# Stable 64-bit keys for PostgreSQL advisory locks (backfill shares "schedule's").  An
+# extension's cycle gets one from its name; power's and usage's keep those of the releases
+# before the extensions, so that a rolling upgrade never runs one twice at once.
 _LOCK_KEYS = {"schedule": 0x5C4ED001, "health": 0x5C4ED002, "power": 0x5C4ED003, "usage": 0x5C4ED004}
-_local_locks = {name: threading.Lock() for name in _LOCK_KEYS}
+_local_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def lock_key(name: str) -> int:
+    return _LOCK_KEYS.get(name) or 0x5C4E_0000_0000 | zlib.crc32(name.encode())
 
 
 @contextlib.contextmanager
 def cycle_lock(name: str) -> Iterator[bool]:
     """Yields whether this process got the lock; never waits (a busy lock means a pass is running)."""
-    local = _local_locks[name]
+    with _locks_guard:
+        local = _local_locks.setdefault(name, threading.Lock())
     if not local.acquire(blocking=False):
         yield False
         return
@@ -41,7 +51,7 @@ def cycle_lock(name: str) -> Iterator[bool]:
             return
         with transaction.atomic():
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_LOCK_KEYS[name]])
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_key(name)])
                 got = cursor.fetchone()[0]
             yield got
     finally:
@@ -88,35 +98,36 @@ def run_health() -> str:
     return f"down={len(downed)} {watched}"
 
 
-def run_power() -> str:
-    """The power-save cycle (power.services.power_pass); it runs only when due, every
-    power_save_interval or sooner after a change, so it is polled often."""
-    from power.services import power_pass  # noqa: PLC0415
-
-    with cycle_lock("power") as got:
+def run_cycle(cycle: extensions.Cycle) -> str:
+    """An extension's cycle, one process of the cluster at a time."""
+    with cycle_lock(cycle.name) as got:
         if not got:
             return "busy"
-        return power_pass()
+        return cycle.run()
 
 
-def run_usage() -> str:
-    """The accounting usage cycle: charge running jobs, decay, reset (limits.services)."""
-    from limits.services import usage_cycle_run  # noqa: PLC0415
+def periodic() -> dict[str, tuple[Callable[[], str], float]]:
+    """name → (function, interval in seconds): the core's cycles, then the extensions'.
+    Celery beat and the embedded thread both read this."""
+    out: dict[str, tuple[Callable[[], str], float]] = {
+        "schedule": (run_schedule, settings.FSCHED_SCHED_INTERVAL),
+        "backfill": (run_backfill, settings.FSCHED_BACKFILL_INTERVAL),
+        "health": (run_health, settings.FSCHED_HEALTH_INTERVAL),
+    }
+    for cycle in extensions.cycles():
+        if cycle.name in out:
+            raise ImproperlyConfigured(f"two cycles are named {cycle.name!r}")
+        out[cycle.name] = (partial(run_cycle, cycle), cycle.interval)
+    return out
 
-    with cycle_lock("usage") as got:
-        if not got:
-            return "busy"
-        return usage_cycle_run()
 
-
-# name → (function, interval in seconds); Celery beat and the embedded thread both read this.
-PERIODIC: dict[str, tuple[Callable[[], str], float]] = {
-    "schedule": (run_schedule, settings.FSCHED_SCHED_INTERVAL),
-    "backfill": (run_backfill, settings.FSCHED_BACKFILL_INTERVAL),
-    "health": (run_health, settings.FSCHED_HEALTH_INTERVAL),
-    "usage": (run_usage, settings.FSCHED_USAGE_INTERVAL),
-    "power": (run_power, settings.FSCHED_POWER_INTERVAL),
-}
+def run_named(name: str) -> str:
+    """The cycle ``name`` once (the Celery task of beat's entries)."""
+    found = periodic().get(name)
+    if found is None:
+        log.warning("no cycle named %r: ignored", name)
+        return "unknown"
+    return found[0]()
 
 
 class EmbeddedCycles:
@@ -146,6 +157,7 @@ class EmbeddedCycles:
     power = kick
 
     def _loop(self) -> None:
+        cycles = periodic()
         last: dict[str, float] = {}
         spent = 0.0  # seconds the last event-driven pass took
         while not self._stop.is_set():
@@ -160,7 +172,7 @@ class EmbeddedCycles:
             now = time.monotonic()
             kicked = self._wake.is_set()
             self._wake.clear()
-            for name, (func, interval) in PERIODIC.items():
+            for name, (func, interval) in cycles.items():
                 due = now - last.get(name, 0) >= interval
                 if due or (name == "schedule" and kicked):
                     if due:
@@ -175,7 +187,7 @@ class EmbeddedCycles:
                     if not due:
                         spent = time.monotonic() - started
             # Coalesce bursts: many kicks during a pass cause one more pass, not many.
-            self._wake.wait(timeout=min(i for _, i in PERIODIC.values()))
+            self._wake.wait(timeout=min(i for _, i in cycles.values()))
 
 
 _embedded: EmbeddedCycles | None = None

@@ -52,14 +52,10 @@ def health() -> str:
     return cycles.run_health()
 
 
-@shared_task(name="fsched.power", ignore_result=True)
-def power() -> str:
-    return cycles.run_power()
-
-
-@shared_task(name="fsched.usage", ignore_result=True)
-def usage() -> str:
-    return cycles.run_usage()
+@shared_task(name="fsched.cycle", ignore_result=True)
+def cycle(name: str) -> str:
+    """Any cycle of cluster.cycles.periodic() by its name: what beat sends."""
+    return cycles.run_named(name)
 
 
 # A list holding at most one element: "a pass is wanted".
@@ -92,7 +88,7 @@ class CeleryTriggers:
         request_schedule_pass()
 
     def power(self) -> None:
-        power.delay()
+        cycle.delay("power")
 
 
 class SchedulingLoop:

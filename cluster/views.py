@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import selectors
+from cluster import extensions, selectors
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -228,11 +228,11 @@ def _job_context(job_id: int) -> dict[str, Any]:
 
 def _why_pending(job_id: int) -> list[Any]:
     """ "Why is this job pending?": the limit and level, layer, node state or reservation
-    holding it and what would release it (limits.pending, built on the limits core)."""
-    from limits.pending import pending_causes  # noqa: PLC0415 - limits imports cluster.views
-
+    holding it and what would release it, from every extension that explains some."""
     job = Job.objects.filter(pk=job_id).first()
-    return pending_causes(job) if job is not None else []
+    if job is None:
+        return []
+    return [cause for ext in extensions.active() for cause in ext.pending_causes(job)]
 
 
 @console_view

@@ -1,4 +1,4 @@
-"""The Celery app (distributed mode); beat's schedule comes from cluster.cycles.PERIODIC."""
+"""The Celery app (distributed mode); beat's schedule comes from cluster.cycles.periodic()."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ app.autodiscover_tasks(["cluster"])
 
 @app.on_after_finalize.connect
 def _beat_schedule(sender: Celery, **_: object) -> None:
-    from cluster.cycles import PERIODIC  # noqa: PLC0415 - needs Django set up
+    import django  # noqa: PLC0415
 
-    for name, (_func, interval) in PERIODIC.items():
-        sender.add_periodic_task(interval, sender.signature(f"fsched.{name}"), name=name)
+    django.setup()  # the extensions' cycles are known once the apps are ready
+    from cluster.cycles import periodic  # noqa: PLC0415 - needs Django set up
+
+    for name, (_func, interval) in periodic().items():
+        sender.add_periodic_task(interval, sender.signature("fsched.cycle", args=(name,)), name=name)

@@ -174,6 +174,11 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(STATE_DIR / "celerybeat-schedule")
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
+# The cluster core's extensions, in the order it calls their hooks (cluster/extensions.py):
+# the order of the scheduler's gates, the first that holds a job giving its reason.  An
+# entry is the name an app registers, or the dotted path of a ClusterExtension class.
+FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power"]
+
 # How often the cycles run when nothing triggers them (seconds).
 FSCHED_SCHED_INTERVAL = envfloat("FSCHED_SCHED_INTERVAL", 2)
 FSCHED_HEALTH_INTERVAL = envfloat("FSCHED_HEALTH_INTERVAL", 2)

@@ -3,7 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from hres.api import HresUpdate
+from hres.api import HresUpdate, LicenseList
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -13,6 +13,9 @@ urlpatterns = [
     path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="schema")), name="api-docs"),
     path("api/power/", include("power.api_urls")),
     path("api/limits/", include("limits.api")),
+    # The extensions' routes under /api/, beside the core's.
+    path("api/licenses/", LicenseList.as_view()),
+    path("api/hres/", HresUpdate.as_view()),
     path("api/", include("cluster.api.urls")),
     # Slurm's REST path for HRES updates (spec hres.md "Runtime Updates"), token auth.
     path("slurm/v0.0.46/hres/", HresUpdate.as_view()),

@@ -39,9 +39,10 @@ from django.utils import timezone
 from cluster import publish, triggers
 from cluster.licenses import plain_alloc, plain_request
 from cluster.models import ClusterConfig, Event, Job, Node, Reservation
+from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.slurmconf import ConfigError
-from cluster.states import HOLDING_JOB_STATES, NodeFlag
+from cluster.states import NodeFlag
 from hres import persistence
 from hres.config import DEFAULT_FILE, HresConfig, parse_resources
 from hres.layers import (
@@ -258,16 +259,6 @@ def current_state(nodes: tuple[str, ...] | None = None) -> HresState:
         _state_cache.clear()
         _state_cache[key] = state
     return state
-
-
-def holding_license_rows() -> list[tuple[int, str, str, str]]:
-    """(id, licenses, licenses_alloc, reservation) of the jobs holding resources that
-    asked for licenses: one query a pass."""
-    return list(
-        Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES])
-        .exclude(licenses="")
-        .values_list("id", "licenses", "licenses_alloc", "reservation")
-    )
 
 
 def holding_charges(rows: list[tuple[int, str, str, str]] | None = None) -> dict[int, tuple[Charge, ...]]:

@@ -17,3 +17,8 @@ class LimitsAppConfig(AppConfig):
         # console's audit log); usage counters change every cycle and are not.
         for model in (Cluster, Account, Association, QOS, LimitsUser):
             auditlog.register(model)
+
+        from cluster import extensions  # noqa: PLC0415 - apps are not ready at import
+        from limits.extension import LimitsExtension  # noqa: PLC0415
+
+        extensions.register(LimitsExtension())

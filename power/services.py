@@ -6,7 +6,7 @@ pass, the REST API, the console and the tests):
 * :func:`check_config` / :func:`config_loaded` -- validate the power keys on the one
   reconfigure path (``cluster.services.configuration.config_load``) and reset the
   controller-wide state when a configuration is applied.
-* :func:`power_pass` -- the power-save cycle (``cluster.cycles.PERIODIC["power"]``).
+* :func:`power_pass` -- the power-save cycle (a cycle of the power extension).
 * :func:`node_registering` -- an agent registers a node (before its new boot time is
   stored): end of POWERING_UP, or "Node unexpectedly rebooted".
 * :func:`jobs_allocated` -- the scheduler started jobs: those with powered-down nodes

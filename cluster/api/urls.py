@@ -1,7 +1,6 @@
 from django.urls import path
 
 from cluster.api import tokens, views
-from hres import api as hres_api
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -23,6 +22,4 @@ urlpatterns = [
     path("reservations/<str:name>/", views.ReservationDetail.as_view()),
     path("reconfigure/", views.Reconfigure.as_view()),
     path("config/", views.ConfigView.as_view()),
-    path("licenses/", hres_api.LicenseList.as_view()),
-    path("hres/", hres_api.HresUpdate.as_view()),
 ]

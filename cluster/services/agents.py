@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish, triggers
+from cluster import extensions, publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.services.nodes import NOT_RESPONDING_REASON
@@ -34,7 +34,6 @@ from cluster.services.state import (
     transition_row,
 )
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
-from power import services as power_services
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +135,10 @@ def agent_register(
                 "agent %s registered %s, which agent %s serves: refused", agent_id, name, node.agent_id
             )
             continue
-        # Power saving judges the registration against the previous boot time: the end
-        # of a power up, or "Node unexpectedly rebooted" (spec/power_save.md).
-        power_services.node_registering(node, boot_time=info.get("boot_time"), now=now)
+        # Called before the new boot time is stored (power saving judges a registration
+        # against the previous one).
+        for ext in extensions.active():
+            ext.node_registering(node, boot_time=info.get("boot_time"), now=now)
         node.agent_id = agent_id
         node.reported_cpus = info.get("cpus")
         node.reported_memory = info.get("real_memory")
@@ -286,28 +286,6 @@ def agent_drain(
     return drained
 
 
-def power_action_done(
-    *,
-    run_id: int,
-    node: str,
-    nodes: list[str],
-    exit_code: int,
-    error: str = "",
-    end_time: float | None = None,
-) -> bool:
-    """A ``power_action_done`` from a connection holding ``nodes``: recorded only for a run
-    that was sent to ``node``, one of them."""
-    from power.models import PowerRun  # noqa: PLC0415 - power's models import cluster's
-
-    if node not in nodes or not PowerRun.objects.filter(pk=run_id, host=node).exists():
-        log.warning(
-            "power_action_done for run %s on %s from an agent serving %s: ignored", run_id, node, nodes
-        )
-        return False
-    power_services.agent_power_action_done(run_id=run_id, exit_code=exit_code, error=error, end_time=end_time)
-    return True
-
-
 def jobs_started(*, items: list[dict[str, Any]]) -> None:
     """Several ``started`` messages at once: one UPDATE per (node, run)."""
     groups: dict[tuple[str, int | None], list[int]] = {}
@@ -444,7 +422,8 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     rows.insert_values(Event, events)
     if recorded:
         refresh_usage(freed)
-        power_services.nodes_freed(freed, now=now)
+        for ext in extensions.active():
+            ext.nodes_freed(freed, now=now)
         publish.console_changed("jobs", "nodes")
         triggers.schedule_after_commit()
     return recorded
@@ -464,6 +443,5 @@ __all__ = [
     "jobs_completed",
     "jobs_started",
     "launch_payload",
-    "power_action_done",
     "single_process",
 ]

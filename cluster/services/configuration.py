@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish
+from cluster import extensions, publish
 from cluster.models import ClusterConfig, Event, Node, Partition
 from cluster.services.errors import ServiceError
 from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
@@ -32,33 +32,26 @@ def config_load(*, path: Path | None = None, actor: str = "", recover: bool = Fa
     message lists every problem as ``file:line: reason``.  ``recover`` is slurmctld's
     ``-R`` at start: nodes of slurm.conf keep their runtime HRES layers too.
     """
-    from hres import services as hres_services  # noqa: PLC0415 - hres.services imports cluster
-    from power import services as power_services  # noqa: PLC0415 - power.services imports cluster
-
     path = path or conf_path()
+    active = extensions.active()
     try:
         conf = load_slurm_conf(path)
-        # resources.yaml (ResourcesFile=, or the default next to slurm.conf) is checked
-        # against the new nodes and licenses before anything changes: one reconfigure path.
         dynamic = Node.objects.filter(in_conf=False).values_list("name", flat=True)
-        resources = hres_services.read_resources(
-            path.parent,
-            conf.resources_file,
-            cluster_nodes={n.name for n in conf.nodes} | set(dynamic),
-            cluster_licenses=conf.licenses,
-        )
-        # The power keys (programs checked on this host), same rule: refused before any change.
-        power = power_services.check_config(conf)
+        node_names = {n.name for n in conf.nodes} | set(dynamic)
+        # Each extension reads and checks its part (resources.yaml, the power programs on
+        # this host) before anything changes: one reconfigure path, refused as a whole.
+        checked = [ext.check_config(conf, path=path, node_names=node_names) for ext in active]
     except ConfigError as exc:
         raise ServiceError(f"Reconfigure refused, the configuration in force is kept:\n{exc}") from exc
     except OSError as exc:
         raise ServiceError(f"{path}: {exc.strerror}") from exc
-    for warning in (*conf.warnings, *power.warnings):
+    for warning in (*conf.warnings, *(w for c in checked if c is not None for w in c.warnings)):
         log.warning("%s", warning)
     with transaction.atomic():
         _apply(conf, actor=actor)
-        hres_services.resources_store(resources, actor=actor, recover=recover)
-        power_services.config_loaded(power, version=ClusterConfig.current().version)
+        version = ClusterConfig.current().version
+        for ext, check in zip(active, checked, strict=True):
+            ext.config_loaded(check, actor=actor, recover=recover, version=version)
     return conf
 
 

@@ -26,14 +26,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import hostlists, publish
+from cluster import extensions, hostlists, publish
 from cluster.models import Event, Job, Node
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
-from cluster.services.nodes import suspend_time_value
+from cluster.services.nodes import check_node_fields
 from cluster.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
-from hres import services as hres_services
-from power import services as power_services
 
 log = logging.getLogger(__name__)
 
@@ -109,17 +107,8 @@ def _fields(params: object) -> dict[str, Any]:
     for key in ("cpus", "real_memory", "weight"):
         if key in out:
             out[key] = inputs.integer(out[key], given[key], low=1)
-    if "suspend_time" in out:
-        # Checked here so a bad value refuses the creation / registration outright.
-        suspend_time_value(out["suspend_time"])
-    if "hres" in out:
-        try:
-            out["hres"] = hres_services.parse_node_hres(out["hres"])
-        except (ValueError, RecursionError) as exc:
-            # Bad HRES= creates the node without membership, as an unknown layer does.
-            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
-            log.error("node %s: %s", out.get("name", "?"), why)
-            out["hres"] = []
+    # Checked here so a bad value refuses the creation / registration outright.
+    check_node_fields(out)
     return out
 
 
@@ -134,7 +123,7 @@ def _make(fields: Mapping[str, Any], *, state: str, how: str, actor: str, now: d
         features=fields.get("features", ""),
         active_features=fields.get("features", ""),
         conf_state=state or "UNKNOWN",
-        extra={"dynamic": True, "hres": [list(p) for p in fields.get("hres", [])]},
+        extra={"dynamic": True},
         # Its idle time (SuspendTime) counts from its creation, not from the last reconfigure.
         last_busy=now,
     )
@@ -143,14 +132,15 @@ def _make(fields: Mapping[str, Any], *, state: str, how: str, actor: str, now: d
     elif state == "CLOUD":
         node.base_state = NodeBase.IDLE
         node.flags = NodeFlag.CLOUD | NodeFlag.POWERED_DOWN
-    if "suspend_time" in fields:
+    for ext in extensions.active():
         # Before the save: a refused value (ServiceError) creates nothing.
-        power_services.node_suspend_time_set([node], fields["suspend_time"], how=how)
+        ext.node_fields_update([node], fields, how=how)
     node.save()
     Event.objects.create(
         time=now, kind=Event.Kind.NODE, node=name, new_state=node.state, reason="created", user=actor
     )
-    hres_services.node_join(name, list(fields.get("hres", [])), actor=actor, now=now)
+    for ext in extensions.active():
+        ext.node_created(node, fields, actor=actor, now=now)
     publish.console_changed("nodes")
     return node
 
@@ -218,7 +208,8 @@ def node_delete(*, actor: AbstractBaseUser, names: object, now: datetime | None 
         if any(node.name in (job.alloc or {}) for job in busy):
             raise ServiceError(f"Node {node.name} has jobs running: it cannot be deleted")
     for node in nodes:
-        hres_services.node_leave(node.name)
+        for ext in extensions.active():
+            ext.node_deleted(node)
         node.delete()
         Event.objects.create(
             time=now, kind=Event.Kind.NODE, node=node.name, old_state=node.state, reason="deleted",

@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from cluster import hostlists, jobspec, publish, selectors, slurmtime, triggers
+from cluster import extensions, hostlists, jobspec, publish, selectors, slurmtime, triggers
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
@@ -179,13 +179,11 @@ def _read_partition(name: str) -> _PartitionTimes | None:
 def _check_licenses(text: str, cfg: ClusterConfig) -> str:
     """``-L``: cluster licenses (``a:2|b:1`` allowed) and hierarchical resources with
     their plugin arguments (spec hres.md); refused here rather than pending forever."""
-    from hres import services as hres_services  # noqa: PLC0415 - hres.services imports this module
-
     text = text.strip()
     if not text:
         return ""
     cluster_licenses = cfg.licenses
-    modes = hres_services.modes()
+    modes = extensions.license_modes()
     try:
         request = parse_license_request(text, hres=modes, plain=cluster_licenses)
     except ValueError as exc:
@@ -391,10 +389,9 @@ def _validate_submission(
         "reason": Reason.JOB_HELD_USER.value if signal_hold else Reason.NONE.value,
         "priority": 0 if signal_hold else 1,
     }
-    # Accounting (spec resource_limits.md): default account and QOS, submit limits.
-    from limits.services import submit_fields  # noqa: PLC0415 - limits.services imports this module
-
-    common.update(submit_fields(common, count=len(tasks), now=now, cfg=cfg))
+    # What the extensions add (the accounting's default account and QOS, submit limits).
+    for ext in extensions.active():
+        common.update(ext.submit_fields(common, count=len(tasks), now=now, cfg=cfg))
     if common["reservation"]:
         from cluster.services.reservations import check_job_access  # noqa: PLC0415 - it imports this module
 

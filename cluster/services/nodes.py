@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from auditlog.context import set_actor
 from ClusterShell.NodeSet import NodeSet
@@ -10,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish, triggers
+from cluster import extensions, publish, triggers
 from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -27,8 +29,6 @@ NOT_RESPONDING_REASON = "Not responding"
 
 
 _UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL"}
-# RESUME of a node in a power state is the power service's (it ends POWERING_DOWN).
-_POWER_RESUME = NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN | NodeFlag.POWER_DRAIN
 # The fields of POST /api/nodes/update/ (node_update's keywords), and their columns' lengths.
 UPDATE_FIELDS = (
     "nodes",
@@ -73,18 +73,10 @@ def known_names(value: object, field: str = "nodes") -> list[str]:
     return names
 
 
-def suspend_time_value(value: object) -> str | int:
-    """A SuspendTime the power service can store: seconds within the column, INFINITE, NONE."""
-    from power.services import parse_node_suspend_time  # noqa: PLC0415 - power.services imports us
-
-    if isinstance(value, str):
-        inputs.text(value, "suspend_time", max_length=32)
-    elif not isinstance(value, int) or isinstance(value, bool):
-        raise ServiceError(f"Invalid SuspendTime {value!r}", field="suspend_time")
-    seconds = parse_node_suspend_time(value)
-    if seconds is not None and not -1 <= seconds <= inputs.INT_MAX:
-        raise ServiceError(f"Invalid SuspendTime {value!r}: out of range", field="suspend_time")
-    return value
+def check_node_fields(fields: Mapping[str, Any]) -> None:
+    """The fields of a node update or creation that extensions own (SuspendTime)."""
+    for ext in extensions.active():
+        ext.check_node_fields(fields)
 
 
 @transaction.atomic
@@ -123,19 +115,25 @@ def node_update(
     if state is not None:
         state = inputs.text(state, "state", max_length=32).upper() or None
     weight = None if weight is None or weight == "" else inputs.integer(weight, "weight")
-    if suspend_time is not None:
-        suspend_time = suspend_time_value(suspend_time)
+    owned = {
+        key: value
+        for key, value in (
+            ("suspend_time", suspend_time),
+            ("features", features),
+            ("active_features", active_features),
+        )
+        if value is not None
+    }
+    check_node_fields(owned)
     names = known_names(nodes)
     found = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names).order_by("name")}
-    if (state is not None and state.startswith("POWER_")) or (
-        state == "RESUME" and any(n.flags & _POWER_RESUME for n in found.values())
+    if state is not None and any(
+        ext.node_state_request(actor=actor, nodes=nodes, found=found, state=state, reason=reason)
+        for ext in extensions.active()
     ):
-        # Power transitions have one service (power.services.power_request).
-        from power.services import power_request  # noqa: PLC0415 - power.services imports us
-
-        power_request(actor=actor, nodes=nodes, op=state, reason=reason)
+        # An extension's state (power saving's POWER_UP, POWER_DOWN...) was carried out there.
         state, reason = None, None
-        if weight is None and features is None and active_features is None and suspend_time is None:
+        if weight is None and not owned:
             return names
     if state is not None and state not in _UPDATE_STATES:
         raise ServiceError(f"Invalid node state specified: {state}", field="state")
@@ -143,11 +141,9 @@ def node_update(
         raise ServiceError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
     now = timezone.now()
     who = actor.get_username()
-    from power import services as power_services  # noqa: PLC0415 - power.services imports us
-
-    if suspend_time is not None:
-        # Per-node SuspendTime takes effect at once (power_save.md "Overview").
-        power_services.node_suspend_time_set([found[n] for n in names], suspend_time, how="update")
+    if owned:
+        for ext in extensions.active():
+            ext.node_fields_update([found[n] for n in names], owned, how="update")
     with set_actor(actor):
         for name in names:
             node = found[name]
@@ -168,8 +164,6 @@ def node_update(
                 node.reason, node.reason_user, node.reason_time = reason, who, now
             if weight is not None:
                 node.weight = weight
-            # AvailableFeatures / ActiveFeatures (NodeFeaturesPlugins rules in power).
-            power_services.node_features_update(node, available=features, active=active_features)
             for field, value in (
                 ("instance_id", instance_id),
                 ("instance_type", instance_type),

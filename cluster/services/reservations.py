@@ -20,15 +20,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import hostlists, publish, triggers
+from cluster import extensions, hostlists, publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
 from cluster.reservations import AccessList, ReservationView, parse_flags
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.slurmtime import parse_begin_time, parse_time_limit
 from cluster.states import HOLDING_JOB_STATES
-from hres import services as hres_services
-from hres.layers import check_reservation
 from slurmwords.licenses import parse_reservation_licenses
 
 TOPIC = "reservations"
@@ -198,11 +196,12 @@ def _licenses(text: str) -> str:
             f"Invalid license specification: {text[:64]} (count out of range)", field="licenses"
         )
     plain = ClusterConfig.current().licenses
+    modes = extensions.license_modes()
     try:
-        items = parse_reservation_licenses(text, hres=hres_services.modes(), plain=plain)
+        items = parse_reservation_licenses(text, hres=modes, plain=plain)
     except ValueError as exc:
         raise ServiceError(str(exc), field="licenses") from None
-    unknown = [it.name for it in items if it.name not in hres_services.modes() and it.name not in plain]
+    unknown = [it.name for it in items if it.name not in modes and it.name not in plain]
     if unknown:
         raise ServiceError(f"Invalid license specification: {','.join(unknown)}", field="licenses")
     return text
@@ -271,20 +270,8 @@ def _check(row: Reservation, now: datetime) -> None:
         ):
             if other.nodes and names & set(NodeSet(other.nodes)) and "OVERLAP" not in other.flags:
                 raise ServiceError(f"Requested nodes are busy (reserved by {other.name})")
-    if row.licenses and row.start_time <= now < row.end_time:
-        hres_items = [
-            it
-            for it in parse_reservation_licenses(row.licenses, hres=hres_services.modes())
-            if it.name in hres_services.modes()
-        ]
-        if hres_items:
-            state = hres_services.current_state()
-            state = state.with_reservations(hres_services.reservation_items(now, exclude=row.name))
-            state = state.with_usage(c for cs in hres_services.holding_charges().values() for c in cs)
-            try:
-                check_reservation(state, row.name, hres_items)
-            except ValueError as exc:
-                raise ServiceError(str(exc), field="licenses") from None
+    for ext in extensions.active():
+        ext.reservation_check(row, now=now)
 
 
 def _snapshot(row: Reservation | None, now: datetime) -> dict[str, Any]:

@@ -16,12 +16,9 @@ from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish, scheduler, states
-from cluster.arrays import ArrayThrottlePlugin
-from cluster.licenses import LicensePlugin, plain_alloc
+from cluster import extensions, publish, scheduler, states
+from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.reservations import ReservationPlugin
-from cluster.services import reservations as reservation_services
 from cluster.services import rows
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.nodes import NOT_RESPONDING_REASON
@@ -35,14 +32,6 @@ from cluster.services.state import (
     transition_row,
 )
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
-from hres import preemption as hres_preemption
-from hres import services as hres_services
-from hres.layers import format_licenses_alloc
-from hres.plugin import HresPlugin
-from limits import services as limits_services
-from power import services as power_services
-from power.features import constraint_features, split_features
-from power.policy import power_node_order_key
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +100,11 @@ def _hostnames(text: str) -> tuple[str, ...]:
     return tuple(NodeSet(text)) if text else ()
 
 
+@lru_cache(maxsize=1024)
+def _features(text: str | None) -> frozenset[str]:
+    return frozenset(f.strip() for f in (text or "").split(",") if f.strip())
+
+
 def build_snapshot(
     now: datetime, *, backfill: bool = True, queue_depth: int | None = None
 ) -> tuple[scheduler.Snapshot, list[str]]:
@@ -166,13 +160,9 @@ def build_snapshot(
             weight=weight,
             base=base,
             flags=flags,
-            # --constraint: available features of a powered-down node (they become
-            # active when it is allocated), active ones otherwise (spec "Node Features").
-            features=constraint_features(
-                split_features(available),
-                split_features(active),
-                powered_down=bool(flags & NodeFlag.POWERED_DOWN),
-            ),
+            # --constraint: the available features of a powered-down node (they become
+            # active when it is allocated), the active ones otherwise.
+            features=_features(available if flags & NodeFlag.POWERED_DOWN else active),
         )
         for i, (name, cpus, memory, weight, base, flags, available, active) in enumerate(nodes)
     )
@@ -249,27 +239,15 @@ def build_snapshot(
     return snap, names
 
 
-def plugins(cfg: ClusterConfig, now: datetime | None = None) -> list[scheduler.SchedulerPlugin]:
-    """The plugins every pass runs with (later issues add limits, power).
-
-    Licenses first (cheap counters), the hierarchical resources last: HresPlugin picks
-    the nodes, so it must see the final candidates.  What running jobs hold comes from
-    their LicensesAlloc, written when they started.
-    """
-    rows = hres_services.holding_license_rows()
-    now = now or timezone.now()
-    hres_plugin = hres_services.pass_plugin(rows, now)
-    held = {job_id: plain_alloc(alloc) for job_id, _lic, alloc, _resv in rows if alloc}
-    modes = hres_plugin.modes if hres_plugin is not None else {}
-    out: list[scheduler.SchedulerPlugin] = [LicensePlugin(cfg.licenses, modes, held), ArrayThrottlePlugin()]
-    if hres_plugin is not None:
-        out.append(hres_plugin)
-    # Accounting limits (AccountingStorageEnforce): gates before any node search.
-    out[1:1] = limits_services.pass_plugins()
-    # Reservations first: a job of a reservation not active yet waits for that alone.
-    resv = ReservationPlugin(reservation_services.pass_views(now), reservation_services.pending_accounts())
-    out.insert(0, resv)
-    return out
+def pass_context(now: datetime, *, backfill: bool = False) -> PassContext:
+    """A pass's context with every extension's plugins, in the settings' order."""
+    ctx = PassContext(now=now, cfg=ClusterConfig.current(), backfill=backfill)
+    active = extensions.active()
+    for ext in active:
+        ext.prepare_pass(ctx)
+    for ext in active:
+        ctx.plugins.extend(ext.pass_plugins(ctx))
+    return ctx
 
 
 def schedule_pass(
@@ -290,53 +268,35 @@ def schedule_pass(
     """
     now = now or timezone.now()
     snap, names = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
-    # Power saving: powered-down nodes are usable (a job resumes them) and come last.
-    snap = power_services.scheduling_snapshot(snap)
-    active = plugins(ClusterConfig.current(), now)
+    active = extensions.active()
+    ctx = pass_context(now, backfill=backfill)
+    for ext in active:
+        snap = ext.adjust_snapshot(ctx, snap)
+    priority: dict = {}
+    for ext in active:
+        priority.update(ext.pass_priority(ctx, snap))
+    node_key = extensions.node_order_key() or scheduler.node_order_key
     # The pass allocates a great many small objects and frees none until it ends, so the
     # cyclic collector would run again and again over a heap it cannot shrink (the 20,000
     # job snapshot, the limits' and HRES' state): off for the pass (bench/combined_pass.py).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        result = scheduler.schedule(
-            snap, active, node_key=power_node_order_key, **limits_services.pass_priority(snap, active)
-        )
+        result = scheduler.schedule(snap, ctx.plugins, node_key=node_key, **priority)
     finally:
         if gc_was_enabled:
             gc.enable()
     with transaction.atomic():
-        _apply(result, names, now, active)
-        limits_services.apply_pass(result, active, now)
-        if not backfill:
-            # Mode 3 resources are reclaimed by preemption in the main scheduler only.
-            hres_preemption.reclaim(result, now=now)
+        _apply(result, names, ctx)
+        for ext in active:
+            ext.after_apply(ctx, result)
     return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
 
 
-def _licenses_alloc(active: list[scheduler.SchedulerPlugin]):
-    """job id -> the LicensesAlloc to store, from what the plugins charged in the pass,
-    and the ids of jobs the HRES layers could not hold on their final nodes."""
-    lic = next((p for p in active if isinstance(p, LicensePlugin)), None)
-    hres_plugin = next((p for p in active if isinstance(p, HresPlugin)), None)
-
-    def alloc(job_id: int) -> str:
-        charges = hres_plugin.started.get(job_id, ()) if hres_plugin else ()
-        plain = lic.taken.get(job_id, ()) if lic else ()
-        return format_licenses_alloc(charges, plain)
-
-    return alloc, set(hres_plugin.conflicts) if hres_plugin else set()
-
-
-def _apply(
-    result: scheduler.PassResult,
-    names: list[str],
-    now: datetime,
-    active: list[scheduler.SchedulerPlugin] = (),
-) -> None:
-    alloc_of, conflicts = _licenses_alloc(list(active))
+def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> None:
+    now = ctx.now
     if result.starts:
-        started = {s.job_id: s for s in result.starts if s.job_id not in conflicts}
+        started = {s.job_id: s for s in result.starts}
         wanted = {names[i] for s in result.starts for i in s.node_indices}
         usable = {
             name
@@ -349,20 +309,21 @@ def _apply(
         # snapshot and here is seen (PostgreSQL re-checks a row it waited for), and that
         # job's start is dropped for the next pass to redo.
         still = {"pk": list(started), "state": JobState.PENDING, "hold": ""}
-        jobs = [
+        locked = [
             job
             for job in rows.load(Job, None, still, order_by=("id",), for_update=True)
             if all(names[i] in usable for i in started[job.id].node_indices)
         ]
+        allocation = Allocation({job.id: [names[i] for i in started[job.id].node_indices] for job in locked})
+        for ext in extensions.active():
+            ext.jobs_allocated(ctx, allocation)
+        jobs = [job for job in locked if job.id not in allocation.dropped]
+        waiting = allocation.waiting  # a job given powered-down nodes waits for them, CONFIGURING
         events = []
         touched: set[str] = set()
-        # A job given powered-down nodes waits CONFIGURING until they have all registered.
-        waiting = power_services.jobs_allocated(
-            {job.id: [names[i] for i in started[job.id].node_indices] for job in jobs}, now=now
-        )
         for job in jobs:
             start = started[job.id]
-            hosts = [names[i] for i in start.node_indices]
+            hosts = allocation.nodes[job.id]
             job.state = JobState.CONFIGURING if job.id in waiting else JobState.RUNNING
             job.reason = Reason.NONE
             job.reason_detail = ""
@@ -375,7 +336,7 @@ def _apply(
                 h: [c, m] for h, c, m in zip(hosts, start.cpus_per_node, start.mem_per_node, strict=True)
             }
             job.launched = False
-            job.licenses_alloc = alloc_of(job.id)
+            job.licenses_alloc = allocation.licenses_alloc(job.id)
             touched.update(hosts)
             events.append(transition_row(job.id, JobState.PENDING, job.state, now=now, node=job.node_list))
         rows.update_rows(
@@ -510,7 +471,7 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
     alone = scheduler.Snapshot(
         now=snap.now, nodes=snap.nodes, partitions=snap.partitions, pending=(probe,), running=snap.running
     )
-    result = scheduler.schedule(alone, plugins(ClusterConfig.current()))
+    result = scheduler.schedule(alone, pass_context(now).plugins)
     cpus = probe.num_tasks * probe.cpus_per_task
     if result.starts:
         start = result.starts[0]
@@ -521,7 +482,5 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
         if j.partition == probe.partition and j.start_time and j.time_limit
     ]
     if ends:
-        from datetime import UTC  # noqa: PLC0415
-
         return datetime.fromtimestamp(max(ends), UTC), "", cpus
     return None, "", cpus

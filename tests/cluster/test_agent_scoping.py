@@ -17,6 +17,7 @@ from cluster.services import agents
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
 from cluster.states import NodeFlag
+from power.extension import power_action_done
 from power.models import PowerRun
 from tests.cluster.agent_socket import AgentSocket
 
@@ -160,11 +161,11 @@ def test_power_action_done_only_for_runs_on_this_connections_nodes(demo):
         kind="suspend", program="off", argv=["/x", "node01"], nodes="node01", host="node01",
         started=timezone.now(),
     )  # fmt: skip
-    assert not agents.power_action_done(run_id=run.pk, node="node01", nodes=["node02"], exit_code=0)
-    assert not agents.power_action_done(run_id=run.pk, node="node02", nodes=["node02"], exit_code=0)
+    assert not power_action_done(nodes=["node02"], msg={"run_id": run.pk, "node": "node01", "exit_code": 0})
+    assert not power_action_done(nodes=["node02"], msg={"run_id": run.pk, "node": "node02", "exit_code": 0})
     run.refresh_from_db()
     assert run.ended is None
-    assert agents.power_action_done(run_id=run.pk, node="node01", nodes=["node01"], exit_code=0)
+    assert power_action_done(nodes=["node01"], msg={"run_id": run.pk, "node": "node01", "exit_code": 0})
     run.refresh_from_db()
     assert run.ended is not None and run.exit_code == 0
 

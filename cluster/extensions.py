@@ -1,0 +1,268 @@
+"""The extensions of the cluster core: the hooks the core calls, and their order.
+
+The core (``cluster/``) names no extension.  The hierarchical resources, the accounting
+limits and power saving, and three parts of the core itself (reservations, licenses, the
+array throttle), each implement the hooks they need of :class:`ClusterExtension` and
+register an instance in their ``AppConfig.ready()``.  The core calls every hook of every
+active extension in the order of ``settings.FSCHED_EXTENSIONS``, as Django does
+``MIDDLEWARE`` and Slurm ``JobSubmitPlugins=``: an entry is the name an app registered,
+or the dotted path of a ``ClusterExtension`` class, which needs no app.
+
+The order is the order of the scheduler's gates: the first plugin that holds a job gives
+its reason.  An extension that drops a start (hres, whose layers can refuse the final
+nodes) comes before one that acts on the starts (power, which resumes their nodes).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from cluster.scheduler import NodeView, PassResult, SchedulerPlugin, Snapshot
+from slurmwords.licenses import Mode
+
+
+@dataclass(frozen=True)
+class ConfigCheck:
+    """What an extension read from a configuration being loaded, handed back to its
+    ``config_loaded`` once every extension has accepted the configuration."""
+
+    value: object = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """A periodic job of an extension: ``run`` every ``interval`` seconds, by the embedded
+    cycle thread or by Celery beat, one process at a time (cluster.cycles.cycle_lock)."""
+
+    name: str
+    run: Callable[[], str]
+    interval: float
+
+
+# Keys of PassContext.shared that more than one extension reads.
+LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
+LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
+
+
+@dataclass
+class PassContext:
+    """One scheduler pass as the extensions see it.  ``shared`` carries what one
+    extension prepares for another within the pass (hres' license modes for the
+    licenses' counters); ``plugins`` is filled once every extension has given its own."""
+
+    now: datetime
+    cfg: Any  # cluster.models.ClusterConfig
+    backfill: bool = False
+    shared: dict[str, Any] = field(default_factory=dict)
+    plugins: list[SchedulerPlugin] = field(default_factory=list)
+
+
+@dataclass
+class Allocation:
+    """The starts a pass is applying: job id -> its nodes.  Extensions drop a start
+    (the next pass redoes it), keep a job CONFIGURING until its nodes are up, and add
+    the parts of its ``LicensesAlloc``."""
+
+    nodes: dict[int, list[str]]
+    dropped: set[int] = field(default_factory=set)
+    waiting: set[int] = field(default_factory=set)
+    licenses: dict[int, list[str]] = field(default_factory=dict)
+
+    def kept(self) -> dict[int, list[str]]:
+        return {job_id: hosts for job_id, hosts in self.nodes.items() if job_id not in self.dropped}
+
+    def licenses_alloc(self, job_id: int) -> str:
+        return ",".join(self.licenses.get(job_id, ()))
+
+
+# An agent message handler, called as handler(nodes=<the nodes the connection holds>,
+# msg=<the message>) in the database thread.
+AgentHandler = Callable[[Sequence[str], Mapping[str, Any]], None]
+
+
+class ClusterExtension:
+    """Every hook, doing nothing: an extension overrides the ones it needs."""
+
+    name = ""
+
+    # -- configuration (scontrol reconfigure, start-up)
+
+    def check_config(self, conf: Any, *, path: Path, node_names: set[str]) -> ConfigCheck | None:
+        """Read this extension's part of a configuration being loaded; raise
+        ``cluster.slurmconf.ConfigError`` to refuse it before anything changes."""
+        return None
+
+    def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
+        """Store what ``check_config`` read, in the transaction that applies slurm.conf."""
+
+    # -- submission
+
+    def license_modes(self) -> Mapping[str, Mode]:
+        """The license names this extension manages, with their planning modes."""
+        return {}
+
+    def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
+        """Fields a submission adds to its jobs (raise ServiceError to refuse it)."""
+        return {}
+
+    def reservation_check(self, row: Any, *, now: datetime) -> None:
+        """A reservation being stored (raise ServiceError to refuse it)."""
+
+    # -- the scheduler pass
+
+    def prepare_pass(self, ctx: PassContext) -> None:
+        """Read what this extension needs for the pass, before any plugin is made."""
+
+    def adjust_snapshot(self, ctx: PassContext, snap: Snapshot) -> Snapshot:
+        return snap
+
+    def node_order_key(self) -> Callable[[NodeView], tuple] | None:
+        """The order nodes are taken in, when this extension has one (the last wins)."""
+        return None
+
+    def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
+        return ()
+
+    def pass_priority(self, ctx: PassContext, snap: Snapshot) -> Mapping[str, Any]:
+        """Keyword arguments of ``cluster.scheduler.schedule`` for job priorities."""
+        return {}
+
+    def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:
+        """The pass's starts, their rows locked and not yet written."""
+
+    def after_apply(self, ctx: PassContext, result: PassResult) -> None:
+        """The pass's decisions are written; still in its transaction."""
+
+    # -- nodes
+
+    def check_node_fields(self, fields: Mapping[str, Any]) -> None:
+        """Fields of ``scontrol update``/``create`` this extension owns (raise ServiceError)."""
+
+    def node_state_request(self, *, actor: Any, nodes: str, found: Mapping[str, Any], state: str,
+                           reason: str | None) -> bool:  # fmt: skip
+        """A state asked by ``scontrol update``: True when this extension carried it out."""
+        return False
+
+    def node_fields_update(self, nodes: Sequence[Any], fields: Mapping[str, Any], *, how: str) -> None:
+        """The fields it owns, set on nodes being updated or created (saved by the caller)."""
+
+    def node_registering(self, node: Any, *, boot_time: float | None, now: datetime) -> None:
+        pass
+
+    def nodes_freed(self, freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
+        pass
+
+    def node_created(self, node: Any, fields: Mapping[str, Any], *, actor: str, now: datetime) -> None:
+        pass
+
+    def node_deleted(self, node: Any) -> None:
+        pass
+
+    # -- the rest
+
+    def cycles(self) -> Sequence[Cycle]:
+        return ()
+
+    def agent_messages(self) -> Mapping[str, AgentHandler]:
+        """Agent message types this extension handles, by their ``type``."""
+        return {}
+
+    def pending_causes(self, job: Any) -> list:
+        """What holds a pending job, for "Why is this job pending?"."""
+        return []
+
+
+_registered: dict[str, ClusterExtension] = {}
+_active: tuple[ClusterExtension, ...] | None = None
+_guard = threading.Lock()
+
+
+def register(extension: ClusterExtension) -> None:
+    """Called by an app's ``ready()``; the settings decide whether and where it runs."""
+    global _active  # noqa: PLW0603 - the registry is the process's
+    if not extension.name:
+        raise ImproperlyConfigured(f"{type(extension).__name__}: a cluster extension needs a name")
+    with _guard:
+        _registered[extension.name] = extension
+        _active = None
+
+
+def _load(entry: str) -> ClusterExtension:
+    if entry in _registered:
+        return _registered[entry]
+    if "." not in entry:
+        known = ", ".join(sorted(_registered)) or "none"
+        raise ImproperlyConfigured(
+            f"FSCHED_EXTENSIONS: no extension {entry!r} is registered (known: {known})"
+        )
+    module, _, name = entry.rpartition(".")
+    try:
+        cls = getattr(import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ImproperlyConfigured(f"FSCHED_EXTENSIONS: cannot import {entry!r}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, ClusterExtension)):
+        raise ImproperlyConfigured(f"FSCHED_EXTENSIONS: {entry!r} is not a ClusterExtension")
+    return cls()
+
+
+def active() -> tuple[ClusterExtension, ...]:
+    """The extensions in force, in the order of settings.FSCHED_EXTENSIONS."""
+    global _active  # noqa: PLW0603
+    found = _active
+    if found is None:
+        with _guard:
+            found = _active = tuple(_load(entry) for entry in settings.FSCHED_EXTENSIONS)
+    return found
+
+
+def reset() -> None:
+    """Forget the order read (after the settings changed, in tests)."""
+    global _active  # noqa: PLW0603
+    with _guard:
+        _active = None
+
+
+def each() -> Iterator[ClusterExtension]:
+    return iter(active())
+
+
+def license_modes() -> dict[str, Mode]:
+    """Every managed license name -> its mode: what ``-L`` may name besides slurm.conf's."""
+    out: dict[str, Mode] = {}
+    for ext in active():
+        out.update(ext.license_modes())
+    return out
+
+
+def node_order_key() -> Callable[[NodeView], tuple] | None:
+    key = None
+    for ext in active():
+        key = ext.node_order_key() or key
+    return key
+
+
+def cycles() -> list[Cycle]:
+    return [cycle for ext in active() for cycle in ext.cycles()]
+
+
+def agent_handler(kind: str) -> AgentHandler | None:
+    for ext in active():
+        handler = ext.agent_messages().get(kind)
+        if handler is not None:
+            return handler
+    return None
+
+
+def setting_changed(*, setting: str, **_: object) -> None:
+    if setting == "FSCHED_EXTENSIONS":
+        reset()

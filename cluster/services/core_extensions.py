@@ -1,0 +1,70 @@
+"""The core's own parts of a pass, as extensions like any other: reservations, cluster
+licenses and the array throttle (registered by cluster.apps, ordered by the settings)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cluster.arrays import ArrayThrottlePlugin
+from cluster.extensions import LICENSE_MODES, LICENSE_ROWS, Allocation, ClusterExtension, PassContext
+from cluster.licenses import LicensePlugin, plain_alloc
+from cluster.models import Job
+from cluster.reservations import ReservationPlugin
+from cluster.scheduler import SchedulerPlugin
+from cluster.services import reservations as reservation_services
+from cluster.states import HOLDING_JOB_STATES
+
+
+def holding_license_rows() -> list[tuple[int, str, str, str]]:
+    """(id, licenses, licenses_alloc, reservation) of the jobs holding resources that
+    asked for licenses: one query a pass."""
+    return list(
+        Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES])
+        .exclude(licenses="")
+        .values_list("id", "licenses", "licenses_alloc", "reservation")
+    )
+
+
+class ReservationsExtension(ClusterExtension):
+    """A job of a reservation not active yet waits for that alone: first of the gates."""
+
+    name = "reservations"
+
+    def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
+        views = reservation_services.pass_views(ctx.now)
+        return (ReservationPlugin(views, reservation_services.pending_accounts()),)
+
+
+_PLUGIN = "licenses.plugin"
+
+
+class LicensesExtension(ClusterExtension):
+    """slurm.conf's Licenses=: cheap counters.  What running jobs hold comes from their
+    LicensesAlloc, written when they started; names an extension manages (hres) are
+    left to it (``ctx.shared[LICENSE_MODES]``)."""
+
+    name = "licenses"
+
+    def prepare_pass(self, ctx: PassContext) -> None:
+        ctx.shared[LICENSE_ROWS] = holding_license_rows()
+
+    def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
+        rows = ctx.shared[LICENSE_ROWS]
+        held = {job_id: plain_alloc(alloc) for job_id, _lic, alloc, _resv in rows if alloc}
+        plugin = LicensePlugin(ctx.cfg.licenses, ctx.shared.get(LICENSE_MODES, {}), held)
+        ctx.shared[_PLUGIN] = plugin
+        return (plugin,)
+
+    def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:
+        taken = ctx.shared[_PLUGIN].taken
+        for job_id in allocation.kept():
+            allocation.licenses.setdefault(job_id, []).extend(f"{n}:{c}" for n, c in taken.get(job_id, ()))
+
+
+class ArraysExtension(ClusterExtension):
+    """``sbatch -a 1-100%N``: at most N tasks of an array at once."""
+
+    name = "arrays"
+
+    def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
+        return (ArrayThrottlePlugin(),)

@@ -1,0 +1,111 @@
+"""What the cluster core asks of the hierarchical resources, as a cluster extension."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cluster.extensions import (
+    LICENSE_MODES,
+    LICENSE_ROWS,
+    Allocation,
+    ClusterExtension,
+    ConfigCheck,
+    PassContext,
+)
+from cluster.scheduler import PassResult, SchedulerPlugin
+from cluster.services.core_extensions import holding_license_rows
+from cluster.services.errors import ServiceError
+from hres import preemption, services
+from hres.layers import check_reservation
+from slurmwords.licenses import Mode, parse_reservation_licenses
+
+log = logging.getLogger(__name__)
+
+_PLUGIN = "hres.plugin"
+
+
+class HresExtension(ClusterExtension):
+    name = "hres"
+
+    def check_config(self, conf: Any, *, path: Path, node_names: set[str]) -> ConfigCheck:
+        # resources.yaml (ResourcesFile=, or the default next to slurm.conf) is checked
+        # against the new nodes and licenses before anything changes: one reconfigure path.
+        return ConfigCheck(
+            services.read_resources(
+                path.parent, conf.resources_file, cluster_nodes=node_names, cluster_licenses=conf.licenses
+            )
+        )
+
+    def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
+        services.resources_store(checked.value, actor=actor, recover=recover)
+
+    def license_modes(self) -> Mapping[str, Mode]:
+        return services.modes()
+
+    def reservation_check(self, row: Any, *, now: datetime) -> None:
+        """The layers must have the amounts of a reservation active now."""
+        if not row.licenses or not row.start_time <= now < row.end_time:
+            return
+        modes = services.modes()
+        items = [it for it in parse_reservation_licenses(row.licenses, hres=modes) if it.name in modes]
+        if not items:
+            return
+        state = services.current_state()
+        state = state.with_reservations(services.reservation_items(now, exclude=row.name))
+        state = state.with_usage(c for cs in services.holding_charges().values() for c in cs)
+        try:
+            check_reservation(state, row.name, items)
+        except ValueError as exc:
+            raise ServiceError(str(exc), field="licenses") from None
+
+    def prepare_pass(self, ctx: PassContext) -> None:
+        rows = ctx.shared.get(LICENSE_ROWS)
+        if rows is None:
+            rows = ctx.shared[LICENSE_ROWS] = holding_license_rows()
+        plugin = services.pass_plugin(rows, ctx.now)
+        ctx.shared[_PLUGIN] = plugin
+        ctx.shared[LICENSE_MODES] = plugin.modes if plugin is not None else {}
+
+    def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
+        # Last of the plugins: it picks the nodes, so it must see the final candidates.
+        plugin = ctx.shared[_PLUGIN]
+        return (plugin,) if plugin is not None else ()
+
+    def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:
+        plugin = ctx.shared[_PLUGIN]
+        if plugin is None:
+            return
+        # A job whose layers could not hold it on its final nodes waits for the next pass.
+        allocation.dropped.update(plugin.conflicts)
+        for job_id in allocation.kept():
+            charges = [str(c) for c in plugin.started.get(job_id, ())]
+            # LicensesAlloc lists the hierarchical charges before the plain licenses.
+            allocation.licenses.setdefault(job_id, [])[:0] = charges
+
+    def after_apply(self, ctx: PassContext, result: PassResult) -> None:
+        if not ctx.backfill:
+            # Mode 3 resources are reclaimed by preemption in the main scheduler only.
+            preemption.reclaim(result, now=ctx.now)
+
+    def node_created(self, node: Any, fields: Mapping[str, Any], *, actor: str, now: datetime) -> None:
+        """``HRES=`` of a dynamic node: its configured layers, kept in ``Node.extra``."""
+        text = fields.get("hres")
+        if not text:
+            return
+        try:
+            pairs = services.parse_node_hres(text)
+        except (ValueError, RecursionError) as exc:
+            # Bad HRES= creates the node without membership, as an unknown layer does.
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            log.error("node %s: %s", node.name, why)
+            pairs = []
+        node.extra = {**(node.extra or {}), "hres": [list(p) for p in pairs]}
+        node.save(update_fields=["extra"])
+        services.node_join(node.name, pairs, actor=actor, now=now)
+
+    def node_deleted(self, node: Any) -> None:
+        services.node_leave(node.name)

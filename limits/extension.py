@@ -1,0 +1,39 @@
+"""What the cluster core asks of the accounting limits, as a cluster extension."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+
+from cluster.extensions import ClusterExtension, Cycle, PassContext
+from cluster.scheduler import PassResult, SchedulerPlugin, Snapshot
+from limits import pending, services
+
+
+class LimitsExtension(ClusterExtension):
+    """AccountingStorageEnforce: the submission's account and QOS, the pass's gates
+    before any node search, multifactor priorities and the usage cycle."""
+
+    name = "limits"
+
+    def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
+        return services.submit_fields(common, count=count, now=now, cfg=cfg)
+
+    def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
+        return services.pass_plugins()
+
+    def pass_priority(self, ctx: PassContext, snap: Snapshot) -> Mapping[str, Any]:
+        return services.pass_priority(snap, ctx.plugins)
+
+    def after_apply(self, ctx: PassContext, result: PassResult) -> None:
+        services.apply_pass(result, ctx.plugins, ctx.now)
+
+    def cycles(self) -> Sequence[Cycle]:
+        # Charge running jobs, decay, reset.
+        return (Cycle("usage", services.usage_cycle_run, settings.FSCHED_USAGE_INTERVAL),)
+
+    def pending_causes(self, job: Any) -> list:
+        return pending.pending_causes(job)
