@@ -168,6 +168,14 @@ class ClusterExtension:
     def node_deleted(self, node: Any) -> None:
         pass
 
+    def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
+        """Nodes back to their configured state (powered down, or failed to resume): what
+        runtime updates gave them is undone."""
+
+    def qos_preemption(self) -> Mapping[str, tuple[int, frozenset[str]]]:
+        """QOS name -> (its priority, the QOS it may preempt), for preemption."""
+        return {}
+
     # -- the rest
 
     def cycles(self) -> Sequence[Cycle]:
@@ -249,6 +257,18 @@ def node_order_key() -> Callable[[NodeView], tuple] | None:
     for ext in active():
         key = ext.node_order_key() or key
     return key
+
+
+def nodes_reset(names: Sequence[str], *, actor: str, now: datetime) -> None:
+    for ext in active():
+        ext.nodes_reset(names, actor=actor, now=now)
+
+
+def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:
+    out: dict[str, tuple[int, frozenset[str]]] = {}
+    for ext in active():
+        out.update(ext.qos_preemption())
+    return out
 
 
 def cycles() -> list[Cycle]:

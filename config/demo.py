@@ -17,7 +17,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from config.state import private_dir, read_or_create_key
+from cluster.state_files import private_dir, read_or_create_key
 from config.supervise import Supervised
 
 ROOT = Path(__file__).resolve().parent.parent

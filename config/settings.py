@@ -13,8 +13,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from cluster.state_files import read_or_create_key, secure_state_dir
 from config.env import envbool, envfloat, envint, envlevel
-from config.state import read_or_create_key, secure_state_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -77,8 +77,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First, so that it sees every later middleware's writes: a request whose database is
-    # unreachable answers 503 and says whether anything was stored (config/unavailable.py).
-    "config.unavailable.DatabaseUnavailableMiddleware",
+    # unreachable answers 503 and says whether anything was stored (cluster/unavailable.py).
+    "cluster.unavailable.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

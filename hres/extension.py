@@ -109,3 +109,7 @@ class HresExtension(ClusterExtension):
 
     def node_deleted(self, node: Any) -> None:
         services.node_leave(node.name)
+
+    def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
+        # Back to the configured layers (spec "Runtime Updates").
+        services.node_configured_layers(names, actor=actor, now=now)

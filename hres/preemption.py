@@ -23,7 +23,7 @@ from datetime import datetime
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from cluster import publish, states
+from cluster import extensions, publish, states
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import PassResult
 from cluster.services import rows
@@ -123,17 +123,6 @@ def choose(
     return best
 
 
-def _qos_rows() -> dict[str, tuple[int, frozenset[str]]]:
-    """QOS name -> (priority, the QOS names it may preempt: its Preempt list), from the
-    limits app's rows (``sacctmgr modify qos high set Preempt=low``)."""
-    from limits.models import QOS  # noqa: PLC0415 - limits imports the cluster services
-
-    return {
-        row.name: (row.priority, frozenset(n.strip() for n in (row.preempt or "").split(",") if n.strip()))
-        for row in QOS.objects.all()
-    }
-
-
 def _mode3_items(licenses: str, modes: Mapping[str, Mode]) -> tuple[LicenseItem, ...]:
     try:
         items = parse_license_request(licenses, hres=modes).hres(modes)
@@ -160,7 +149,7 @@ def reclaim(
     modes = state.modes()
     if Mode.MODE_3 not in modes.values():
         return []
-    qos = _qos_rows()
+    qos = extensions.qos_preemption()
     lists = {k: frozenset(v) for k, v in (preempt or {name: p for name, (_, p) in qos.items()}).items()}
     if not any(lists.values()):
         return []

@@ -11,6 +11,7 @@ from django.conf import settings
 from cluster.extensions import ClusterExtension, Cycle, PassContext
 from cluster.scheduler import PassResult, SchedulerPlugin, Snapshot
 from limits import pending, services
+from limits.models import QOS
 
 
 class LimitsExtension(ClusterExtension):
@@ -34,6 +35,14 @@ class LimitsExtension(ClusterExtension):
     def cycles(self) -> Sequence[Cycle]:
         # Charge running jobs, decay, reset.
         return (Cycle("usage", services.usage_cycle_run, settings.FSCHED_USAGE_INTERVAL),)
+
+    def qos_preemption(self) -> Mapping[str, tuple[int, frozenset[str]]]:
+        # sacctmgr modify qos high set Preempt=low
+        out = {}
+        for row in QOS.objects.all():
+            preempts = frozenset(n.strip() for n in (row.preempt or "").split(",") if n.strip())
+            out[row.name] = (row.priority, preempts)
+        return out
 
     def pending_causes(self, job: Any) -> list:
         return pending.pending_causes(job)

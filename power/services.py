@@ -38,10 +38,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from cluster import publish, triggers
+from cluster import extensions, publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services import rows as plain_rows
+from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import (
     end_job,
@@ -183,8 +184,6 @@ def settings_in_force() -> PowerConfig:
     with _cache_lock:
         if _cache is not None and _cache[0] == version:
             return _cache[1]
-    from cluster.services.configuration import conf_path  # noqa: PLC0415 - configuration imports us
-
     try:
         power = check_config(load_slurm_conf(conf_path()))
     except (ConfigError, OSError) as exc:
@@ -321,7 +320,7 @@ class _Apply:
         if self.timed_out:
             _resume_failed(self.timed_out, self.power, now=self.now)
             # A node that failed to resume returns to its configured HRES layers.
-            _hres().node_configured_layers(self.timed_out, actor=self.user, now=self.now)
+            extensions.nodes_reset(self.timed_out, actor=self.user, now=self.now)
         for node in self.changed.values():
             node.save()
         if self.usage or self.changed:
@@ -392,13 +391,6 @@ class _Apply:
                 end_job(job, JobState.CANCELLED, now=self.now, why=why, user=self.user)
 
 
-def _hres():
-    """hres.services, imported late: it imports the cluster services this module uses."""
-    from hres import services  # noqa: PLC0415
-
-    return services
-
-
 def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: str = SYSTEM_USER) -> None:
     """Write one core NodeChange on a Node (unsaved), recording the state transition."""
     old = node.state
@@ -409,7 +401,7 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
         flags &= ~NodeFlag.NOT_RESPONDING
     if change.set_flags & NodeFlag.POWERED_DOWN and not node.flags & NodeFlag.POWERED_DOWN:
         # Powered down, the node returns to its configured HRES layers (spec hres.md).
-        _hres().node_configured_layers([node.name], actor=user, now=now)
+        extensions.nodes_reset([node.name], actor=user, now=now)
         # Powered down, changeable features are available but no longer active.
         features = settings_in_force().node_features
         if features is not None:

@@ -1,6 +1,6 @@
 """Errors as ``{"error": message}``: one shape for the CLI to print.
 
-A database that cannot be reached answers 503 (config/unavailable.py). Input a view did
+A database that cannot be reached answers 503 (cluster/unavailable.py). Input a view did
 not foresee still gets a 4xx, never a 500: a number too large for the
 database (OverflowError, DataError), a document too deep (RecursionError), text that is
 not Unicode (UnicodeError), a body over DATA_UPLOAD_MAX_MEMORY_SIZE, and a parser's
@@ -20,8 +20,8 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from cluster import unavailable
 from cluster.services.errors import DATABASE_UNREACHABLE, ServiceError
-from config import unavailable
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 from cluster import extensions, publish, triggers
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
+from cluster.services.dynamic_nodes import register_dynamic
 from cluster.services.nodes import NOT_RESPONDING_REASON
 from cluster.services.state import (
     ENDED_FIELDS,
@@ -118,8 +119,6 @@ def agent_register(
         node = known.get(name)
         if node is None and info.get("conf"):
             # slurmd -Z: a node slurm.conf does not list may join with a dynamic configuration.
-            from cluster.services.dynamic_nodes import register_dynamic  # noqa: PLC0415 - it imports hres
-
             node = register_dynamic(name, str(info["conf"]), agent_id=agent_id, now=now)
         if node is None:
             result.rejected[name] = "node not in the configuration"

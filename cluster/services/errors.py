@@ -19,7 +19,7 @@ _storing_nothing: contextvars.ContextVar[bool] = contextvars.ContextVar("storing
 def storing_nothing() -> Iterator[None]:
     """Writes that store nothing a user would look for, such as taking job ids (a failure
     after it leaves a gap): a request that meets an unreachable database after them may
-    still answer that nothing was stored (config/unavailable.py)."""
+    still answer that nothing was stored (cluster/unavailable.py)."""
     token = _storing_nothing.set(True)
     try:
         yield

@@ -21,6 +21,8 @@ from cluster import extensions, hostlists, jobspec, publish, selectors, slurmtim
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
+from cluster.services.reservations import check_job_access
+from cluster.services.scheduling import estimate_start
 from cluster.services.state import (
     end_job,
     record_transition,
@@ -393,8 +395,6 @@ def _validate_submission(
     for ext in extensions.active():
         common.update(ext.submit_fields(common, count=len(tasks), now=now, cfg=cfg))
     if common["reservation"]:
-        from cluster.services.reservations import check_job_access  # noqa: PLC0415 - it imports this module
-
         check_job_access(common["reservation"], common["user"], common["account"])
     return common, tasks
 
@@ -473,8 +473,6 @@ def _store(
 
 def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> dict:
     """sbatch --test-only: validate, and say where and when the job would start; store nothing."""
-    from cluster.services.scheduling import estimate_start  # noqa: PLC0415 - scheduling imports jobs
-
     now = now or timezone.now()
     common, _tasks = _validate_submission(user, spec, now, ClusterConfig.current())
     start, nodes, cpus = estimate_start(common, now=now)

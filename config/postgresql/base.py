@@ -11,7 +11,7 @@ connection, or a notification), and ``SELECT 1`` decides, as Django's own check 
 
 A connection cut with no word from the server (a cable pulled) fails at its next
 statement instead, as it would between Django's check and that statement anyway: the
-API answers 503 and the agents' messages are retried (``config/unavailable.py``,
+API answers 503 and the agents' messages are retried (``cluster/unavailable.py``,
 ``cluster/consumers.py``).
 
 psycopg parses a statement's placeholders on every execute unless it has at most 50

@@ -14,7 +14,7 @@ which is correct, just slower.
 The database file is created 0600 before SQLite opens it: SQLite would create it 0644
 under the usual umask, and it gives its -wal, -shm and -journal files the database's own
 mode, so they come out private too.  A database left readable by an older version is
-tightened on connect (``config.state.tighten`` logs it).
+tightened on connect (``cluster.state_files.tighten`` logs it).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from django.db.backends.sqlite3 import base
 
-from config.state import PRIVATE_FILE, tighten
+from cluster.state_files import PRIVATE_FILE, tighten
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 

@@ -17,7 +17,7 @@ CLOSE = "close"  # read the request, close without a word (the server died mid-r
 RESET = "reset"  # read the request, answer with a TCP RST
 UNKNOWN = "503"  # the embedded server's "outcome unknown" answer (config/http.py)
 RESTART = "restart"  # close, then refuse connections for a while (a controller restarting)
-# config/unavailable.py's answer when the database is down before the commit.
+# cluster/unavailable.py's answer when the database is down before the commit.
 NOT_STORED = "not stored"
 NOT_STORED_MESSAGE = "The database is unavailable for a moment: nothing was stored. Retry in 1 seconds."
 DOWN_FOR = 0.6  # seconds RESTART refuses connections

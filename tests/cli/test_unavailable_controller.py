@@ -1,6 +1,6 @@
 """The CLI when the controller's database is unavailable (503) or the controller unreachable.
 
-A loopback server answers as config/unavailable.py does: 503, ``Retry-After`` and
+A loopback server answers as cluster/unavailable.py does: 503, ``Retry-After`` and
 ``{"error", "stored": false, "retry_after"}``.
 """
 

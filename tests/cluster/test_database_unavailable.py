@@ -13,7 +13,7 @@ from tests.cluster.database_lock import write_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-MIDDLEWARE = "config.unavailable.DatabaseUnavailableMiddleware"
+MIDDLEWARE = "cluster.unavailable.DatabaseUnavailableMiddleware"
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_taking_job_ids_is_not_counted_as_something_stored(db):
     from cluster.models import JobIdCounter
     from cluster.services import rows
     from cluster.services.errors import storing_nothing
-    from config.unavailable import _Writes
+    from cluster.unavailable import _Writes
 
     writes = _Writes()
     with connection.execute_wrapper(writes):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from config.state import (
+from cluster.state_files import (
     StateDirUnusable,
     create_private_file,
     private_dir,

@@ -166,7 +166,7 @@ def check(
         if job["name"] in stream.unknown:
             accepted[job["job_id"]] = job["name"]
     refused = {name for name, _ in stream.refused}
-    # A database or Redis restarting is answered 503 (config/unavailable.py), never a bare 500.
+    # A database or Redis restarting is answered 503 (cluster/unavailable.py), never a bare 500.
     problems += [
         f"{name} refused with a server error: {why}"
         for name, why in stream.refused

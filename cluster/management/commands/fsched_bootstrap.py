@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand
 
 from cluster.services.api_tokens import split, token_issue, token_revoke
 from cluster.services.errors import NotFound
-from config.state import create_private_file
+from cluster.state_files import create_private_file
 
 
 def cli_credentials_path() -> Path:
