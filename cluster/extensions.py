@@ -16,7 +16,7 @@ nodes) comes before one that acts on the starts (power, which resumes their node
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import import_module
@@ -238,10 +238,6 @@ def reset() -> None:
     global _active  # noqa: PLW0603
     with _guard:
         _active = None
-
-
-def each() -> Iterator[ClusterExtension]:
-    return iter(active())
 
 
 def license_modes() -> dict[str, Mode]:

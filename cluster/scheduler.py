@@ -333,6 +333,11 @@ def mem_request(job: JobView, default_mem: int) -> int:
 _FEATURE = re.compile(r"^[A-Za-z0-9_.:+\-]+$")
 
 
+def split_features(text: str | None) -> frozenset[str]:
+    """A node's feature list (``rack1,fast``) as a set."""
+    return frozenset(f.strip() for f in (text or "").split(",") if f.strip())
+
+
 def parse_constraint(expr: str) -> tuple[frozenset[str], ...] | None:
     """``a``, ``a&b``, ``a|b&c``: alternatives of features all required.  ``()`` for no
     constraint; None for syntax this core does not support (brackets, counts, ``!``)."""

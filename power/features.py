@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cluster.scheduler import split_features
 from cluster.slurmconf import (
     ConfigError,
     ConfigProblem,
@@ -65,10 +66,6 @@ class NodeFeatures:
             if line.nodes is None or node in line.nodes:
                 out |= line.features
         return frozenset(out)
-
-
-def split_features(text: str | None) -> frozenset[str]:
-    return frozenset(f.strip() for f in (text or "").split(",") if f.strip())
 
 
 def join_features(features: Iterable[str], order: str = "") -> str:

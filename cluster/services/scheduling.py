@@ -100,9 +100,8 @@ def _hostnames(text: str) -> tuple[str, ...]:
     return tuple(NodeSet(text)) if text else ()
 
 
-@lru_cache(maxsize=1024)
-def _features(text: str | None) -> frozenset[str]:
-    return frozenset(f.strip() for f in (text or "").split(",") if f.strip())
+# Most nodes share a few feature lists: split each once.
+_features = lru_cache(maxsize=1024)(scheduler.split_features)
 
 
 def build_snapshot(

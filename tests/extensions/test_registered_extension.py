@@ -33,23 +33,23 @@ def submit(user):
     return job_submit(user=user, spec=spec).job_ids[0]
 
 
-def test_the_extensions_plugin_takes_part_in_the_pass(demo, users, settings):
+def nodes_of_three_jobs(user) -> list[str]:
+    """Where three whole-node jobs start in one pass."""
     register(NODES)
-    settings.FSCHED_EXTENSIONS = WITH_ODD_NODES
-    ids = [submit(users["alice"]) for _ in range(3)]
+    ids = [submit(user) for _ in range(3)]
     schedule_pass()
-    started = sorted(Job.objects.filter(pk__in=ids, state="RUNNING").values_list("node_list", flat=True))
+    return sorted(Job.objects.filter(pk__in=ids, state="RUNNING").values_list("node_list", flat=True))
+
+
+def test_the_extensions_plugin_takes_part_in_the_pass(demo, users, settings):
+    settings.FSCHED_EXTENSIONS = WITH_ODD_NODES
     # Without it the first three nodes (node01-03) would be taken: only even ones are.
-    assert started == ["node02", "node04", "node06"]
+    assert nodes_of_three_jobs(users["alice"]) == ["node02", "node04", "node06"]
 
 
 def test_without_the_line_in_settings_it_does_nothing(demo, users, settings):
-    register(NODES)
     settings.FSCHED_EXTENSIONS = DEFAULT
-    ids = [submit(users["alice"]) for _ in range(3)]
-    schedule_pass()
-    started = sorted(Job.objects.filter(pk__in=ids, state="RUNNING").values_list("node_list", flat=True))
-    assert started == ["node01", "node02", "node03"]
+    assert nodes_of_three_jobs(users["alice"]) == ["node01", "node02", "node03"]
 
 
 def test_its_cycle_runs_with_the_cores(db, settings):
