@@ -134,6 +134,22 @@ def settings(environ: dict | None = None) -> tuple[str, str | None, str | None]:
     return url, token, cfg.get("username")
 
 
+def env_timeout(environ: dict | None = None) -> float:
+    """``$FSCHED_TIMEOUT``, seconds (60 when unset); a mistyped one is refused naming the
+    variable, as the controller's settings are (a bare ValueError named nothing)."""
+    env = os.environ if environ is None else environ
+    raw = (env.get("FSCHED_TIMEOUT") or "").strip()
+    if not raw:
+        return 60.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):  # NaN fails the comparison too
+        raise CliError(f"FSCHED_TIMEOUT={raw!r}: expected a number of seconds greater than 0")
+    return value
+
+
 def current_user(environ: dict | None = None) -> str:
     """The user the API knows us as (credentials file), else the login name."""
     env = os.environ if environ is None else environ
@@ -186,7 +202,7 @@ class Client:
         self.url = url or env_url
         self.token = token if token is not None else env_token
         self.scheme, self.host, self.port, self.prefix = split_url(self.url)
-        self.timeout = timeout if timeout is not None else float(os.environ.get("FSCHED_TIMEOUT", "60"))
+        self.timeout = timeout if timeout is not None else env_timeout()
         self._sock = None  # a _socket.socket (or an ssl.SSLSocket)
         self._buffer = b""
 

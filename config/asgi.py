@@ -30,6 +30,7 @@ from django.conf import settings  # noqa: E402
 from cluster import liveness, publish  # noqa: E402
 from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
 from config import helpers  # noqa: E402
+from config.env import envbool  # noqa: E402
 from config.http import WSGIOverASGI  # noqa: E402
 from config.startup import with_database_retries  # noqa: E402
 
@@ -82,8 +83,8 @@ def _startup() -> None:
     from cluster import cycles  # noqa: PLC0415
     from cluster.services.configuration import config_load  # noqa: PLC0415
 
-    if os.environ.get("FSCHED_LOAD_CONFIG", "1") == "1":
-        recover = os.environ.get("FSCHED_RECOVER") == "1"
+    if envbool("FSCHED_LOAD_CONFIG", True):
+        recover = envbool("FSCHED_RECOVER", False)
 
         def load() -> None:
             _check_migrated()

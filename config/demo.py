@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from cluster.state_files import private_dir, read_or_create_key
+from config.env import envint
 from config.supervise import Supervised
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.parse_args(argv)
     state_dir = Path(os.environ.get("FSCHED_STATE_DIR", ROOT / "var")).resolve()
     conf_dir = Path(os.environ.get("FSCHED_CONF_DIR", ROOT / "examples" / "demo")).resolve()
-    port = int(os.environ.get("FSCHED_PORT", "8000"))
+    port = envint("FSCHED_PORT", 8000)
     cluster = Cluster(state_dir=state_dir, conf_dir=conf_dir, port=port)
     print(cluster.setup().rstrip())
     stopping = False

@@ -7,12 +7,13 @@ import os
 import sys
 
 from config.banner import start_lines
+from config.env import envint
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fsched server", description="Run the fsched controller.")
     parser.add_argument("--host", default=os.environ.get("FSCHED_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("FSCHED_PORT", "8000")))
+    parser.add_argument("--port", type=int, default=envint("FSCHED_PORT", 8000))
     parser.add_argument("--workers", type=int, default=1, help="server processes (distributed mode)")
     parser.add_argument("--no-cycles", action="store_true", help="do not run the cycles in this process")
     parser.add_argument("--no-load-config", action="store_true", help="do not (re)read slurm.conf at start")

@@ -196,9 +196,7 @@ FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # with 1 helper 787 and 805 jobs/s submitted, single jobs end to end 149 and 123 jobs/s;
 # with 2 helpers 816 and 123; without, 394 to 572 and 131 (the server's one core).
 _CORES = os.cpu_count() or 1
-FSCHED_HTTP_HELPERS = envint(
-    "FSCHED_HTTP_HELPERS", min(4, _CORES - 1) if not os.environ.get("FSCHED_REDIS_URL") else 0
-)
+FSCHED_HTTP_HELPERS = envint("FSCHED_HTTP_HELPERS", min(4, _CORES - 1) if not DISTRIBUTED else 0)
 # Seconds an event-triggered pass waits so that a burst of events costs one pass
 # (Slurm's sched_min_interval).
 FSCHED_SCHED_MIN_INTERVAL = envfloat("FSCHED_SCHED_MIN_INTERVAL", 0.02)

@@ -58,3 +58,37 @@ def test_the_server_refuses_to_start_on_a_mistyped_setting(tmp_path):
     done = subprocess.run(argv, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert f"FSCHED_HTTPS='ture': {BOOLEAN}" in done.stderr
+
+
+def test_the_server_port_is_read_the_same_way(monkeypatch):
+    from config.server import main as server_main
+
+    monkeypatch.setenv("FSCHED_PORT", "80a")
+    with pytest.raises(ImproperlyConfigured, match=r"^FSCHED_PORT='80a': expected a whole number$"):
+        server_main([])
+
+
+@pytest.mark.parametrize("value", ["ten", "0", "-5", "nan", "inf"])
+def test_the_cli_refuses_a_mistyped_timeout_by_name(value):
+    from cli.client import CliError, env_timeout
+
+    with pytest.raises(CliError) as refused:
+        env_timeout({"FSCHED_TIMEOUT": value})
+    assert refused.value.message == f"FSCHED_TIMEOUT={value!r}: expected a number of seconds greater than 0"
+
+
+def test_the_cli_timeout_default_and_spellings():
+    from cli.client import env_timeout
+
+    assert env_timeout({}) == env_timeout({"FSCHED_TIMEOUT": " "}) == 60
+    assert env_timeout({"FSCHED_TIMEOUT": "2.5"}) == 2.5
+
+
+def test_a_command_with_a_mistyped_timeout_says_so_in_one_line():
+    env = {**os.environ, "FSCHED_TIMEOUT": "ten", "FSCHED_URL": "http://127.0.0.1:9", "FSCHED_TOKEN": "t"}
+    argv = [str(Path(sys.executable).parent / "fsched"), "squeue"]
+    done = subprocess.run(argv, check=False, env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (
+        1,
+        "squeue: error: FSCHED_TIMEOUT='ten': expected a number of seconds greater than 0\n",
+    )
