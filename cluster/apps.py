@@ -7,6 +7,15 @@ class ClusterAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.conf import settings  # noqa: PLC0415
+
+        from cluster.state_files import secure_state_dir  # noqa: PLC0415
+
+        # Every process that sets Django up tightens an existing state directory and its keys,
+        # which an older version or an administrator may have left readable; it creates
+        # nothing: that is the bootstrap's (cluster.state_files.create_keys).
+        secure_state_dir(settings.STATE_DIR, create=False)
+
         from auditlog.registry import auditlog  # noqa: PLC0415
 
         from cluster.models import Node, Partition  # noqa: PLC0415
@@ -18,8 +27,6 @@ class ClusterAppConfig(AppConfig):
             exclude_fields=["last_contact", "cpu_load", "free_mem", "alloc_cpus", "alloc_mem", "last_busy"],
         )
         auditlog.register(Partition)
-
-        from django.conf import settings  # noqa: PLC0415
 
         from cluster import triggers  # noqa: PLC0415
 

@@ -5,6 +5,12 @@ session signing key and the cluster key: any of them readable by another local u
 way to root.  Standard library only, so the launchers (``config.demo``) can use it before
 Django is set up.  Tightening an installation made by an older version is logged as a
 WARNING naming each path, so an administrator learns that it had been exposed.
+
+The settings only read the keys (``read_key``); ``manage.py fsched_bootstrap`` creates the
+directory and the keys (``create_keys``).  Keys made as a side effect of loading the
+settings would be made wherever they were loaded (a linter's temporary directory, a second
+server host), and a host with a key of its own refuses the other hosts' sessions and
+agents without saying why; a host without one says so when it starts instead.
 """
 
 from __future__ import annotations
@@ -13,14 +19,17 @@ import logging
 import os
 import secrets
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 log = logging.getLogger("fsched.state")
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
-# The files settings and the SQLite backend keep in the state directory.
-KEY_FILES = ("secret_key", "agent_key")
+# The keys kept in the state directory when the environment does not give them: the file,
+# the variable that gives the key instead, and the random bytes fsched_bootstrap draws.
+KEYS = {"secret_key": ("FSCHED_SECRET_KEY", 50), "agent_key": ("FSCHED_AGENT_KEY", 32)}
+KEY_FILES = tuple(KEYS)
 
 
 class StateDirUnusable(ValueError):
@@ -73,16 +82,19 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def create_private_file(path: Path, text: str) -> bool:
+def create_private_file(path: Path, text: str, *, owner: tuple[int, int] | None = None) -> bool:
     """Write ``text`` to a new ``path`` created 0600, never visible half-written or with
     looser modes; False if the path already exists (another process won the race).
 
     The text goes to a temporary file created 0600 (``os.open``: no write-then-chmod
-    window), and is linked into place, which fails rather than replaces.
+    window), and is linked into place, which fails rather than replaces.  ``owner``
+    (uid, gid) is given to the open file, before it has a name anyone could swap.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
     try:
+        if owner is not None:
+            os.fchown(fd, *owner)
         with os.fdopen(fd, "w") as out:
             out.write(text)
             out.flush()
@@ -96,31 +108,82 @@ def create_private_file(path: Path, text: str) -> bool:
         tmp.unlink(missing_ok=True)
 
 
-def read_or_create_key(path: Path, nbytes: int = 32) -> str:
-    """The key in ``path``, generated (url-safe, ``nbytes`` random bytes) on first use."""
-    if not path.exists():
-        create_private_file(path, secrets.token_urlsafe(nbytes))
-    tighten(path, PRIVATE_FILE)
-    return path.read_text().strip()
-
-
-def secure_state_dir(path: Path) -> Path:
-    """Make the state directory private, and the files fsched keeps in it: the start of
-    every process that uses it (settings import) runs this."""
+def read_key(path: Path) -> str:
+    """The key in ``path``, "" when there is none yet.  Reads only: the settings call this
+    when they are imported."""
     try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        return ""
+    except PermissionError as exc:
+        raise _unusable(path.parent, exc) from exc
+
+
+def missing_keys(state_dir: Path, keys: Mapping[str, str]) -> str:
+    """What a process that needs the keys says when some are empty (``keys``: the file's
+    name -> the key the settings hold), or "" when none is."""
+    lacking = []
+    for name, key in keys.items():
+        if not key:
+            path = state_dir / name
+            state = "is empty" if path.exists() else "does not exist"
+            lacking.append(f"{KEYS[name][0]} is not set and {path} {state}")
+    if not lacking:
+        return ""
+    them = "them" if len(lacking) > 1 else "it"
+    return f"{'; '.join(lacking)}: run `manage.py fsched_bootstrap` to create {them}"
+
+
+def create_keys(state_dir: Path, environ: Mapping[str, str] = os.environ) -> list[Path]:
+    """Make the state directory private and create in it each key the environment does not
+    give (an existing key is kept); the files created."""
+    secure_state_dir(state_dir)
+    owner = _service_owner(state_dir)
+    created = []
+    try:
+        for name, (variable, nbytes) in KEYS.items():
+            if not environ.get(variable) and create_private_file(
+                state_dir / name, secrets.token_urlsafe(nbytes), owner=owner
+            ):
+                created.append(state_dir / name)
+    except PermissionError as exc:
+        raise _unusable(state_dir, exc) from exc
+    return created
+
+
+def _service_owner(state_dir: Path) -> tuple[int, int] | None:
+    """Root bootstrapping the service account's directory makes its keys that account's:
+    the server runs as it, and a key it cannot read is one it does not have."""
+    if os.geteuid() != 0:
+        return None
+    st = state_dir.stat()
+    return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
+
+
+def secure_state_dir(path: Path, *, create: bool = True) -> Path:
+    """Make the state directory private, and the keys fsched keeps in it.  Without
+    ``create`` a missing directory stays missing: every Django start tightens
+    (``cluster.apps``), only the bootstrap creates (``create_keys``)."""
+    try:
+        if not create and not path.exists():
+            return path
         private_dir(path)
         for name in KEY_FILES:
             tighten(path / name, PRIVATE_FILE)
     except PermissionError as exc:
-        # Typically manage.py run by an administrator's own account on a state directory
-        # that belongs to the service account (0700 by design).
-        try:
-            owner = path.owner()
-        except (OSError, KeyError):
-            owner = "its owner"
-        who = "root" if owner == "root" else f"{owner} or root"
-        raise StateDirUnusable(
-            f"FSCHED_STATE_DIR {path} is not usable by uid {os.geteuid()} ({exc.strerror}): "
-            f"run this as {who}, or set FSCHED_STATE_DIR"
-        ) from exc
+        raise _unusable(path, exc) from exc
     return path
+
+
+def _unusable(path: Path, exc: OSError) -> StateDirUnusable:
+    """Typically manage.py run by an administrator's own account on a state directory that
+    belongs to the service account (0700 by design)."""
+    try:
+        owner = path.owner()
+    except (OSError, KeyError):
+        owner = "its owner"
+    who = "root" if owner == "root" else f"{owner} or root"
+    return StateDirUnusable(
+        f"FSCHED_STATE_DIR {path} is not usable by uid {os.geteuid()} ({exc.strerror}): "
+        f"run this as {who}, or set FSCHED_STATE_DIR"
+    )

@@ -67,8 +67,13 @@ router = ProtocolTypeRouter(
 )
 
 
-class NotMigrated(RuntimeError):
-    """The database has no tables yet: said in one line, with the command that makes them."""
+class NotSetUp(RuntimeError):
+    """The installation lacks what this start needs: said in one line, with the command
+    that makes it."""
+
+
+class NotMigrated(NotSetUp):
+    """The database has no tables yet."""
 
 
 def _check_migrated() -> None:
@@ -82,7 +87,11 @@ def _check_migrated() -> None:
 def _startup() -> None:
     from cluster import cycles  # noqa: PLC0415
     from cluster.services.configuration import config_load  # noqa: PLC0415
+    from config.server import keys_problem  # noqa: PLC0415
 
+    # `fsched server` said so before starting any worker; another ASGI server lands here.
+    if problem := keys_problem():
+        raise NotSetUp(problem)
     if envbool("FSCHED_LOAD_CONFIG", True):
         recover = envbool("FSCHED_RECOVER", False)
 
@@ -122,7 +131,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
             publish.bind_server_loop(asyncio.get_running_loop())
             try:
                 await sync_to_async(_startup, thread_sensitive=False)()
-            except NotMigrated as exc:
+            except NotSetUp as exc:
                 log.error("start-up failed: %s", exc)
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return

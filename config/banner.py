@@ -41,15 +41,15 @@ def start_lines(host: str, port: int, workers: int) -> list[str]:
     if settings.DISTRIBUTED:
         if not os.environ.get("FSCHED_SECRET_KEY"):
             lines.append(
-                "warning: distributed mode without FSCHED_SECRET_KEY: each server host generates "
-                f"its own key in {settings.STATE_DIR}, so console sessions and CSRF tokens "
-                "signed by one host are refused by the others; give every host the same key"
+                "warning: distributed mode without FSCHED_SECRET_KEY: this host signs with its "
+                f"own key ({settings.STATE_DIR / 'secret_key'}), so console sessions and CSRF "
+                "tokens signed by one host are refused by the others; give every host the same key"
             )
         if not os.environ.get("FSCHED_AGENT_KEY"):
             lines.append(
-                "warning: distributed mode without FSCHED_AGENT_KEY: each server host generates "
-                f"its own cluster key in {settings.STATE_DIR}, so an agent is refused by every "
-                "host but one; give every server host and agent the same key"
+                "warning: distributed mode without FSCHED_AGENT_KEY: this host has its own "
+                f"cluster key ({settings.STATE_DIR / 'agent_key'}), so an agent is refused by "
+                "every host but the one whose key it holds; give every server host and agent the same key"
             )
     return lines
 

@@ -1,9 +1,10 @@
 """``make run``: set up and start a whole cluster on this machine, in the foreground.
 
-Migrates, loads the configuration, creates the administrator (printing the password once)
-and logs the CLI in, then starts the controller and one node agent hosting every node of
-the configuration that is not CLOUD or FUTURE.  Ctrl-C or SIGTERM stops everything it
-started.  The end-to-end tests start their clusters with the same ``Cluster`` class.
+Migrates, loads the configuration, creates the keys and the administrator (printing the
+password once) and logs the CLI in (``manage.py fsched_bootstrap``), then starts the
+controller and one node agent hosting every node of the configuration that is not CLOUD
+or FUTURE.  Ctrl-C or SIGTERM stops everything it started.  The end-to-end tests start
+their clusters with the same ``Cluster`` class.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from cluster.state_files import private_dir, read_or_create_key
+from cluster.state_files import read_key
 from config.env import envint
 from config.supervise import Supervised
 
@@ -59,13 +60,8 @@ class Cluster:
         self.env["FSCHED_CONF_DIR"] = str(conf_dir)
         self.env["FSCHED_PORT"] = str(port)
         self.env["FSCHED_URL"] = self.url
-        self.env.setdefault("FSCHED_AGENT_KEY", self._agent_key())
         self.server: subprocess.Popen[bytes] | None = None
         self.agent: subprocess.Popen[bytes] | None = None
-
-    def _agent_key(self) -> str:
-        private_dir(self.state_dir)
-        return read_or_create_key(self.state_dir / "agent_key")
 
     def manage(self, *args: str) -> str:
         out = subprocess.run(
@@ -83,7 +79,11 @@ class Cluster:
         args = ["fsched_bootstrap", "--url", self.url]
         if username:
             args += ["--username", username]
-        return self.manage(*args)
+        out = self.manage(*args)
+        # The agent this starts (and those the demo's power programs start) reads the key
+        # from its environment; the bootstrap has just created it, unless that gave one.
+        self.env.setdefault("FSCHED_AGENT_KEY", read_key(self.state_dir / "agent_key"))
+        return out
 
     def _out(self, name: str):
         if not self.quiet:

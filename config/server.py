@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from cluster.state_files import missing_keys
 from config.banner import start_lines
 from config.env import envint
 
@@ -33,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.recover:
         # Read by config.asgi at start (each worker process loads the configuration there).
         os.environ["FSCHED_RECOVER"] = "1"
+    if problem := keys_problem():
+        # Before any worker starts: each would fail the same way, and a restart cannot help
+        # (status 2, as `make run` and the agent's refused key use it).
+        print(f"fsched server: error: {problem}", file=sys.stderr, flush=True)
+        return 2
     for line in start_lines(args.host, args.port, args.workers):
         # stderr, not logging: uvicorn configures logging only once it runs, and its default
         # level (warning) would hide an INFO line anyway.
@@ -53,6 +59,19 @@ def main(argv: list[str] | None = None) -> int:
         timeout_graceful_shutdown=10,
     )
     return 0
+
+
+def keys_problem() -> str:
+    """What is missing for the server to sign sessions and authenticate agents, or ""."""
+    from django.conf import settings  # noqa: PLC0415
+    from django.core.exceptions import ImproperlyConfigured  # noqa: PLC0415
+
+    state_dir = settings.STATE_DIR  # loads the settings: a mistyped variable stops here, loudly
+    try:
+        secret_key = settings.SECRET_KEY
+    except ImproperlyConfigured:  # Django's wrapper refuses to hand out an empty one
+        secret_key = ""
+    return missing_keys(state_dir, {"secret_key": secret_key, "agent_key": settings.FSCHED_AGENT_KEY})
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from cluster.state_files import read_or_create_key, secure_state_dir
+from cluster.state_files import read_key
 from config.env import envbool, envfloat, envint, envlevel
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -21,21 +21,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 STATE_DIR = Path(os.environ.get("FSCHED_STATE_DIR", BASE_DIR / "var")).resolve()
 CONF_DIR = Path(os.environ.get("FSCHED_CONF_DIR", BASE_DIR / "examples" / "demo")).resolve()
-secure_state_dir(STATE_DIR)
 
-
-def _secret_key() -> str:
-    """A per-installation key kept in the state dir, so sessions survive restarts."""
-    return os.environ.get("FSCHED_SECRET_KEY") or read_or_create_key(STATE_DIR / "secret_key", 50)
-
-
-def _agent_key() -> str:
-    """The cluster key agents authenticate with (FSCHED_AGENT_KEY or a generated one)."""
-    return os.environ.get("FSCHED_AGENT_KEY") or read_or_create_key(STATE_DIR / "agent_key", 32)
-
-
-SECRET_KEY = _secret_key()
-FSCHED_AGENT_KEY = _agent_key()
+# The session signing key and the cluster key agents authenticate with: from the
+# environment, else the state directory's, which `manage.py fsched_bootstrap` creates.
+# Importing the settings only reads, so that migrate, check and the bootstrap itself run
+# before the keys exist; a key still empty stops `fsched server` with what to run
+# (cluster.state_files.missing_keys), and Django refuses to sign with an empty SECRET_KEY.
+SECRET_KEY = os.environ.get("FSCHED_SECRET_KEY") or read_key(STATE_DIR / "secret_key")
+FSCHED_AGENT_KEY = os.environ.get("FSCHED_AGENT_KEY") or read_key(STATE_DIR / "agent_key")
 DEBUG = envbool("FSCHED_DEBUG", False)
 ALLOWED_HOSTS = [
     h.strip()

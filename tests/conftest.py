@@ -1,13 +1,21 @@
-"""Shared fixtures: users, the demo configuration loaded, an API client per user."""
+"""Shared fixtures: the keys, users, the demo configuration loaded, an API client per user."""
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_CONF = ROOT / "examples" / "demo"
+
+# Keys of the suite's own: importing the settings reads the state directory's keys only,
+# and a checkout that never ran `manage.py fsched_bootstrap` has none (nor should tests
+# sign with a developer's).  pytest-django has set Django up by the time this runs.
+settings.SECRET_KEY = secrets.token_urlsafe(50)
+settings.FSCHED_AGENT_KEY = secrets.token_urlsafe(32)
 
 
 @pytest.fixture

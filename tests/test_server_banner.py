@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from cluster.state_files import create_keys
+
 ROOT = Path(__file__).resolve().parents[1]
 FSCHED = str(Path(sys.executable).parent / "fsched")
 # TEST-NET-2 (RFC 5737): no machine has it, so the bind fails and nothing is exposed; the
@@ -39,6 +41,7 @@ def server_lines(tmp_path: Path, *args: str, env: dict[str, str], answer: int | 
     for name in ("FSCHED_SECRET_KEY", "FSCHED_AGENT_KEY", "FSCHED_ALLOWED_HOSTS", "FSCHED_HOST"):
         if name not in env:
             full.pop(name, None)
+    create_keys(tmp_path / "state", environ=full)  # what the bootstrap does
     proc = subprocess.Popen(
         [FSCHED, "server", "--no-load-config", *args],
         env=full,
@@ -144,7 +147,7 @@ def test_a_dns_name_in_allowed_hosts_is_trusted_to_name_the_host(tmp_path):
 
 def test_a_server_started_before_migrate_says_so_in_one_line_and_exits(tmp_path):
     env = {**os.environ, "FSCHED_STATE_DIR": str(tmp_path / "state"), "FSCHED_DATABASE_URL": "",
-           "FSCHED_REDIS_URL": ""}  # fmt: skip
+           "FSCHED_REDIS_URL": "", "FSCHED_SECRET_KEY": "s" * 50, "FSCHED_AGENT_KEY": "a" * 32}  # fmt: skip
     done = subprocess.run(
         [FSCHED, "server", "--port", str(free_port())],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
@@ -156,3 +159,41 @@ def test_a_server_started_before_migrate_says_so_in_one_line_and_exits(tmp_path)
         in done.stderr
     )
     assert "Traceback" not in done.stderr
+
+
+def test_a_server_started_before_the_bootstrap_names_the_keys_and_what_to_run(tmp_path):
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if k not in ("FSCHED_SECRET_KEY", "FSCHED_AGENT_KEY")}
+    env.update(FSCHED_STATE_DIR=str(state), FSCHED_DATABASE_URL="", FSCHED_REDIS_URL="")
+    argv = [FSCHED, "server", "--port", str(free_port())]
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2  # final: `make run` does not start it again
+    assert done.stderr == (
+        f"fsched server: error: FSCHED_SECRET_KEY is not set and {state}/secret_key does not exist; "
+        f"FSCHED_AGENT_KEY is not set and {state}/agent_key does not exist: "
+        "run `manage.py fsched_bootstrap` to create them\n"
+    )
+    assert not state.exists()
+    # One key given, the other's file there but empty (a failed copy, say).
+    state.mkdir(mode=0o700)
+    (state / "agent_key").write_text("")
+    env["FSCHED_SECRET_KEY"] = "s" * 50
+    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"fsched server: error: FSCHED_AGENT_KEY is not set and {state}/agent_key is empty: "
+        "run `manage.py fsched_bootstrap` to create it\n"
+    )
+
+
+def test_another_asgi_server_without_keys_fails_its_start_with_the_same_words(settings, tmp_path):
+    from config import asgi
+
+    settings.STATE_DIR = tmp_path
+    settings.FSCHED_AGENT_KEY = ""
+    with pytest.raises(asgi.NotSetUp) as refused:
+        asgi._startup()
+    assert str(refused.value) == (
+        f"FSCHED_AGENT_KEY is not set and {tmp_path}/agent_key does not exist: "
+        "run `manage.py fsched_bootstrap` to create it"
+    )

@@ -14,7 +14,8 @@ which is correct, just slower.
 The database file is created 0600 before SQLite opens it: SQLite would create it 0644
 under the usual umask, and it gives its -wal, -shm and -journal files the database's own
 mode, so they come out private too.  A database left readable by an older version is
-tightened on connect (``cluster.state_files.tighten`` logs it).
+tightened on connect (``cluster.state_files.tighten`` logs it).  A missing directory is
+created 0700: on a new installation ``manage.py migrate`` comes before the bootstrap.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from django.db.backends.sqlite3 import base
 
-from cluster.state_files import PRIVATE_FILE, tighten
+from cluster.state_files import PRIVATE_FILE, private_dir, tighten
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
@@ -86,6 +87,8 @@ def make_private(database: str) -> None:
     """Create the database file 0600 if it is missing; tighten it and its side files."""
     if not in_file(database):
         return
+    if not (parent := Path(database).parent).exists():
+        private_dir(parent)
     os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE))
     for suffix in ("", *_SIDE_FILES):
         tighten(Path(database + suffix), PRIVATE_FILE)

@@ -32,6 +32,8 @@ def test_a_refused_host_name_is_named_with_the_setting(tmp_path):
         "FSCHED_DATABASE_URL": "",
         "FSCHED_REDIS_URL": "",
         "FSCHED_ALLOWED_HOSTS": "ctl.example.org",
+        "FSCHED_SECRET_KEY": "s" * 50,
+        "FSCHED_AGENT_KEY": "a" * 32,
     }
     proc = subprocess.Popen(
         [FSCHED, "server", "--no-load-config", "--no-cycles", "--port", str(port)],

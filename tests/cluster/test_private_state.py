@@ -1,12 +1,14 @@
 """The state directory is private whatever the umask, and an old exposed one is fixed on start.
 
-The start is a real one: a Python process that imports the settings and opens the
-database through fsched's SQLite backend, as the server, the agent launcher and
-``manage.py`` do.
+The start is a real one: a Python process that sets Django up and opens the database
+through fsched's SQLite backend, as the server and ``manage.py`` do.  Importing the
+settings only reads: the directory and the keys are made by ``manage.py migrate`` (the
+database) and ``manage.py fsched_bootstrap`` (the keys), as `make run` runs them.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -19,12 +21,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from cluster.state_files import (
     StateDirUnusable,
+    create_keys,
     create_private_file,
     private_dir,
-    read_or_create_key,
+    read_key,
     secure_state_dir,
     tighten,
 )
@@ -32,8 +36,9 @@ from cluster.state_files import (
 ROOT = Path(__file__).resolve().parents[2]
 DB = "fsched.sqlite3"
 
-# Starts like the server: settings (state directory, keys), then a write through the
-# backend in WAL mode; prints every file's mode while the connection still holds -wal/-shm.
+# Starts like the server: Django set up (which tightens the state directory), then a write
+# through the backend in WAL mode; prints every file's mode while the connection still
+# holds -wal/-shm.
 START = """
 import json, os, stat, sys
 os.umask(0o022)
@@ -55,15 +60,27 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def start(state: Path) -> tuple[dict[str, int], str]:
+def run(argv: list[str], state: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FSCHED_", "DJANGO_"))}
-    env["FSCHED_STATE_DIR"] = str(state)
-    done = subprocess.run(
-        [sys.executable, "-c", START, str(state)],
-        check=False, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )
+    env.update(FSCHED_STATE_DIR=str(state), **extra)
+    return subprocess.run(argv, check=False, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def start(state: Path) -> tuple[dict[str, int], str]:
+    done = run([sys.executable, "-c", START, str(state)], state)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1]), done.stderr
+
+
+def bootstrap(state: Path) -> str:
+    """What `make run` runs first (config.demo.Cluster.setup)."""
+    out = ""
+    cli = str(state.parent / "cli.json")
+    for args in (["migrate", "--no-input", "-v", "0"], ["fsched_bootstrap", "--username", "ops"]):
+        done = run([sys.executable, "manage.py", *args], state, FSCHED_CLI_CONFIG=cli)
+        assert done.returncode == 0, done.stderr
+        out += done.stdout
+    return out
 
 
 @pytest.fixture
@@ -83,12 +100,88 @@ def shared_parent():
     shutil.rmtree(parent)
 
 
-def test_a_new_installation_is_private_under_umask_022(shared_parent):
+# Imports the settings and sets Django up, then says what it read.
+IMPORT = """
+import json, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+import django
+django.setup()
+from config import settings
+print(json.dumps([settings.SECRET_KEY, settings.FSCHED_AGENT_KEY]))
+"""
+
+
+def tree(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): mode(p) for p in [root, *root.rglob("*")]}
+
+
+def test_importing_the_settings_writes_nothing(shared_parent):
+    """Not the state directory, nor a key in it (they used to be made by any import: a
+    linter's, `manage.py check`'s, a second server host's); nor does `manage.py check`."""
+    fresh = shared_parent / "fresh"
+    empty = shared_parent / "empty"
+    empty.mkdir(mode=0o700)
+    for state in (fresh, empty):
+        done = run([sys.executable, "-c", IMPORT], state)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == ["", ""]
+        done = run([sys.executable, "manage.py", "check"], state)
+        assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in shared_parent.iterdir()) == ["empty"]
+    assert list(empty.iterdir()) == []
+
+
+def test_the_settings_read_the_keys_the_bootstrap_made(tmp_path):
+    state = tmp_path / "state"
+    created = create_keys(state, environ={})
+    done = run([sys.executable, "-c", IMPORT], state)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [read_key(p) for p in created]
+    # The environment's win, and the files are not read for them.
+    done = run([sys.executable, "-c", IMPORT], state, FSCHED_SECRET_KEY="s" * 50, FSCHED_AGENT_KEY="a" * 32)
+    assert json.loads(done.stdout) == ["s" * 50, "a" * 32]
+
+
+def test_a_new_installation_is_private_under_umask_022(shared_parent, umask_022):
     state = shared_parent / "state"
+    said = bootstrap(state)
+    assert f"Created {state / 'secret_key'}, {state / 'agent_key'} (mode 0600)" in said
     modes, _ = start(state)
     assert modes["."] == 0o700
     for name in ("secret_key", "agent_key", DB, f"{DB}-wal", f"{DB}-shm", f"{DB}.gate"):
         assert modes[name] == 0o600, name
+
+
+def test_the_bootstrap_makes_the_directory_and_keys_private(db, settings, tmp_path, monkeypatch):
+    """Without migrate before it (the database elsewhere, PostgreSQL say), under the widest
+    umask; a second run keeps the keys, and a key the environment gives gets no file."""
+    state = tmp_path / "state"
+    settings.STATE_DIR = state
+    monkeypatch.setenv("FSCHED_CLI_CONFIG", str(tmp_path / "cli.json"))
+    monkeypatch.delenv("FSCHED_SECRET_KEY", raising=False)
+    monkeypatch.setenv("FSCHED_AGENT_KEY", "from-the-environment")
+    old = os.umask(0)  # a plain mkdir() or open() would make them 0777 and 0666
+    try:
+        call_command("fsched_bootstrap", "--username", "ops", stdout=io.StringIO())
+        key = read_key(state / "secret_key")
+        monkeypatch.delenv("FSCHED_AGENT_KEY")
+        out = io.StringIO()
+        call_command("fsched_bootstrap", "--username", "ops", stdout=out)
+    finally:
+        os.umask(old)
+    assert tree(state) == {".": 0o700, "secret_key": 0o600, "agent_key": 0o600}
+    assert read_key(state / "secret_key") == key and len(key) >= 66
+    assert f"Created {state / 'agent_key'} (mode 0600)" in out.getvalue()
+    assert "secret_key" not in out.getvalue()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to bootstrap another user's directory")
+def test_root_bootstrapping_the_service_directory_gives_it_the_keys(shared_parent):
+    """The server runs as the service account: a key root kept to itself would be none."""
+    state = private_dir(shared_parent / "state")
+    os.chown(state, 65534, 65534)
+    created = create_keys(state, environ={})
+    assert [(p.stat().st_uid, p.stat().st_gid, mode(p)) for p in created] == [(65534, 65534, 0o600)] * 2
 
 
 def test_an_old_exposed_installation_is_fixed_and_the_fix_logged(shared_parent, umask_022):
@@ -132,14 +225,16 @@ def test_tightening_is_a_warning_and_takes_bits_away_only(tmp_path, caplog):
 def test_keys_are_created_0600_and_never_replaced(tmp_path):
     old = os.umask(0)  # the widest: a plain open() would create 0666
     try:
-        key = read_or_create_key(tmp_path / "agent_key")
+        created = create_keys(tmp_path, environ={})
     finally:
         os.umask(old)
+    key = read_key(tmp_path / "agent_key")
+    assert created == [tmp_path / "secret_key", tmp_path / "agent_key"]
     assert mode(tmp_path / "agent_key") == 0o600 and len(key) >= 43
-    assert read_or_create_key(tmp_path / "agent_key") == key
+    assert create_keys(tmp_path, environ={}) == []
     assert create_private_file(tmp_path / "agent_key", "other") is False
-    assert (tmp_path / "agent_key").read_text() == key
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent_key"]  # no temporary left
+    assert read_key(tmp_path / "agent_key") == key
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent_key", "secret_key"]  # no temporary left
 
 
 def test_a_shared_sticky_directory_is_refused_not_closed(tmp_path):
@@ -213,6 +308,7 @@ def test_a_state_directory_another_user_owns_is_said_in_one_line(shared_parent):
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
 def test_a_non_root_user_cannot_read_the_database(shared_parent):
     state = shared_parent / "state"
+    bootstrap(state)
     start(state)
     control = shared_parent / "public"
     control.write_text("readable")

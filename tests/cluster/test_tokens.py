@@ -146,7 +146,8 @@ def test_revoke_without_prefixes_revokes_every_token_of_the_user(users):
     assert whoami(bobs).status_code == 200
 
 
-def test_bootstrap_writes_a_fresh_token_and_revokes_the_last(db, tmp_path, monkeypatch):
+def test_bootstrap_writes_a_fresh_token_and_revokes_the_last(db, tmp_path, monkeypatch, settings):
+    settings.STATE_DIR = tmp_path / "state"  # where it creates the keys
     creds = tmp_path / "cli" / "cli.json"
     monkeypatch.setenv("FSCHED_CLI_CONFIG", str(creds))
     out = io.StringIO()

@@ -1,8 +1,11 @@
-"""Create the administrator named after the Unix user and log that user's CLI in.
+"""Set up an installation: the private state directory and its keys, the administrator
+named after the Unix user, and that user's CLI logged in.
 
-The password is printed once, when the account is created; later runs keep it.  Every run
-writes a fresh API token (the database keeps only its digest, so an old one cannot be
-read back) and revokes the one the credentials file held before.
+Each key the environment does not give (FSCHED_SECRET_KEY, FSCHED_AGENT_KEY) is created
+0600 in FSCHED_STATE_DIR by the first run.  The password is printed once, when the
+account is created.  Later runs keep both; every run writes a fresh API token (the
+database keeps only its digest, so an old one cannot be read back) and revokes the one
+the credentials file held before.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ import os
 import secrets
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
 from cluster.services.api_tokens import split, token_issue, token_revoke
 from cluster.services.errors import NotFound
-from cluster.state_files import create_private_file
+from cluster.state_files import create_keys, create_private_file
 
 
 def cli_credentials_path() -> Path:
@@ -31,14 +36,22 @@ def cli_credentials_path() -> Path:
 
 
 class Command(BaseCommand):
-    help = "Create the admin account for the current Unix user and write the CLI credentials."
+    help = (
+        "Create the state directory's keys, the admin account for the current Unix user, "
+        "and the CLI credentials."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--username", default=getpass.getuser())
         parser.add_argument("--url", default=f"http://127.0.0.1:{os.environ.get('FSCHED_PORT', '8000')}")
 
     def handle(self, *args, username: str, url: str, **options):
+        if created := create_keys(settings.STATE_DIR):
+            self.stdout.write(f"Created {', '.join(str(p) for p in created)} (mode 0600)")
         users = get_user_model()
+        # The keys need no database, so they are made even so; the account needs the tables.
+        if users._meta.db_table not in connection.introspection.table_names():
+            raise CommandError("the database has no tables yet: run `manage.py migrate` first")
         user = users.objects.filter(username=username).first()
         if user is None:
             password = secrets.token_urlsafe(12)
