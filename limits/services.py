@@ -37,7 +37,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from cluster import publish, triggers
-from cluster.licenses import limit_counts
 from cluster.models import ClusterConfig, Job
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -48,10 +47,10 @@ from limits.gres import check_gres
 from limits.models import QOS, Account, Association, Cluster, JobAccounting, LimitsState, LimitsUser, Usage
 from limits.options import OptionError, apply_option, assoc_option, qos_option, split_option
 from limits.plugin import JobLimitsInfo, LimitsPlugin
-from limits.policy import ROOT, JobRequest, JobShape, Policy, PolicyError, make_shape
+from limits.policy import ROOT, JobRequest, Policy, PolicyError
 from limits.priority import JobPriorityInfo, MultifactorPriority, fair_tree
+from limits.shapes import requested_shape, running_shape
 from limits.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
-from slurmwords.tres import TresError, gres_tres
 
 log = logging.getLogger(__name__)
 
@@ -783,41 +782,6 @@ def row_delete(*, actor: AbstractBaseUser | None, row: models.Model) -> None:
 # --------------------------------------------------------------------------- submission
 
 
-def _shape_of(policy: Policy, partition: str, fields: Mapping[str, Any]) -> JobShape:
-    nodes = max(int(fields.get("min_nodes") or 1), 1)
-    cpus = max(int(fields.get("num_tasks") or 1), nodes) * max(int(fields.get("cpus_per_task") or 1), 1)
-    mem = fields.get("mem_per_node") or 0
-    limit = fields.get("time_limit")
-    licenses = limit_counts(fields.get("licenses") or "", running=False)
-    return make_shape(
-        policy,
-        partition,
-        cpus=cpus,
-        mem=mem * nodes,
-        nodes=nodes,
-        time_limit=None if limit in (None, 0) else int(limit),
-        gres_per_node=_gres(fields.get("gres")),
-        licenses=_plain_licenses(licenses),
-    )
-
-
-def _gres(text: str | None) -> dict[str, int] | None:
-    """A stored --gres request as TRES per node (validated at submission; a row from
-    before validation that no longer parses counts no GRES rather than failing the pass)."""
-    if not text:
-        return None
-    try:
-        return gres_tres(text)
-    except TresError:
-        return None
-
-
-def _plain_licenses(licenses: Mapping[str, int] | None) -> dict[str, int] | None:
-    if not licenses:
-        return None
-    return {k: v for k, v in licenses.items() if isinstance(v, int)}
-
-
 def submit_fields(
     common: Mapping[str, Any],
     *,
@@ -856,7 +820,7 @@ def submit_fields(
         )
     qos = policy.job_qos_name(assoc, qos)
     now = now or timezone.now()
-    shape = _shape_of(policy, common["partition"], common)
+    shape = requested_shape(policy, common["partition"], common)
     job = JobRequest(
         job_id=0,
         user=user,
@@ -937,7 +901,7 @@ def _active_requests(policy: Policy, account: str, qos: str, user: str) -> list[
                 account=r["account"],
                 partition=r["partition"],
                 qos=r["qos"],
-                shape=_shape_of(policy, r["partition"], r),
+                shape=requested_shape(policy, r["partition"], r),
                 submit_time=r["submit_time"].timestamp(),
                 running=r["state"] != JobState.PENDING,
             )
@@ -1046,26 +1010,6 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
 # --------------------------------------------------------------------------- usage cycle
 
 
-def _running_shape(policy: Policy, job: Mapping[str, Any]) -> JobShape:
-    alloc = job["alloc"] or {}
-    nodes = max(len(alloc), 1)
-    cpus = sum(v[0] for v in alloc.values()) or job["num_tasks"] * job["cpus_per_task"]
-    mem = sum(v[1] for v in alloc.values())
-    limit = job["time_limit"]
-    return make_shape(
-        policy,
-        job["partition"],
-        cpus=cpus,
-        mem=mem,
-        nodes=nodes,
-        time_limit=None if not limit else int(limit),
-        cpus_per_node=max((v[0] for v in alloc.values()), default=cpus),
-        mem_per_node=max((v[1] for v in alloc.values()), default=0),
-        gres_per_node=_gres(job.get("gres")),
-        licenses=_plain_licenses(limit_counts(job["licenses"], running=True, held=job["licenses_alloc"])),
-    )
-
-
 def usage_cycle_run(*, now: datetime | None = None) -> str:
     """One usage cycle (spec "Controlling how GrpTRESMins usage decays"): reset on a
     PriorityUsageResetPeriod boundary, else decay every record (PriorityDecayHalfLife,
@@ -1101,7 +1045,7 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
             plan = policy.plan(job["user"], job["account"], job["partition"], job["qos"])
             if plan.error is not None or not plan.usage_keys or job["start_time"] is None:
                 continue
-            shape = _running_shape(policy, job)
+            shape = running_shape(policy, job)
             charges.append(
                 RunningCharge(
                     keys=plan.usage_keys,

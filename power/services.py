@@ -46,7 +46,7 @@ from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import (
     end_job,
-    launch_payload,
+    launch_configured,
     record_node_transition,
     record_transition,
     refresh_usage,
@@ -429,12 +429,7 @@ def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:
 
     launched = []
     for job in Job.objects.select_for_update().filter(pk__in=list(ids), state=JobState.CONFIGURING):
-        job.state = JobState.RUNNING
-        job.start_time = now  # the time limit counts from the launch
-        job.launched = False
-        job.save(update_fields=["state", "start_time", "launched"])
-        record_transition(job, JobState.CONFIGURING, now=now, why="nodes powered up", node=job.node_list)
-        publish.to_agent(job.batch_host, launch_payload(job))
+        launch_configured(job, now=now, why="nodes powered up")
         launched.append(job.id)
     if launched:
         publish.console_changed("jobs")

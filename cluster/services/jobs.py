@@ -28,6 +28,8 @@ from cluster.services.state import (
     record_transition,
     refresh_usage,
     requeue_now,
+    resume_job,
+    suspend_job,
     terminate_running,
     transition_row,
 )
@@ -704,11 +706,7 @@ def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.RUNNING:
         raise ServiceError("Job is not running")
-    old = job.state
-    job.state = JobState.SUSPENDED
-    job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "STOP"})
-    record_transition(job, old, why="suspend", user=actor.get_username())
+    suspend_job(job, now=timezone.now(), user=actor.get_username())
     publish.console_changed("jobs")
     return job
 
@@ -720,9 +718,6 @@ def job_resume(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.SUSPENDED:
         raise ServiceError("Job is not suspended")
-    job.state = JobState.RUNNING
-    job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
-    record_transition(job, JobState.SUSPENDED, why="resume", user=actor.get_username())
+    resume_job(job, now=timezone.now(), user=actor.get_username())
     publish.console_changed("jobs")
     return job

@@ -9,7 +9,8 @@ The callers hold the rows' locks (docs/locking.md); nothing here commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -134,6 +135,98 @@ def requeue_now(job: Job, *, now: datetime) -> None:
     job.exit_signal = 0
     job.eligible_time = now
     job.save()
+
+
+# What a start writes: where the job runs, with what, until when, and that it is not yet
+# launched (the agent's "started" sets that).
+STARTED_FIELDS = (
+    "state",
+    "reason",
+    "reason_detail",
+    "start_time",
+    "time_limit",
+    "priority",
+    "node_list",
+    "batch_host",
+    "alloc",
+    "launched",
+    "licenses_alloc",
+)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where and how a pass starts one pending job."""
+
+    hosts: Sequence[str]
+    node_list: str
+    cpus_per_node: Sequence[int]
+    mem_per_node: Sequence[int]
+    time_limit: int | None
+    priority: int
+    licenses: str = ""
+    # Some of its nodes are powering up: the job waits for them, CONFIGURING.
+    configuring: bool = False
+
+
+def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> None:
+    """PENDING → RUNNING (or CONFIGURING) on the placed nodes, and the launch sent.
+
+    The caller holds the rows' locks and has checked they are still PENDING and unheld, so
+    the start is written as decided; a CONFIGURING job is launched by ``launch_configured``
+    when its nodes are up.
+    """
+    events = []
+    touched: set[str] = set()
+    for job, place in placed:
+        job.state = JobState.CONFIGURING if place.configuring else JobState.RUNNING
+        job.reason = Reason.NONE
+        job.reason_detail = ""
+        job.start_time = now
+        job.time_limit = place.time_limit
+        job.priority = place.priority
+        job.node_list = place.node_list
+        job.batch_host = place.hosts[0]
+        job.alloc = {
+            h: [c, m] for h, c, m in zip(place.hosts, place.cpus_per_node, place.mem_per_node, strict=True)
+        }
+        job.launched = False
+        job.licenses_alloc = place.licenses
+        touched.update(place.hosts)
+        events.append(transition_row(job.id, JobState.PENDING, job.state, now=now, node=job.node_list))
+    rows.update_rows([job for job, _ in placed], list(STARTED_FIELDS))
+    rows.insert_values(Event, events)
+    refresh_usage(touched)
+    publish.to_agents(
+        [(job.batch_host, launch_payload(job)) for job, place in placed if not place.configuring]
+    )
+
+
+def launch_configured(job: Job, *, now: datetime, why: str) -> None:
+    """CONFIGURING → RUNNING on a locked row, and only now the launch sent to the batch
+    host. The time limit counts from the launch, not from the allocation."""
+    job.state = JobState.RUNNING
+    job.start_time = now
+    job.launched = False
+    job.save(update_fields=["state", "start_time", "launched"])
+    record_transition(job, JobState.CONFIGURING, now=now, why=why, node=job.node_list)
+    publish.to_agent(job.batch_host, launch_payload(job))
+
+
+def suspend_job(job: Job, *, now: datetime, user: str) -> None:
+    """RUNNING → SUSPENDED on a locked row: its processes are stopped, and keep their nodes."""
+    job.state = JobState.SUSPENDED
+    job.save(update_fields=["state"])
+    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "STOP"})
+    record_transition(job, JobState.RUNNING, now=now, why="suspend", user=user)
+
+
+def resume_job(job: Job, *, now: datetime, user: str) -> None:
+    """SUSPENDED → RUNNING on a locked row: its processes continue."""
+    job.state = JobState.RUNNING
+    job.save(update_fields=["state"])
+    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
+    record_transition(job, JobState.SUSPENDED, now=now, why="resume", user=user)
 
 
 def refresh_usage(names: Iterable[str] | None = None) -> None:
