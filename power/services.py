@@ -47,10 +47,10 @@ from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import (
     end_job,
     launch_configured,
-    record_node_transition,
     record_transition,
     refresh_usage,
     requeue_now,
+    set_node_state,
 )
 from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
@@ -393,7 +393,6 @@ class _Apply:
 
 def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: str = SYSTEM_USER) -> None:
     """Write one core NodeChange on a Node (unsaved), recording the state transition."""
-    old = node.state
     flags = (node.flags & ~change.clear_flags) | change.set_flags
     if flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN) and not flags & NodeFlag.POWERING_UP:
         # A powered-down node is neither pinged nor able to register: NoResp would stick
@@ -407,20 +406,22 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
         if features is not None:
             active = active_when_powered_down(split_features(node.features), features.changeable(node.name))
             node.active_features = join_features(active, node.features)
-    node.flags = flags
-    if change.base is not None:
-        node.base_state = change.base
-    if change.reason is not None:
-        node.reason = change.reason
-        node.reason_user = user if change.reason else ""
-        node.reason_time = now if change.reason else None
     if change.power_entered is not None:
         node.power_entered = _dt(change.power_entered)
     if change.last_busy is not None:
         node.last_busy = _dt(change.last_busy)
     if change.action is not None:
         node.power_action = change.action
-    record_node_transition(node, old, now=now, user=user, detail={"power": True})
+    set_node_state(
+        node,
+        base=change.base,
+        add=NodeFlag(flags & ~node.flags),
+        remove=NodeFlag(node.flags & ~flags),
+        reason=change.reason,
+        user=user,
+        now=now,
+        detail={"power": True},
+    )
 
 
 def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:

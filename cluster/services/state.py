@@ -274,6 +274,7 @@ def set_node_state(
     reason: str | None = None,
     user: str = "",
     now: datetime,
+    detail: dict[str, Any] | None = None,
 ) -> None:
     """Move a locked node row (saved by the caller): its base state, flags added and
     removed, and its reason with who gave it and when; the event if what shows changed."""
@@ -285,7 +286,7 @@ def set_node_state(
         node.reason = reason
         node.reason_user = user if reason else ""
         node.reason_time = now if reason else None
-    record_node_transition(node, old, now=now, user=user)
+    record_node_transition(node, old, now=now, user=user, detail=detail)
 
 
 def record_node_transition(
