@@ -32,6 +32,7 @@ from cluster.services.state import (
     transition_row,
 )
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
+from slurmwords.agent_messages import Signal
 from slurmwords.licenses import parse_license_request
 
 log = logging.getLogger(__name__)
@@ -562,7 +563,7 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
             raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
         if job.state not in HOLDING_JOB_STATES:
             raise ServiceError("Job is pending execution")
-        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": sig})
+        publish.to_agent(job.batch_host, Signal(job_id=job.id, signal=sig).to_wire())
         return job
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
@@ -707,7 +708,7 @@ def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
     old = job.state
     job.state = JobState.SUSPENDED
     job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "STOP"})
+    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="STOP").to_wire())
     record_transition(job, old, why="suspend", user=actor.get_username())
     publish.console_changed("jobs")
     return job
@@ -722,7 +723,7 @@ def job_resume(*, actor: AbstractBaseUser, job_id: int) -> Job:
         raise ServiceError("Job is not suspended")
     job.state = JobState.RUNNING
     job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
+    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
     record_transition(job, JobState.SUSPENDED, why="resume", user=actor.get_username())
     publish.console_changed("jobs")
     return job
