@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from agent.daemon import NodeSpec
+from agent.spool import Completion as SpooledCompletion
 from slurmwords import agent_messages as am
 
 NONCE = "ab" * 32
@@ -126,6 +128,22 @@ def test_the_launch_object_round_trips_and_keeps_its_nulls() -> None:
     with pytest.raises(am.MessageError) as missing:
         am.LaunchJob.from_wire({k: v for k, v in wire.items() if k != "std_err"})
     assert missing.value.field == "std_err"  # nullable, but always sent
+
+
+def test_the_wire_is_what_the_agent_sent_before() -> None:
+    """The dicts the agent built by hand before these classes, key for key."""
+    spooled = SpooledCompletion(**END)
+    assert am.Completed(**spooled.to_dict()).to_wire() == {"type": "completed", **dataclasses.asdict(spooled)}
+    spec = NodeSpec("node01", 4, 2048, features="a,b", conf="CPUs=4")
+    assert spec.info(5.0).to_wire() == {
+        "name": "node01", "cpus": 4, "real_memory": 2048, "boot_time": 5.0,
+        "features": "a,b", "conf": "CPUs=4",
+    }  # fmt: skip
+    assert NodeSpec("node02", 1, 10).info(5.0).to_wire() == {
+        "name": "node02", "cpus": 1, "real_memory": 10, "boot_time": 5.0,
+    }  # fmt: skip
+    assert am.Cancel(job_id=3, kill_wait=0).to_wire() == {"type": "cancel", "job_id": 3, "kill_wait": 0}
+    assert am.Signal(job_id=3, signal="STOP").to_wire() == {"type": "signal", "job_id": 3, "signal": "STOP"}
 
 
 def test_an_optional_field_left_out_stays_out() -> None:
