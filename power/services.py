@@ -104,6 +104,7 @@ from power.policy import (
     power_cycle,
 )
 from power.policy import power_request as core_power_request
+from slurmwords.agent_messages import Cancel, PowerAction
 
 log = logging.getLogger(__name__)
 
@@ -360,19 +361,16 @@ class _Apply:
                 text = resume_file if kind == PowerRun.Kind.RESUME else None
                 transaction.on_commit(partial(_spawn, run.pk, inv.argv, inv.env, text))
             else:
-                publish.to_agent(
-                    inv.host,
-                    {
-                        "type": "power_action",
-                        "run_id": run.pk,
-                        "node": inv.host,
-                        # The agent runs only programs its own slurm.conf names: the action's
-                        # name finds it there; argv is what the agent checks it against.
-                        "action": program.action or "",
-                        "argv": list(inv.argv),
-                        "env": dict(inv.env),
-                    },
+                action = PowerAction(
+                    run_id=run.pk,
+                    node=inv.host,
+                    # The agent runs only programs its own slurm.conf names: the action's
+                    # name finds it there; argv is what the agent checks it against.
+                    action=program.action or "",
+                    argv=list(inv.argv),
+                    env=dict(inv.env),
                 )
+                publish.to_agent(inv.host, action.to_wire())
 
     def end_jobs(self, ids: Sequence[int], *, requeue: bool, why: str) -> None:
         for job in Job.objects.select_for_update().filter(pk__in=list(ids)):
@@ -382,7 +380,7 @@ class _Apply:
             old = job.state
             if job.launched and job.batch_host:
                 # Its processes may still run on a powered-up node: kill them there.
-                publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+                publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=0).to_wire())
             if requeue and job.requeue:
                 requeue_now(job, now=self.now)
                 record_transition(job, old, now=self.now, why=why, user=self.user)

@@ -34,6 +34,7 @@ from cluster.services.state import (
     transition_row,
 )
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
+from slurmwords.agent_messages import Signal
 from slurmwords.licenses import parse_license_request
 
 log = logging.getLogger(__name__)
@@ -564,7 +565,7 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
             raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
         if job.state not in HOLDING_JOB_STATES:
             raise ServiceError("Job is pending execution")
-        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": sig})
+        publish.to_agent(job.batch_host, Signal(job_id=job.id, signal=sig).to_wire())
         return job
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)

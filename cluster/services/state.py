@@ -20,6 +20,7 @@ from cluster import publish
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+from slurmwords.agent_messages import Cancel, Launch, LaunchJob, Signal
 
 
 def transition_row(
@@ -115,8 +116,8 @@ def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None
     job.kill_requested = now
     job.save(update_fields=["final_state", "kill_requested"])
     if job.state == JobState.SUSPENDED:
-        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
-    publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": kill_wait})
+        publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
+    publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=kill_wait).to_wire())
 
 
 def requeue_now(job: Job, *, now: datetime) -> None:
@@ -217,7 +218,7 @@ def suspend_job(job: Job, *, now: datetime, user: str) -> None:
     """RUNNING → SUSPENDED on a locked row: its processes are stopped, and keep their nodes."""
     job.state = JobState.SUSPENDED
     job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "STOP"})
+    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="STOP").to_wire())
     record_transition(job, JobState.RUNNING, now=now, why="suspend", user=user)
 
 
@@ -225,7 +226,7 @@ def resume_job(job: Job, *, now: datetime, user: str) -> None:
     """SUSPENDED → RUNNING on a locked row: its processes continue."""
     job.state = JobState.RUNNING
     job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
+    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
     record_transition(job, JobState.SUSPENDED, now=now, why="resume", user=user)
 
 
@@ -327,7 +328,7 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
     old = job.state
     if job.batch_host and job.batch_host != node:
         # The batch script may still run on a healthy node: stop it there.
-        publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+        publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=0).to_wire())
     if job.final_state and job.final_state != JobState.REQUEUED:
         end_job(job, JobState(job.final_state), now=now, why=why, node=node)
     elif job.requeue:
@@ -340,29 +341,27 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
 
 def launch_payload(job: Job) -> dict[str, Any]:
     cpus = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[0]
-    return {
-        "type": "launch",
-        "job": {
-            "job_id": job.id,
-            "run": job.restart_count,
-            "name": job.name,
-            "user": job.user,
-            "script": job.script,
-            "argv": job.argv,
-            "work_dir": job.work_dir,
-            "std_out": job.std_out or None,
-            "std_err": job.std_err or None,
-            "std_in": job.std_in or None,
-            "environment": job.environment,
-            "batch_host": job.batch_host,
-            "node_list": job.node_list,
-            "num_nodes": len(job.alloc) or job.min_nodes,
-            "cpus_on_node": cpus,
-            "partition": job.partition,
-            "account": job.account,
-            "qos": job.qos,
-            "array_job_id": job.array_job_id,
-            "array_task_id": job.array_task_id,
-            "time_limit": job.time_limit,
-        },
-    }
+    launch = LaunchJob(
+        job_id=job.id,
+        run=job.restart_count,
+        name=job.name,
+        user=job.user,
+        script=job.script,
+        argv=job.argv,
+        work_dir=job.work_dir,
+        std_out=job.std_out or None,
+        std_err=job.std_err or None,
+        std_in=job.std_in or None,
+        environment=job.environment,
+        batch_host=job.batch_host,
+        node_list=job.node_list,
+        num_nodes=len(job.alloc) or job.min_nodes,
+        cpus_on_node=cpus,
+        partition=job.partition,
+        account=job.account,
+        qos=job.qos,
+        array_job_id=job.array_job_id,
+        array_task_id=job.array_task_id,
+        time_limit=job.time_limit,
+    )
+    return Launch.of(launch).to_wire()
