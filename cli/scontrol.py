@@ -279,7 +279,7 @@ def _count(value) -> str:
 
 def license_record(lic: dict) -> Record:
     """``scontrol show license``: a cluster license, or one layer of a hierarchical
-    resource (spec hres.md "Viewing a Resource")."""
+    resource (Slurm's hres.html, "Viewing a Resource")."""
     record: Record = [
         [("LicenseName", str(lic.get("license_name") or ""))],
         [
@@ -470,7 +470,7 @@ def show_license(client, name: str | None, opts: Opts) -> int:
 # scontrol show <entity>: add entities here (reservation, ...).
 def show_assoc_mgr(client, _name: str | None, opts: Opts) -> int:
     """``scontrol show assoc_mgr``: the association and QOS records the controller holds,
-    with their usage and the decay half-lives in force (spec resource_limits.md)."""
+    with their usage and the decay half-lives in force (Slurm's resource_limits.html)."""
     from cli.client import ApiError  # noqa: PLC0415
 
     try:
@@ -586,8 +586,8 @@ def parse_pairs(words: list[str]) -> list[tuple[str, str]]:
 
 NODE_KEYS = {"nodename": "nodes", "state": "state", "reason": "reason", "weight": "weight"}
 NODE_KEYS |= {"features": "features", "availablefeatures": "features", "activefeatures": "active_features"}
-NODE_KEYS |= {"suspendtime": "suspend_time"}  # per-node, takes effect at once (power_save.md)
-# Cloud accounting (spec power_save.md "Hybrid Cluster"): kept on the node and in its history.
+NODE_KEYS |= {"suspendtime": "suspend_time"}  # per-node, takes effect at once (power_save.html)
+# Cloud accounting (Slurm's power_save.html, "Hybrid Cluster"): kept on the node and in its history.
 NODE_KEYS |= {"instanceid": "instance_id", "instancetype": "instance_type", "extra": "extra"}
 NODE_STATES = frozenset(
     {"DRAIN", "RESUME", "DOWN", "UNDRAIN", "IDLE", "FAIL", "POWER_DOWN", "POWER_UP", "POWER_DOWN_ASAP"}

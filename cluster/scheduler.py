@@ -117,7 +117,7 @@ class JobView:
     alloc_mem: tuple[int, ...] = ()
     array_job_id: int | None = None
     array_max_tasks: int | None = None  # the %N throttle of ``sbatch -a``
-    # Accounting (spec resource_limits.md): the limits plugin and multifactor read these.
+    # Accounting (Slurm's resource_limits.html): the limits plugin and multifactor read these.
     account: str = ""
     qos: str = ""
     gres: str = ""  # per node, as --gres (gpu:tesla:2)
@@ -260,7 +260,7 @@ class SchedulerPlugin:
     def exempt_partition_limit(self, job: JobView, reason: str) -> bool:
         """Whether ``job`` may go past its partition's ``reason`` (PartitionTimeLimit or
         PartitionNodeLimit): the QOS flags PartitionTimeLimit / PartitionMaxNodes /
-        PartitionMinNodes (spec resource_limits.md "Hierarchy").  The plugin that says yes
+        PartitionMinNodes (Slurm's resource_limits.html, "Hierarchy").  The plugin that says yes
         enforces the QOS's own bound in :meth:`job_gate`."""
         return False
 

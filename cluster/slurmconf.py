@@ -122,7 +122,7 @@ PARTITION_KEYS: tuple[str, ...] = (
     "OverTimeLimit", "PowerDownOnIdle", "PreemptMode", "Priority", "PriorityJobFactor",
     "PriorityTier", "QOS", "ReqResv", "ResumeTimeout", "RootOnly", "SelectTypeParameters",
     "State", "SuspendTime", "SuspendTimeout", "Topology", "TRESBillingWeights",
-    # fsched load thresholds (spec/load_thresholds.md)
+    # fsched's own load thresholds (not Slurm's)
     "LoadSchedMem", "LoadStopMem", "LoadSchedUt", "LoadStopUt", "LoadSchedR15s", "LoadStopR15s",
     "LoadSchedR1m", "LoadStopR1m", "LoadSchedR15m", "LoadStopR15m",
 )  # fmt: skip

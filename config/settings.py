@@ -186,7 +186,8 @@ FSCHED_HEALTH_INTERVAL = envfloat("FSCHED_HEALTH_INTERVAL", 2)
 FSCHED_BACKFILL_INTERVAL = envfloat("FSCHED_BACKFILL_INTERVAL", 5)
 # Seconds between polls of the power-save cycle, which acts only when it is due.
 FSCHED_POWER_INTERVAL = envfloat("FSCHED_POWER_INTERVAL", 1)
-# Seconds between usage accounting cycles (charge running jobs, decay; spec resource_limits.md).
+# Seconds between usage accounting cycles (charge running jobs, decay; see Slurm's
+# resource_limits.html).
 FSCHED_USAGE_INTERVAL = envfloat("FSCHED_USAGE_INTERVAL", 30)
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)

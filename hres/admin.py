@@ -74,7 +74,7 @@ class LayerUpdateAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Deleting one would change the layers in force with no service and no record;
-        # a reconfigure drops them (spec "Runtime Updates").
+        # a reconfigure drops them (Slurm's hres.html, "Runtime Updates").
         return False
 
     def save_model(self, request: HttpRequest, obj: LayerUpdate, form: LayerUpdateForm, change: bool) -> None:

@@ -4,7 +4,7 @@
   entry per HRES layer);
 * ``POST /api/hres/`` and ``POST /slurm/v0.0.46/hres/``: a runtime update, JSON body
   ``hres_name``, ``layer_name`` and any of ``nodes``, ``count``, ``base``,
-  ``disable_hres``, ``disable_layer`` (spec "Runtime Updates"; staff only).
+  ``disable_hres``, ``disable_layer`` (Slurm's hres.html, "Runtime Updates"; staff only).
 """
 
 from __future__ import annotations

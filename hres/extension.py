@@ -111,5 +111,5 @@ class HresExtension(ClusterExtension):
         services.node_leave(node.name)
 
     def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
-        # Back to the configured layers (spec "Runtime Updates").
+        # Back to the configured layers (Slurm's hres.html, "Runtime Updates").
         services.node_configured_layers(names, actor=actor, now=now)

@@ -1,4 +1,4 @@
-"""Preemption to reclaim a Mode 3 resource (spec hres.md "Mode 3, Preemption").
+"""Preemption to reclaim a Mode 3 resource (Slurm's hres.html, "Mode 3, Preemption").
 
 After a main scheduler pass (never backfill), a pending job held with reason ``Licenses``
 on a Mode 3 resource may preempt running jobs that hold it, when ``PreemptType=preempt/qos``

@@ -8,7 +8,7 @@ and the runtime updates in force (:class:`LayerUpdate`) are in the database; eac
 rebuilds the layers from them (cached by version, so a pass costs one small query) and the
 usage from the ``LicensesAlloc`` of the jobs holding resources.  There is no usage counter
 to keep in step: a job's end releases exactly what it was charged because it simply stops
-being counted (spec "Runtime Updates").
+being counted (Slurm's hres.html, "Runtime Updates").
 
 Entry points:
 
@@ -117,10 +117,11 @@ def read_resources(
 def resources_store(loaded: ResourcesText, *, actor: str, now=None, recover: bool = False) -> None:
     """Install a validated resources.yaml (inside the caller's transaction).
 
-    Runtime updates are dropped (spec "Runtime Updates": count, base and disabled changes
-    are lost on reconfigure), except the dynamic nodes' configured layers (``keep``) and
-    the node layer changes that survive: those of dynamic and cloud nodes always, those of
-    the other nodes only with ``recover`` (``fsched server -R``).  See :func:`_saved_layers`.
+    Runtime updates are dropped (Slurm's hres.html, "Runtime Updates": count, base and
+    disabled changes are lost on reconfigure), except the dynamic nodes' configured layers
+    (``keep``) and the node layer changes that survive: those of dynamic and cloud nodes
+    always, those of the other nodes only with ``recover`` (``fsched server -R``).  See
+    :func:`_saved_layers`.
     """
     saved = _saved_layers(recover=recover)
     row = ResourcesFile.objects.select_for_update().get_or_create(pk=1)[0]
@@ -146,9 +147,9 @@ _AWAY = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN
 
 
 def _saved_layers(*, recover: bool) -> dict[str, Membership]:
-    """Before a reconfigure or restart: node -> the layers it keeps (spec "Runtime
-    Updates").  Count, base and disabled state are never saved; a node powered down or
-    powering down uses its configured layers."""
+    """Before a reconfigure or restart: node -> the layers it keeps (Slurm's hres.html,
+    "Runtime Updates").  Count, base and disabled state are never saved; a node powered
+    down or powering down uses its configured layers."""
     rows = list(Node.objects.order_by("name").values_list("name", "in_conf", "flags"))
     names = tuple(name for name, _, _ in rows)
     diff = persistence.changed(current_state(names), configured_state(names), names)
@@ -180,7 +181,7 @@ def _restore_layers(saved: Mapping[str, Membership], *, actor: str, now) -> None
 
 def node_configured_layers(names: Iterable[str], *, actor: str = "", now=None) -> list[str]:
     """Nodes powered down, or failing to resume within ResumeTimeout, return to their
-    configured layers (spec "Runtime Updates").  Returns the nodes that changed."""
+    configured layers (Slurm's hres.html, "Runtime Updates").  Returns the nodes that changed."""
     names = tuple(names)
     if not names or not current_config().resources:
         return []
@@ -670,7 +671,7 @@ def layer_tree() -> list[TreeResource]:
 
 
 def parse_node_hres(text: str) -> list[tuple[str, str]]:
-    """A node's ``HRES=`` parameter (spec "Dynamic Nodes"): a JSON list of
+    """A node's ``HRES=`` parameter (Slurm's hres.html, "Dynamic Nodes"): a JSON list of
     ``{"hres_name": ..., "layer_name": ...}`` -> ``[(resource, layer), ...]``."""
     try:
         data = json.loads(text)
@@ -692,7 +693,7 @@ def node_join(node: str, pairs: list[tuple[str, str]], *, actor: str = "", now=N
 
     An unknown or unsuitable layer (no such resource or layer, a Mode 3 layer that is not
     a leaf, two leaves of one Mode 3 resource) leaves the node in no layer at all and logs
-    an error (spec "Dynamic Nodes").  Returns whether the node joined.
+    an error (Slurm's hres.html, "Dynamic Nodes").  Returns whether the node joined.
     """
     if not pairs:
         return True

@@ -1,4 +1,4 @@
-"""The accounting database (spec resource_limits.md "Configuration"): clusters, the account
+"""The accounting database (Slurm's resource_limits.html, "Configuration"): clusters, the account
 tree, users, associations (cluster, account, user, optional partition), QOS and TRES, the
 decayed usage of every association and QOS, and per-job accounting state.
 
@@ -215,7 +215,7 @@ class Usage(models.Model):
 
 class JobAccounting(models.Model):
     """What the limits keep per job: when it began accruing age priority and the
-    UsageFactor booked when it started (spec, UsageFactor NOTE)."""
+    UsageFactor booked when it started (the UsageFactor NOTE of Slurm's resource_limits.html)."""
 
     job = models.OneToOneField(Job, primary_key=True, on_delete=models.CASCADE, related_name="accounting")
     accrue_time = models.FloatField(null=True, blank=True)

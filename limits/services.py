@@ -17,8 +17,8 @@ One function per operation (ARCHITECTURE "One service function per operation"); 
 * :func:`usage_cycle_run`: the usage cycle (charge running jobs, decay, reset).
 * :func:`dump_text`, :func:`load_text`: ``sacctmgr dump|load``.
 
-Deleting an association cancels its running and pending jobs (spec "Tools"); lowering a
-limit never cancels anything.
+Deleting an association cancels its running and pending jobs (Slurm's resource_limits.html,
+"Tools"); lowering a limit never cancels anything.
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def _subtree(cluster: Cluster, accounts: Iterable[str]) -> set[str]:
 
 def _clear_usage(cluster: Cluster, assoc: Association) -> None:
     """RawUsage=0: the association's record and, for an account, every one beneath it
-    (spec: "there is no per-TRES reset")."""
+    (Slurm's resource_limits.html: "there is no per-TRES reset")."""
     if assoc.user_id:
         keys = [assoc_key(assoc.account.name, assoc.user.name, assoc.partition)]
     else:
@@ -642,7 +642,8 @@ def record_delete(
     commit: bool = True,
 ) -> Change:
     """``sacctmgr delete <entity> [where] <conditions>``: the associations go, and with
-    them every running and pending job that belongs to them (spec "Tools")."""
+    them every running and pending job that belongs to them (Slurm's resource_limits.html,
+    "Tools")."""
     _require_admin(actor)
     entity = _entity(entity)
     cond = _parse_where(where)
@@ -976,7 +977,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
 def apply_pass(result, active: Sequence[object], now: datetime) -> None:
     """The limits' decisions of a pass, in the pass's transaction: the UsageFactor booked
     by each started job, accrue times, and the jobs killed because a TRES-minutes budget
-    is spent (without ``safe``; spec GrpTRESMins)."""
+    is spent (without ``safe``; GrpTRESMins in Slurm's resource_limits.html)."""
 
     plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
     if plugin is None:
@@ -1011,8 +1012,8 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
 
 
 def usage_cycle_run(*, now: datetime | None = None) -> str:
-    """One usage cycle (spec "Controlling how GrpTRESMins usage decays"): reset on a
-    PriorityUsageResetPeriod boundary, else decay every record (PriorityDecayHalfLife,
+    """One usage cycle (Slurm's resource_limits.html, "Controlling how GrpTRESMins usage decays"):
+    reset on a PriorityUsageResetPeriod boundary, else decay every record (PriorityDecayHalfLife,
     TresDecayHalfLife per TRES, NoDecay QOS untouched), then charge each RUNNING job's
     TRES-seconds since the last cycle, at its QOS's current UsageFactor, to its
     association, every ancestor, its QOS and partition QOS."""

@@ -12,8 +12,9 @@ from django.db import models
 class PowerRun(models.Model):
     """One run of ResumeProgram, SuspendProgram, ResumeFailProgram or a PowerAction.
 
-    Output is not kept (spec "Resume and Suspend Programs"); what the console shows is
-    when it ran, for which nodes, how long, its exit code and why a resume failed.
+    Output is not kept (Slurm's power_save.html, "Resume and Suspend Programs"); what the
+    console shows is when it ran, for which nodes, how long, its exit code and why a resume
+    failed.
     """
 
     class Kind(models.TextChoices):

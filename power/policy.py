@@ -1,6 +1,6 @@
 """Power saving's pure core: what to suspend, resume, time out and mark, at ``now``.
 
-No Django and no clock (spec/power_save.md).  The adapter loads plain :class:`PowerNode`
+Slurm's power_save.html, without Django or a clock.  The adapter loads plain :class:`PowerNode`
 and :class:`PowerJob` records, calls a function here with ``now``, and applies the
 decisions it gets back in one transaction, then starts the programs:
 
@@ -23,8 +23,9 @@ decisions it gets back in one transaction, then starts the programs:
   4. **Launches.**  CONFIGURING jobs whose nodes have all registered.
 
 * :func:`power_request` -- ``scontrol power up|down [asap|force]`` and ``scontrol update
-  State=POWER_DOWN|POWER_DOWN_ASAP|POWER_DOWN_FORCE|POWER_UP|RESUME`` (spec "Manual
-  Power Saving"), one node at a time; :func:`parse_power_command` reads the command.
+  State=POWER_DOWN|POWER_DOWN_ASAP|POWER_DOWN_FORCE|POWER_UP|RESUME`` (Slurm's
+  power_save.html, "Manual Power Saving"), one node at a time; :func:`parse_power_command`
+  reads the command.
 * :func:`on_registration` -- a node agent registered (end of POWERING_UP, or "Node
   unexpectedly rebooted").
 * :func:`on_node_idle` -- a node went from COMPLETING to IDLE (PowerDownOnIdle).
@@ -549,9 +550,10 @@ class _Cycle:
         counted = self.exc.counted
         if not counted:
             return candidates
-        # Each ":count" set may lose only the usable nodes beyond its count (spec: "prevent
-        # N usable nodes (IDLE and not DOWN, DRAINING or already powered down) from being
-        # powered down"); nodes powering down on request just above no longer count.
+        # Each ":count" set may lose only the usable nodes beyond its count (Slurm's
+        # power_save.html: "prevent N usable nodes (IDLE and not DOWN, DRAINING or already
+        # powered down) from being powered down"); nodes powering down on request just above
+        # no longer count.
         budget = [
             sum(1 for n in s.nodes if n in self.nodes and _usable_up(self.nodes[n])) - (s.count or 0)
             for s in counted
@@ -608,7 +610,7 @@ def power_cycle(
 
 def ready_jobs(nodes: Mapping[str, PowerNode], jobs: Iterable[PowerJob]) -> tuple[int, ...]:
     """CONFIGURING jobs none of whose nodes is powered down, powering up, waiting for a
-    power up or not responding (spec "Use of Allocations")."""
+    power up or not responding (Slurm's power_save.html, "Use of Allocations")."""
     waiting = POWER_FLAGS & ~NodeFlag.POWER_DOWN | NodeFlag.NOT_RESPONDING
     out = []
     for job in jobs:
@@ -696,7 +698,7 @@ def on_node_idle(
     If one of those jobs was allocated from a ``PowerDownOnIdle=YES`` partition and power
     saving can run (:attr:`PowerConfig.ready`), the node is asked to power down; this
     request ignores SuspendExc*.  With Exclusive=USER/NODE the node is IDLE exactly when
-    the spec's second and third cases say, so one rule covers all three.
+    the second and third cases in Slurm's power_save.html say, so one rule covers all three.
     """
     if not config.ready or node.flags & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN):
         return ()
@@ -729,8 +731,9 @@ def drain_change(node: PowerNode, reason: str) -> NodeChange:
 
 def power_node_order_key(node: NodeView) -> tuple[int, ...]:
     """Powered-up nodes first, powering-up second, powered-down last; by Weight in each
-    set, then index (spec "Weight").  A powered-down node with a power-up already asked
-    for counts as powering up.  Same signature as ``cluster.scheduler.node_order_key``.
+    set, then index (Slurm's power_save.html, "Weight").  A powered-down node with a
+    power-up already asked for counts as powering up.  Same signature as
+    ``cluster.scheduler.node_order_key``.
     """
     flags = node.flags
     if flags & NodeFlag.POWERING_UP or (flags & NodeFlag.POWERED_DOWN and flags & NodeFlag.POWER_UP):
@@ -806,7 +809,7 @@ def power_request(
     action: str | None = None,
     reason: str | None = None,
 ) -> PowerOutcome:
-    """One node's manual power transition (spec "Manual Power Saving").
+    """One node's manual power transition (Slurm's power_save.html, "Manual Power Saving").
 
     ``op``: POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE, POWER_UP, POWER_UP_FORCE
     (``scontrol power up force``) or RESUME.  ``jobs``: the jobs holding the node (force

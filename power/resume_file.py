@@ -1,8 +1,9 @@
-"""The ``SLURM_RESUME_FILE`` document handed to ResumeProgram (spec "ResumeProgram").
+"""The ``SLURM_RESUME_FILE`` document handed to ResumeProgram (Slurm's power_save.html,
+"ResumeProgram").
 
 Pure: builds the JSON text; the adapter writes it to a temporary file, points
-``SLURM_RESUME_FILE`` at it, and removes it when the program has read it (the spec
-promises ten seconds).  Layout as in the spec's example::
+``SLURM_RESUME_FILE`` at it, and removes it when the program has read it (the page
+promises ten seconds).  Layout as in the page's example::
 
     {"all_nodes_resume": "cloud[1-3,7-8]",
      "jobs": [{"exclusive": "NO", "extra": null, "features": "c1,c2", "job_id": 140814,
@@ -97,7 +98,7 @@ def resume_document(resume_nodes: Iterable[str], jobs: Iterable[ResumeJob]) -> d
 
 
 def resume_file_text(resume_nodes: Iterable[str], jobs: Iterable[ResumeJob]) -> str:
-    """:func:`resume_document` as JSON text (sorted keys, indented like the spec)."""
+    """:func:`resume_document` as JSON text (sorted keys, indented like the page's example)."""
     return json.dumps(resume_document(resume_nodes, jobs), indent=1, sort_keys=True) + "\n"
 
 

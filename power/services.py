@@ -157,7 +157,7 @@ def config_loaded(power: PowerConfig, *, version: int) -> None:
 def _features_at_load(features: NodeFeatures | None) -> None:
     """Active features after a (re)configure.  Without NodeFeaturesPlugins every feature
     is always active; with it, changeable ones are active only where a powered-up node
-    already had them (spec "Node Features")."""
+    already had them (Slurm's power_save.html, "Node Features")."""
     changed = []
     for node in Node.objects.all():
         available = split_features(node.features)
@@ -394,10 +394,10 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
     flags = (node.flags & ~change.clear_flags) | change.set_flags
     if flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN) and not flags & NodeFlag.POWERING_UP:
         # A powered-down node is neither pinged nor able to register: NoResp would stick
-        # (spec, RESUME note).  It registers again when it powers up.
+        # (Slurm's power_save.html, the RESUME note).  It registers again when it powers up.
         flags &= ~NodeFlag.NOT_RESPONDING
     if change.set_flags & NodeFlag.POWERED_DOWN and not node.flags & NodeFlag.POWERED_DOWN:
-        # Powered down, the node returns to its configured HRES layers (spec hres.md).
+        # Powered down, the node returns to its configured HRES layers (Slurm's hres.html).
         extensions.nodes_reset([node.name], actor=user, now=now)
         # Powered down, changeable features are available but no longer active.
         features = settings_in_force().node_features
@@ -522,8 +522,8 @@ def agent_power_action_done(
 
 
 def shutdown(limit: float | None = None) -> list[int]:
-    """Graceful controller shutdown: wait for spawned programs up to the spec's limit
-    (ten seconds, or the larger timeout if less), then remove the resume files."""
+    """Graceful controller shutdown: wait for spawned programs up to the limit of Slurm's
+    power_save.html (ten seconds, or the larger timeout if less), then remove the resume files."""
     if _spawner is None:
         return []
     if limit is None:
@@ -679,7 +679,7 @@ def _activate_features(
     features: NodeFeatures, allocations: Mapping[int, Sequence[str]], rows: Mapping[str, Node]
 ) -> None:
     """The changeable features a job asked for become active on the powered-down nodes
-    it was given (they boot with them: spec "Node Features")."""
+    it was given (they boot with them: Slurm's power_save.html, "Node Features")."""
     constraints = dict(Job.objects.filter(pk__in=list(allocations)).values_list("id", "features"))
     for job_id, hosts in allocations.items():
         dnf = parse_constraint(constraints.get(job_id) or "")
@@ -780,9 +780,9 @@ def parse_node_suspend_time(value: str | int) -> int | None:
 
 def node_suspend_time_set(nodes: Sequence[Node], value: str | int, *, how: str = "update") -> str:
     """A per-node SuspendTime at runtime (``scontrol update/create node``, REST) on locked
-    rows (saved by the caller): accepted, refused or warned as the spec says; a finite
-    value turns automatic power saving on at once, until the next reconfigure.  Returns
-    the warning to show, if any."""
+    rows (saved by the caller): accepted, refused or warned as Slurm's power_save.html says;
+    a finite value turns automatic power saving on at once, until the next reconfigure.
+    Returns the warning to show, if any."""
     seconds = parse_node_suspend_time(value)
     verdict = node_suspend_time_change(settings_in_force(), seconds, how=how)
     if not verdict.accepted:

@@ -11,11 +11,11 @@ and ``licenses=`` of a reservation, where an HRES names its layer::
 
     natural(low1):30,flat(low2):4,fluent:2
 
-Rules (spec "Plugin Arguments", "Mode 3", "Limitations"): arguments are ``name=value``
-pairs without whitespace, each name once, one set per resource, only on an HRES and never
-in a reservation or with ``|``; an HRES cannot be part of a ``|`` request; a job or a
-reservation names at most one Mode 3 resource; a name is requested once.  Every error is a
-``ValueError`` whose message says what is wrong with which item.
+Rules (Slurm's hres.html, "Plugin Arguments", "Mode 3", "Limitations"): arguments are
+``name=value`` pairs without whitespace, each name once, one set per resource, only on an
+HRES and never in a reservation or with ``|``; an HRES cannot be part of a ``|`` request;
+a job or a reservation names at most one Mode 3 resource; a name is requested once.
+Every error is a ``ValueError`` whose message says what is wrong with which item.
 """
 
 from __future__ import annotations

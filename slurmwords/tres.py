@@ -9,8 +9,9 @@ A TRES is ``type`` or ``type/name``: ``cpu``, ``mem``, ``energy``, ``node``, ``b
 energy, node, billing, fs/disk, vmem, pages), then the named ones by name; memory with the
 largest unit that divides it.
 
-``TRESBillingWeights`` (a partition option, spec "Specific limits over GRES") is parsed by
-:func:`parse_billing_weights` and applied by :func:`billing`.
+``TRESBillingWeights`` (a partition option, see "Specific limits over GRES" in Slurm's
+resource_limits.html) is parsed by :func:`parse_billing_weights` and applied by
+:func:`billing`.
 """
 
 from __future__ import annotations
@@ -153,7 +154,8 @@ def gres_tres(request: str) -> TresMap:
 
     A typed request counts for the type and for the generic name (``gres/gpu:tesla`` and
     ``gres/gpu``); an untyped one only for the generic name, which is why a limit on
-    ``gres/gpu:tesla`` does not hold back ``--gres=gpu:2`` (spec: "Specific limits over GRES").
+    ``gres/gpu:tesla`` does not hold back ``--gres=gpu:2`` (Slurm's resource_limits.html,
+    "Specific limits over GRES").
     """
     out: TresMap = {}
     if not request.strip():

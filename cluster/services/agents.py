@@ -255,7 +255,7 @@ def agent_disconnected(
             if node.flags & NodeFlag.NOT_RESPONDING:
                 continue
             if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN):
-                continue  # its agent stopping is the power down itself (spec: no NoResp)
+                continue  # its agent stopping is the power down itself: no NoResp
             set_node_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
             node.save(update_fields=["flags"])
         publish.console_changed("nodes")

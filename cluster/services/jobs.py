@@ -183,7 +183,7 @@ def _read_partition(name: str) -> _PartitionTimes | None:
 
 def _check_licenses(text: str, cfg: ClusterConfig) -> str:
     """``-L``: cluster licenses (``a:2|b:1`` allowed) and hierarchical resources with
-    their plugin arguments (spec hres.md); refused here rather than pending forever."""
+    their plugin arguments (Slurm's hres.html); refused here rather than pending forever."""
     text = text.strip()
     if not text:
         return ""

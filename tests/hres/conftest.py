@@ -1,4 +1,5 @@
-"""Shared fixtures for the HRES pure core: the spec's resources.yaml over node[01-32]."""
+"""Shared fixtures for the HRES pure core: the resources.yaml of Slurm's hres.html over
+node[01-32]."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def used(state: HresState, name: str) -> dict[str, int]:
     return {la.name: u for la, u in zip(res.structure.layers, res.used, strict=True)}
 
 
-# --------------------------------------------------------------------------- the spec's examples
+# --------------------------------------------------------------------------- hres.html's examples
 
 
 def test_natural_mode1_gives_250_in_all(spec_state):

@@ -1,4 +1,4 @@
-"""Node layer changes across restarts and reconfigures (spec hres.md "Runtime Updates"):
+"""Node layer changes across restarts and reconfigures (Slurm's hres.html, "Runtime Updates"):
 who keeps them (dynamic and cloud nodes always, the others with ``-R``), who returns to
 the configured layers (powered down, resume failed), a saved layer gone, and what is never
 saved (Count, Base, disabled state)."""

@@ -1,4 +1,4 @@
-"""Preemption to reclaim a Mode 3 resource (spec hres.md "Mode 3, Preemption"): through
+"""Preemption to reclaim a Mode 3 resource (Slurm's hres.html, "Mode 3, Preemption"): through
 the scheduler service, with ``PreemptType=preempt/qos`` in slurm.conf and QOS rows of the
 limits app.  No real processes: the victims' exits are reported as an agent would."""
 

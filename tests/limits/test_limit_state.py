@@ -141,7 +141,8 @@ def test_qos_grp_and_per_user_and_per_account_tres():
 
 
 def test_typed_gres_limit_does_not_catch_generic_requests():
-    """Spec 'Specific limits over GRES': a limit on gres/gpu:tesla does not hold --gres=gpu:2."""
+    """A limit on gres/gpu:tesla does not hold --gres=gpu:2 (Slurm's resource_limits.html,
+    "Specific limits over GRES")."""
     q = QOS("q", limits=QOSLimits(max_tres_per_user={"gres/gpu:tesla": 1}))
     p = policy(qos=[q])
     st = state(p)

@@ -1,5 +1,6 @@
-"""Changeable node features (spec "Node Features"): helpers.conf, available vs active,
-activation at allocation, reset at power down, and scontrol update of both lists."""
+"""Changeable node features (Slurm's power_save.html, "Node Features"): helpers.conf,
+available vs active, activation at allocation, reset at power down, and scontrol update
+of both lists."""
 
 from __future__ import annotations
 

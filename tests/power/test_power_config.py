@@ -124,7 +124,7 @@ def test_program_invocations_follow_location() -> None:
     assert up.invocations([]) == ()
 
 
-# --- enabling (spec "Overview") -------------------------------------------------------
+# --- enabling (power_save.html, "Overview") --------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -146,7 +146,8 @@ def test_automatic_power_saving_needs_programs_and_a_finite_suspend_time(body: s
 
 
 def test_timeouts_default_count_as_defined() -> None:
-    # The spec's own Hybrid Cluster example sets no timeouts: it must load and be enabled.
+    # The Hybrid Cluster example of Slurm's power_save.html sets no timeouts: it must load
+    # and be enabled.
     cfg = parse(
         """\
         SuspendProgram=/usr/sbin/slurm_suspend

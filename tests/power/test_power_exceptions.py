@@ -1,4 +1,4 @@
-"""The runtime exceptions of spec power_save.md "Overview", at the service level: a
+"""The runtime exceptions under "Overview" in Slurm's power_save.html, at the service level: a
 per-node SuspendTime given at ``scontrol create node`` and at a dynamic registration
 (``slurmd -Z --conf``), with the accept / refuse / warn rules when the rest of the power
 configuration is not valid, and partition node-list changes taking effect for the

@@ -1,5 +1,5 @@
-"""Manual power saving (spec "Manual Power Saving"): scontrol power / State=... as pure
-transitions, carried out by the cycle with a moving clock."""
+"""Manual power saving (Slurm's power_save.html, "Manual Power Saving"): scontrol power /
+State=... as pure transitions, carried out by the cycle with a moving clock."""
 
 from __future__ import annotations
 
