@@ -4,7 +4,7 @@
 frozen :class:`HresConfig` or raise one :class:`cluster.slurmconf.ConfigError` listing
 every problem found, each an :class:`HresProblem` naming ``resources.yaml:LINE``, the
 resource, the layer and the reason.  Nothing is half-applied: the caller keeps its running
-configuration when this raises (ARCHITECTURE, "Configuration files are first-class").
+configuration when this raises.
 
 What is checked (Slurm's hres.html, "Planning Modes", "Limitations", "Plugins"):
 

@@ -1,7 +1,7 @@
 """Hierarchical resources in the controller: configuration, state, views, runtime updates.
 
 The pure core (``hres.config``, ``hres.layers``, ``hres.plugin``) decides; this module
-reads and writes the database around it (ARCHITECTURE "Pure cores decide, adapters do").
+reads and writes the database around it (docs/architecture.md).
 
 State, shared by every process: the resources.yaml text in force (:class:`ResourcesFile`)
 and the runtime updates in force (:class:`LayerUpdate`) are in the database; each process

@@ -1,6 +1,6 @@
 """Every change to the accounting policy, and the limits' part of submitting and scheduling.
 
-One function per operation (ARCHITECTURE "One service function per operation"); sacctmgr
+One function per operation (docs/architecture.md); sacctmgr
 (through the REST API), the REST API itself, the admin and the tests call these:
 
 * :func:`record_add`, :func:`record_modify`, :func:`record_delete`: ``sacctmgr
