@@ -46,8 +46,9 @@ from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
 from cluster.hostlists import HostlistError, HostlistTooLarge
 from cluster.hostlists import count as hostlist_size
-from cluster.slurmtime import parse_memory_mb, parse_time_limit
+from slurmwords.durations import parse_time_limit
 from slurmwords.hostlists import split_top
+from slurmwords.memory import parse_memory_mb
 
 # --- known keys --------------------------------------------------------------
 # Canonical spellings; lookups are case-insensitive.  A key not listed here is
