@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 
 from cluster.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start
 from cluster.states import Reason
-from slurmwords.licenses import Mode, parse_license_request, split_top
+from slurmwords.hostlists import split_top
+from slurmwords.licenses import Mode, parse_license_request
 
 
 def plain_request(text: str, hres: Mapping[str, Mode] | None = None) -> list[tuple[str, int]]:

@@ -43,7 +43,8 @@ from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 from cluster.slurmconf import parse_nodeset
 from cluster.states import Reason
 from hres.config import NAME_RE, HresConfig, Mode, PluginConf, ResourceConf
-from slurmwords.licenses import LicenseItem, parse_args, split_top
+from slurmwords.hostlists import split_top
+from slurmwords.licenses import LicenseItem, parse_args
 
 INF = 1 << 62  # the avail of an infinite layer: every request fits
 

@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from cluster.scheduler import JobView, PartitionView, node_count
-from cluster.slurmtime import parse_time_limit
 from limits.policy import FAIRSHARE_PARENT, ROOT, Association, Policy
 from limits.usage import UsageKey, UsageRecord, parse_reset_period
+from slurmwords.durations import parse_time_limit
 from slurmwords.tres import canonical_name
 
 _DEFAULT_MAX_AGE = 7 * 86400.0

@@ -39,6 +39,7 @@ from limits.policy import (
 from limits.policy import Association as CoreAssociation
 from limits.priority import PriorityConfig
 from limits.usage import UsageKey, UsageRecord
+from slurmwords.durations import format_minutes_long
 from slurmwords.tres import TresError, parse_billing_weights, parse_tres_limits
 
 log = logging.getLogger(__name__)
@@ -316,12 +317,8 @@ DEFAULT_COLUMNS = {
 
 
 def time_str(minutes: int | None) -> str:
-    """Minutes as sacctmgr prints a wall limit: ``1-00:00:00``, ``01:30:00``."""
-    if minutes is None:
-        return ""
-    days, rest = divmod(int(minutes), 1440)
-    hours, mins = divmod(rest, 60)
-    return f"{days}-{hours:02d}:{mins:02d}:00" if days else f"{hours:02d}:{mins:02d}:00"
+    """Minutes as sacctmgr prints a wall limit: ``1-00:00:00``, ``01:30:00``; none is empty."""
+    return format_minutes_long(minutes, unlimited="")
 
 
 def _value(row: object, column: str) -> str:

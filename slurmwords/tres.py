@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from slurmwords.memory import format_memory_mb
+
 # A parsed TRES map: name -> count (MB for mem, joules for energy).
 TresMap = dict[str, int]
 
@@ -133,10 +135,7 @@ def format_count(name: str, value: float) -> str:
     """One TRES value as Slurm prints it: memory with a unit, others as integers."""
     value = int(value)
     if name in _MEMORY_LIKE and value > 0:
-        for unit in ("M", "G", "T", "P"):
-            if value % 1024 or unit == "P":
-                return f"{value}{unit}"
-            value //= 1024
+        return format_memory_mb(value)
     return str(value)
 
 

@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from cluster import extensions, hostlists, jobspec, publish, selectors, slurmtime, triggers
+from cluster import extensions, hostlists, jobspec, publish, selectors, triggers
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
@@ -34,7 +34,9 @@ from cluster.services.state import (
     transition_row,
 )
 from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
+from slurmwords import durations, memory
 from slurmwords.agent_messages import Signal
+from slurmwords.begin_time import parse_begin_time
 from slurmwords.licenses import parse_license_request
 
 log = logging.getLogger(__name__)
@@ -292,7 +294,7 @@ def _validate_submission(
     mem = None
     if (mem_text := _field(spec, "mem")) is not None:
         try:
-            mem = slurmtime.parse_memory_mb(mem_text)
+            mem = memory.parse_memory_mb(mem_text)
         except ValueError:
             mem = None
         if mem is None or mem > jobspec.MAX_INT32:
@@ -302,7 +304,7 @@ def _validate_submission(
     if (time_text := _field(spec, "time")) is not None:
         # -1, INFINITE and UNLIMITED mean no limit, as in Slurm's time_str2mins.
         try:
-            time_limit = slurmtime.parse_job_time_limit(time_text)
+            time_limit = durations.parse_job_time_limit(time_text)
         except ValueError:
             time_limit = -1
         if time_limit is not None and not 0 <= time_limit <= jobspec.MAX_INT32:
@@ -310,7 +312,7 @@ def _validate_submission(
     begin = None
     if (begin_text := _field(spec, "begin")) is not None:
         try:
-            begin = slurmtime.parse_begin_time(begin_text, now)
+            begin = parse_begin_time(begin_text, now)
         except ValueError:
             begin = None
         if begin is None or begin.year > MAX_BEGIN_YEAR:
@@ -479,7 +481,7 @@ def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime
     now = now or timezone.now()
     common, _tasks = _validate_submission(user, spec, now, ClusterConfig.current())
     start, nodes, cpus = estimate_start(common, now=now)
-    when = start.strftime("%Y-%m-%dT%H:%M:%S") if start else "Unknown"
+    when = durations.format_timestamp(start)
     return {
         "job_id": None,
         "start_time": start.isoformat() if start else None,
@@ -650,7 +652,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     before = {f: getattr(job, f) for f in allowed}
     if "time_limit" in changes:
         try:
-            limit = slurmtime.parse_time_limit(changes["time_limit"])
+            limit = durations.parse_time_limit(changes["time_limit"])
         except ValueError:
             limit = -1
         if limit is not None and not 0 <= limit <= jobspec.MAX_INT32:

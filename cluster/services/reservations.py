@@ -25,8 +25,9 @@ from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservati
 from cluster.reservations import AccessList, ReservationView, parse_flags
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
-from cluster.slurmtime import parse_begin_time, parse_time_limit
 from cluster.states import HOLDING_JOB_STATES
+from slurmwords.begin_time import parse_begin_time
+from slurmwords.durations import parse_time_limit
 from slurmwords.licenses import parse_reservation_licenses
 
 TOPIC = "reservations"
