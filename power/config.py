@@ -41,8 +41,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
-
+from cluster.hostlists import fold
 from cluster.slurmconf import (
     OTHER_LINE_KEYS,
     ConfigError,
@@ -259,11 +258,6 @@ class PowerConfig:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def fold(nodes: Iterable[str]) -> str:
-    """Node names as one Slurm hostlist expression (``cloud[1-3,7]``)."""
-    return str(NodeSet.fromlist(list(nodes), resolver=RESOLVER_NOGROUP))
 
 
 def parse_seconds(value: str, *, allow_infinite: bool) -> int:

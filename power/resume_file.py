@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
+from cluster.hostlists import fold
 
 EXCLUSIVE_VALUES = ("NO", "NODE", "USER", "MCS", "TOPO")
 OVERSUBSCRIBE_VALUES = ("NO", "YES", "OK")
@@ -48,10 +48,6 @@ class ResumeJob(Protocol):
     def extra(self) -> str: ...
     @property
     def layout(self) -> str: ...
-
-
-def _fold(names: Iterable[str]) -> str:
-    return str(NodeSet.fromlist(list(names), resolver=RESOLVER_NOGROUP))
 
 
 def _or_null(value: str | None) -> str | None:
@@ -87,14 +83,14 @@ def resume_document(resume_nodes: Iterable[str], jobs: Iterable[ResumeJob]) -> d
                 "features": _or_null(job.features),
                 "job_id": job.job_id,
                 "layout": _or_null(job.layout),
-                "nodes_alloc": _fold(alloc),
-                "nodes_resume": _fold(mine),
+                "nodes_alloc": fold(alloc),
+                "nodes_resume": fold(mine),
                 "oversubscribe": oversubscribe,
                 "partition": job.partition,
                 "reservation": _or_null(job.reservation),
             }
         )
-    return {"all_nodes_resume": _fold(resuming), "jobs": entries}
+    return {"all_nodes_resume": fold(resuming), "jobs": entries}
 
 
 def resume_file_text(resume_nodes: Iterable[str], jobs: Iterable[ResumeJob]) -> str:

@@ -39,6 +39,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, triggers
+from cluster.hostlists import fold
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services import rows as plain_rows
@@ -63,7 +64,6 @@ from power.config import (
     cycle_due,
     exclusions_after_reconfigure,
     executable_check,
-    fold,
     node_suspend_time_change,
     parse_exc_nodes,
     parse_exc_parts,
