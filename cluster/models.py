@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import connection, models
 
-from cluster import states
-from cluster.states import JobState, NodeBase, NodeFlag
+from cluster.core import states
+from cluster.core.states import JobState, NodeBase, NodeFlag
 
 
 class ClusterConfig(models.Model):

@@ -17,10 +17,10 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
-from cluster import states
+from cluster.core import states
+from cluster.core.outputs import expand_output_path
+from cluster.core.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.outputs import expand_output_path
-from cluster.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
 from slurmwords import durations, memory
 
 # --- nodes -----------------------------------------------------------------------------
@@ -39,7 +39,7 @@ NODE_COLOURS: tuple[tuple[str, str], ...] = (
     ("unk", "unknown: not yet registered"),
 )
 
-# sinfo's state suffixes that fsched produces (cluster.states.suffix), with their meaning.
+# sinfo's state suffixes that fsched produces (cluster.core.states.suffix), with their meaning.
 NODE_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("*", "not responding"),
     ("~", "powered down"),
@@ -106,7 +106,7 @@ def _tile(row: tuple[str, str, int, int, int, str]) -> NodeTile:
 
 
 def hostlist_limit(cfg: ClusterConfig | None = None) -> int:
-    """The most nodes a hostlist given to the API may name (``cluster.hostlists.parse``),
+    """The most nodes a hostlist given to the API may name (``cluster.core.hostlists.parse``),
     and a job may ask for.
 
     The cluster's node count, or ``MaxNodeCount`` when that is larger (dynamic nodes may

@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from cluster.record_admin import RecordAdmin
 from cluster.services.errors import ServiceError
 from hres import services
-from hres.layers import UNSET
+from hres.core.layers import UNSET
 from hres.models import LayerUpdate, ResourcesFile
 
 _TRISTATE = [("", "unchanged"), ("true", "true"), ("false", "false")]

@@ -16,13 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import hostlists
 from cluster.api.permissions import StaffOnly
+from cluster.core import hostlists
 from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import ServiceError
 from hres import services
-from hres.layers import UNSET
+from hres.core.layers import UNSET
 
 _KEYS = {"hres_name", "layer_name", *services.UPDATE_KEYS}
 _NUMBER = re.compile(r"[0-9]+")

@@ -1,6 +1,6 @@
 """What of the hierarchical resources must be shared by every controller process.
 
-The layers themselves are not stored: each process rebuilds its :class:`hres.layers.HresState`
+The layers themselves are not stored: each process rebuilds its :class:`hres.core.layers.HresState`
 from the resources.yaml in force (:class:`ResourcesFile`) plus the runtime updates
 (:class:`LayerUpdate`, replayed in order), and the usage from the running jobs'
 ``LicensesAlloc``.  So several server processes and Celery workers always agree, and a

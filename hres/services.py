@@ -1,6 +1,6 @@
 """Hierarchical resources in the controller: configuration, state, views, runtime updates.
 
-The pure core (``hres.config``, ``hres.layers``, ``hres.plugin``) decides; this module
+The pure core (``hres.core.config``, ``hres.core.layers``, ``hres.core.plugin``) decides; this module
 reads and writes the database around it (docs/architecture.md).
 
 State, shared by every process: the resources.yaml text in force (:class:`ResourcesFile`)
@@ -15,7 +15,7 @@ Entry points:
 * :func:`read_resources` / :func:`resources_store`: validate and install resources.yaml
   (called by ``cluster.services.configuration.config_load``, the one reconfigure path);
 * :func:`current_config`, :func:`current_state`, :func:`holding_charges`;
-* :func:`pass_plugin`: the :class:`hres.plugin.HresPlugin` for a scheduler pass;
+* :func:`pass_plugin`: the :class:`hres.core.plugin.HresPlugin` for a scheduler pass;
 * :func:`license_entries`: ``scontrol show license`` (HRES layers and cluster licenses);
 * :func:`hres_update`: the one service behind ``scontrol update HRESName=``, the REST
   ``POST /slurm/v0.0.46/hres/``, the admin and the console.
@@ -37,15 +37,15 @@ from django.db.models import Max
 from django.utils import timezone
 
 from cluster import publish, triggers
-from cluster.licenses import plain_alloc, plain_request
+from cluster.core.licenses import plain_alloc, plain_request
+from cluster.core.slurmconf import ConfigError
+from cluster.core.states import NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Reservation
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
-from cluster.slurmconf import ConfigError
-from cluster.states import NodeFlag
-from hres import persistence
-from hres.config import DEFAULT_FILE, HresConfig, parse_resources
-from hres.layers import (
+from hres.core import persistence
+from hres.core.config import DEFAULT_FILE, HresConfig, parse_resources
+from hres.core.layers import (
     UNSET,
     Charge,
     HresState,
@@ -57,9 +57,9 @@ from hres.layers import (
     update_layer,
     update_resource,
 )
+from hres.core.persistence import Membership
+from hres.core.plugin import HresPlugin
 from hres.models import LayerUpdate, ResourcesFile
-from hres.persistence import Membership
-from hres.plugin import HresPlugin
 from slurmwords.licenses import LicenseItem, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ def read_resources(
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        from hres.config import HresProblem  # noqa: PLC0415
+        from hres.core.config import HresProblem  # noqa: PLC0415
 
         raise ConfigError([HresProblem(str(path), 0, f"cannot read: {exc}")]) from None
     config = parse_resources(
@@ -417,7 +417,7 @@ def _bool(value: object, key: str) -> bool:
 
 
 def apply_changes(state: HresState, resource: str, layer: str, changes: Mapping[str, Any]) -> HresState:
-    """One runtime update on a state (pure rules of hres.layers); ValueError if refused."""
+    """One runtime update on a state (pure rules of hres.core.layers); ValueError if refused."""
     if state.get(resource) is None:
         raise ValueError(f"Invalid HRES name: no hierarchical resource {resource}")
     layer_keys = {"nodes", "count", "base", "disable_layer"} & set(changes)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from cluster.core.states import ACTIVE_JOB_STATES, JobState
 from cluster.models import Job
-from cluster.states import ACTIVE_JOB_STATES, JobState
 from limits import selectors
-from limits.policy import ROOT, Association, JobRequest, LimitBlock, LimitState, Policy, ResolvedLimit
-from limits.priority import fair_tree
-from limits.shapes import requested_shape
-from limits.usage import EMPTY, UsageKey, UsageRecord, qos_key
+from limits.core.policy import ROOT, Association, JobRequest, LimitBlock, LimitState, Policy, ResolvedLimit
+from limits.core.priority import fair_tree
+from limits.core.shapes import requested_shape
+from limits.core.usage import EMPTY, UsageKey, UsageRecord, qos_key
 from slurmwords.tres import DEFAULT_TRES, format_count, format_tres, sort_key
 
 # --------------------------------------------------------------------------- sshare

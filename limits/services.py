@@ -5,7 +5,7 @@ One function per operation (docs/architecture.md); sacctmgr
 
 * :func:`record_add`, :func:`record_modify`, :func:`record_delete`: ``sacctmgr
   add|modify|delete cluster|account|user|qos|association``.  Each validates, writes in one
-  transaction, rebuilds the :class:`limits.policy.Policy` from the result (a cycle in the
+  transaction, rebuilds the :class:`limits.core.policy.Policy` from the result (a cycle in the
   account tree, an unknown QOS, a bad TRES refuse the whole change), bumps the limits
   version (every process rebuilds its cached policy) and asks for a scheduler pass, so a
   change takes effect at once.  ``commit=False`` does all of it and rolls back: sacctmgr's
@@ -37,20 +37,20 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from cluster import publish, triggers
+from cluster.core.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from cluster.models import ClusterConfig, Job
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import end_job, record_transition, terminate_running
-from cluster.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from limits import selectors
+from limits.core.options import OptionError, apply_option, assoc_option, qos_option, split_option
+from limits.core.plugin import JobLimitsInfo, LimitsPlugin
+from limits.core.policy import ROOT, JobRequest, Policy, PolicyError
+from limits.core.priority import JobPriorityInfo, MultifactorPriority, fair_tree
+from limits.core.shapes import requested_shape, running_shape
+from limits.core.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
 from limits.gres import check_gres
 from limits.models import QOS, Account, Association, Cluster, JobAccounting, LimitsState, LimitsUser, Usage
-from limits.options import OptionError, apply_option, assoc_option, qos_option, split_option
-from limits.plugin import JobLimitsInfo, LimitsPlugin
-from limits.policy import ROOT, JobRequest, Policy, PolicyError
-from limits.priority import JobPriorityInfo, MultifactorPriority, fair_tree
-from limits.shapes import requested_shape, running_shape
-from limits.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
 
 log = logging.getLogger(__name__)
 
@@ -832,7 +832,7 @@ def submit_fields(
         submit_time=now.timestamp(),
     )
     active = _active_requests(policy, account, qos, user)
-    from limits.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
+    from limits.core.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
 
     for _ in range(max(count, 1)):
         verdict = check_submit(policy, job, active=active, now=now.timestamp())
@@ -940,7 +940,7 @@ def pass_plugins() -> list[LimitsPlugin]:
 
 
 def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
-    """``{"priority": MultifactorPriority}`` for :func:`cluster.scheduler.schedule` when
+    """``{"priority": MultifactorPriority}`` for :func:`cluster.core.scheduler.schedule` when
     PriorityType=priority/multifactor is in force, else ``{}`` (priority/basic)."""
     ctx = selectors.context()
     if not ctx.multifactor_active:

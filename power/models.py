@@ -1,7 +1,7 @@
 """Power saving's records: each run of a power program, and the controller-wide state.
 
 The node side (power flags, ``power_entered``, ``power_action``) lives on
-``cluster.models.Node``; the decisions come from the pure core in ``power.policy``.
+``cluster.models.Node``; the decisions come from the pure core in ``power.core.policy``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Power saving's adapter: ORM snapshot → pure core (``power.policy``) → one transaction.
+"""Power saving's adapter: ORM snapshot → pure core (``power.core.policy``) → one transaction.
 
 Entry points (each one service, used by the cycles, the agent endpoint, the scheduler
 pass, the REST API, the console and the tests):
@@ -17,7 +17,7 @@ pass, the REST API, the console and the tests):
 * :func:`agent_power_action_done` -- a ``Location=slurmd`` PowerAction ended on a node.
 
 Programs are started only after the transaction that decided them commits, as real
-processes (``power.programs``), and each run is a :class:`power.models.PowerRun`.
+processes (``power.core.programs``), and each run is a :class:`power.models.PowerRun`.
 """
 
 from __future__ import annotations
@@ -39,9 +39,11 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, triggers
-from cluster.hostlists import fold
+from cluster.core.hostlists import fold
+from cluster.core.scheduler import Snapshot, parse_constraint
+from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services import rows as plain_rows
 from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -53,10 +55,8 @@ from cluster.services.state import (
     requeue_now,
     set_node_state,
 )
-from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
-from power import programs
-from power.config import (
+from power.core import programs
+from power.core.config import (
     Exclusions,
     PowerConfig,
     PowerProgram,
@@ -71,7 +71,7 @@ from power.config import (
     parse_seconds,
     power_config,
 )
-from power.features import (
+from power.core.features import (
     NodeFeatures,
     active_at_allocation,
     active_at_load,
@@ -80,8 +80,7 @@ from power.features import (
     load_node_features,
     split_features,
 )
-from power.models import PowerRun, PowerState
-from power.policy import (
+from power.core.policy import (
     POWER_FLAGS,
     RESUME_TIMEOUT_REASON,
     CancelJobs,
@@ -103,7 +102,8 @@ from power.policy import (
     parse_power_command,
     power_cycle,
 )
-from power.policy import power_request as core_power_request
+from power.core.policy import power_request as core_power_request
+from power.models import PowerRun, PowerState
 from slurmwords.agent_messages import Cancel, PowerAction
 
 log = logging.getLogger(__name__)

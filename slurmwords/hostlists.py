@@ -2,7 +2,7 @@
 
 The CLI's printers fold the names the API returns and count a job's nodes; ClusterShell
 does this too but costs ~25 ms to import, more than half the CLI's start-up budget.  The
-controller keeps ClusterShell (``cluster/hostlists.py``), which also bounds what a request
+controller keeps ClusterShell (``cluster/core/hostlists.py``), which also bounds what a request
 may name before expanding it; these helpers trust their input's size.
 
 Folding follows Slurm's printed form: sorted, deduplicated, a prefix's numbers as ranges,

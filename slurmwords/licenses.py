@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from slurmwords.hostlists import split_top
 
-# The characters of a cluster license name (cluster.jobspec) — HRES names are a subset.
+# The characters of a cluster license name (cluster.core.jobspec) — HRES names are a subset.
 _ITEM_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?::(?P<count>[0-9]+))?(?:\[(?P<args>[^\[\]]*)\])?$")
 _RESV_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?:\((?P<layer>[^()]*)\))?(?::(?P<count>[0-9]+))?$")
 _ARG_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")

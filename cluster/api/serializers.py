@@ -8,9 +8,9 @@ from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
 from rest_framework import serializers
 
-from cluster import states
+from cluster.core import states
+from cluster.core.outputs import expand_output_path
 from cluster.models import Job, Node, Partition
-from cluster.outputs import expand_output_path
 from slurmwords.durations import format_minutes
 from slurmwords.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
 

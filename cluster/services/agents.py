@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, triggers
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.services.dynamic_nodes import register_dynamic
@@ -34,7 +35,6 @@ from cluster.services.state import (
     set_node_state,
     transition_row,
 )
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import extensions, publish
-from cluster.hostlists import fold
+from cluster.core.hostlists import fold
+from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
+from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Node, Partition
 from cluster.services.errors import ServiceError
-from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
-from cluster.states import NodeBase, NodeFlag
 
 log = logging.getLogger(__name__)
 

@@ -26,12 +26,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import extensions, hostlists, publish
+from cluster import extensions, publish
+from cluster.core import hostlists
+from cluster.core.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
 from cluster.models import Event, Job, Node
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.services.nodes import check_node_fields
-from cluster.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from cluster import extensions, hostlists, jobspec, publish, selectors, triggers
+from cluster import extensions, publish, selectors, triggers
+from cluster.core import hostlists, jobspec
+from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
@@ -33,7 +35,6 @@ from cluster.services.state import (
     terminate_running,
     transition_row,
 )
-from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from slurmwords import durations, memory
 from slurmwords.agent_messages import Signal
 from slurmwords.begin_time import parse_begin_time

@@ -31,9 +31,9 @@ from django.db import transaction
 from django.db.models import Q
 
 from cluster import publish, triggers
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag
 from cluster.models import ClusterConfig, Job, Node
 from cluster.services.state import fail_job, refresh_usage, set_node_state
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeFlag
 from slurmwords.agent_messages import Cancel
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,9 @@ from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import extensions, publish, scheduler, states
+from cluster import extensions, publish
+from cluster.core import scheduler, states
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
 from cluster.services import rows
@@ -31,7 +33,6 @@ from cluster.services.state import (
     start_jobs,
     terminate_running,
 )
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 
 log = logging.getLogger(__name__)
 

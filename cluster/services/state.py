@@ -17,9 +17,9 @@ from typing import Any
 from django.utils import timezone
 
 from cluster import publish
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from slurmwords.agent_messages import Cancel, Launch, LaunchJob, Signal
 
 

@@ -8,10 +8,10 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.utils import timezone
 
 from agent import handshake
+from cluster.core.states import NodeFlag
 from cluster.models import Job, Node
 from cluster.services.jobs import job_cancel, job_resume, job_submit, job_suspend
 from cluster.services.scheduling import schedule_pass
-from cluster.states import NodeFlag
 from power.models import PowerRun
 from slurmwords import agent_messages as am
 from tests.cluster.agent_socket import AgentSocket

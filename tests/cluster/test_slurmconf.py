@@ -1,4 +1,4 @@
-"""slurm.conf parsing (cluster.slurmconf): syntax, records, defaults, Includes, errors."""
+"""slurm.conf parsing (cluster.core.slurmconf): syntax, records, defaults, Includes, errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ClusterShell.NodeSet import NodeSet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.slurmconf import (
+from cluster.core.slurmconf import (
     ConfigError,
     ConfigProblem,
     ConfLine,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hres.config import HresConfig, load_resources
-from hres.layers import HresState, build_state
+from hres.core.config import HresConfig, load_resources
+from hres.core.layers import HresState, build_state
 
 SPEC_FILE = Path(__file__).with_name("spec_resources.yaml")
 NODES = tuple(f"node{i:02d}" for i in range(1, 33))

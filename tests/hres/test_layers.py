@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.states import Reason
-from hres.config import parse_resources
-from hres.layers import (
+from cluster.core.states import Reason
+from hres.core.config import parse_resources
+from hres.core.layers import (
     INF,
     Charge,
     HresState,

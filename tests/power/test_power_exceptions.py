@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Node
 from cluster.services import agents
 from cluster.services.configuration import config_load
 from cluster.services.dynamic_nodes import node_create
 from cluster.services.errors import ServiceError
-from cluster.states import NodeBase, NodeFlag
 from power import services
 from power.models import PowerState
 

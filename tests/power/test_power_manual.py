@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.states import JobState, NodeBase, NodeFlag, is_usable
-from power.policy import (
+from cluster.core.states import JobState, NodeBase, NodeFlag, is_usable
+from power.core.policy import (
     POWER_DRAIN,
     CancelJobs,
     NodeChange,

@@ -1,4 +1,4 @@
-"""power.resume_file: the SLURM_RESUME_FILE document of Slurm's power_save.html."""
+"""power.core.resume_file: the SLURM_RESUME_FILE document of Slurm's power_save.html."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from power.policy import PowerJob
-from power.resume_file import resume_document, resume_file_text
+from power.core.policy import PowerJob
+from power.core.resume_file import resume_document, resume_file_text
 
 # The example of Slurm's power_save.html ("ResumeProgram"), as JSON.
 SPEC_EXAMPLE = {

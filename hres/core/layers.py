@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
-from cluster.slurmconf import parse_nodeset
-from cluster.states import Reason
-from hres.config import NAME_RE, HresConfig, Mode, PluginConf, ResourceConf
+from cluster.core.slurmconf import parse_nodeset
+from cluster.core.states import Reason
+from hres.core.config import NAME_RE, HresConfig, Mode, PluginConf, ResourceConf
 from slurmwords.hostlists import split_top
 from slurmwords.licenses import LicenseItem, parse_args
 

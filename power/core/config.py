@@ -1,9 +1,9 @@
 """Power-saving configuration read from a parsed ``slurm.conf`` (Slurm's power_save.html).
 
 Pure module: no Django, no clock.  :func:`power_config` takes the
-:class:`cluster.slurmconf.SlurmConfig` the controller already parsed, validates every
+:class:`cluster.core.slurmconf.SlurmConfig` the controller already parsed, validates every
 power key, and returns a frozen :class:`PowerConfig`; all problems are raised together
-as one :class:`cluster.slurmconf.ConfigError` with ``file:line: reason`` each, so a bad
+as one :class:`cluster.core.slurmconf.ConfigError` with ``file:line: reason`` each, so a bad
 file is refused before anything changes.
 
 What is read (power_save.html, "Configuration"):
@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster.hostlists import fold
-from cluster.slurmconf import (
+from cluster.core.hostlists import fold
+from cluster.core.slurmconf import (
     OTHER_LINE_KEYS,
     ConfigError,
     ConfigProblem,
@@ -51,7 +51,7 @@ from cluster.slurmconf import (
     parse_nodeset,
     split_hostlist,
 )
-from power.features import NodeFeatures
+from power.core.features import NodeFeatures
 
 INFINITE = -1  # SuspendTime disabled
 
@@ -192,7 +192,7 @@ class PowerConfig:
     cloud_dns: bool = False
     debug_power: bool = False
     warnings: tuple[ConfigProblem, ...] = ()
-    # helpers.conf when NodeFeaturesPlugins=node_features/helpers (power.features).
+    # helpers.conf when NodeFeaturesPlugins=node_features/helpers (power.core.features).
     node_features: NodeFeatures | None = None
 
     @property

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from hres.layers import HresState, Layer, update_layer
+from hres.core.layers import HresState, Layer, update_layer
 from slurmwords.licenses import Mode
 
 Membership = frozenset[tuple[str, str]]

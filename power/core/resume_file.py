@@ -21,14 +21,14 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from cluster.hostlists import fold
+from cluster.core.hostlists import fold
 
 EXCLUSIVE_VALUES = ("NO", "NODE", "USER", "MCS", "TOPO")
 OVERSUBSCRIBE_VALUES = ("NO", "YES", "OK")
 
 
 class ResumeJob(Protocol):
-    """What the document needs of a job (``power.policy.PowerJob`` has it)."""
+    """What the document needs of a job (``power.core.policy.PowerJob`` has it)."""
 
     @property
     def job_id(self) -> int: ...

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cluster.licenses import limit_counts
-from limits.policy import JobShape, Policy, make_shape
+from cluster.core.licenses import limit_counts
+from limits.core.policy import JobShape, Policy, make_shape
 from slurmwords.tres import TresError, gres_tres
 
 

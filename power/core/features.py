@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cluster.scheduler import split_features
-from cluster.slurmconf import (
+from cluster.core.scheduler import split_features
+from cluster.core.slurmconf import (
     ConfigError,
     ConfigProblem,
     ConfLine,

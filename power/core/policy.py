@@ -5,7 +5,7 @@ and :class:`PowerJob` records, calls a function here with ``now``, and applies t
 decisions it gets back in one transaction, then starts the programs:
 
 * :func:`power_cycle` -- the power-save thread's pass, every ``power_save_interval``
-  (see :func:`power.config.cycle_due`):
+  (see :func:`power.core.config.cycle_due`):
 
   1. **Timeouts.**  A node POWERING_UP that has not registered ResumeTimeout after its
      resume request becomes DOWN ("ResumeTimeout reached") and powered down, the jobs
@@ -41,14 +41,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from cluster.scheduler import NodeView
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
-from power.config import Exclusions, PowerConfig, PowerProgram
-from power.resume_file import resume_file_text
+from cluster.core.scheduler import NodeView
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
+from power.core.config import Exclusions, PowerConfig, PowerProgram
+from power.core.resume_file import resume_file_text
 
 # Slurm's NODE_STATE_POWER_DRAIN: the DRAIN flag was set by POWER_DOWN_ASAP, so powering
 # down (or ``power up force``) removes it, while a DRAIN an administrator set stays.
-# To be moved into cluster.states.NodeFlag with this value (it is persisted).
+# To be moved into cluster.core.states.NodeFlag with this value (it is persisted).
 POWER_DRAIN = NodeFlag.POWER_DRAIN
 
 POWER_FLAGS = (
@@ -285,7 +285,7 @@ def _is_idle(node: PowerNode, holding: Mapping[str, list[PowerJob]]) -> bool:
 
 def node_states(node: PowerNode) -> frozenset[str]:
     """The SuspendExcStates words that describe the node.  (FAIL and DEGRADED have no
-    flag in cluster.states yet, so they never match.)"""
+    flag in cluster.core.states yet, so they never match.)"""
     f, out = node.flags, set()
     for flag, word in (
         (NodeFlag.CLOUD, "CLOUD"),
@@ -595,7 +595,7 @@ def power_cycle(
     jobs holding nodes; ``rates`` what the previous cycle returned; ``exclusions`` the
     running SuspendExc* (default: the file's); ``auto_enabled`` whether automatic power
     saving is on (default :attr:`PowerConfig.auto_enabled`; the adapter passes its sticky
-    flag, see :func:`power.config.node_suspend_time_change`).
+    flag, see :func:`power.core.config.node_suspend_time_change`).
     """
     return _Cycle(
         config,
@@ -733,7 +733,7 @@ def power_node_order_key(node: NodeView) -> tuple[int, ...]:
     """Powered-up nodes first, powering-up second, powered-down last; by Weight in each
     set, then index (Slurm's power_save.html, "Weight").  A powered-down node with a
     power-up already asked for counts as powering up.  Same signature as
-    ``cluster.scheduler.node_order_key``.
+    ``cluster.core.scheduler.node_order_key``.
     """
     flags = node.flags
     if flags & NodeFlag.POWERING_UP or (flags & NodeFlag.POWERED_DOWN and flags & NodeFlag.POWER_UP):

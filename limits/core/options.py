@@ -13,7 +13,7 @@ import dataclasses
 import math
 from collections.abc import Iterable
 
-from limits.policy import QOS_FLAGS, AssocLimits, QOSLimits
+from limits.core.policy import QOS_FLAGS, AssocLimits, QOSLimits
 from slurmwords.durations import parse_time_limit
 from slurmwords.tres import apply_tres_update, format_tres, parse_tres
 

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from typing import Any
 
-from limits import reasons as R
-from limits.usage import EMPTY, UsageKey, UsageRecord, assoc_key, qos_key
+from limits.core import reasons as R
+from limits.core.usage import EMPTY, UsageKey, UsageRecord, assoc_key, qos_key
 from slurmwords.tres import BillingWeights, billing, canonical_name, format_count
 
 
@@ -1092,7 +1092,7 @@ class LimitState:
     """Limit enforcement for one scheduler pass.
 
     Build it from the running jobs (and the pending ones, for submit counts and accrue
-    limits), the usage records (:mod:`limits.usage`, keyed like :func:`assoc_key` /
+    limits), the usage records (:mod:`limits.core.usage`, keyed like :func:`assoc_key` /
     :func:`qos_key`) and ``now``.  Checks are O(number of limits that apply): resolution
     is cached on the Policy, what depends only on the key and the job's shape is computed
     once per pass, and counters only track what some limit reads.

@@ -44,8 +44,8 @@ from typing import Any
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
-from cluster.hostlists import HostlistError, HostlistTooLarge
-from cluster.hostlists import count as hostlist_size
+from cluster.core.hostlists import HostlistError, HostlistTooLarge
+from cluster.core.hostlists import count as hostlist_size
 from slurmwords.durations import parse_time_limit
 from slurmwords.hostlists import split_top
 from slurmwords.memory import parse_memory_mb

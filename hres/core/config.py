@@ -1,7 +1,7 @@
 """resources.yaml: read and validate the hierarchical resources (Slurm's hres.html), pure.
 
 :func:`parse_resources` (text) and :func:`load_resources` (a path) turn the file into a
-frozen :class:`HresConfig` or raise one :class:`cluster.slurmconf.ConfigError` listing
+frozen :class:`HresConfig` or raise one :class:`cluster.core.slurmconf.ConfigError` listing
 every problem found, each an :class:`HresProblem` naming ``resources.yaml:LINE``, the
 resource, the layer and the reason.  Nothing is half-applied: the caller keeps its running
 configuration when this raises.
@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
-from cluster.slurmconf import ConfigError, ConfigProblem, parse_nodeset
+from cluster.core.slurmconf import ConfigError, ConfigProblem, parse_nodeset
 from slurmwords.licenses import Mode
 
 DEFAULT_FILE = "resources.yaml"
