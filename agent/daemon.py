@@ -40,6 +40,7 @@ from agent.jobs import RESEND_AFTER, JobManager
 from agent.nodeconf import NodeRules
 from agent.power import PowerActions
 from agent.spool import Spool
+from slurmwords import agent_messages as am
 
 log = logging.getLogger(__name__)
 
@@ -67,21 +68,19 @@ class NodeSpec:
     instance_type: str | None = None
     extra: str | None = None
 
-    def to_dict(self, boot_time: float) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "name": self.name,
-            "cpus": self.cpus,
-            "real_memory": self.real_memory,
-            "boot_time": boot_time,
-        }
-        if self.features:
-            d["features"] = self.features
-        for key in ("instance_id", "instance_type", "extra"):
-            if getattr(self, key):
-                d[key] = getattr(self, key)
-        if self.conf:
-            d["conf"] = self.conf
-        return d
+    def info(self, boot_time: float) -> am.NodeInfo:
+        # An empty value is not announced at all: the controller keeps what it has.
+        return am.NodeInfo(
+            name=self.name,
+            cpus=self.cpus,
+            real_memory=self.real_memory,
+            boot_time=boot_time,
+            features=self.features or None,
+            instance_id=self.instance_id or None,
+            instance_type=self.instance_type or None,
+            extra=self.extra or None,
+            conf=self.conf or None,
+        )
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,7 @@ class Agent:
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.ping_interval = config.ping_interval
         self.boot_time = config.boot_time if config.boot_time is not None else self.started_at
-        self._queue: asyncio.Queue[dict[str, Any]] | None = None
+        self._queue: asyncio.Queue[am.Message] | None = None
         self._stop: asyncio.Event | None = None
         self._ws: ClientConnection | None = None
         self._was_registered = False  # whether the latest connection got a ``registered``
@@ -288,40 +287,43 @@ class Agent:
         key = self.config.key.encode()
         nonce = handshake.new_nonce()
         # The node names let a controller with per-node keys choose which key to prove.
-        hello = {"type": "hello", "agent_id": self.agent_id, "nonce": nonce, "nodes": self.node_names}
-        await ws.send(json.dumps(hello))
+        hello = am.Hello(agent_id=self.agent_id, nonce=nonce, nodes=self.node_names)
+        await ws.send(json.dumps(hello.to_wire()))
         # A silent peer may be a controller too busy to answer: that is retried, not fatal.
         raw = await asyncio.wait_for(ws.recv(), HANDSHAKE_TIMEOUT)
-        msg = self._decode(raw)
-        if msg is None or msg.get("type") != "challenge":
-            kind = None if msg is None else msg.get("type")
+        msg = self._parse(raw)
+        kind = None if msg is None else msg.get("type")
+        if kind != am.Challenge.TYPE:
             raise ControllerUnproven(f"it answered hello with {kind!r}, not a challenge")
-        theirs = msg.get("nonce")
+        try:
+            challenge = am.Challenge.from_wire(msg)
+        except am.MessageError as exc:
+            raise ControllerUnproven(f"its challenge is malformed ({exc})") from None
+        theirs = challenge.nonce
         if not handshake.valid_nonce(theirs) or theirs == nonce:
             raise ControllerUnproven("its challenge has no valid nonce")
         expected = handshake.controller_proof(key, nonce, theirs, self.agent_id)
-        if not handshake.proof_matches(expected, msg.get("proof")):
+        if not handshake.proof_matches(expected, challenge.proof):
             raise ControllerUnproven("wrong proof")
         proof = handshake.agent_proof(key, nonce, theirs, self.agent_id)
-        await ws.send(json.dumps({"type": "auth", "proof": proof}))
+        await ws.send(json.dumps(am.Auth(proof=proof).to_wire()))
         return handshake.Channel.for_agent(handshake.session_key(key, nonce, theirs, self.agent_id))
 
-    async def _send(self, ws: ClientConnection, msg: dict[str, Any]) -> None:
+    async def _send(self, ws: ClientConnection, msg: am.Message) -> None:
         assert self._channel is not None
-        await ws.send(self._channel.seal(json.dumps(msg)))
+        await ws.send(self._channel.seal(json.dumps(msg.to_wire())))
 
-    def _register(self) -> dict[str, Any]:
-        return {
-            "type": "register",
-            "agent_id": self.agent_id,
-            "nodes": [n.to_dict(self.boot_time) for n in self.config.nodes],
-            "running": self.jobs.running(),
-            "completions": self.jobs.completions(),
-        }
+    def _register(self) -> am.Register:
+        return am.Register(
+            agent_id=self.agent_id,
+            nodes=[n.info(self.boot_time) for n in self.config.nodes],
+            running=self.jobs.running(),
+            completions=self.jobs.unacknowledged(),
+        )
 
     async def _session(self, ws: ClientConnection) -> bool:
         assert self._channel is not None
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        queue: asyncio.Queue[am.Message] = asyncio.Queue()
         # Snapshot and queue are taken together: anything emitted later is queued.
         self._queue = queue
         register = self._register()
@@ -332,7 +334,7 @@ class Agent:
             await self._send(ws, register)
             log.info(
                 "connected to %s; sent register: %d node(s), %d running, %d completion(s)",
-                self.url, len(register["nodes"]), len(register["running"]), len(register["completions"]),
+                self.url, len(register.nodes), len(register.running), len(register.completions),
             )  # fmt: skip
             async for frame in ws:
                 try:
@@ -345,7 +347,7 @@ class Agent:
                 msg = self._decode(raw)
                 if msg is None:
                     continue
-                if msg.get("type") == "registered":
+                if isinstance(msg, am.Registered):
                     self.jobs.restated()  # the register carried every unacknowledged completion
                     if self._on_registered(msg):
                         self._held_retries += 1
@@ -370,15 +372,15 @@ class Agent:
                     await t
         return registered
 
-    def _emit(self, msg: dict[str, Any]) -> None:
+    def _emit(self, msg: am.Message) -> None:
         if self._queue is not None:
             self._queue.put_nowait(msg)
 
-    async def _sender(self, ws: ClientConnection, queue: asyncio.Queue[dict[str, Any]]) -> None:
+    async def _sender(self, ws: ClientConnection, queue: asyncio.Queue[am.Message]) -> None:
         while True:
             msg = await queue.get()
             # A completion silenced by registered.kill after it was queued stays unsaid.
-            if msg["type"] == "completed" and not self.jobs.is_reportable(msg["job_id"]):
+            if isinstance(msg, am.Completed) and not self.jobs.is_reportable(msg.job_id):
                 continue
             await self._send(ws, msg)
 
@@ -407,22 +409,19 @@ class Agent:
             if not due:
                 continue
             log.info("re-sending %d unacknowledged completion(s): %s", len(due),
-                     ",".join(str(c["job_id"]) for c in due))  # fmt: skip
-            self._emit({"type": "completed_batch", "completions": due})
+                     ",".join(str(c.job_id) for c in due))  # fmt: skip
+            self._emit(am.CompletedBatch(completions=due))
 
-    def _ping(self) -> dict[str, Any]:
-        load = {"cpu_load": os.getloadavg()[0], "free_mem": psutil.virtual_memory().available // MIB}
-        return {
-            "type": "ping",
-            "time": self.clock(),
-            "nodes": self.node_names,
-            "load": {name: load for name in self.node_names},
-        }
+    def _ping(self) -> am.Ping:
+        load = am.NodeLoad(cpu_load=os.getloadavg()[0], free_mem=psutil.virtual_memory().available // MIB)
+        return am.Ping(
+            time=self.clock(), nodes=self.node_names, load={name: load for name in self.node_names}
+        )
 
     # -- controller messages --------------------------------------------------------
 
     @staticmethod
-    def _decode(raw: str | bytes) -> dict[str, Any] | None:
+    def _parse(raw: str | bytes) -> dict[str, Any] | None:
         try:
             msg = json.loads(raw)
         except ValueError:
@@ -433,40 +432,53 @@ class Agent:
             return None
         return msg
 
-    def _on_registered(self, msg: dict[str, Any]) -> bool:
+    @classmethod
+    def _decode(cls, raw: str | bytes) -> am.Message | None:
+        """The controller's message in ``raw``; None (logged) for one this agent cannot take."""
+        msg = cls._parse(raw)
+        if msg is None:
+            return None
+        if not isinstance(msg["type"], str) or msg["type"] not in am.CONTROLLER_MESSAGES:
+            log.warning("ignoring unknown message type %r", msg["type"])
+            return None
+        try:
+            return am.decode(msg, am.CONTROLLER_MESSAGES)
+        except am.MessageError as exc:
+            log.warning("ignoring malformed %s message (%s)", msg["type"], exc)
+            return None
+
+    def _on_registered(self, msg: am.Registered) -> bool:
         """Apply a ``registered``; True if a node was refused only because another agent has it."""
-        rejected = msg.get("rejected") or {}
-        for name, reason in rejected.items():
+        for name, reason in msg.rejected.items():
             log.warning("node %s rejected by the controller: %s", name, reason)
-        if msg.get("ping_interval"):
-            self.ping_interval = float(msg["ping_interval"])
-        kill = [int(j) for j in msg.get("kill") or []]
-        if kill:
-            self.jobs.kill_silently(kill)
-        accepted = [str(n) for n in msg.get("nodes") or []]
-        log.info("registered: nodes %s, %d job(s) to kill", ",".join(accepted), len(kill))
+        if msg.ping_interval:
+            self.ping_interval = float(msg.ping_interval)
+        if msg.kill:
+            self.jobs.kill_silently(msg.kill)
+        log.info("registered: nodes %s, %d job(s) to kill", ",".join(msg.nodes), len(msg.kill))
         # A spool that failed earlier still fails: the controller must keep these nodes drained.
         problem = getattr(self.jobs, "problem", None)
-        if problem and accepted:
-            self._emit({"type": "drain", "nodes": accepted, "reason": str(problem)})
-        return HELD_ELSEWHERE in rejected.values()
+        if problem and msg.nodes:
+            self._emit(am.Drain(nodes=msg.nodes, reason=str(problem)))
+        return HELD_ELSEWHERE in msg.rejected.values()
 
-    def _dispatch(self, msg: dict[str, Any]) -> None:
-        kind = msg["type"]
+    def _dispatch(self, msg: am.Message) -> None:
+        kind = msg.TYPE
         try:
-            if kind == "launch":
-                self.jobs.launch(msg["job"])
-            elif kind == "signal":
-                self.jobs.signal(int(msg["job_id"]), msg["signal"])
-            elif kind == "cancel":
-                wait = msg.get("kill_wait")
-                self.jobs.cancel(int(msg["job_id"]), DEFAULT_KILL_WAIT if wait is None else float(wait))
-            elif kind == "ack":
-                self.jobs.ack(int(j) for j in msg.get("job_ids") or [])
-            elif kind == "power_action":
-                self.power.run(msg)
-            else:
-                log.warning("ignoring unknown message type %r", kind)
+            match msg:
+                case am.Launch():
+                    self.jobs.launch(msg.job)
+                case am.Signal():
+                    self.jobs.signal(msg.job_id, msg.signal)
+                case am.Cancel():
+                    wait = msg.kill_wait
+                    self.jobs.cancel(msg.job_id, DEFAULT_KILL_WAIT if wait is None else float(wait))
+                case am.Ack():
+                    self.jobs.ack(msg.job_ids)
+                case am.PowerAction():
+                    self.power.run(msg)
+                case _:  # the protocol's, but not for now (a second challenge)
+                    log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("ignoring malformed %s message (%s: %s)", kind, type(exc).__name__, exc)
         except Exception:

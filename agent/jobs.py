@@ -90,6 +90,7 @@ from typing import Any
 
 from agent import paths
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
+from slurmwords import agent_messages as am
 
 FLUSH_WINDOW = 0.01  # seconds
 log = logging.getLogger(__name__)
@@ -392,7 +393,16 @@ class Job:
     pidfd: int | None = None
 
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[am.Message], None]
+
+
+def _sent(c: Completion) -> am.Completion:
+    """A spooled completion as the protocol carries it (the same fields)."""
+    return am.Completion(**c.to_dict())
+
+
+def _completed(c: Completion) -> am.Completed:
+    return am.Completed(**c.to_dict())
 
 
 class JobManager:
@@ -436,22 +446,25 @@ class JobManager:
 
     # -- views for register ---------------------------------------------------------
 
-    def running(self) -> list[dict[str, Any]]:
+    def running(self) -> list[am.RunningJob]:
         return [
-            {"job_id": j.state.job_id, "node": j.state.node, "pid": j.state.pid, "run": j.state.run}
+            am.RunningJob(job_id=j.state.job_id, node=j.state.node, pid=j.state.pid, run=j.state.run)
             for j in self._running.values()
             if not j.silent
         ]
 
+    def unacknowledged(self) -> list[am.Completion]:
+        return [_sent(c) for c in self._done.values()]
+
     def completions(self) -> list[dict[str, Any]]:
-        return [c.to_dict() for c in self._done.values()]
+        return [c.to_wire() for c in self.unacknowledged()]
 
     def restated(self) -> None:
         """Every unacknowledged completion was just sent (in ``register``): resend later."""
         now = time.monotonic()
         self._resend = {job_id: (now + self.resend_after, self.resend_after) for job_id in self._done}
 
-    def due_completions(self) -> list[dict[str, Any]]:
+    def due_completions(self) -> list[am.Completion]:
         """The unacknowledged completions due to be sent again; each is due later next time."""
         now = time.monotonic()
         due = []
@@ -459,7 +472,7 @@ class JobManager:
             if job_id not in self._done:
                 del self._resend[job_id]
             elif when <= now:
-                due.append(self._done[job_id].to_dict())
+                due.append(_sent(self._done[job_id]))
                 longer = min(interval * 2, RESEND_CAP)
                 self._resend[job_id] = (now + longer, longer)
         return due
@@ -469,7 +482,7 @@ class JobManager:
         log.info(
             "job %d: %s for a job that already ended: its unacknowledged completion re-sent", job_id, why
         )
-        self.emit({"type": "completed", **self._done[job_id].to_dict()})
+        self.emit(_completed(self._done[job_id]))
 
     def is_reportable(self, job_id: int) -> bool:
         """Whether a queued ``completed`` for this job should still be sent."""
@@ -546,7 +559,7 @@ class JobManager:
         if self.problem is not None:
             return
         self.problem = f"spool unusable: {exc.strerror or exc}"
-        self.emit({"type": "drain", "nodes": sorted(self.nodes), "reason": self.problem})
+        self.emit(am.Drain(nodes=sorted(self.nodes), reason=self.problem))
         with contextlib.suppress(RuntimeError):  # no loop: the next launch re-checks
             asyncio.get_running_loop().call_later(SPOOL_RECHECK, self._recheck_spool)
 
@@ -589,8 +602,7 @@ class JobManager:
                 with contextlib.suppress(OSError):
                     self.spool.remove_job(job_id)
             log.warning("job %d: launch failed on %s: %s", job_id, node, error)
-            self.emit({"type": "launch_failed", "job_id": job_id, "node": node, "error": error,
-                       "time": self.clock(), "run": run})  # fmt: skip
+            self.emit(am.LaunchFailed(job_id=job_id, node=node, error=error, time=self.clock(), run=run))
 
     def _launch(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
         # A launch of a later run (the job was requeued) replaces whatever is left of the
@@ -606,13 +618,12 @@ class JobManager:
         if job_id in self._running:
             st = self._running[job_id].state
             log.info("job %d: launch repeated, already running", job_id)
-            self.emit({"type": "started", "job_id": job_id, "node": st.node, "pid": st.pid,
-                       "time": st.started, "run": st.run})  # fmt: skip
+            self.emit(am.Started(job_id=job_id, node=st.node, pid=st.pid, time=st.started, run=st.run))
             return
         if job_id in self._pending or job_id in self._done:
             log.info("job %d: launch repeated, already completed", job_id)
             if job_id in self._done:
-                self.emit({"type": "completed", **self._done[job_id].to_dict()})
+                self.emit(_completed(self._done[job_id]))
             return
         if node not in self.nodes:
             raise LaunchError(f"node {node} is not served by this agent")
@@ -689,8 +700,7 @@ class JobManager:
         self._running[job_id] = j
         self._watch(j)
         log.info("job %d: started on %s as pid %d (user %s)", job_id, node, popen.pid, account.name)
-        self.emit({"type": "started", "job_id": job_id, "node": node, "pid": popen.pid, "time": state.started,
-                   "run": state.run})  # fmt: skip
+        self.emit(am.Started(job_id=job_id, node=node, pid=popen.pid, time=state.started, run=state.run))
 
     def signal(self, job_id: int, name: str | int) -> None:
         job = self._running.get(job_id)
@@ -867,9 +877,9 @@ class JobManager:
             self._resend[c.job_id] = (due, self.resend_after)
         # Jobs that ended together travel together: one message, one controller transaction.
         if len(completions) == 1:
-            self.emit({"type": "completed", **completions[0].to_dict()})
+            self.emit(_completed(completions[0]))
         elif completions:
-            self.emit({"type": "completed_batch", "completions": [c.to_dict() for c in completions]})
+            self.emit(am.CompletedBatch(completions=[_sent(c) for c in completions]))
 
     def close(self) -> None:
         """Stop watching (the jobs keep running; a next agent adopts them)."""

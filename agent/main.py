@@ -29,7 +29,7 @@ from ClusterShell.NodeSet import NodeSet, NodeSetException
 from agent.daemon import MIB, Agent, AgentConfig, NodeSpec
 from agent.nodeconf import load_rules, slurm_conf_path
 from agent.spool import SpoolLocked
-from cluster.slurmconf import ConfigError
+from cluster.core.slurmconf import ConfigError
 
 log = logging.getLogger("agent")
 

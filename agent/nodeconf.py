@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster.slurmconf import SlurmConfig, load_slurm_conf
-from power.config import power_config
+from cluster.core.slurmconf import SlurmConfig, load_slurm_conf
+from power.core.config import power_config
 
 DEFAULT_CONF_DIR = Path(__file__).resolve().parents[1] / "examples" / "demo"
 

@@ -20,14 +20,14 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from agent.nodeconf import NodeRules
+from slurmwords import agent_messages as am
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[am.Message], None]
 
 
 class PowerActions:
@@ -42,34 +42,32 @@ class PowerActions:
         self.clock = clock
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def run(self, msg: Mapping[str, Any]) -> None:
+    def run(self, msg: am.PowerAction) -> None:
         """Start the program of a ``power_action`` message (from the event loop)."""
-        run_id = int(msg["run_id"])
-        node = str(msg["node"])
+        run_id, node = msg.run_id, msg.node
         if node not in self.nodes:
             self._done(run_id, node, 127, f"node {node} is not hosted by this agent")
             return
         argv = self._configured_argv(msg, node)
         if argv is None:
             where = self.rules.source or "the agent's slurm.conf"
-            what = f"PowerAction {msg['action']}" if msg.get("action") else "this program"
+            what = f"PowerAction {msg.action}" if msg.action else "this program"
             log.error("power action %d on %s refused: %s is not a Location=slurmd PowerAction in %s "
-                      "(argv %.200r)", run_id, node, what, where, msg.get("argv"))  # fmt: skip
+                      "(argv %.200r)", run_id, node, what, where, msg.argv)  # fmt: skip
             self._done(run_id, node, 127, f"{what} is not a Location=slurmd PowerAction in {where}")
             return
         env = dict(os.environ)
-        env.update({str(k): str(v) for k, v in (msg.get("env") or {}).items() if str(k).startswith("SLURM_")})
+        env.update({k: v for k, v in (msg.env or {}).items() if k.startswith("SLURM_")})
         env["SLURM_NODE_NAME"] = node
         task = asyncio.get_running_loop().create_task(self._run(run_id, node, argv, env))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    def _configured_argv(self, msg: Mapping[str, Any], node: str) -> list[str] | None:
-        action = msg.get("action")
-        if action is not None:
-            program = self.rules.power_programs.get(str(action))
+    def _configured_argv(self, msg: am.PowerAction, node: str) -> list[str] | None:
+        if msg.action is not None:
+            program = self.rules.power_programs.get(msg.action)
             return None if program is None else [*program, node]
-        argv = [str(a) for a in msg["argv"]]
+        argv = list(msg.argv or ())  # one of the two is there: the message was checked
         return argv if self.rules.power_program(argv, node) is not None else None
 
     async def _run(self, run_id: int, node: str, argv: list[str], env: dict[str, str]) -> None:
@@ -92,12 +90,5 @@ class PowerActions:
 
     def _done(self, run_id: int, node: str, code: int, error: str) -> None:
         self.emit(
-            {
-                "type": "power_action_done",
-                "run_id": run_id,
-                "node": node,
-                "exit_code": code,
-                "end_time": self.clock(),
-                "error": error,
-            }
+            am.PowerActionDone(run_id=run_id, node=node, exit_code=code, end_time=self.clock(), error=error)
         )

@@ -28,7 +28,7 @@ agent's forked child may hold the descriptor for an instant, until it execs) and
 fails with SpoolLocked naming the holder's pid.
 
 Durability: a completion is written (fsync + atomic rename) before it is sent and deleted
-only on ``ack``: that is the "nothing lost" rule of ARCHITECTURE.md. The launch intent is
+only on ``ack``: so that nothing accepted is ever lost. The launch intent is
 renamed into place before the fork but not fsynced, like ``state.json`` and the script:
 they only matter while the machine (and so the job) is up.
 """

@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.hres_pass import resources_yaml
 from bench.limits_pass import accounting
 from bench.scheduler_pass import build
-from cluster.scheduler import SchedulerPlugin, schedule
-from hres.config import parse_resources
-from hres.layers import Charge, Refusal, build_state, plan
-from hres.plugin import HresPlugin
-from limits.plugin import JobLimitsInfo, LimitsPlugin
-from limits.usage import UsageRecord, qos_key
+from cluster.core.scheduler import SchedulerPlugin, schedule
+from hres.core.config import parse_resources
+from hres.core.layers import Charge, Refusal, build_state, plan
+from hres.core.plugin import HresPlugin
+from limits.core.plugin import JobLimitsInfo, LimitsPlugin
+from limits.core.usage import UsageRecord, qos_key
 from slurmwords.licenses import LicenseItem
 
 TARGET = 2.0  # seconds

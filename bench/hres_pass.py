@@ -3,11 +3,11 @@
     .venv/bin/python bench/hres_pass.py [--jobs 20000] [--nodes 2048] [--runs 5] [--seed 1]
 
 The cluster and queue of ``bench/scheduler_pass.py`` (busy nodes, four partitions, mixed
-jobs), with the spec's three resources scaled up to the node count: ``flat`` (Mode 2:
-top, 4 mids, 16 lows), ``natural`` (Mode 1: top and 16 lows) and ``power`` (Mode 3:
-racks of 32 nodes, rows of 512, one datacenter, with base usage).  A quarter of the
+jobs), with the three resources of the example in Slurm's hres.html scaled up to the node
+count: ``flat`` (Mode 2: top, 4 mids, 16 lows), ``natural`` (Mode 1: top and 16 lows) and
+``power`` (Mode 3: racks of 32 nodes, rows of 512, one datacenter, with base usage).  A quarter of the
 running jobs hold charges of all three; every pending job asks ``flat:1,natural:1,power:N``.
-Times :func:`cluster.scheduler.schedule` with :class:`hres.plugin.HresPlugin` (a new
+Times :func:`cluster.core.scheduler.schedule` with :class:`hres.core.plugin.HresPlugin` (a new
 plugin per pass, as the adapter makes one, so ``begin_pass`` rebuilding usage is counted)
 and, for comparison, the same pass without HRES.
 """
@@ -25,10 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.scheduler_pass import build
-from cluster.scheduler import schedule
-from hres.config import parse_resources
-from hres.layers import Charge, Refusal, build_state, plan
-from hres.plugin import HresPlugin
+from cluster.core.scheduler import schedule
+from hres.core.config import parse_resources
+from hres.core.layers import Charge, Refusal, build_state, plan
+from hres.core.plugin import HresPlugin
 from slurmwords.licenses import LicenseItem
 
 

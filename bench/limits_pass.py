@@ -26,10 +26,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.scheduler_pass import build
-from cluster.scheduler import Snapshot, schedule
-from limits.plugin import JobLimitsInfo, LimitsPlugin
-from limits.policy import QOS, Association, AssocLimits, Enforce, PartitionLimits, Policy, QOSLimits, User
-from limits.usage import UsageRecord, assoc_key, qos_key
+from cluster.core.scheduler import Snapshot, schedule
+from limits.core.plugin import JobLimitsInfo, LimitsPlugin
+from limits.core.policy import (
+    QOS,
+    Association,
+    AssocLimits,
+    Enforce,
+    PartitionLimits,
+    Policy,
+    QOSLimits,
+    User,
+)
+from limits.core.usage import UsageRecord, assoc_key, qos_key
 
 BIG = 10**9
 

@@ -5,7 +5,7 @@
 Builds a deterministic, busy cluster (about 70 % of the CPUs held by running jobs with
 staggered ends, some nodes drained/down, four partitions of which two overlap) and a queue
 of mixed jobs (serial, whole-node, multi-node, --mem=0, features, excluded nodes, held,
-begin times), then times :func:`cluster.scheduler.schedule` and prints the median of the
+begin times), then times :func:`cluster.core.scheduler.schedule` and prints the median of the
 runs, decisions per second and what the pass decided.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cluster.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
-from cluster.states import NodeBase, NodeFlag
+from cluster.core.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
+from cluster.core.states import NodeBase, NodeFlag
 
 NOW = 1_700_000_000.0
 

@@ -1,15 +1,12 @@
-"""Slurm's output conventions on the CLI side: times, sizes, hostlists, ``%.10i`` fields.
+"""Slurm's output conventions on the CLI side: API timestamps, ``(null)``, ``%.10i`` fields.
 
-Everything here is pure (no I/O, no clock) so the formatters are tested on
-fixed API-shaped objects.  Spellings follow Slurm's own printers:
+Everything here is pure (no I/O, no clock) so the formatters are tested on fixed
+API-shaped objects.  Durations, sizes and hostlists are Slurm's words the controller
+prints too: ``slurmwords.durations``, ``slurmwords.memory``, ``slurmwords.hostlists``.
 
-* ``secs2time_short`` is squeue/sinfo's ``_print_secs`` (``0:05``, ``1:02:03``,
-  ``1-02:03:04``); ``secs2time_str`` is libslurm's (``00:00:05``) as scontrol prints.
-* A format spec is ``%[.|-][width|#]type``: ``.`` right-justifies, otherwise
-  left; a value longer than the width is cut to the width, as Slurm's
-  ``_print_str`` does; ``#`` asks the caller for a width computed over the rows.
-* Hostlists fold ``node01,node02,node03`` into ``node[01-03]``; ClusterShell
-  does this too but costs ~25 ms to import, more than half the start-up budget.
+A format spec is ``%[.|-][width|#]type``: ``.`` right-justifies, otherwise left; a
+value longer than the width is cut to the width, as Slurm's ``_print_str`` does; ``#``
+asks the caller for a width computed over the rows.
 """
 
 from __future__ import annotations
@@ -18,53 +15,9 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 
-UNLIMITED = "UNLIMITED"
+from slurmwords.durations import format_timestamp
 
 # --------------------------------------------------------------------- times
-
-
-def secs2time_short(secs: int | None) -> str:
-    """squeue ``%M``/``%L``/``%l`` and sinfo ``%l``: ``0:05``, ``1:02:03``, ``1-02:03:04``."""
-    if secs is None:
-        return UNLIMITED
-    if secs < 0:
-        return "INVALID"
-    days, rest = divmod(int(secs), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{seconds:02d}"
-    if hours:
-        return f"{hours}:{minutes:02d}:{seconds:02d}"
-    return f"{minutes}:{seconds:02d}"
-
-
-def secs2time_str(secs: int | None) -> str:
-    """libslurm's ``secs2time_str`` (scontrol): ``00:00:05``, ``1-02:03:04``."""
-    if secs is None:
-        return UNLIMITED
-    if secs < 0:
-        return "INVALID"
-    days, rest = divmod(int(secs), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{seconds:02d}"
-    return f"{hours:02d}:{minutes:02d}:{seconds:02d}"
-
-
-def mins2time_str(minutes: int | None, unlimited: str = UNLIMITED) -> str:
-    """scontrol's limits in minutes: ``01:00:00``, ``UNLIMITED``."""
-    if minutes is None:
-        return unlimited
-    return secs2time_str(int(minutes) * 60)
-
-
-def limit_short(minutes: int | None, unlimited: str = UNLIMITED) -> str:
-    """squeue ``%l`` (``UNLIMITED``) / sinfo ``%l`` (``infinite``) from minutes."""
-    if minutes is None:
-        return unlimited
-    return secs2time_short(int(minutes) * 60)
 
 
 def slurm_time(iso: str | None, none: str = "N/A") -> str:
@@ -79,19 +32,7 @@ def slurm_time(iso: str | None, none: str = "N/A") -> str:
         return iso
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def mem_str(megabytes: int | None) -> str:
-    """A size in MB as Slurm's exact unit conversion prints it: ``500M``, ``4G``, ``0``."""
-    if not megabytes:
-        return "0"
-    value, units = int(megabytes), "MGTP"
-    unit = 0
-    while value % 1024 == 0 and unit < len(units) - 1:
-        value //= 1024
-        unit += 1
-    return f"{value}{units[unit]}"
+    return format_timestamp(when.astimezone())
 
 
 def null(value: object, empty: str = "(null)") -> str:
@@ -191,120 +132,6 @@ def render(tokens: Iterable[Field | str], value: Callable[[Field], str], widths:
         width = (widths or {}).get(token.kind, token.width) if token.auto else token.width
         out.append(pad(value(token), width, token.right))
     return "".join(out)
-
-
-# --------------------------------------------------------------- hostlists
-
-
-def _split_number(name: str) -> tuple[str, str]:
-    i = len(name)
-    while i and name[i - 1].isdigit():
-        i -= 1
-    return name[:i], name[i:]
-
-
-def natural_key(name: str) -> tuple[str, int, str]:
-    """Sort ``node2`` before ``node10``."""
-    prefix, digits = _split_number(name)
-    return (prefix, int(digits) if digits else -1, name)
-
-
-def _ranges(numbers: list[int], width: int) -> str:
-    parts: list[str] = []
-    start = prev = numbers[0]
-    for number in [*numbers[1:], None]:
-        if number is not None and number == prev + 1:
-            prev = number
-            continue
-        low, high = str(start).zfill(width), str(prev).zfill(width)
-        parts.append(low if start == prev else f"{low}-{high}")
-        if number is not None:
-            start = prev = number
-    return ",".join(parts)
-
-
-def fold_hostlist(names: Iterable[str]) -> str:
-    """``["node01", "node02", "node04"]`` -> ``"node[01-02,04]"`` (sorted, deduplicated)."""
-    unique = list(dict.fromkeys(n for n in names if n))
-    padded: dict[str, set[int]] = {}
-    split = []
-    for name in unique:
-        prefix, digits = _split_number(name)
-        split.append((name, prefix, digits))
-        if len(digits) > 1 and digits[0] == "0":
-            padded.setdefault(prefix, set()).add(len(digits))
-    groups: dict[tuple[str, int], set[int]] = {}
-    plain: list[str] = []
-    for name, prefix, digits in split:
-        if not digits:
-            plain.append(name)
-            continue
-        # node10 joins node[01-09] (same printed width); node5 does not.
-        width = len(digits) if len(digits) in padded.get(prefix, ()) else 0
-        groups.setdefault((prefix, width), set()).add(int(digits))
-    items: list[tuple[tuple[str, int, int], str]] = [((name, -1, 0), name) for name in plain]
-    for (prefix, width), numbers in groups.items():
-        ordered = sorted(numbers)
-        if len(ordered) == 1:
-            text = prefix + str(ordered[0]).zfill(width)
-        else:
-            text = f"{prefix}[{_ranges(ordered, width)}]"
-        items.append(((prefix, width, ordered[0]), text))
-    return ",".join(text for _key, text in sorted(items))
-
-
-def _split_top(expr: str) -> list[str]:
-    parts, depth, current = [], 0, []
-    for char in expr:
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"Invalid hostlist: {expr}")
-        if char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    if depth:
-        raise ValueError(f"Invalid hostlist: {expr}")
-    parts.append("".join(current))
-    return [p.strip() for p in parts if p.strip()]
-
-
-def expand_hostlist(expr: str) -> list[str]:
-    """``"node[01-03,05],gpu1"`` -> ``["node01", "node02", "node03", "node05", "gpu1"]``."""
-    names: list[str] = []
-    for part in _split_top(expr or ""):
-        names.extend(_expand_one(part, expr))
-    return names
-
-
-def _expand_one(part: str, expr: str) -> list[str]:
-    open_at = part.find("[")
-    if open_at < 0:
-        return [part]
-    close_at = part.find("]", open_at)
-    if close_at < 0:
-        raise ValueError(f"Invalid hostlist: {expr}")
-    head, body, tail = part[:open_at], part[open_at + 1 : close_at], part[close_at + 1 :]
-    tails = _expand_one(tail, expr) if tail else [""]
-    out = []
-    for item in body.split(","):
-        low, _, high = item.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            raise ValueError(f"Invalid hostlist: {expr}")
-        width = len(low)
-        for number in range(int(low), int(high or low) + 1):
-            out.extend(f"{head}{str(number).zfill(width)}{t}" for t in tails)
-    return out
-
-
-def fold_ids(numbers: Iterable[int]) -> str:
-    """Array task ids as Slurm prints them: ``[1, 2, 3, 7]`` -> ``1-3,7``."""
-    ordered = sorted(set(numbers))
-    return _ranges(ordered, 0) if ordered else ""
 
 
 # ------------------------------------------------------------- arguments

@@ -21,14 +21,13 @@ import sys
 from collections.abc import Callable
 
 from cli.fmt import (
-    expand_hostlist,
     make_parser,
-    mem_str,
-    mins2time_str,
     null,
-    secs2time_str,
     slurm_time,
 )
+from slurmwords.durations import TIMESTAMP_FORMAT, format_duration_long, format_minutes_long
+from slurmwords.hostlists import expand_hostlist
+from slurmwords.memory import format_memory_mb
 
 PROG = "scontrol"
 Record = list[list[tuple[str, str]]]  # lines of (key, value) pairs
@@ -108,8 +107,8 @@ def job_record(job: dict) -> Record:
             ("ExitCode", job.get("exit_code") or "0:0"),
         ],
         [
-            ("RunTime", secs2time_str(int(job.get("run_time") or 0))),
-            ("TimeLimit", mins2time_str(job.get("time_limit"))),
+            ("RunTime", format_duration_long(int(job.get("run_time") or 0))),
+            ("TimeLimit", format_minutes_long(job.get("time_limit"))),
             ("TimeMin", "N/A"),
         ],
         [
@@ -148,7 +147,7 @@ def job_record(job: dict) -> Record:
         [("Socks/Node", "*"), ("NtasksPerN:B:S:C", "0:0:*:*"), ("CoreSpec", "*")],
         [
             ("MinCPUsNode", str(job.get("cpus_per_task") or 1)),
-            ("MinMemoryNode", mem_str(job.get("mem_per_node"))),
+            ("MinMemoryNode", format_memory_mb(job.get("mem_per_node"))),
             ("MinTmpDiskNode", "0"),
         ],
         [("Features", null(job.get("features"))), ("DelayBoot", "00:00:00")],
@@ -234,7 +233,7 @@ def partition_record(part: dict) -> Record:
         [("AllowGroups", "ALL"), ("AllowAccounts", "ALL"), ("AllowQos", "ALL")],
         [("AllocNodes", "ALL"), ("Default", "YES" if part.get("default") else "NO"), ("QoS", "N/A")],
         [
-            ("DefaultTime", "NONE" if default_time is None else mins2time_str(default_time)),
+            ("DefaultTime", format_minutes_long(default_time, "NONE")),
             ("DisableRootJobs", "NO"),
             ("ExclusiveUser", "NO"),
             ("GraceTime", "0"),
@@ -242,7 +241,7 @@ def partition_record(part: dict) -> Record:
         ],
         [
             ("MaxNodes", "UNLIMITED" if part.get("max_nodes") is None else str(part["max_nodes"])),
-            ("MaxTime", mins2time_str(part.get("max_time"))),
+            ("MaxTime", format_minutes_long(part.get("max_time"))),
             ("MinNodes", str(part.get("min_nodes") or 0)),
             ("LLN", "NO"),
             ("MaxCPUsPerNode", "UNLIMITED"),
@@ -279,7 +278,7 @@ def _count(value) -> str:
 
 def license_record(lic: dict) -> Record:
     """``scontrol show license``: a cluster license, or one layer of a hierarchical
-    resource (spec hres.md "Viewing a Resource")."""
+    resource (Slurm's hres.html, "Viewing a Resource")."""
     record: Record = [
         [("LicenseName", str(lic.get("license_name") or ""))],
         [
@@ -427,7 +426,7 @@ def show_config(client, name: str | None, opts: Opts) -> int:
     if opts.json:
         _write_json(config)
         return 0
-    now = time.strftime("%Y-%m-%dT%H:%M:%S")
+    now = time.strftime(TIMESTAMP_FORMAT)
     sys.stdout.write("".join(line + "\n" for line in config_lines(config or {}, now)))
     return 0
 
@@ -470,7 +469,7 @@ def show_license(client, name: str | None, opts: Opts) -> int:
 # scontrol show <entity>: add entities here (reservation, ...).
 def show_assoc_mgr(client, _name: str | None, opts: Opts) -> int:
     """``scontrol show assoc_mgr``: the association and QOS records the controller holds,
-    with their usage and the decay half-lives in force (spec resource_limits.md)."""
+    with their usage and the decay half-lives in force (Slurm's resource_limits.html)."""
     from cli.client import ApiError  # noqa: PLC0415
 
     try:
@@ -501,7 +500,7 @@ def reservation_record(r: dict) -> Record:
             ("ReservationName", str(r.get("name") or "")),
             ("StartTime", slurm_time(r.get("start_time"), "Unknown")),
             ("EndTime", slurm_time(r.get("end_time"), "Unknown")),
-            ("Duration", secs2time_str(int(r.get("duration") or 0))),
+            ("Duration", format_duration_long(int(r.get("duration") or 0))),
         ],
         [
             ("Nodes", null(r.get("nodes"))),
@@ -586,8 +585,8 @@ def parse_pairs(words: list[str]) -> list[tuple[str, str]]:
 
 NODE_KEYS = {"nodename": "nodes", "state": "state", "reason": "reason", "weight": "weight"}
 NODE_KEYS |= {"features": "features", "availablefeatures": "features", "activefeatures": "active_features"}
-NODE_KEYS |= {"suspendtime": "suspend_time"}  # per-node, takes effect at once (power_save.md)
-# Cloud accounting (spec power_save.md "Hybrid Cluster"): kept on the node and in its history.
+NODE_KEYS |= {"suspendtime": "suspend_time"}  # per-node, takes effect at once (power_save.html)
+# Cloud accounting (Slurm's power_save.html, "Hybrid Cluster"): kept on the node and in its history.
 NODE_KEYS |= {"instanceid": "instance_id", "instancetype": "instance_type", "extra": "extra"}
 NODE_STATES = frozenset(
     {"DRAIN", "RESUME", "DOWN", "UNDRAIN", "IDLE", "FAIL", "POWER_DOWN", "POWER_UP", "POWER_DOWN_ASAP"}

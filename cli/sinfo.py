@@ -16,14 +16,13 @@ from types import SimpleNamespace
 from cli import fastargs
 from cli.fmt import (
     Field,
-    fold_hostlist,
-    limit_short,
     make_parser,
-    natural_key,
     pad,
     parse_format,
     slurm_time,
 )
+from slurmwords.durations import format_minutes
+from slurmwords.hostlists import fold_hostlist, natural_key
 
 PROG = "sinfo"
 DEFAULT_FORMAT = "%#P %.5a %.10l %.6D %.6t %N"
@@ -94,7 +93,7 @@ def _part_limit(key: str, unlimited: str = "infinite") -> Callable[[Row], str]:
     def value(row: Row) -> str:
         if row.part is None:
             return "n/a"
-        return limit_short(row.part.get(key), unlimited)
+        return format_minutes(row.part.get(key), unlimited)
 
     return value
 
@@ -146,7 +145,7 @@ ROW_FIELDS: dict[str, tuple[str, Callable[[Row], str]]] = {
         lambda r: (
             "n/a"
             if r.part is None or r.part.get("default_time") is None
-            else limit_short(r.part["default_time"], "infinite")
+            else format_minutes(r.part["default_time"], "infinite")
         ),
     ),
     "m": ("MEMORY", _n("real_memory", "0")),

@@ -15,16 +15,14 @@ from types import SimpleNamespace
 from cli import fastargs
 from cli.fmt import (
     Field,
-    expand_hostlist,
-    fold_ids,
-    limit_short,
     make_parser,
-    mem_str,
     parse_format,
     render,
-    secs2time_short,
     slurm_time,
 )
+from slurmwords.durations import format_duration, format_minutes
+from slurmwords.hostlists import expand_hostlist, fold_ids
+from slurmwords.memory import format_memory_mb
 
 PROG = "squeue"
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
@@ -91,7 +89,7 @@ def time_left(job: dict) -> str:
     if limit is None:
         return "UNLIMITED"
     left = int(limit) * 60 - int(job.get("run_time") or 0)
-    return secs2time_short(max(left, 0))
+    return format_duration(max(left, 0))
 
 
 def _s(key: str, empty: str = "") -> Callable[[dict], str]:
@@ -115,10 +113,10 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "i": ("JOBID", job_id_str),
     "j": ("NAME", _s("name")),
     "K": ("ARRAY_TASK_ID", lambda j: j.get("_array_fold") or _s("array_task_id", "N/A")(j)),
-    "l": ("TIME_LIMIT", lambda j: limit_short(j.get("time_limit"))),
+    "l": ("TIME_LIMIT", lambda j: format_minutes(j.get("time_limit"))),
     "L": ("TIME_LEFT", time_left),
-    "m": ("MIN_MEMORY", lambda j: mem_str(j.get("mem_per_node"))),
-    "M": ("TIME", lambda j: secs2time_short(int(j.get("run_time") or 0))),
+    "m": ("MIN_MEMORY", lambda j: format_memory_mb(j.get("mem_per_node"))),
+    "M": ("TIME", lambda j: format_duration(int(j.get("run_time") or 0))),
     "n": ("REQ_NODES", _s("req_nodes")),
     "N": ("NODELIST", _s("node_list")),
     "o": ("COMMAND", _s("command")),

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cluster import hostlists
+from cluster.core import hostlists
 
 MAX_NODES = 1_000_000  # a line naming more is a typo, not a cluster
 

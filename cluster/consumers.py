@@ -16,6 +16,7 @@ from agent import handshake
 from cluster import agent_keys, extensions, publish
 from cluster.services import agents
 from cluster.services.errors import DATABASE_UNREACHABLE
+from slurmwords import agent_messages as am
 
 log = logging.getLogger(__name__)
 
@@ -164,16 +165,20 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             if kind != "hello":
                 await self._refuse(f"{kind!r} before authentication")
                 return
-            agent_id, nonce, names = msg.get("agent_id"), msg.get("nonce"), msg.get("nodes", [])
+            try:
+                hello = am.Hello.from_wire(msg)
+            except am.MessageError:
+                hello = None
             if (
-                not _valid_agent_id(agent_id)
-                or not handshake.valid_nonce(nonce)
-                or not isinstance(names, list)
-                or len(names) > MAX_HELLO_NODES
-                or not all(isinstance(n, str) and 0 < len(n) <= 64 for n in names)
+                hello is None
+                or not _valid_agent_id(hello.agent_id)
+                or not handshake.valid_nonce(hello.nonce)
+                or len(hello.nodes) > MAX_HELLO_NODES
+                or not all(0 < len(n) <= 64 for n in hello.nodes)
             ):
                 await self._refuse("malformed hello")
                 return
+            agent_id, nonce, names = hello.agent_id, hello.nonce, hello.nodes
             keys = _node_keys()
             scope = keys if isinstance(keys, str) else keys.scope(names)
             if isinstance(scope, str):
@@ -184,11 +189,15 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             ours = handshake.new_nonce()
             self._hello = (agent_id, nonce, ours)
             proof = handshake.controller_proof(self._key, nonce, ours, agent_id)
-            await self.send(text_data=json.dumps({"type": "challenge", "nonce": ours, "proof": proof}))
+            await self.send(text_data=json.dumps(am.Challenge(nonce=ours, proof=proof).to_wire()))
             return
         agent_id, nonce, ours = self._hello
         expected = handshake.agent_proof(self._key, nonce, ours, agent_id)
-        if kind != "auth" or not handshake.proof_matches(expected, msg.get("proof")):
+        try:
+            proof = am.Auth.from_wire(msg).proof if kind == "auth" else None
+        except am.MessageError:
+            proof = None  # a malformed auth proves nothing: refused as a wrong key
+        if kind != "auth" or not handshake.proof_matches(expected, proof):
             await self._refuse(
                 f"wrong cluster key (agent {agent_id})" if kind == "auth" else f"{kind!r} instead of auth"
             )
@@ -254,62 +263,84 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 await asyncio.sleep(min(delay, left))
                 delay = min(delay * 2, DB_RETRY_CAP)
 
-    def _ours(self, msg: dict[str, Any], kind: str) -> bool:
-        """Whether ``msg`` is about one of this connection's nodes (logged when not)."""
-        if msg.get("node") in self.nodes:
+    def _ours(self, kind: str, node: str, about: int) -> bool:
+        """Whether a ``kind`` message about job (or power run) ``about`` on ``node`` is one
+        of this connection's nodes' (logged when not)."""
+        if node in self.nodes:
             return True
         log.warning(
             "agent %s (nodes %s) sent %s for job %s on node %r, not one of its nodes: ignored",
-            self.agent_id, ",".join(self.nodes) or "none", kind, msg.get("job_id", msg.get("run_id")),
-            msg.get("node"),
+            self.agent_id, ",".join(self.nodes) or "none", kind, about, node,
         )  # fmt: skip
         return False
+
+    def _decoded(self, raw: dict[str, Any]) -> am.Message | dict[str, Any] | None:
+        """The agent message ``raw`` is, or ``raw`` itself for an extension's own type that
+        the protocol does not describe; None (logged) when it is unknown or malformed."""
+        kind = raw.get("type")
+        if not isinstance(kind, str) or kind not in am.AGENT_MESSAGES:
+            if isinstance(kind, str) and extensions.agent_handler(kind) is not None:
+                return raw
+            log.warning("agent %s sent unknown message type %r", self.nodes, kind)
+            return None
+        try:
+            return am.decode(raw, am.AGENT_MESSAGES)
+        except am.MessageError as exc:
+            # The sender's own fault: dropping it loses nothing the agent will not restate.
+            log.warning("agent %s %s: malformed message dropped: %s", self.agent_id, self.nodes, exc)
+            return None
 
     async def _handle(self, batch: list[dict[str, Any]]) -> None:
         started: list[dict[str, Any]] = []
         completions: list[dict[str, Any]] = []
-        ping: dict[str, Any] | None = None
-        for msg in batch:
-            kind = msg.get("type")
-            if kind == "register":
-                await self._flush(started, completions)
-                started, completions = [], []
-                await self.on_register(msg)
-            elif self.registered_at is None:
+        ping: am.Ping | None = None
+        for raw in batch:
+            kind = raw.get("type")
+            if kind != am.Register.TYPE and self.registered_at is None:
                 log.warning("agent %s sent %r before register: ignored", self.agent_id, kind)
-            elif kind == "started":
-                started += [msg] if self._ours(msg, kind) else []
-            elif kind == "completed":
-                completions += [msg] if self._ours(msg, kind) else []
-            elif kind == "completed_batch":
-                completions += [c for c in msg.get("completions") or [] if self._ours(c, "completed")]
-            elif kind == "launch_failed":
-                if self._ours(msg, kind):
+                continue
+            msg = self._decoded(raw)
+            # The services read plain dicts (the wire form), which the checks above vouch for.
+            match msg:
+                case None:
+                    pass
+                case am.Register():
+                    await self._flush(started, completions)
+                    started, completions = [], []
+                    await self.on_register(msg)
+                case am.Started():
+                    started += [msg.to_wire()] if self._ours(kind, msg.node, msg.job_id) else []
+                case am.Completed():
+                    completions += [msg.to_wire()] if self._ours(kind, msg.node, msg.job_id) else []
+                case am.CompletedBatch():
+                    ours = [c for c in msg.completions if self._ours(am.Completed.TYPE, c.node, c.job_id)]
+                    completions += [c.to_wire() for c in ours]
+                case am.LaunchFailed():
+                    if self._ours(kind, msg.node, msg.job_id):
+                        await self._db(agents.job_launch_failed, job_id=msg.job_id, node=msg.node,
+                                       error=msg.error, run=msg.run)  # fmt: skip
+                case am.Ping():
+                    ping = msg
+                case am.Drain():
                     await self._db(
-                        agents.job_launch_failed,
-                        job_id=int(msg["job_id"]),
-                        node=str(msg.get("node", "")),
-                        error=str(msg.get("error", "")),
-                        run=msg.get("run"),
+                        agents.agent_drain,
+                        nodes=[n for n in msg.nodes if n in self.nodes],
+                        reason=msg.reason,
+                        agent_id=self.agent_id,
                     )
-            elif kind == "ping":
-                ping = msg
-            elif kind == "drain":
-                asked = [str(n) for n in msg.get("nodes") or []]
-                await self._db(
-                    agents.agent_drain,
-                    nodes=[n for n in asked if n in self.nodes],
-                    reason=str(msg.get("reason") or ""),
-                    agent_id=self.agent_id,
-                )
-            elif isinstance(kind, str) and (handler := extensions.agent_handler(kind)) is not None:
-                # An extension's message (power saving's power_action_done), for these nodes only.
-                await self._db(handler, nodes=list(self.nodes), msg=msg)
-            else:
-                log.warning("agent %s sent unknown message type %r", self.nodes, kind)
+                case _:
+                    await self._extension_message(kind, msg)
         await self._flush(started, completions)
         if ping is not None and self.nodes:
-            await self._db(agents.agent_ping, nodes=self.nodes, load=ping.get("load"))
+            await self._db(agents.agent_ping, nodes=self.nodes, load=ping.to_wire().get("load"))
+
+    async def _extension_message(self, kind: Any, msg: am.Message | dict[str, Any]) -> None:
+        handler = extensions.agent_handler(kind) if isinstance(kind, str) else None
+        if handler is None:  # a message of the protocol the controller does not take (hello)
+            log.warning("agent %s sent unknown message type %r", self.nodes, kind)
+            return
+        # An extension's message (power saving's power_action_done), for these nodes only.
+        await self._db(handler, nodes=list(self.nodes), msg=msg if isinstance(msg, dict) else msg.to_wire())
 
     async def _flush(self, started: list[dict[str, Any]], completions: list[dict[str, Any]]) -> None:
         if started:
@@ -317,20 +348,20 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         if completions:
             await self._db(agents.jobs_completed, completions=completions)
             # Acknowledged only after the commit: until then the agent keeps them spooled.
-            await self.send_json({"type": "ack", "job_ids": [int(c["job_id"]) for c in completions]})
+            await self.send_json(am.Ack(job_ids=[int(c["job_id"]) for c in completions]).to_wire())
 
-    async def on_register(self, msg: dict[str, Any]) -> None:
-        if str(msg.get("agent_id", "")) != self.agent_id:
+    async def on_register(self, msg: am.Register) -> None:
+        if msg.agent_id != self.agent_id:
             log.warning("agent %s registered as %r: the id it authenticated with is kept", self.agent_id,
-                        msg.get("agent_id"))  # fmt: skip
+                        msg.agent_id)  # fmt: skip
         live = {node: c.agent_id for node, c in _holders.items() if c is not self}
-        nodes, refused = self._keyed(list(msg.get("nodes") or []))
+        nodes, refused = self._keyed(msg.nodes)
         result = await self._db(
             agents.agent_register,
             agent_id=self.agent_id,
-            nodes=nodes,
-            running=list(msg.get("running") or []),
-            completions=list(msg.get("completions") or []),
+            nodes=[n.to_wire() for n in nodes],
+            running=[r.to_wire() for r in msg.running],
+            completions=[c.to_wire() for c in msg.completions],
             live=live,
         )
         result.rejected.update(refused)
@@ -349,25 +380,24 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
             _holders[node] = self
             await self.channel_layer.group_add(publish.node_group(node), self.channel_name)
         await self.send_json(
-            {
-                "type": "registered",
-                "nodes": result.accepted,
-                "rejected": result.rejected,
-                "kill": result.kill,
-                "ping_interval": agents.PING_INTERVAL,
-            }
+            am.Registered(
+                nodes=result.accepted,
+                rejected=result.rejected,
+                kill=result.kill,
+                ping_interval=agents.PING_INTERVAL,
+            ).to_wire()
         )
         if result.acked:
-            await self.send_json({"type": "ack", "job_ids": result.acked})
+            await self.send_json(am.Ack(job_ids=result.acked).to_wire())
         for payload in result.relaunch:
             await self.send_json(payload)
 
-    def _keyed(self, nodes: list[Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    def _keyed(self, nodes: list[am.NodeInfo]) -> tuple[list[am.NodeInfo], dict[str, str]]:
         """The registered nodes the key this agent proved may speak for, and the others' reasons."""
-        ok: list[dict[str, Any]] = []
+        ok: list[am.NodeInfo] = []
         refused: dict[str, str] = {}
         for info in nodes:
-            name = str(info.get("name", "")) if isinstance(info, dict) else ""
+            name = info.name
             if self._scope is not None and name not in self._scope:
                 refused[name] = "node is not covered by this agent's key"
             elif self._scope is None and self._node_keys.key_of(name) is not None:

@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from cluster.scheduler import NodeView, PassResult, SchedulerPlugin, Snapshot
+from cluster.core.scheduler import NodeView, PassResult, SchedulerPlugin, Snapshot
 from slurmwords.licenses import Mode
 
 
@@ -99,7 +99,7 @@ class ClusterExtension:
 
     def check_config(self, conf: Any, *, path: Path, node_names: set[str]) -> ConfigCheck | None:
         """Read this extension's part of a configuration being loaded; raise
-        ``cluster.slurmconf.ConfigError`` to refuse it before anything changes."""
+        ``cluster.core.slurmconf.ConfigError`` to refuse it before anything changes."""
         return None
 
     def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
@@ -134,7 +134,7 @@ class ClusterExtension:
         return ()
 
     def pass_priority(self, ctx: PassContext, snap: Snapshot) -> Mapping[str, Any]:
-        """Keyword arguments of ``cluster.scheduler.schedule`` for job priorities."""
+        """Keyword arguments of ``cluster.core.scheduler.schedule`` for job priorities."""
         return {}
 
     def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import connection, models
 
-from cluster import states
-from cluster.states import JobState, NodeBase, NodeFlag
+from cluster.core import states
+from cluster.core.states import JobState, NodeBase, NodeFlag
 
 
 class ClusterConfig(models.Model):
@@ -111,7 +111,7 @@ class Node(models.Model):
     reason_user = models.CharField(max_length=64, blank=True, default="")
     reason_time = models.DateTimeField(null=True, blank=True)
     extra = models.JSONField(default=dict, blank=True)
-    # Power saving (spec/power_save.md): when the current POWERING_UP / POWERING_DOWN /
+    # Power saving (Slurm's power_save.html): when the current POWERING_UP / POWERING_DOWN /
     # POWERED_DOWN state began (ResumeTimeout and SuspendTimeout count from it), and an
     # ``Action=`` waiting for the next power cycle.
     power_entered = models.DateTimeField(null=True, blank=True)
@@ -194,7 +194,7 @@ class Job(models.Model):
     mem_per_node = models.PositiveIntegerField(null=True, blank=True, help_text="MB; empty = default")
     time_limit = models.PositiveIntegerField(null=True, blank=True, help_text="minutes; empty = partition's")
     licenses = models.CharField(max_length=512, blank=True, default="")
-    # What the job was charged when it started (spec hres.md "Runtime Updates"): HRES
+    # What the job was charged when it started (Slurm's hres.html, "Runtime Updates"): HRES
     # layers with amounts, and the cluster licenses it took; released by recomputing
     # usage from the running jobs' values, so it is exactly what was taken.
     licenses_alloc = models.TextField(blank=True, default="")

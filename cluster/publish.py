@@ -80,27 +80,13 @@ def take_relayed() -> list[tuple[Any, ...]]:
     return effects
 
 
-def replay(effects: list[tuple[Any, ...]]) -> None:
-    """In the server: publish and ask for what a helper's request would have."""
-    for kind, *args in effects:
-        if kind == "send":
-            _send(*args)
-        elif kind == "console":
-            _console_note(set(args[0]))
-        elif kind == "schedule":
-            triggers.request_schedule()
-        elif kind == "power":
-            triggers.request_power()
-        else:
-            log.error("unknown effect from an HTTP helper: %s", kind)
-
-
 def _report(future: concurrent.futures.Future[None]) -> None:
     if future.exception() is not None:
         log.error("publishing failed: %s", future.exception())
 
 
-def _send(group: str, message: dict[str, Any]) -> None:
+def send_now(group: str, message: dict[str, Any]) -> None:
+    """Send to a channel-layer group now (not on commit): for what is already committed."""
     if relayed(("send", group, message)):
         return
     layer = get_channel_layer()
@@ -119,7 +105,7 @@ def _send(group: str, message: dict[str, Any]) -> None:
 
 
 def on_commit(group: str, message: dict[str, Any]) -> None:
-    transaction.on_commit(lambda: _send(group, message))
+    transaction.on_commit(lambda: send_now(group, message))
 
 
 # A page re-reads what it shows on every note: during a burst (hundreds of submissions a
@@ -136,16 +122,16 @@ def _flush_console() -> None:
         topics = sorted(_console_topics)
         _console_topics.clear()
         _console_flush_due = False
-    _send(CONSOLE_GROUP, {"type": "console.changed", "topics": topics})
+    send_now(CONSOLE_GROUP, {"type": "console.changed", "topics": topics})
 
 
-def _console_note(topics: set[str]) -> None:
+def console_note_now(topics: set[str]) -> None:
     global _console_flush_due  # noqa: PLW0603
     if relayed(("console", sorted(topics))):
         return
     loop = _server_loop
     if loop is None or not loop.is_running():
-        _send(CONSOLE_GROUP, {"type": "console.changed", "topics": sorted(topics)})
+        send_now(CONSOLE_GROUP, {"type": "console.changed", "topics": sorted(topics)})
         return
     with _console_lock:
         _console_topics.update(topics)
@@ -158,7 +144,7 @@ def _console_note(topics: set[str]) -> None:
 def console_changed(*topics: str) -> None:
     """Tell console pages that these topics (``jobs``, ``nodes``, ...) changed."""
     wanted = set(topics)
-    transaction.on_commit(lambda: _console_note(wanted))
+    transaction.on_commit(lambda: console_note_now(wanted))
 
 
 def to_agent(node: str, payload: dict[str, Any]) -> None:

@@ -17,10 +17,11 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
-from cluster import slurmtime, states
+from cluster.core import states
+from cluster.core.outputs import expand_output_path
+from cluster.core.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.outputs import expand_output_path
-from cluster.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
+from slurmwords import durations, memory
 
 # --- nodes -----------------------------------------------------------------------------
 
@@ -38,7 +39,7 @@ NODE_COLOURS: tuple[tuple[str, str], ...] = (
     ("unk", "unknown: not yet registered"),
 )
 
-# sinfo's state suffixes that fsched produces (cluster.states.suffix), with their meaning.
+# sinfo's state suffixes that fsched produces (cluster.core.states.suffix), with their meaning.
 NODE_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("*", "not responding"),
     ("~", "powered down"),
@@ -105,7 +106,7 @@ def _tile(row: tuple[str, str, int, int, int, str]) -> NodeTile:
 
 
 def hostlist_limit(cfg: ClusterConfig | None = None) -> int:
-    """The most nodes a hostlist given to the API may name (``cluster.hostlists.parse``),
+    """The most nodes a hostlist given to the API may name (``cluster.core.hostlists.parse``),
     and a job may ask for.
 
     The cluster's node count, or ``MaxNodeCount`` when that is larger (dynamic nodes may
@@ -310,7 +311,7 @@ def job_row(job: Job, now: datetime) -> JobRow:
         partition=job.partition,
         state=job.state,
         state_compact=JOB_STATE_COMPACT.get(JobState(job.state), job.state),
-        time=slurmtime.format_duration(_run_seconds(job, now)),
+        time=durations.format_duration(_run_seconds(job, now)),
         nodes=len(job.alloc) or job.min_nodes,
         nodelist=nodelist,
         reason=job.reason,
@@ -429,7 +430,7 @@ def recent_events(*, limit: int = 20, node: str = "", job_id: int | None = None)
 
 
 def _ts(dt: datetime | None) -> str:
-    return slurmtime.format_timestamp(timezone.localtime(dt) if dt else None)
+    return durations.format_timestamp(timezone.localtime(dt) if dt else None)
 
 
 def _mb(value: int | None) -> str:
@@ -479,13 +480,11 @@ def node_detail(name: str, *, now: datetime) -> NodeDetail | None:
         ("Partitions", ",".join(partitions) or "(null)"),
         (
             "CfgTRES",
-            f"cpu={node.cpus},mem={slurmtime.format_memory_mb(node.real_memory)},billing={node.cpus}",
+            f"cpu={node.cpus},mem={memory.format_memory_mb(node.real_memory)},billing={node.cpus}",
         ),
         (
             "AllocTRES",
-            f"cpu={node.alloc_cpus},mem={slurmtime.format_memory_mb(node.alloc_mem)}"
-            if node.alloc_cpus
-            else "",
+            f"cpu={node.alloc_cpus},mem={memory.format_memory_mb(node.alloc_mem)}" if node.alloc_cpus else "",
         ),
         ("SuspendTime", _suspend_time(node.suspend_time)),
         ("Agent", node.agent_id or "(none)"),
@@ -561,8 +560,8 @@ def job_detail(job_id: int, *, now: datetime) -> JobDetail | None:
         ("Requeue", "1" if job.requeue else "0"),
         ("Restarts", str(job.restart_count)),
         ("ExitCode", f"{job.exit_code}:{job.exit_signal}"),
-        ("RunTime", slurmtime.format_duration_long(_run_seconds(job, now))),
-        ("TimeLimit", slurmtime.format_minutes_long(job.time_limit)),
+        ("RunTime", durations.format_duration_long(_run_seconds(job, now))),
+        ("TimeLimit", durations.format_minutes_long(job.time_limit)),
         ("SubmitTime", _ts(job.submit_time)),
         ("EligibleTime", _ts(job.eligible_time)),
         ("StartTime", _ts(job.start_time)),

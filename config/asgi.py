@@ -116,8 +116,8 @@ def _shutdown() -> None:
     helpers.stop(http_app.helpers)
     http_app.helpers = []
     cycles.stop_embedded()
-    # Spawned power programs get up to ten seconds (spec "Fault Tolerance"), then are
-    # left running; the SLURM_RESUME_FILEs go away.
+    # Spawned power programs get up to ten seconds, then are left running; the
+    # SLURM_RESUME_FILEs go away (Slurm's power_save.html, "Fault Tolerance").
     power_services.shutdown()
 
 

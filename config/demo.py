@@ -29,7 +29,7 @@ VENV_BIN = Path(sys.executable).parent
 def agent_nodes(conf_dir: Path) -> str:
     from ClusterShell.NodeSet import NodeSet  # noqa: PLC0415
 
-    from cluster.slurmconf import load_slurm_conf  # noqa: PLC0415
+    from cluster.core.slurmconf import load_slurm_conf  # noqa: PLC0415
 
     conf = load_slurm_conf(conf_dir / "slurm.conf")
     names = [n.name for n in conf.nodes if n.state not in ("CLOUD", "FUTURE")]

@@ -96,8 +96,6 @@ class Helper:
 
     def run(self, environ: dict[str, Any]) -> Response:
         """On the helper's thread: the request there, its effects here."""
-        from cluster import publish  # noqa: PLC0415 - Django is set up by now
-
         self.started = time.monotonic()
         wire = {k: v for k, v in environ.items() if isinstance(v, str | bool | tuple)}
         try:
@@ -112,7 +110,7 @@ class Helper:
             self.failed = True
             log.error("HTTP helper process %s failed: %s", self.process.pid, exc)
             raise HelperFailed(str(exc)) from None
-        publish.replay(effects)
+        replay(effects)
         return status, headers, [body]
 
     def stop(self, timeout: float = 5) -> None:
@@ -162,6 +160,23 @@ def serve(fd: int) -> int:
             conn.send((status, headers, b"".join(chunks), publish.take_relayed()))
         except OSError:
             return 0
+
+
+def replay(effects: list[tuple[Any, ...]]) -> None:
+    """In the server: publish and ask for what a helper's request would have."""
+    from cluster import publish, triggers  # noqa: PLC0415 - Django is set up by now
+
+    for kind, *args in effects:
+        if kind == "send":
+            publish.send_now(*args)
+        elif kind == "console":
+            publish.console_note_now(set(args[0]))
+        elif kind == "schedule":
+            triggers.request_schedule()
+        elif kind == "power":
+            triggers.request_power()
+        else:
+            log.error("unknown effect from an HTTP helper: %s", kind)
 
 
 if __name__ == "__main__":

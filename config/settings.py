@@ -56,7 +56,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "django_filters",
     "drf_spectacular",
     "django_htmx",
     "auditlog",
@@ -179,7 +178,8 @@ FSCHED_HEALTH_INTERVAL = envfloat("FSCHED_HEALTH_INTERVAL", 2)
 FSCHED_BACKFILL_INTERVAL = envfloat("FSCHED_BACKFILL_INTERVAL", 5)
 # Seconds between polls of the power-save cycle, which acts only when it is due.
 FSCHED_POWER_INTERVAL = envfloat("FSCHED_POWER_INTERVAL", 1)
-# Seconds between usage accounting cycles (charge running jobs, decay; spec resource_limits.md).
+# Seconds between usage accounting cycles (charge running jobs, decay; see Slurm's
+# resource_limits.html).
 FSCHED_USAGE_INTERVAL = envfloat("FSCHED_USAGE_INTERVAL", 30)
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
@@ -257,7 +257,6 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "cluster.api.pagination.LimitOffsetPagination",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "cluster.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]

@@ -17,7 +17,7 @@ urlpatterns = [
     path("api/licenses/", LicenseList.as_view()),
     path("api/hres/", HresUpdate.as_view()),
     path("api/", include("cluster.api.urls")),
-    # Slurm's REST path for HRES updates (spec hres.md "Runtime Updates"), token auth.
+    # Slurm's REST path for HRES updates (Slurm's hres.html, "Runtime Updates"), token auth.
     path("slurm/v0.0.46/hres/", HresUpdate.as_view()),
     path("hres/", include("hres.urls")),
     path("limits/", include("limits.urls")),

@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from cluster.record_admin import RecordAdmin
 from cluster.services.errors import ServiceError
 from hres import services
-from hres.layers import UNSET
+from hres.core.layers import UNSET
 from hres.models import LayerUpdate, ResourcesFile
 
 _TRISTATE = [("", "unchanged"), ("true", "true"), ("false", "false")]
@@ -74,7 +74,7 @@ class LayerUpdateAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Deleting one would change the layers in force with no service and no record;
-        # a reconfigure drops them (spec "Runtime Updates").
+        # a reconfigure drops them (Slurm's hres.html, "Runtime Updates").
         return False
 
     def save_model(self, request: HttpRequest, obj: LayerUpdate, form: LayerUpdateForm, change: bool) -> None:

@@ -4,7 +4,7 @@
   entry per HRES layer);
 * ``POST /api/hres/`` and ``POST /slurm/v0.0.46/hres/``: a runtime update, JSON body
   ``hres_name``, ``layer_name`` and any of ``nodes``, ``count``, ``base``,
-  ``disable_hres``, ``disable_layer`` (spec "Runtime Updates"; staff only).
+  ``disable_hres``, ``disable_layer`` (Slurm's hres.html, "Runtime Updates"; staff only).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import hostlists
 from cluster.api.permissions import StaffOnly
+from cluster.core import hostlists
 from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import ServiceError
 from hres import services
-from hres.layers import UNSET
+from hres.core.layers import UNSET
 
 _KEYS = {"hres_name", "layer_name", *services.UPDATE_KEYS}
 _NUMBER = re.compile(r"[0-9]+")

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cluster.core.scheduler import PassResult, SchedulerPlugin
 from cluster.extensions import (
     LICENSE_MODES,
     LICENSE_ROWS,
@@ -16,16 +17,15 @@ from cluster.extensions import (
     ConfigCheck,
     PassContext,
 )
-from cluster.scheduler import PassResult, SchedulerPlugin
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
 from hres import preemption, services
-from hres.layers import check_reservation
+from hres.core.layers import check_reservation
 from slurmwords.licenses import Mode, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
 
-_PLUGIN = "hres.plugin"
+_PLUGIN = "hres.core.plugin"
 
 
 class HresExtension(ClusterExtension):
@@ -111,5 +111,5 @@ class HresExtension(ClusterExtension):
         services.node_leave(node.name)
 
     def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
-        # Back to the configured layers (spec "Runtime Updates").
+        # Back to the configured layers (Slurm's hres.html, "Runtime Updates").
         services.node_configured_layers(names, actor=actor, now=now)

@@ -1,10 +1,10 @@
 """What of the hierarchical resources must be shared by every controller process.
 
-The layers themselves are not stored: each process rebuilds its :class:`hres.layers.HresState`
+The layers themselves are not stored: each process rebuilds its :class:`hres.core.layers.HresState`
 from the resources.yaml in force (:class:`ResourcesFile`) plus the runtime updates
 (:class:`LayerUpdate`, replayed in order), and the usage from the running jobs'
 ``LicensesAlloc``.  So several server processes and Celery workers always agree, and a
-restart loses nothing that the spec says must survive.
+restart loses nothing that Slurm's hres.html says must survive.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ class LayerUpdate(models.Model):
 
     ``changes`` holds what was given: ``nodes`` (as typed, with ``+``/``-``), ``count``,
     ``base``, ``disable_layer``, ``disable_hres``.  A reconfigure or restart reads
-    resources.yaml again and drops these (spec "Runtime Updates"), except the node changes
-    of dynamic and cloud nodes (``keep``).
+    resources.yaml again and drops these (Slurm's hres.html, "Runtime Updates"), except the
+    node changes of dynamic and cloud nodes (``keep``).
     """
 
     time = models.DateTimeField()

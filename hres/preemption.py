@@ -1,11 +1,11 @@
-"""Preemption to reclaim a Mode 3 resource (spec hres.md "Mode 3, Preemption").
+"""Preemption to reclaim a Mode 3 resource (Slurm's hres.html, "Mode 3, Preemption").
 
 After a main scheduler pass (never backfill), a pending job held with reason ``Licenses``
 on a Mode 3 resource may preempt running jobs that hold it, when ``PreemptType=preempt/qos``
 and ``PreemptMode`` is ``CANCEL`` or ``REQUEUE`` (the only modes Mode 3 supports).  The
 preemptor's QOS must list the victim's QOS in its Preempt list, as ``sacctmgr modify qos
 high set preempt=low`` does; victims go lowest QOS priority, then lowest job priority, then
-youngest first.  Which jobs suffice is :func:`hres.layers.mode3_preemption`'s decision: a
+youngest first.  Which jobs suffice is :func:`hres.core.layers.mode3_preemption`'s decision: a
 job under a shared layer is a candidate without sharing a node with the preemptor.
 
 Victims end through the job services: CANCEL ends them PREEMPTED (squeue ``PR``, sacct
@@ -23,14 +23,15 @@ from datetime import datetime
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from cluster import extensions, publish, states
+from cluster import extensions, publish
+from cluster.core import states
+from cluster.core.scheduler import PassResult
+from cluster.core.states import HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.scheduler import PassResult
 from cluster.services import rows
 from cluster.services.state import terminate_running, transition_row
-from cluster.states import HOLDING_JOB_STATES, JobState, Reason
 from hres import services
-from hres.layers import Charge, HresState, PreemptCandidate, mode3_preemption
+from hres.core.layers import Charge, HresState, PreemptCandidate, mode3_preemption
 from slurmwords.licenses import LicenseItem, Mode, parse_license_request
 
 log = logging.getLogger(__name__)

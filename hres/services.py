@@ -1,21 +1,21 @@
 """Hierarchical resources in the controller: configuration, state, views, runtime updates.
 
-The pure core (``hres.config``, ``hres.layers``, ``hres.plugin``) decides; this module
-reads and writes the database around it (ARCHITECTURE "Pure cores decide, adapters do").
+The pure core (``hres.core.config``, ``hres.core.layers``, ``hres.core.plugin``) decides; this module
+reads and writes the database around it (docs/architecture.md).
 
 State, shared by every process: the resources.yaml text in force (:class:`ResourcesFile`)
 and the runtime updates in force (:class:`LayerUpdate`) are in the database; each process
 rebuilds the layers from them (cached by version, so a pass costs one small query) and the
 usage from the ``LicensesAlloc`` of the jobs holding resources.  There is no usage counter
 to keep in step: a job's end releases exactly what it was charged because it simply stops
-being counted (spec "Runtime Updates").
+being counted (Slurm's hres.html, "Runtime Updates").
 
 Entry points:
 
 * :func:`read_resources` / :func:`resources_store`: validate and install resources.yaml
   (called by ``cluster.services.configuration.config_load``, the one reconfigure path);
 * :func:`current_config`, :func:`current_state`, :func:`holding_charges`;
-* :func:`pass_plugin`: the :class:`hres.plugin.HresPlugin` for a scheduler pass;
+* :func:`pass_plugin`: the :class:`hres.core.plugin.HresPlugin` for a scheduler pass;
 * :func:`license_entries`: ``scontrol show license`` (HRES layers and cluster licenses);
 * :func:`hres_update`: the one service behind ``scontrol update HRESName=``, the REST
   ``POST /slurm/v0.0.46/hres/``, the admin and the console.
@@ -37,15 +37,15 @@ from django.db.models import Max
 from django.utils import timezone
 
 from cluster import publish, triggers
-from cluster.licenses import plain_alloc, plain_request
+from cluster.core.licenses import plain_alloc, plain_request
+from cluster.core.slurmconf import ConfigError
+from cluster.core.states import NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Reservation
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
-from cluster.slurmconf import ConfigError
-from cluster.states import NodeFlag
-from hres import persistence
-from hres.config import DEFAULT_FILE, HresConfig, parse_resources
-from hres.layers import (
+from hres.core import persistence
+from hres.core.config import DEFAULT_FILE, HresConfig, parse_resources
+from hres.core.layers import (
     UNSET,
     Charge,
     HresState,
@@ -57,9 +57,9 @@ from hres.layers import (
     update_layer,
     update_resource,
 )
+from hres.core.persistence import Membership
+from hres.core.plugin import HresPlugin
 from hres.models import LayerUpdate, ResourcesFile
-from hres.persistence import Membership
-from hres.plugin import HresPlugin
 from slurmwords.licenses import LicenseItem, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ def read_resources(
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        from hres.config import HresProblem  # noqa: PLC0415
+        from hres.core.config import HresProblem  # noqa: PLC0415
 
         raise ConfigError([HresProblem(str(path), 0, f"cannot read: {exc}")]) from None
     config = parse_resources(
@@ -117,10 +117,11 @@ def read_resources(
 def resources_store(loaded: ResourcesText, *, actor: str, now=None, recover: bool = False) -> None:
     """Install a validated resources.yaml (inside the caller's transaction).
 
-    Runtime updates are dropped (spec "Runtime Updates": count, base and disabled changes
-    are lost on reconfigure), except the dynamic nodes' configured layers (``keep``) and
-    the node layer changes that survive: those of dynamic and cloud nodes always, those of
-    the other nodes only with ``recover`` (``fsched server -R``).  See :func:`_saved_layers`.
+    Runtime updates are dropped (Slurm's hres.html, "Runtime Updates": count, base and
+    disabled changes are lost on reconfigure), except the dynamic nodes' configured layers
+    (``keep``) and the node layer changes that survive: those of dynamic and cloud nodes
+    always, those of the other nodes only with ``recover`` (``fsched server -R``).  See
+    :func:`_saved_layers`.
     """
     saved = _saved_layers(recover=recover)
     row = ResourcesFile.objects.select_for_update().get_or_create(pk=1)[0]
@@ -146,9 +147,9 @@ _AWAY = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN
 
 
 def _saved_layers(*, recover: bool) -> dict[str, Membership]:
-    """Before a reconfigure or restart: node -> the layers it keeps (spec "Runtime
-    Updates").  Count, base and disabled state are never saved; a node powered down or
-    powering down uses its configured layers."""
+    """Before a reconfigure or restart: node -> the layers it keeps (Slurm's hres.html,
+    "Runtime Updates").  Count, base and disabled state are never saved; a node powered
+    down or powering down uses its configured layers."""
     rows = list(Node.objects.order_by("name").values_list("name", "in_conf", "flags"))
     names = tuple(name for name, _, _ in rows)
     diff = persistence.changed(current_state(names), configured_state(names), names)
@@ -180,7 +181,7 @@ def _restore_layers(saved: Mapping[str, Membership], *, actor: str, now) -> None
 
 def node_configured_layers(names: Iterable[str], *, actor: str = "", now=None) -> list[str]:
     """Nodes powered down, or failing to resume within ResumeTimeout, return to their
-    configured layers (spec "Runtime Updates").  Returns the nodes that changed."""
+    configured layers (Slurm's hres.html, "Runtime Updates").  Returns the nodes that changed."""
     names = tuple(names)
     if not names or not current_config().resources:
         return []
@@ -416,7 +417,7 @@ def _bool(value: object, key: str) -> bool:
 
 
 def apply_changes(state: HresState, resource: str, layer: str, changes: Mapping[str, Any]) -> HresState:
-    """One runtime update on a state (pure rules of hres.layers); ValueError if refused."""
+    """One runtime update on a state (pure rules of hres.core.layers); ValueError if refused."""
     if state.get(resource) is None:
         raise ValueError(f"Invalid HRES name: no hierarchical resource {resource}")
     layer_keys = {"nodes", "count", "base", "disable_layer"} & set(changes)
@@ -670,7 +671,7 @@ def layer_tree() -> list[TreeResource]:
 
 
 def parse_node_hres(text: str) -> list[tuple[str, str]]:
-    """A node's ``HRES=`` parameter (spec "Dynamic Nodes"): a JSON list of
+    """A node's ``HRES=`` parameter (Slurm's hres.html, "Dynamic Nodes"): a JSON list of
     ``{"hres_name": ..., "layer_name": ...}`` -> ``[(resource, layer), ...]``."""
     try:
         data = json.loads(text)
@@ -692,7 +693,7 @@ def node_join(node: str, pairs: list[tuple[str, str]], *, actor: str = "", now=N
 
     An unknown or unsuitable layer (no such resource or layer, a Mode 3 layer that is not
     a leaf, two leaves of one Mode 3 resource) leaves the node in no layer at all and logs
-    an error (spec "Dynamic Nodes").  Returns whether the node joined.
+    an error (Slurm's hres.html, "Dynamic Nodes").  Returns whether the node joined.
     """
     if not pairs:
         return True

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from cluster.services.errors import ServiceError
 from cluster.views import console_view
 from hres import services
-from hres.layers import UNSET
+from hres.core.layers import UNSET
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 

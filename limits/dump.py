@@ -22,8 +22,8 @@ from django.db import transaction
 
 from cluster.services.errors import ServiceError
 from limits import services
+from limits.core.policy import ROOT
 from limits.models import ASSOC_LIMIT_FIELDS, QOS, QOS_LIMIT_FIELDS, Account, Association, Cluster, LimitsUser
-from limits.policy import ROOT
 
 _WORDS = {"tres": "TRES", "qos": "QOS"}
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.conf import settings
 
+from cluster.core.scheduler import PassResult, SchedulerPlugin, Snapshot
 from cluster.extensions import ClusterExtension, Cycle, PassContext
-from cluster.scheduler import PassResult, SchedulerPlugin, Snapshot
 from limits import pending, services
 from limits.models import QOS
 

@@ -1,5 +1,5 @@
 """``sbatch --gres`` at submission: the request parsed and, when limits are enforced, each
-GRES checked against the TRES the cluster tracks (spec resource_limits.md: a GRES limit
+GRES checked against the TRES the cluster tracks (Slurm's resource_limits.html: a GRES limit
 is a ``gres/<name>`` TRES; Slurm cannot limit what it does not track, so a request for
 an untracked GRES is refused rather than run unlimited).
 

@@ -1,12 +1,12 @@
-"""The accounting database (spec resource_limits.md "Configuration"): clusters, the account
+"""The accounting database (Slurm's resource_limits.html, "Configuration"): clusters, the account
 tree, users, associations (cluster, account, user, optional partition), QOS and TRES, the
 decayed usage of every association and QOS, and per-job accounting state.
 
 Limits are stored as sacctmgr writes them: counts as integers (NULL = not set here), times
 in minutes, TRES limits as TRES strings (``cpu=1500,mem=200G``), so the admin edits the
 same text an administrator types and the audit log shows it before/after.  The limit
-columns are generated from the pure core's :class:`limits.policy.AssocLimits` and
-:class:`limits.policy.QOSLimits`, so the two never drift apart.  Everything here is written
+columns are generated from the pure core's :class:`limits.core.policy.AssocLimits` and
+:class:`limits.core.policy.QOSLimits`, so the two never drift apart.  Everything here is written
 through :mod:`limits.services` only.
 """
 
@@ -19,7 +19,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 
 from cluster.models import Job
-from limits.policy import AssocLimits, QOSLimits
+from limits.core.policy import AssocLimits, QOSLimits
 from slurmwords.tres import TresError, parse_tres_limits
 
 TRES_LIMIT_FIELDS = {
@@ -74,7 +74,7 @@ QOSLimitColumns = _abstract("QOSLimitColumns", QOSLimits)
 
 class LimitsState(models.Model):
     """One row: ``version`` is bumped by every limits change, so each server process
-    rebuilds its cached :class:`limits.policy.Policy` at once; the usage cycle's clock."""
+    rebuilds its cached :class:`limits.core.policy.Policy` at once; the usage cycle's clock."""
 
     version = models.PositiveBigIntegerField(default=0)
     # Changed with the version: a cache key that cannot repeat (the version can, after a
@@ -215,7 +215,7 @@ class Usage(models.Model):
 
 class JobAccounting(models.Model):
     """What the limits keep per job: when it began accruing age priority and the
-    UsageFactor booked when it started (spec, UsageFactor NOTE)."""
+    UsageFactor booked when it started (the UsageFactor NOTE of Slurm's resource_limits.html)."""
 
     job = models.OneToOneField(Job, primary_key=True, on_delete=models.CASCADE, related_name="accounting")
     accrue_time = models.FloatField(null=True, blank=True)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from cluster.core.states import JobState, Reason
 from cluster.models import Job, Node, Reservation
-from cluster.states import JobState, Reason
 from limits import reports
 
 # Reasons that name a limit of the accounting (the explainer lists those from the core).

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from cluster.core.states import ACTIVE_JOB_STATES, JobState
 from cluster.models import Job
-from cluster.states import ACTIVE_JOB_STATES, JobState
 from limits import selectors
-from limits.policy import ROOT, Association, JobRequest, LimitBlock, LimitState, Policy, ResolvedLimit
-from limits.priority import fair_tree
-from limits.usage import EMPTY, UsageKey, UsageRecord, qos_key
+from limits.core.policy import ROOT, Association, JobRequest, LimitBlock, LimitState, Policy, ResolvedLimit
+from limits.core.priority import fair_tree
+from limits.core.shapes import requested_shape
+from limits.core.usage import EMPTY, UsageKey, UsageRecord, qos_key
 from slurmwords.tres import DEFAULT_TRES, format_count, format_tres, sort_key
 
 # --------------------------------------------------------------------------- sshare
@@ -236,7 +237,6 @@ def _state(policy: Policy, usage: Mapping[UsageKey, UsageRecord]) -> LimitState:
 
 def _active(policy: Policy) -> tuple[list[JobRequest], list[JobRequest]]:
     """The active jobs as the core's requests: (running, pending)."""
-    from limits.services import _shape_of  # noqa: PLC0415 - one shape rule for every caller
 
     rows = Job.objects.filter(state__in=[s.value for s in ACTIVE_JOB_STATES]).values(
         "id", "user", "account", "partition", "qos", "state", "min_nodes", "num_tasks", "cpus_per_task",
@@ -251,7 +251,7 @@ def _active(policy: Policy) -> tuple[list[JobRequest], list[JobRequest]]:
             account=r["account"],
             partition=r["partition"],
             qos=r["qos"],
-            shape=_shape_of(policy, r["partition"], r),
+            shape=requested_shape(policy, r["partition"], r),
             submit_time=r["submit_time"].timestamp(),
             running=r["state"] != JobState.PENDING,
             start_time=r["start_time"].timestamp() if r["start_time"] else None,
@@ -326,7 +326,6 @@ def effective(user: str, account: str, partition: str = "", qos: str = "") -> li
 
 def explain(job: Job) -> list[LimitBlock]:
     """Every limit holding a pending job back, with its level (empty: none do)."""
-    from limits.services import _shape_of  # noqa: PLC0415
 
     ctx = selectors.context()
     if not ctx.enforce.associations or job.state != JobState.PENDING:
@@ -339,7 +338,7 @@ def explain(job: Job) -> list[LimitBlock]:
         account=job.account,
         partition=job.partition,
         qos=job.qos,
-        shape=_shape_of(
+        shape=requested_shape(
             policy,
             job.partition,
             {

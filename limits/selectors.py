@@ -1,4 +1,4 @@
-"""Reads for the limits: the :class:`limits.policy.Policy` built from the database, the
+"""Reads for the limits: the :class:`limits.core.policy.Policy` built from the database, the
 configuration that governs it (AccountingStorageEnforce, PriorityType and the multifactor
 options of slurm.conf), and the usage records.
 
@@ -16,6 +16,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from cluster.models import ClusterConfig, Partition
+from limits.core.policy import (
+    QOS,
+    AssocLimits,
+    Enforce,
+    PartitionLimits,
+    Policy,
+    PolicyError,
+    QOSLimits,
+    User,
+)
+from limits.core.policy import Association as CoreAssociation
+from limits.core.priority import PriorityConfig
+from limits.core.usage import UsageKey, UsageRecord
 from limits.models import (
     ASSOC_LIMIT_FIELDS,
     QOS_LIMIT_FIELDS,
@@ -26,19 +39,7 @@ from limits.models import (
     Usage,
 )
 from limits.models import QOS as QOSRow
-from limits.policy import (
-    QOS,
-    AssocLimits,
-    Enforce,
-    PartitionLimits,
-    Policy,
-    PolicyError,
-    QOSLimits,
-    User,
-)
-from limits.policy import Association as CoreAssociation
-from limits.priority import PriorityConfig
-from limits.usage import UsageKey, UsageRecord
+from slurmwords.durations import format_minutes_long
 from slurmwords.tres import TresError, parse_billing_weights, parse_tres_limits
 
 log = logging.getLogger(__name__)
@@ -316,12 +317,8 @@ DEFAULT_COLUMNS = {
 
 
 def time_str(minutes: int | None) -> str:
-    """Minutes as sacctmgr prints a wall limit: ``1-00:00:00``, ``01:30:00``."""
-    if minutes is None:
-        return ""
-    days, rest = divmod(int(minutes), 1440)
-    hours, mins = divmod(rest, 60)
-    return f"{days}-{hours:02d}:{mins:02d}:00" if days else f"{hours:02d}:{mins:02d}:00"
+    """Minutes as sacctmgr prints a wall limit: ``1-00:00:00``, ``01:30:00``; none is empty."""
+    return format_minutes_long(minutes, unlimited="")
 
 
 def _value(row: object, column: str) -> str:

@@ -1,11 +1,11 @@
 """Every change to the accounting policy, and the limits' part of submitting and scheduling.
 
-One function per operation (ARCHITECTURE "One service function per operation"); sacctmgr
+One function per operation (docs/architecture.md); sacctmgr
 (through the REST API), the REST API itself, the admin and the tests call these:
 
 * :func:`record_add`, :func:`record_modify`, :func:`record_delete`: ``sacctmgr
   add|modify|delete cluster|account|user|qos|association``.  Each validates, writes in one
-  transaction, rebuilds the :class:`limits.policy.Policy` from the result (a cycle in the
+  transaction, rebuilds the :class:`limits.core.policy.Policy` from the result (a cycle in the
   account tree, an unknown QOS, a bad TRES refuse the whole change), bumps the limits
   version (every process rebuilds its cached policy) and asks for a scheduler pass, so a
   change takes effect at once.  ``commit=False`` does all of it and rolls back: sacctmgr's
@@ -17,8 +17,8 @@ One function per operation (ARCHITECTURE "One service function per operation"); 
 * :func:`usage_cycle_run`: the usage cycle (charge running jobs, decay, reset).
 * :func:`dump_text`, :func:`load_text`: ``sacctmgr dump|load``.
 
-Deleting an association cancels its running and pending jobs (spec "Tools"); lowering a
-limit never cancels anything.
+Deleting an association cancels its running and pending jobs (Slurm's resource_limits.html,
+"Tools"); lowering a limit never cancels anything.
 """
 
 from __future__ import annotations
@@ -37,21 +37,20 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from cluster import publish, triggers
-from cluster.licenses import limit_counts
+from cluster.core.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from cluster.models import ClusterConfig, Job
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import end_job, record_transition, terminate_running
-from cluster.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from limits import selectors
+from limits.core.options import OptionError, apply_option, assoc_option, qos_option, split_option
+from limits.core.plugin import JobLimitsInfo, LimitsPlugin
+from limits.core.policy import ROOT, JobRequest, Policy, PolicyError
+from limits.core.priority import JobPriorityInfo, MultifactorPriority, fair_tree
+from limits.core.shapes import requested_shape, running_shape
+from limits.core.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
 from limits.gres import check_gres
 from limits.models import QOS, Account, Association, Cluster, JobAccounting, LimitsState, LimitsUser, Usage
-from limits.options import OptionError, apply_option, assoc_option, qos_option, split_option
-from limits.plugin import JobLimitsInfo, LimitsPlugin
-from limits.policy import ROOT, JobRequest, JobShape, Policy, PolicyError, make_shape
-from limits.priority import JobPriorityInfo, MultifactorPriority, fair_tree
-from limits.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
-from slurmwords.tres import TresError, gres_tres
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +241,7 @@ def _subtree(cluster: Cluster, accounts: Iterable[str]) -> set[str]:
 
 def _clear_usage(cluster: Cluster, assoc: Association) -> None:
     """RawUsage=0: the association's record and, for an account, every one beneath it
-    (spec: "there is no per-TRES reset")."""
+    (Slurm's resource_limits.html: "there is no per-TRES reset")."""
     if assoc.user_id:
         keys = [assoc_key(assoc.account.name, assoc.user.name, assoc.partition)]
     else:
@@ -643,7 +642,8 @@ def record_delete(
     commit: bool = True,
 ) -> Change:
     """``sacctmgr delete <entity> [where] <conditions>``: the associations go, and with
-    them every running and pending job that belongs to them (spec "Tools")."""
+    them every running and pending job that belongs to them (Slurm's resource_limits.html,
+    "Tools")."""
     _require_admin(actor)
     entity = _entity(entity)
     cond = _parse_where(where)
@@ -783,41 +783,6 @@ def row_delete(*, actor: AbstractBaseUser | None, row: models.Model) -> None:
 # --------------------------------------------------------------------------- submission
 
 
-def _shape_of(policy: Policy, partition: str, fields: Mapping[str, Any]) -> JobShape:
-    nodes = max(int(fields.get("min_nodes") or 1), 1)
-    cpus = max(int(fields.get("num_tasks") or 1), nodes) * max(int(fields.get("cpus_per_task") or 1), 1)
-    mem = fields.get("mem_per_node") or 0
-    limit = fields.get("time_limit")
-    licenses = limit_counts(fields.get("licenses") or "", running=False)
-    return make_shape(
-        policy,
-        partition,
-        cpus=cpus,
-        mem=mem * nodes,
-        nodes=nodes,
-        time_limit=None if limit in (None, 0) else int(limit),
-        gres_per_node=_gres(fields.get("gres")),
-        licenses=_plain_licenses(licenses),
-    )
-
-
-def _gres(text: str | None) -> dict[str, int] | None:
-    """A stored --gres request as TRES per node (validated at submission; a row from
-    before validation that no longer parses counts no GRES rather than failing the pass)."""
-    if not text:
-        return None
-    try:
-        return gres_tres(text)
-    except TresError:
-        return None
-
-
-def _plain_licenses(licenses: Mapping[str, int] | None) -> dict[str, int] | None:
-    if not licenses:
-        return None
-    return {k: v for k, v in licenses.items() if isinstance(v, int)}
-
-
 def submit_fields(
     common: Mapping[str, Any],
     *,
@@ -856,7 +821,7 @@ def submit_fields(
         )
     qos = policy.job_qos_name(assoc, qos)
     now = now or timezone.now()
-    shape = _shape_of(policy, common["partition"], common)
+    shape = requested_shape(policy, common["partition"], common)
     job = JobRequest(
         job_id=0,
         user=user,
@@ -867,7 +832,7 @@ def submit_fields(
         submit_time=now.timestamp(),
     )
     active = _active_requests(policy, account, qos, user)
-    from limits.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
+    from limits.core.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
 
     for _ in range(max(count, 1)):
         verdict = check_submit(policy, job, active=active, now=now.timestamp())
@@ -937,7 +902,7 @@ def _active_requests(policy: Policy, account: str, qos: str, user: str) -> list[
                 account=r["account"],
                 partition=r["partition"],
                 qos=r["qos"],
-                shape=_shape_of(policy, r["partition"], r),
+                shape=requested_shape(policy, r["partition"], r),
                 submit_time=r["submit_time"].timestamp(),
                 running=r["state"] != JobState.PENDING,
             )
@@ -975,7 +940,7 @@ def pass_plugins() -> list[LimitsPlugin]:
 
 
 def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
-    """``{"priority": MultifactorPriority}`` for :func:`cluster.scheduler.schedule` when
+    """``{"priority": MultifactorPriority}`` for :func:`cluster.core.scheduler.schedule` when
     PriorityType=priority/multifactor is in force, else ``{}`` (priority/basic)."""
     ctx = selectors.context()
     if not ctx.multifactor_active:
@@ -1012,7 +977,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
 def apply_pass(result, active: Sequence[object], now: datetime) -> None:
     """The limits' decisions of a pass, in the pass's transaction: the UsageFactor booked
     by each started job, accrue times, and the jobs killed because a TRES-minutes budget
-    is spent (without ``safe``; spec GrpTRESMins)."""
+    is spent (without ``safe``; GrpTRESMins in Slurm's resource_limits.html)."""
 
     plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
     if plugin is None:
@@ -1046,29 +1011,9 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
 # --------------------------------------------------------------------------- usage cycle
 
 
-def _running_shape(policy: Policy, job: Mapping[str, Any]) -> JobShape:
-    alloc = job["alloc"] or {}
-    nodes = max(len(alloc), 1)
-    cpus = sum(v[0] for v in alloc.values()) or job["num_tasks"] * job["cpus_per_task"]
-    mem = sum(v[1] for v in alloc.values())
-    limit = job["time_limit"]
-    return make_shape(
-        policy,
-        job["partition"],
-        cpus=cpus,
-        mem=mem,
-        nodes=nodes,
-        time_limit=None if not limit else int(limit),
-        cpus_per_node=max((v[0] for v in alloc.values()), default=cpus),
-        mem_per_node=max((v[1] for v in alloc.values()), default=0),
-        gres_per_node=_gres(job.get("gres")),
-        licenses=_plain_licenses(limit_counts(job["licenses"], running=True, held=job["licenses_alloc"])),
-    )
-
-
 def usage_cycle_run(*, now: datetime | None = None) -> str:
-    """One usage cycle (spec "Controlling how GrpTRESMins usage decays"): reset on a
-    PriorityUsageResetPeriod boundary, else decay every record (PriorityDecayHalfLife,
+    """One usage cycle (Slurm's resource_limits.html, "Controlling how GrpTRESMins usage decays"):
+    reset on a PriorityUsageResetPeriod boundary, else decay every record (PriorityDecayHalfLife,
     TresDecayHalfLife per TRES, NoDecay QOS untouched), then charge each RUNNING job's
     TRES-seconds since the last cycle, at its QOS's current UsageFactor, to its
     association, every ancestor, its QOS and partition QOS."""
@@ -1101,7 +1046,7 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
             plan = policy.plan(job["user"], job["account"], job["partition"], job["qos"])
             if plan.error is not None or not plan.usage_keys or job["start_time"] is None:
                 continue
-            shape = _running_shape(policy, job)
+            shape = running_shape(policy, job)
             charges.append(
                 RunningCharge(
                     keys=plan.usage_keys,

@@ -6,12 +6,12 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from cluster.core.states import JobState
 from cluster.models import Job, Partition
-from cluster.states import JobState
 from cluster.views import console_view
 from limits import reports, selectors
-from limits.policy import PolicyError
-from limits.usage import EMPTY, UsageRecord
+from limits.core.policy import PolicyError
+from limits.core.usage import EMPTY, UsageRecord
 from slurmwords.tres import format_count
 
 _TRES_LIMITS = (

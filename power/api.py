@@ -9,8 +9,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import hostlists
 from cluster.api.permissions import StaffOnly, StaffWrites
+from cluster.core import hostlists
 from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import ServiceError

@@ -10,14 +10,14 @@ from typing import Any
 
 from django.conf import settings
 
+from cluster.core.scheduler import NodeView, Snapshot
+from cluster.core.states import NodeFlag
 from cluster.extensions import Allocation, ClusterExtension, ConfigCheck, Cycle, PassContext
-from cluster.scheduler import NodeView, Snapshot
 from cluster.services.errors import ServiceError
 from cluster.services.inputs import INT_MAX, text
-from cluster.states import NodeFlag
 from power import services
+from power.core.policy import power_node_order_key
 from power.models import PowerRun
-from power.policy import power_node_order_key
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Power saving's records: each run of a power program, and the controller-wide state.
 
 The node side (power flags, ``power_entered``, ``power_action``) lives on
-``cluster.models.Node``; the decisions come from the pure core in ``power.policy``.
+``cluster.models.Node``; the decisions come from the pure core in ``power.core.policy``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from django.db import models
 class PowerRun(models.Model):
     """One run of ResumeProgram, SuspendProgram, ResumeFailProgram or a PowerAction.
 
-    Output is not kept (spec "Resume and Suspend Programs"); what the console shows is
-    when it ran, for which nodes, how long, its exit code and why a resume failed.
+    Output is not kept (Slurm's power_save.html, "Resume and Suspend Programs"); what the
+    console shows is when it ran, for which nodes, how long, its exit code and why a resume
+    failed.
     """
 
     class Kind(models.TextChoices):

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from cluster import states
+from cluster.core import states
 from cluster.models import Event, Node
 from power.models import PowerRun
 

@@ -1,4 +1,4 @@
-"""Power saving's adapter: ORM snapshot → pure core (``power.policy``) → one transaction.
+"""Power saving's adapter: ORM snapshot → pure core (``power.core.policy``) → one transaction.
 
 Entry points (each one service, used by the cycles, the agent endpoint, the scheduler
 pass, the REST API, the console and the tests):
@@ -17,7 +17,7 @@ pass, the REST API, the console and the tests):
 * :func:`agent_power_action_done` -- a ``Location=slurmd`` PowerAction ended on a node.
 
 Programs are started only after the transaction that decided them commits, as real
-processes (``power.programs``), and each run is a :class:`power.models.PowerRun`.
+processes (``power.core.programs``), and each run is a :class:`power.models.PowerRun`.
 """
 
 from __future__ import annotations
@@ -39,23 +39,24 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, triggers
+from cluster.core.hostlists import fold
+from cluster.core.scheduler import Snapshot, parse_constraint
+from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.scheduler import Snapshot, parse_constraint
 from cluster.services import rows as plain_rows
 from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import (
     end_job,
-    launch_payload,
-    record_node_transition,
+    launch_configured,
     record_transition,
     refresh_usage,
     requeue_now,
+    set_node_state,
 )
-from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
-from power import programs
-from power.config import (
+from power.core import programs
+from power.core.config import (
     Exclusions,
     PowerConfig,
     PowerProgram,
@@ -63,7 +64,6 @@ from power.config import (
     cycle_due,
     exclusions_after_reconfigure,
     executable_check,
-    fold,
     node_suspend_time_change,
     parse_exc_nodes,
     parse_exc_parts,
@@ -71,7 +71,7 @@ from power.config import (
     parse_seconds,
     power_config,
 )
-from power.features import (
+from power.core.features import (
     NodeFeatures,
     active_at_allocation,
     active_at_load,
@@ -80,8 +80,7 @@ from power.features import (
     load_node_features,
     split_features,
 )
-from power.models import PowerRun, PowerState
-from power.policy import (
+from power.core.policy import (
     POWER_FLAGS,
     RESUME_TIMEOUT_REASON,
     CancelJobs,
@@ -103,7 +102,9 @@ from power.policy import (
     parse_power_command,
     power_cycle,
 )
-from power.policy import power_request as core_power_request
+from power.core.policy import power_request as core_power_request
+from power.models import PowerRun, PowerState
+from slurmwords.agent_messages import Cancel, PowerAction
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ def config_loaded(power: PowerConfig, *, version: int) -> None:
 def _features_at_load(features: NodeFeatures | None) -> None:
     """Active features after a (re)configure.  Without NodeFeaturesPlugins every feature
     is always active; with it, changeable ones are active only where a powered-up node
-    already had them (spec "Node Features")."""
+    already had them (Slurm's power_save.html, "Node Features")."""
     changed = []
     for node in Node.objects.all():
         available = split_features(node.features)
@@ -360,19 +361,16 @@ class _Apply:
                 text = resume_file if kind == PowerRun.Kind.RESUME else None
                 transaction.on_commit(partial(_spawn, run.pk, inv.argv, inv.env, text))
             else:
-                publish.to_agent(
-                    inv.host,
-                    {
-                        "type": "power_action",
-                        "run_id": run.pk,
-                        "node": inv.host,
-                        # The agent runs only programs its own slurm.conf names: the action's
-                        # name finds it there; argv is what the agent checks it against.
-                        "action": program.action or "",
-                        "argv": list(inv.argv),
-                        "env": dict(inv.env),
-                    },
+                action = PowerAction(
+                    run_id=run.pk,
+                    node=inv.host,
+                    # The agent runs only programs its own slurm.conf names: the action's
+                    # name finds it there; argv is what the agent checks it against.
+                    action=program.action or "",
+                    argv=list(inv.argv),
+                    env=dict(inv.env),
                 )
+                publish.to_agent(inv.host, action.to_wire())
 
     def end_jobs(self, ids: Sequence[int], *, requeue: bool, why: str) -> None:
         for job in Job.objects.select_for_update().filter(pk__in=list(ids)):
@@ -382,7 +380,7 @@ class _Apply:
             old = job.state
             if job.launched and job.batch_host:
                 # Its processes may still run on a powered-up node: kill them there.
-                publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+                publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=0).to_wire())
             if requeue and job.requeue:
                 requeue_now(job, now=self.now)
                 record_transition(job, old, now=self.now, why=why, user=self.user)
@@ -393,34 +391,35 @@ class _Apply:
 
 def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: str = SYSTEM_USER) -> None:
     """Write one core NodeChange on a Node (unsaved), recording the state transition."""
-    old = node.state
     flags = (node.flags & ~change.clear_flags) | change.set_flags
     if flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN) and not flags & NodeFlag.POWERING_UP:
         # A powered-down node is neither pinged nor able to register: NoResp would stick
-        # (spec, RESUME note).  It registers again when it powers up.
+        # (Slurm's power_save.html, the RESUME note).  It registers again when it powers up.
         flags &= ~NodeFlag.NOT_RESPONDING
     if change.set_flags & NodeFlag.POWERED_DOWN and not node.flags & NodeFlag.POWERED_DOWN:
-        # Powered down, the node returns to its configured HRES layers (spec hres.md).
+        # Powered down, the node returns to its configured HRES layers (Slurm's hres.html).
         extensions.nodes_reset([node.name], actor=user, now=now)
         # Powered down, changeable features are available but no longer active.
         features = settings_in_force().node_features
         if features is not None:
             active = active_when_powered_down(split_features(node.features), features.changeable(node.name))
             node.active_features = join_features(active, node.features)
-    node.flags = flags
-    if change.base is not None:
-        node.base_state = change.base
-    if change.reason is not None:
-        node.reason = change.reason
-        node.reason_user = user if change.reason else ""
-        node.reason_time = now if change.reason else None
     if change.power_entered is not None:
         node.power_entered = _dt(change.power_entered)
     if change.last_busy is not None:
         node.last_busy = _dt(change.last_busy)
     if change.action is not None:
         node.power_action = change.action
-    record_node_transition(node, old, now=now, user=user, detail={"power": True})
+    set_node_state(
+        node,
+        base=change.base,
+        add=NodeFlag(flags & ~node.flags),
+        remove=NodeFlag(node.flags & ~flags),
+        reason=change.reason,
+        user=user,
+        now=now,
+        detail={"power": True},
+    )
 
 
 def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:
@@ -429,12 +428,7 @@ def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:
 
     launched = []
     for job in Job.objects.select_for_update().filter(pk__in=list(ids), state=JobState.CONFIGURING):
-        job.state = JobState.RUNNING
-        job.start_time = now  # the time limit counts from the launch
-        job.launched = False
-        job.save(update_fields=["state", "start_time", "launched"])
-        record_transition(job, JobState.CONFIGURING, now=now, why="nodes powered up", node=job.node_list)
-        publish.to_agent(job.batch_host, launch_payload(job))
+        launch_configured(job, now=now, why="nodes powered up")
         launched.append(job.id)
     if launched:
         publish.console_changed("jobs")
@@ -528,8 +522,8 @@ def agent_power_action_done(
 
 
 def shutdown(limit: float | None = None) -> list[int]:
-    """Graceful controller shutdown: wait for spawned programs up to the spec's limit
-    (ten seconds, or the larger timeout if less), then remove the resume files."""
+    """Graceful controller shutdown: wait for spawned programs up to the limit of Slurm's
+    power_save.html (ten seconds, or the larger timeout if less), then remove the resume files."""
     if _spawner is None:
         return []
     if limit is None:
@@ -685,7 +679,7 @@ def _activate_features(
     features: NodeFeatures, allocations: Mapping[int, Sequence[str]], rows: Mapping[str, Node]
 ) -> None:
     """The changeable features a job asked for become active on the powered-down nodes
-    it was given (they boot with them: spec "Node Features")."""
+    it was given (they boot with them: Slurm's power_save.html, "Node Features")."""
     constraints = dict(Job.objects.filter(pk__in=list(allocations)).values_list("id", "features"))
     for job_id, hosts in allocations.items():
         dnf = parse_constraint(constraints.get(job_id) or "")
@@ -786,9 +780,9 @@ def parse_node_suspend_time(value: str | int) -> int | None:
 
 def node_suspend_time_set(nodes: Sequence[Node], value: str | int, *, how: str = "update") -> str:
     """A per-node SuspendTime at runtime (``scontrol update/create node``, REST) on locked
-    rows (saved by the caller): accepted, refused or warned as the spec says; a finite
-    value turns automatic power saving on at once, until the next reconfigure.  Returns
-    the warning to show, if any."""
+    rows (saved by the caller): accepted, refused or warned as Slurm's power_save.html says;
+    a finite value turns automatic power saving on at once, until the next reconfigure.
+    Returns the warning to show, if any."""
     seconds = parse_node_suspend_time(value)
     verdict = node_suspend_time_change(settings_in_force(), seconds, how=how)
     if not verdict.accepted:

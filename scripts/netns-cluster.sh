@@ -138,7 +138,7 @@ cd "$JOBDIR"
 WHERE="ip -4 -o addr show dev eth0"
 JOBS=()
 for spec in "-p batch -w node10" "-p batch -w node20" "-p batch -N 16" "-p debug -w node03" "-p long -w node30"; do
-  # shellcheck disable=SC2086 # the spec is words on purpose
+  # shellcheck disable=SC2086 # $spec is words on purpose
   out=$("$FSCHED" sbatch $spec --wrap "$WHERE") || fail "fsched sbatch $spec failed"
   [[ $out =~ ^Submitted\ batch\ job\ ([0-9]+)$ ]] || fail "fsched sbatch $spec: unexpected output: $out"
   JOBS+=("${BASH_REMATCH[1]}")

@@ -11,11 +11,11 @@ and ``licenses=`` of a reservation, where an HRES names its layer::
 
     natural(low1):30,flat(low2):4,fluent:2
 
-Rules (spec "Plugin Arguments", "Mode 3", "Limitations"): arguments are ``name=value``
-pairs without whitespace, each name once, one set per resource, only on an HRES and never
-in a reservation or with ``|``; an HRES cannot be part of a ``|`` request; a job or a
-reservation names at most one Mode 3 resource; a name is requested once.  Every error is a
-``ValueError`` whose message says what is wrong with which item.
+Rules (Slurm's hres.html, "Plugin Arguments", "Mode 3", "Limitations"): arguments are
+``name=value`` pairs without whitespace, each name once, one set per resource, only on an
+HRES and never in a reservation or with ``|``; an HRES cannot be part of a ``|`` request;
+a job or a reservation names at most one Mode 3 resource; a name is requested once.
+Every error is a ``ValueError`` whose message says what is wrong with which item.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-# The characters of a cluster license name (cluster.jobspec) — HRES names are a subset.
+from slurmwords.hostlists import split_top
+
+# The characters of a cluster license name (cluster.core.jobspec) — HRES names are a subset.
 _ITEM_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?::(?P<count>[0-9]+))?(?:\[(?P<args>[^\[\]]*)\])?$")
 _RESV_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?:\((?P<layer>[^()]*)\))?(?::(?P<count>[0-9]+))?$")
 _ARG_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _ARG_VALUE_RE = re.compile(r"^[^\s,=\[\]]+$")
 _LAYER_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
 
 
 class Mode(enum.IntEnum):
@@ -81,22 +82,6 @@ class LicenseRequest:
     def plain(self, modes: Mapping[str, Mode]) -> tuple[LicenseItem, ...]:
         """The items that are cluster licenses."""
         return tuple(i for i in self.items if i.name not in modes)
-
-
-def split_top(text: str, sep: str) -> list[str]:
-    """Split at ``sep`` outside brackets (plugin arguments hold commas)."""
-    parts: list[str] = []
-    depth = start = 0
-    for pos, ch in enumerate(text):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth = max(0, depth - 1)
-        elif ch == sep and depth == 0:
-            parts.append(text[start:pos])
-            start = pos + 1
-    parts.append(text[start:])
-    return parts
 
 
 def parse_args(text: str, item: str) -> tuple[tuple[str, str], ...]:
@@ -252,5 +237,4 @@ __all__ = [
     "parse_args",
     "parse_license_request",
     "parse_reservation_licenses",
-    "split_top",
 ]

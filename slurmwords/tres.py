@@ -9,8 +9,9 @@ A TRES is ``type`` or ``type/name``: ``cpu``, ``mem``, ``energy``, ``node``, ``b
 energy, node, billing, fs/disk, vmem, pages), then the named ones by name; memory with the
 largest unit that divides it.
 
-``TRESBillingWeights`` (a partition option, spec "Specific limits over GRES") is parsed by
-:func:`parse_billing_weights` and applied by :func:`billing`.
+``TRESBillingWeights`` (a partition option, see "Specific limits over GRES" in Slurm's
+resource_limits.html) is parsed by :func:`parse_billing_weights` and applied by
+:func:`billing`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from slurmwords.memory import format_memory_mb
 
 # A parsed TRES map: name -> count (MB for mem, joules for energy).
 TresMap = dict[str, int]
@@ -132,10 +135,7 @@ def format_count(name: str, value: float) -> str:
     """One TRES value as Slurm prints it: memory with a unit, others as integers."""
     value = int(value)
     if name in _MEMORY_LIKE and value > 0:
-        for unit in ("M", "G", "T", "P"):
-            if value % 1024 or unit == "P":
-                return f"{value}{unit}"
-            value //= 1024
+        return format_memory_mb(value)
     return str(value)
 
 
@@ -153,7 +153,8 @@ def gres_tres(request: str) -> TresMap:
 
     A typed request counts for the type and for the generic name (``gres/gpu:tesla`` and
     ``gres/gpu``); an untyped one only for the generic name, which is why a limit on
-    ``gres/gpu:tesla`` does not hold back ``--gres=gpu:2`` (spec: "Specific limits over GRES").
+    ``gres/gpu:tesla`` does not hold back ``--gres=gpu:2`` (Slurm's resource_limits.html,
+    "Specific limits over GRES").
     """
     out: TresMap = {}
     if not request.strip():

@@ -15,7 +15,7 @@ from typing import Any
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-from cluster.jobspec import unicode_problem
+from cluster.core.jobspec import unicode_problem
 from cluster.services.errors import ServiceError
 
 # Deeper than any request of the API (a reservation's or an association's lists of lists).

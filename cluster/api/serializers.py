@@ -8,9 +8,10 @@ from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
 from rest_framework import serializers
 
-from cluster import slurmtime, states
+from cluster.core import states
+from cluster.core.outputs import expand_output_path
 from cluster.models import Job, Node, Partition
-from cluster.outputs import expand_output_path
+from slurmwords.durations import format_minutes
 from slurmwords.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
 
 
@@ -98,7 +99,7 @@ class JobSerializer(serializers.ModelSerializer):
         return states.JOB_STATE_COMPACT[states.JobState(job.state)]
 
     def get_time_limit_str(self, job: Job) -> str:
-        return slurmtime.format_minutes(job.time_limit)
+        return format_minutes(job.time_limit)
 
     def get_run_time(self, job: Job) -> int:
         if not job.start_time:
@@ -294,7 +295,7 @@ class PartitionSerializer(serializers.ModelSerializer):
         return self._names(p)
 
     def get_max_time_str(self, p: Partition) -> str:
-        return slurmtime.format_minutes(p.max_time)
+        return format_minutes(p.max_time)
 
     def get_total_nodes(self, p: Partition) -> int:
         return len(self._names(p))

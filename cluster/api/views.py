@@ -13,10 +13,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import hostlists, jobspec, selectors, states
+from cluster import selectors
 from cluster.api.parsers import JSONParser
 from cluster.api.permissions import StaffOnly, StaffWrites
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
+from cluster.core import hostlists, jobspec, states
 from cluster.models import ClusterConfig, Job, Node, Partition
 from cluster.services import dynamic_nodes
 from cluster.services import jobs as job_services

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, triggers
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.services.dynamic_nodes import register_dynamic
@@ -34,7 +35,6 @@ from cluster.services.state import (
     set_node_state,
     transition_row,
 )
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +255,7 @@ def agent_disconnected(
             if node.flags & NodeFlag.NOT_RESPONDING:
                 continue
             if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN):
-                continue  # its agent stopping is the power down itself (spec: no NoResp)
+                continue  # its agent stopping is the power down itself: no NoResp
             set_node_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
             node.save(update_fields=["flags"])
         publish.console_changed("nodes")

@@ -7,16 +7,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ClusterShell.NodeSet import NodeSet
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from cluster import extensions, publish
+from cluster.core.hostlists import fold
+from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
+from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Node, Partition
 from cluster.services.errors import ServiceError
-from cluster.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
-from cluster.states import NodeBase, NodeFlag
 
 log = logging.getLogger(__name__)
 
@@ -176,9 +176,6 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
                 secret = hide and _SECRET_OPTION.search(key)
                 out[key] = ["(hidden)", "(hidden)"] if secret else [old.get(key), new.get(key)]
         return out
-
-    def fold(names: set[str]) -> str:
-        return str(NodeSet.fromlist(sorted(names))) if names else ""
 
     changes: dict[str, Any] = {
         "options": diff(before["options"], after["options"], hide=True),

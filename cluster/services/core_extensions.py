@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cluster.arrays import ArrayThrottlePlugin
+from cluster.core.arrays import ArrayThrottlePlugin
+from cluster.core.licenses import LicensePlugin, plain_alloc
+from cluster.core.reservations import ReservationPlugin
+from cluster.core.scheduler import SchedulerPlugin
+from cluster.core.states import HOLDING_JOB_STATES
 from cluster.extensions import LICENSE_MODES, LICENSE_ROWS, Allocation, ClusterExtension, PassContext
-from cluster.licenses import LicensePlugin, plain_alloc
 from cluster.models import Job
-from cluster.reservations import ReservationPlugin
-from cluster.scheduler import SchedulerPlugin
 from cluster.services import reservations as reservation_services
-from cluster.states import HOLDING_JOB_STATES
 
 
 def holding_license_rows() -> list[tuple[int, str, str, str]]:

@@ -1,4 +1,4 @@
-"""Dynamic nodes: nodes not in slurm.conf (spec hres.md "Dynamic Nodes").
+"""Dynamic nodes: nodes not in slurm.conf (Slurm's hres.html, "Dynamic Nodes").
 
 * ``scontrol create NodeName=node33 State=cloud CPUs=4 RealMemory=2000 Feature=a,b
   HRES='[{"hres_name":"power","layer_name":"rack2"}]'`` (:func:`node_create`);
@@ -7,8 +7,8 @@
 * ``scontrol delete NodeName=node33`` (:func:`node_delete`).
 
 A ``SuspendTime=`` given at creation or in the dynamic configuration goes through
-``power.services.node_suspend_time_set`` (spec power_save.md "Overview": refused at
-creation when finite and power save is not configured, accepted with a warning at
+``power.services.node_suspend_time_set`` (Slurm's power_save.html, "Overview": refused
+at creation when finite and power save is not configured, accepted with a warning at
 registration).
 
 The node's ``HRES=`` layers are its configured layers (``Node.extra["hres"]``); joining
@@ -26,12 +26,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import extensions, hostlists, publish
+from cluster import extensions, publish
+from cluster.core import hostlists
+from cluster.core.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
 from cluster.models import Event, Job, Node
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.services.nodes import check_node_fields
-from cluster.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cluster import hostlists
-from cluster.jobspec import has_control_character
+from cluster.core import hostlists
+from cluster.core.jobspec import has_control_character
 from cluster.services.errors import ServiceError
 
 INT_MAX = 2**31 - 1

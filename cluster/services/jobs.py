@@ -17,7 +17,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from cluster import extensions, hostlists, jobspec, publish, selectors, slurmtime, triggers
+from cluster import extensions, publish, selectors, triggers
+from cluster.core import hostlists, jobspec
+from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
@@ -28,10 +30,14 @@ from cluster.services.state import (
     record_transition,
     refresh_usage,
     requeue_now,
+    resume_job,
+    suspend_job,
     terminate_running,
     transition_row,
 )
-from cluster.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
+from slurmwords import durations, memory
+from slurmwords.agent_messages import Signal
+from slurmwords.begin_time import parse_begin_time
 from slurmwords.licenses import parse_license_request
 
 log = logging.getLogger(__name__)
@@ -180,7 +186,7 @@ def _read_partition(name: str) -> _PartitionTimes | None:
 
 def _check_licenses(text: str, cfg: ClusterConfig) -> str:
     """``-L``: cluster licenses (``a:2|b:1`` allowed) and hierarchical resources with
-    their plugin arguments (spec hres.md); refused here rather than pending forever."""
+    their plugin arguments (Slurm's hres.html); refused here rather than pending forever."""
     text = text.strip()
     if not text:
         return ""
@@ -289,7 +295,7 @@ def _validate_submission(
     mem = None
     if (mem_text := _field(spec, "mem")) is not None:
         try:
-            mem = slurmtime.parse_memory_mb(mem_text)
+            mem = memory.parse_memory_mb(mem_text)
         except ValueError:
             mem = None
         if mem is None or mem > jobspec.MAX_INT32:
@@ -299,7 +305,7 @@ def _validate_submission(
     if (time_text := _field(spec, "time")) is not None:
         # -1, INFINITE and UNLIMITED mean no limit, as in Slurm's time_str2mins.
         try:
-            time_limit = slurmtime.parse_job_time_limit(time_text)
+            time_limit = durations.parse_job_time_limit(time_text)
         except ValueError:
             time_limit = -1
         if time_limit is not None and not 0 <= time_limit <= jobspec.MAX_INT32:
@@ -307,7 +313,7 @@ def _validate_submission(
     begin = None
     if (begin_text := _field(spec, "begin")) is not None:
         try:
-            begin = slurmtime.parse_begin_time(begin_text, now)
+            begin = parse_begin_time(begin_text, now)
         except ValueError:
             begin = None
         if begin is None or begin.year > MAX_BEGIN_YEAR:
@@ -476,7 +482,7 @@ def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime
     now = now or timezone.now()
     common, _tasks = _validate_submission(user, spec, now, ClusterConfig.current())
     start, nodes, cpus = estimate_start(common, now=now)
-    when = start.strftime("%Y-%m-%dT%H:%M:%S") if start else "Unknown"
+    when = durations.format_timestamp(start)
     return {
         "job_id": None,
         "start_time": start.isoformat() if start else None,
@@ -562,7 +568,7 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
             raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
         if job.state not in HOLDING_JOB_STATES:
             raise ServiceError("Job is pending execution")
-        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": sig})
+        publish.to_agent(job.batch_host, Signal(job_id=job.id, signal=sig).to_wire())
         return job
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
@@ -647,7 +653,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     before = {f: getattr(job, f) for f in allowed}
     if "time_limit" in changes:
         try:
-            limit = slurmtime.parse_time_limit(changes["time_limit"])
+            limit = durations.parse_time_limit(changes["time_limit"])
         except ValueError:
             limit = -1
         if limit is not None and not 0 <= limit <= jobspec.MAX_INT32:
@@ -704,11 +710,7 @@ def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.RUNNING:
         raise ServiceError("Job is not running")
-    old = job.state
-    job.state = JobState.SUSPENDED
-    job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "STOP"})
-    record_transition(job, old, why="suspend", user=actor.get_username())
+    suspend_job(job, now=timezone.now(), user=actor.get_username())
     publish.console_changed("jobs")
     return job
 
@@ -720,9 +722,6 @@ def job_resume(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.SUSPENDED:
         raise ServiceError("Job is not suspended")
-    job.state = JobState.RUNNING
-    job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
-    record_transition(job, JobState.SUSPENDED, why="resume", user=actor.get_username())
+    resume_job(job, now=timezone.now(), user=actor.get_username())
     publish.console_changed("jobs")
     return job

@@ -31,9 +31,10 @@ from django.db import transaction
 from django.db.models import Q
 
 from cluster import publish, triggers
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag
 from cluster.models import ClusterConfig, Job, Node
 from cluster.services.state import fail_job, refresh_usage, set_node_state
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeFlag
+from slurmwords.agent_messages import Cancel
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def launch_watch_pass(*, now: datetime) -> str:
         missing = _launch_timeouts(now, start_timeout)
         for job in missing:
             log.warning("%s", _missing_message(job))
-            publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+            publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=0).to_wire())
             held.update(job.alloc)
             fail_job(job, now=now, why=_missing_message(job), node=job.batch_host)
         unkillable = list(

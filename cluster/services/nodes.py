@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, triggers
+from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -21,7 +22,6 @@ from cluster.services.state import (
     refresh_usage,
     set_node_state,
 )
-from cluster.states import NodeBase, NodeFlag
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ One service behind the CLI (through the REST API) and any other caller: values a
 ``scontrol`` spells them (``StartTime=now``, ``Duration=2:00:00``, ``Nodes=node[01-04]``,
 ``Users=alice,bob``, ``licenses=natural(low1):30``), are checked here, stored in
 :class:`cluster.models.Reservation` and audited as config Events with before/after.  The
-scheduler side is the pure :mod:`cluster.reservations` (nodes and access) and the HRES
+scheduler side is the pure :mod:`cluster.core.reservations` (nodes and access) and the HRES
 state (reserved layer amounts, ``hres.services.with_active_reservations``).
 """
 
@@ -20,13 +20,15 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import extensions, hostlists, publish, triggers
+from cluster import extensions, publish, triggers
+from cluster.core import hostlists
+from cluster.core.reservations import AccessList, ReservationView, parse_flags
+from cluster.core.states import HOLDING_JOB_STATES
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
-from cluster.reservations import AccessList, ReservationView, parse_flags
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
-from cluster.slurmtime import parse_begin_time, parse_time_limit
-from cluster.states import HOLDING_JOB_STATES
+from slurmwords.begin_time import parse_begin_time
+from slurmwords.durations import parse_time_limit
 from slurmwords.licenses import parse_reservation_licenses
 
 TOPIC = "reservations"

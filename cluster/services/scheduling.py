@@ -16,22 +16,23 @@ from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import extensions, publish, scheduler, states
+from cluster import extensions, publish
+from cluster.core import scheduler, states
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
-from cluster.models import ClusterConfig, Event, Job, Node, Partition
+from cluster.models import ClusterConfig, Job, Node, Partition
 from cluster.services import rows
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.nodes import NOT_RESPONDING_REASON
 from cluster.services.state import (
+    Placement,
     fail_jobs_on,
-    launch_payload,
     record_transition,
     refresh_usage,
     set_node_state,
+    start_jobs,
     terminate_running,
-    transition_row,
 )
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 
 log = logging.getLogger(__name__)
 
@@ -316,48 +317,14 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
         allocation = Allocation({job.id: [names[i] for i in started[job.id].node_indices] for job in locked})
         for ext in extensions.active():
             ext.jobs_allocated(ctx, allocation)
-        jobs = [job for job in locked if job.id not in allocation.dropped]
-        waiting = allocation.waiting  # a job given powered-down nodes waits for them, CONFIGURING
-        events = []
-        touched: set[str] = set()
-        for job in jobs:
-            start = started[job.id]
-            hosts = allocation.nodes[job.id]
-            job.state = JobState.CONFIGURING if job.id in waiting else JobState.RUNNING
-            job.reason = Reason.NONE
-            job.reason_detail = ""
-            job.start_time = now
-            job.time_limit = start.time_limit
-            job.priority = start.priority
-            job.node_list = str(NodeSet.fromlist(hosts))
-            job.batch_host = hosts[0]
-            job.alloc = {
-                h: [c, m] for h, c, m in zip(hosts, start.cpus_per_node, start.mem_per_node, strict=True)
-            }
-            job.launched = False
-            job.licenses_alloc = allocation.licenses_alloc(job.id)
-            touched.update(hosts)
-            events.append(transition_row(job.id, JobState.PENDING, job.state, now=now, node=job.node_list))
-        rows.update_rows(
-            jobs,
+        start_jobs(
             [
-                "state",
-                "reason",
-                "reason_detail",
-                "start_time",
-                "time_limit",
-                "priority",
-                "node_list",
-                "batch_host",
-                "alloc",
-                "launched",
-                "licenses_alloc",
+                (job, _placement(started[job.id], allocation, job.id))
+                for job in locked
+                if job.id not in allocation.dropped
             ],
+            now=now,
         )
-        rows.insert_values(Event, events)
-        refresh_usage(touched)
-        # A CONFIGURING job is launched when its nodes are up.
-        publish.to_agents([(job.batch_host, launch_payload(job)) for job in jobs if job.id not in waiting])
     if result.pending:
         _update_pending(result.pending)
     for timeout in result.timeouts:
@@ -368,6 +335,21 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
         record_transition(job, job.state, now=now, why="time limit reached")
     if result.starts or result.timeouts:
         publish.console_changed("jobs")
+
+
+def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> Placement:
+    hosts = allocation.nodes[job_id]
+    return Placement(
+        hosts=hosts,
+        node_list=str(NodeSet.fromlist(hosts)),
+        cpus_per_node=start.cpus_per_node,
+        mem_per_node=start.mem_per_node,
+        time_limit=start.time_limit,
+        priority=start.priority,
+        licenses=allocation.licenses_alloc(job_id),
+        # Given powered-down nodes, it waits for them, CONFIGURING.
+        configuring=job_id in allocation.waiting,
+    )
 
 
 def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:

@@ -9,16 +9,18 @@ The callers hold the rows' locks (docs/locking.md); nothing here commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 
 from cluster import publish
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+from slurmwords.agent_messages import Cancel, Launch, LaunchJob, Signal
 
 
 def transition_row(
@@ -114,8 +116,8 @@ def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None
     job.kill_requested = now
     job.save(update_fields=["final_state", "kill_requested"])
     if job.state == JobState.SUSPENDED:
-        publish.to_agent(job.batch_host, {"type": "signal", "job_id": job.id, "signal": "CONT"})
-    publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": kill_wait})
+        publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
+    publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=kill_wait).to_wire())
 
 
 def requeue_now(job: Job, *, now: datetime) -> None:
@@ -134,6 +136,98 @@ def requeue_now(job: Job, *, now: datetime) -> None:
     job.exit_signal = 0
     job.eligible_time = now
     job.save()
+
+
+# What a start writes: where the job runs, with what, until when, and that it is not yet
+# launched (the agent's "started" sets that).
+STARTED_FIELDS = (
+    "state",
+    "reason",
+    "reason_detail",
+    "start_time",
+    "time_limit",
+    "priority",
+    "node_list",
+    "batch_host",
+    "alloc",
+    "launched",
+    "licenses_alloc",
+)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where and how a pass starts one pending job."""
+
+    hosts: Sequence[str]
+    node_list: str
+    cpus_per_node: Sequence[int]
+    mem_per_node: Sequence[int]
+    time_limit: int | None
+    priority: int
+    licenses: str = ""
+    # Some of its nodes are powering up: the job waits for them, CONFIGURING.
+    configuring: bool = False
+
+
+def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> None:
+    """PENDING → RUNNING (or CONFIGURING) on the placed nodes, and the launch sent.
+
+    The caller holds the rows' locks and has checked they are still PENDING and unheld, so
+    the start is written as decided; a CONFIGURING job is launched by ``launch_configured``
+    when its nodes are up.
+    """
+    events = []
+    touched: set[str] = set()
+    for job, place in placed:
+        job.state = JobState.CONFIGURING if place.configuring else JobState.RUNNING
+        job.reason = Reason.NONE
+        job.reason_detail = ""
+        job.start_time = now
+        job.time_limit = place.time_limit
+        job.priority = place.priority
+        job.node_list = place.node_list
+        job.batch_host = place.hosts[0]
+        job.alloc = {
+            h: [c, m] for h, c, m in zip(place.hosts, place.cpus_per_node, place.mem_per_node, strict=True)
+        }
+        job.launched = False
+        job.licenses_alloc = place.licenses
+        touched.update(place.hosts)
+        events.append(transition_row(job.id, JobState.PENDING, job.state, now=now, node=job.node_list))
+    rows.update_rows([job for job, _ in placed], list(STARTED_FIELDS))
+    rows.insert_values(Event, events)
+    refresh_usage(touched)
+    publish.to_agents(
+        [(job.batch_host, launch_payload(job)) for job, place in placed if not place.configuring]
+    )
+
+
+def launch_configured(job: Job, *, now: datetime, why: str) -> None:
+    """CONFIGURING → RUNNING on a locked row, and only now the launch sent to the batch
+    host. The time limit counts from the launch, not from the allocation."""
+    job.state = JobState.RUNNING
+    job.start_time = now
+    job.launched = False
+    job.save(update_fields=["state", "start_time", "launched"])
+    record_transition(job, JobState.CONFIGURING, now=now, why=why, node=job.node_list)
+    publish.to_agent(job.batch_host, launch_payload(job))
+
+
+def suspend_job(job: Job, *, now: datetime, user: str) -> None:
+    """RUNNING → SUSPENDED on a locked row: its processes are stopped, and keep their nodes."""
+    job.state = JobState.SUSPENDED
+    job.save(update_fields=["state"])
+    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="STOP").to_wire())
+    record_transition(job, JobState.RUNNING, now=now, why="suspend", user=user)
+
+
+def resume_job(job: Job, *, now: datetime, user: str) -> None:
+    """SUSPENDED → RUNNING on a locked row: its processes continue."""
+    job.state = JobState.RUNNING
+    job.save(update_fields=["state"])
+    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
+    record_transition(job, JobState.SUSPENDED, now=now, why="resume", user=user)
 
 
 def refresh_usage(names: Iterable[str] | None = None) -> None:
@@ -181,6 +275,7 @@ def set_node_state(
     reason: str | None = None,
     user: str = "",
     now: datetime,
+    detail: dict[str, Any] | None = None,
 ) -> None:
     """Move a locked node row (saved by the caller): its base state, flags added and
     removed, and its reason with who gave it and when; the event if what shows changed."""
@@ -192,7 +287,7 @@ def set_node_state(
         node.reason = reason
         node.reason_user = user if reason else ""
         node.reason_time = now if reason else None
-    record_node_transition(node, old, now=now, user=user)
+    record_node_transition(node, old, now=now, user=user, detail=detail)
 
 
 def record_node_transition(
@@ -233,7 +328,7 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
     old = job.state
     if job.batch_host and job.batch_host != node:
         # The batch script may still run on a healthy node: stop it there.
-        publish.to_agent(job.batch_host, {"type": "cancel", "job_id": job.id, "kill_wait": 0})
+        publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=0).to_wire())
     if job.final_state and job.final_state != JobState.REQUEUED:
         end_job(job, JobState(job.final_state), now=now, why=why, node=node)
     elif job.requeue:
@@ -246,29 +341,27 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
 
 def launch_payload(job: Job) -> dict[str, Any]:
     cpus = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[0]
-    return {
-        "type": "launch",
-        "job": {
-            "job_id": job.id,
-            "run": job.restart_count,
-            "name": job.name,
-            "user": job.user,
-            "script": job.script,
-            "argv": job.argv,
-            "work_dir": job.work_dir,
-            "std_out": job.std_out or None,
-            "std_err": job.std_err or None,
-            "std_in": job.std_in or None,
-            "environment": job.environment,
-            "batch_host": job.batch_host,
-            "node_list": job.node_list,
-            "num_nodes": len(job.alloc) or job.min_nodes,
-            "cpus_on_node": cpus,
-            "partition": job.partition,
-            "account": job.account,
-            "qos": job.qos,
-            "array_job_id": job.array_job_id,
-            "array_task_id": job.array_task_id,
-            "time_limit": job.time_limit,
-        },
-    }
+    launch = LaunchJob(
+        job_id=job.id,
+        run=job.restart_count,
+        name=job.name,
+        user=job.user,
+        script=job.script,
+        argv=job.argv,
+        work_dir=job.work_dir,
+        std_out=job.std_out or None,
+        std_err=job.std_err or None,
+        std_in=job.std_in or None,
+        environment=job.environment,
+        batch_host=job.batch_host,
+        node_list=job.node_list,
+        num_nodes=len(job.alloc) or job.min_nodes,
+        cpus_on_node=cpus,
+        partition=job.partition,
+        account=job.account,
+        qos=job.qos,
+        array_job_id=job.array_job_id,
+        array_task_id=job.array_task_id,
+        time_limit=job.time_limit,
+    )
+    return Launch.of(launch).to_wire()

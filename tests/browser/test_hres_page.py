@@ -1,4 +1,4 @@
-"""The Resources page in Chromium against the live demo cluster (spec resources.yaml):
+"""The Resources page in Chromium against the live demo cluster (``examples/demo/resources.yaml``):
 the layer trees and sunbursts render, usage follows a running job without a reload, and
 a click on a layer lists the job holding it."""
 

@@ -12,11 +12,11 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.utils import timezone
 
+from cluster.core.states import NodeFlag
 from cluster.models import Event, Job, Node
 from cluster.services import agents
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
-from cluster.states import NodeFlag
 from power.extension import power_action_done
 from power.models import PowerRun
 from tests.cluster.agent_socket import AgentSocket

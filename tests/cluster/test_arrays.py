@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cluster.arrays import ArrayThrottlePlugin
-from cluster.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
+from cluster.core.arrays import ArrayThrottlePlugin
+from cluster.core.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
 
 
 def snapshot(pending, running=()):

@@ -1,4 +1,4 @@
-"""cluster.hostlists: a hostlist is sized from its text and refused before it is expanded."""
+"""cluster.core.hostlists: a hostlist is sized from its text and refused before it is expanded."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import resource
 
 import pytest
 
-from cluster import hostlists
+from cluster.core import hostlists
 
 
 @pytest.mark.parametrize(

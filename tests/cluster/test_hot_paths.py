@@ -147,7 +147,7 @@ def test_console_notes_of_a_burst_are_merged(settings):
         try:
             # Two services commit from worker threads within one window.
             for topics in ({"jobs"}, {"nodes", "jobs"}):
-                worker = threading.Thread(target=publish._console_note, args=(topics,))
+                worker = threading.Thread(target=publish.console_note_now, args=(topics,))
                 worker.start()
                 worker.join()
             notes = [await asyncio.wait_for(layer.receive(channel), 2)]

@@ -64,7 +64,7 @@ def test_the_server_replays_a_helpers_effects(relaying, db, settings, django_cap
         await layer.group_add(publish.CONSOLE_GROUP, console)
         publish.bind_server_loop(asyncio.get_running_loop())
         try:
-            await asyncio.to_thread(publish.replay, effects)  # the helper's thread in the server
+            await asyncio.to_thread(helpers.replay, effects)  # the helper's thread in the server
             return [await asyncio.wait_for(layer.receive(c), 2) for c in (agent, console)]
         finally:
             publish._server_loop = None

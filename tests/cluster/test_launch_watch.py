@@ -11,12 +11,12 @@ import pytest
 from django.db.models import F
 from django.utils import timezone
 
+from cluster.core.states import NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import agents
 from cluster.services.jobs import job_submit
 from cluster.services.launch_watch import KILL_TASK_FAILED, launch_watch_pass
 from cluster.services.scheduling import schedule_pass
-from cluster.states import NodeFlag
 
 pytestmark = pytest.mark.django_db
 

@@ -116,7 +116,7 @@ def test_dynamic_node_values_are_checked(demo, api, params, field):
 
 def test_a_deeply_nested_hres_parameter_creates_the_node_without_layers(demo, users):
     # json.loads raises RecursionError on it: the node is made with no membership, as a
-    # bad HRES= always is (spec "Dynamic Nodes"), instead of a 500.
+    # bad HRES= always is (Slurm's hres.html, "Dynamic Nodes"), instead of a 500.
     node = node_create(actor=users["admin"], params={"NodeName": "node40", "HRES": "[" * 2000 + "]" * 2000})
     assert node.extra["hres"] == []
 

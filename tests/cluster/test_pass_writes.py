@@ -9,7 +9,7 @@ import os
 import pytest
 from django.db import connections
 
-from cluster import scheduler
+from cluster.core import scheduler
 from cluster.models import Event, Job
 from cluster.services import agents
 from cluster.services.jobs import job_hold, job_submit

@@ -12,12 +12,12 @@ from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cluster.hostlists import HostlistError
-from cluster.hostlists import count as hostlist_size
+from cluster.core.hostlists import HostlistError
+from cluster.core.hostlists import count as hostlist_size
+from cluster.core.slurmconf import ConfigError, load_slurm_conf, parse_nodeset
 from cluster.models import ClusterConfig, Node
 from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
-from cluster.slurmconf import ConfigError, load_slurm_conf, parse_nodeset
 
 HEAD = "ClusterName=test\nSlurmctldHost=ctl\n"
 THIRTY_DIGITS = "9" * 30

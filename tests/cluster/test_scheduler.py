@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.reservations import ReservationPlugin
-from cluster.scheduler import (
+from cluster.core.reservations import ReservationPlugin
+from cluster.core.scheduler import (
     Blocked,
     JobView,
     NodeView,
@@ -32,7 +32,7 @@ from cluster.scheduler import (
     schedule,
     validate_against_partition,
 )
-from cluster.states import NodeBase, NodeFlag, Reason
+from cluster.core.states import NodeBase, NodeFlag, Reason
 
 NOW = 1_000_000.0
 MIN = 60.0

@@ -1,4 +1,4 @@
-"""slurm.conf parsing (cluster.slurmconf): syntax, records, defaults, Includes, errors."""
+"""slurm.conf parsing (cluster.core.slurmconf): syntax, records, defaults, Includes, errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ClusterShell.NodeSet import NodeSet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.slurmconf import (
+from cluster.core.slurmconf import (
     ConfigError,
     ConfigProblem,
     ConfLine,
@@ -245,7 +245,7 @@ def test_partition_default_line_and_legacy_priority() -> None:
 
 
 def test_partitions_may_come_before_their_nodes() -> None:
-    # As in spec/load_thresholds.md's partitions.conf example.
+    # As in the partitions.conf example of fsched's load thresholds.
     config = parse("PartitionName=p Nodes=compute1 Default=YES\nNodeName=compute1 CPUs=16\n")
     assert config.partition("p").nodes == ("compute1",)  # type: ignore[union-attr]
 

@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from cluster import selectors
+from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Event, Job, Node, Partition
-from cluster.states import NodeBase, NodeFlag
 
 pytestmark = pytest.mark.django_db
 

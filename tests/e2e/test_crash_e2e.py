@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.states import FINISHED_JOB_STATES
+from cluster.core.states import FINISHED_JOB_STATES
 from tests.e2e.crash_faults import Fault, plan_faults
 from tests.e2e.harness import _modes, make_cluster, started
 

@@ -1,5 +1,5 @@
-"""The spec's three worked examples (spec/hres.md "Planning Modes") on a real controller and
-agent, driven through the real CLI, with the spec's own resources.yaml.
+"""The three worked examples of Slurm's hres.html ("Planning Modes") on a real controller
+and agent, driven through the real CLI, with the page's own resources.yaml.
 
 The cluster is the demo configuration plus that resources.yaml and a partition ``all``
 over node[01-32], so a job can be placed on any nodes the examples name.

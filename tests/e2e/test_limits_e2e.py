@@ -1,10 +1,10 @@
 """Resource limits end to end: a real controller and agent, the real ``fsched`` CLI, and the
 demo configuration with ``AccountingStorageEnforce=limits`` and priority/multifactor.
 
-The spec's recipe (GrpTRESMins with TresDecayHalfLife=cpu=0) exhausts an allocation, the
-account's pending jobs hold with AssocGrpCPUMinutesLimit and raising the limit releases
-them; DenyOnLimit refuses at submission; bad input changes nothing; deleting an
-association cancels its jobs."""
+The recipe of Slurm's resource_limits.html (GrpTRESMins with TresDecayHalfLife=cpu=0)
+exhausts an allocation, the account's pending jobs hold with AssocGrpCPUMinutesLimit and
+raising the limit releases them; DenyOnLimit refuses at submission; bad input changes
+nothing; deleting an association cancels its jobs."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A reservation of an HRES amount on a real controller and agent, through the real CLI:
 ``licenses=natural(low1):30`` lets the reserved user's job take the reserved amount while
-another user's identical request pends (spec hres.md "Examples": Reserve HRES)."""
+another user's identical request pends (Slurm's hres.html, "Examples": Reserve HRES)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_hres_e2e import hres_cluster  # noqa: F401 - the spec's resources.yaml cluster
+from tests.e2e.test_hres_e2e import hres_cluster  # noqa: F401 - hres.html's resources.yaml
 
 pytestmark = pytest.mark.e2e
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cluster.core.scheduler import JobView, SchedulerPlugin, Snapshot
 from cluster.extensions import ClusterExtension, Cycle, PassContext
-from cluster.scheduler import JobView, SchedulerPlugin, Snapshot
 
 RUNS: list[str] = []
 

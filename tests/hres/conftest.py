@@ -1,4 +1,5 @@
-"""Shared fixtures for the HRES pure core: the spec's resources.yaml over node[01-32]."""
+"""Shared fixtures for the HRES pure core: the resources.yaml of Slurm's hres.html over
+node[01-32]."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hres.config import HresConfig, load_resources
-from hres.layers import HresState, build_state
+from hres.core.config import HresConfig, load_resources
+from hres.core.layers import HresState, build_state
 
 SPEC_FILE = Path(__file__).with_name("spec_resources.yaml")
 NODES = tuple(f"node{i:02d}" for i in range(1, 33))

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from cluster.slurmconf import ConfigError
-from hres.config import HresProblem, Mode, PluginConf, load_resources, parse_resources
+from cluster.core.slurmconf import ConfigError
+from hres.core.config import HresProblem, Mode, PluginConf, load_resources, parse_resources
 
 NODES = [f"node{i:02d}" for i in range(1, 33)]
 

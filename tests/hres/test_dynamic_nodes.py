@@ -1,4 +1,4 @@
-"""Dynamic nodes (spec hres.md "Dynamic Nodes"): created with ``HRES=`` layers by
+"""Dynamic nodes (Slurm's hres.html, "Dynamic Nodes"): created with ``HRES=`` layers by
 ``scontrol create`` or an agent's dynamic registration, deleted from every layer."""
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.states import Reason
-from hres.config import parse_resources
-from hres.layers import (
+from cluster.core.states import Reason
+from hres.core.config import parse_resources
+from hres.core.layers import (
     INF,
     Charge,
     HresState,
@@ -59,7 +59,7 @@ def used(state: HresState, name: str) -> dict[str, int]:
     return {la.name: u for la, u in zip(res.structure.layers, res.used, strict=True)}
 
 
-# --------------------------------------------------------------------------- the spec's examples
+# --------------------------------------------------------------------------- hres.html's examples
 
 
 def test_natural_mode1_gives_250_in_all(spec_state):

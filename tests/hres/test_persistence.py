@@ -1,4 +1,4 @@
-"""Node layer changes across restarts and reconfigures (spec hres.md "Runtime Updates"):
+"""Node layer changes across restarts and reconfigures (Slurm's hres.html, "Runtime Updates"):
 who keeps them (dynamic and cloud nodes always, the others with ``-R``), who returns to
 the configured layers (powered down, resume failed), a saved layer gone, and what is never
 saved (Count, Base, disabled state)."""
@@ -12,14 +12,14 @@ import pytest
 from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
 
+from cluster.core.states import NodeFlag
 from cluster.models import Node
 from cluster.services.configuration import config_load
 from cluster.services.dynamic_nodes import node_create
-from cluster.states import NodeFlag
 from config.server import main as server_main
 from hres import services
 from power import services as power_services
-from power.policy import RESUME_TIMEOUT_REASON, MarkDown, NodeChange
+from power.core.policy import RESUME_TIMEOUT_REASON, MarkDown, NodeChange
 from tests.hres.test_services import entry, hres_conf  # noqa: F401 - the demo cluster with resources.yaml
 
 pytestmark = pytest.mark.django_db

@@ -1,13 +1,13 @@
-"""HresPlugin inside cluster.scheduler.schedule: starts, charges, reasons, usage from
+"""HresPlugin inside cluster.core.scheduler.schedule: starts, charges, reasons, usage from
 running jobs' charges.  Node ``nodeNN`` is index NN-1."""
 
 from __future__ import annotations
 
-from cluster.licenses import LicensePlugin
-from cluster.scheduler import JobView, NodeView, PartitionView, SchedulerConfig, Snapshot, schedule
-from cluster.states import NodeBase, Reason
-from hres.layers import HresState, parse_licenses_alloc, update_layer, update_resource
-from hres.plugin import HresPlugin
+from cluster.core.licenses import LicensePlugin
+from cluster.core.scheduler import JobView, NodeView, PartitionView, SchedulerConfig, Snapshot, schedule
+from cluster.core.states import NodeBase, Reason
+from hres.core.layers import HresState, parse_licenses_alloc, update_layer, update_resource
+from hres.core.plugin import HresPlugin
 
 NOW = 1_000_000.0
 

@@ -1,4 +1,4 @@
-"""Preemption to reclaim a Mode 3 resource (spec hres.md "Mode 3, Preemption"): through
+"""Preemption to reclaim a Mode 3 resource (Slurm's hres.html, "Mode 3, Preemption"): through
 the scheduler service, with ``PreemptType=preempt/qos`` in slurm.conf and QOS rows of the
 limits app.  No real processes: the victims' exits are reported as an agent would."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from cluster.core.scheduler import PassResult, PassStats, Pending
+from cluster.core.states import JobState, Reason
 from cluster.models import Event, Job
-from cluster.scheduler import PassResult, PassStats, Pending
 from cluster.services.configuration import config_load
 from cluster.services.scheduling import schedule_pass
-from cluster.states import JobState, Reason
 from hres import preemption
 from limits.models import QOS
 from tests.hres.test_services import finish, hres_conf, submit  # noqa: F401 - the demo cluster

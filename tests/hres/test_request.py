@@ -1,4 +1,4 @@
-"""-L/--license and reservation licenses= with hierarchical resources (spec/hres.md)."""
+"""-L/--license and reservation licenses= with hierarchical resources (Slurm's hres.html)."""
 
 from __future__ import annotations
 

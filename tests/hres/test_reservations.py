@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.reservations import AccessList, ReservationPlugin, ReservationView, parse_flags
-from cluster.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
-from cluster.states import Reason
+from cluster.core.reservations import AccessList, ReservationPlugin, ReservationView, parse_flags
+from cluster.core.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
+from cluster.core.states import Reason
 from tests.hres.test_services import hres_conf  # noqa: F401 - the demo cluster with resources.yaml
 
 NOW = 1_000_000.0

@@ -29,7 +29,8 @@ NODES = [f"node{i:02d}" for i in range(1, 33)]
 
 @pytest.fixture
 def hres_conf(tmp_path, settings):
-    """The demo configuration plus the spec's resources.yaml and a partition over all nodes."""
+    """The demo configuration plus the resources.yaml of Slurm's hres.html and a partition
+    over all nodes."""
     conf = tmp_path / "conf"
     shutil.copytree(ROOT / "examples" / "demo", conf)
     shutil.copy(SPEC_FILE, conf / "resources.yaml")

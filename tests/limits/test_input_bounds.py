@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from limits.core.options import COUNT_MAX, OptionError, apply_option
 from limits.models import QOS, Account, Association, LimitsState, LimitsUser
-from limits.options import COUNT_MAX, OptionError, apply_option
 
 pytestmark = pytest.mark.django_db
 

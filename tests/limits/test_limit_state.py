@@ -1,4 +1,4 @@
-"""Enforcement (limits.policy.LimitState, check_submit): reason codes, safe mode, kills,
+"""Enforcement (limits.core.policy.LimitState, check_submit): reason codes, safe mode, kills,
 accrue limits, DenyOnLimit."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from limits import reasons as R
-from limits.policy import (
+from limits.core import reasons as R
+from limits.core.policy import (
     QOS,
     Association,
     AssocLimits,
@@ -22,7 +22,7 @@ from limits.policy import (
     check_submit,
     make_shape,
 )
-from limits.usage import UsageRecord, assoc_key, qos_key
+from limits.core.usage import UsageRecord, assoc_key, qos_key
 from slurmwords.tres import parse_billing_weights
 
 NOW = 1_000_000.0
@@ -141,7 +141,8 @@ def test_qos_grp_and_per_user_and_per_account_tres():
 
 
 def test_typed_gres_limit_does_not_catch_generic_requests():
-    """Spec 'Specific limits over GRES': a limit on gres/gpu:tesla does not hold --gres=gpu:2."""
+    """A limit on gres/gpu:tesla does not hold --gres=gpu:2 (Slurm's resource_limits.html,
+    "Specific limits over GRES")."""
     q = QOS("q", limits=QOSLimits(max_tres_per_user={"gres/gpu:tesla": 1}))
     p = policy(qos=[q])
     st = state(p)

@@ -1,12 +1,12 @@
-"""Limits wired into a real scheduler pass (limits.plugin.LimitsPlugin + cluster.scheduler)."""
+"""Limits wired into a real scheduler pass (limits.core.plugin.LimitsPlugin + cluster.core.scheduler)."""
 
 from __future__ import annotations
 
-from cluster.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
-from cluster.states import NodeBase
-from limits.plugin import JobLimitsInfo, LimitsPlugin
-from limits.policy import QOS, Association, AssocLimits, Enforce, Policy, QOSLimits
-from limits.usage import UsageRecord, assoc_key
+from cluster.core.scheduler import JobView, NodeView, PartitionView, Snapshot, schedule
+from cluster.core.states import NodeBase
+from limits.core.plugin import JobLimitsInfo, LimitsPlugin
+from limits.core.policy import QOS, Association, AssocLimits, Enforce, Policy, QOSLimits
+from limits.core.usage import UsageRecord, assoc_key
 
 NOW = 1_000_000.0
 

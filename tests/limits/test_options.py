@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cli.sacctmgr import _specs
-from limits.options import OptionError, apply_option, assoc_option, qos_option, split_option
+from limits.core.options import OptionError, apply_option, assoc_option, qos_option, split_option
 
 
 def test_option_names_follow_sacctmgr():

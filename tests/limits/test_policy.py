@@ -1,4 +1,4 @@
-"""Limit resolution and validation (limits.policy): hierarchy, flags, bad input."""
+"""Limit resolution and validation (limits.core.policy): hierarchy, flags, bad input."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from limits.policy import (
+from limits.core.policy import (
     QOS,
     Association,
     AssocLimits,

@@ -1,13 +1,13 @@
-"""Multifactor priority and Fair Tree (limits.priority)."""
+"""Multifactor priority and Fair Tree (limits.core.priority)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cluster.scheduler import JobView, PartitionView
-from limits.policy import QOS, Association, PartitionLimits, Policy
-from limits.priority import JobPriorityInfo, MultifactorPriority, PriorityConfig, fair_tree, may_reserve
-from limits.usage import UsageRecord, assoc_key
+from cluster.core.scheduler import JobView, PartitionView
+from limits.core.policy import QOS, Association, PartitionLimits, Policy
+from limits.core.priority import JobPriorityInfo, MultifactorPriority, PriorityConfig, fair_tree, may_reserve
+from limits.core.usage import UsageRecord, assoc_key
 
 NOW = 1_000_000.0
 

@@ -1,6 +1,7 @@
-"""The limits services on the database: sacctmgr's add/modify/delete with the spec's own
-examples, refusals that leave nothing changed, submission under AccountingStorageEnforce,
-the usage cycle and the scheduler pass holding and releasing jobs."""
+"""The limits services on the database: sacctmgr's add/modify/delete with the examples of
+Slurm's resource_limits.html, refusals that leave nothing changed, submission under
+AccountingStorageEnforce, the usage cycle and the scheduler pass holding and releasing
+jobs."""
 
 from __future__ import annotations
 
@@ -164,7 +165,7 @@ def test_deny_on_limit_and_submit_limits_refuse_at_submission(tree, users):
 
 
 def test_grp_tres_mins_without_decay_holds_then_raising_it_releases(tree, users):
-    """The spec's recipe: an allocation that does not come back."""
+    """The recipe of Slurm's resource_limits.html: an allocation that does not come back."""
     enforce("limits", PriorityDecayHalfLife="1")
     record_modify(actor=tree, entity="account", where=["name=science"], options=["GrpTRESMins=cpu=10"])
     record_modify(actor=tree, entity="account", where=["name=science"], options=["TresDecayHalfLife=cpu=0"])

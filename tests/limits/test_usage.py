@@ -1,4 +1,4 @@
-"""Usage accounting, decay and resets (limits.usage)."""
+"""Usage accounting, decay and resets (limits.core.usage)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from limits.usage import (
+from limits.core.usage import (
     DecayPolicy,
     RunningCharge,
     UsageRecord,

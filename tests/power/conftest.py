@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from cluster.slurmconf import parse_slurm_conf_text
-from cluster.states import JobState, NodeBase, NodeFlag
-from power.config import PowerConfig, power_config
-from power.policy import (
+from cluster.core.slurmconf import parse_slurm_conf_text
+from cluster.core.states import JobState, NodeBase, NodeFlag
+from power.core.config import PowerConfig, power_config
+from power.core.policy import (
     CancelJobs,
     CycleResult,
     Decision,

@@ -1,5 +1,6 @@
-"""Changeable node features (spec "Node Features"): helpers.conf, available vs active,
-activation at allocation, reset at power down, and scontrol update of both lists."""
+"""Changeable node features (Slurm's power_save.html, "Node Features"): helpers.conf,
+available vs active, activation at allocation, reset at power down, and scontrol update
+of both lists."""
 
 from __future__ import annotations
 
@@ -10,17 +11,17 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from cluster.core.scheduler import parse_constraint
+from cluster.core.slurmconf import ConfigError, parse_slurm_conf_text
+from cluster.core.states import NodeFlag
 from cluster.models import ClusterConfig, Job, Node
-from cluster.scheduler import parse_constraint
 from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import job_submit
 from cluster.services.nodes import node_update
 from cluster.services.scheduling import schedule_pass
-from cluster.slurmconf import ConfigError, parse_slurm_conf_text
-from cluster.states import NodeFlag
 from power import services
-from power.features import (
+from power.core.features import (
     active_at_allocation,
     active_at_load,
     constraint_features,

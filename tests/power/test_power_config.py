@@ -1,4 +1,4 @@
-"""power.config: power keys from slurm.conf, enabling rules, errors with file:line."""
+"""power.core.config: power keys from slurm.conf, enabling rules, errors with file:line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cluster.slurmconf import ConfigError, parse_slurm_conf_text
-from power.config import (
+from cluster.core.slurmconf import ConfigError, parse_slurm_conf_text
+from power.core.config import (
     INFINITE,
     Exclusions,
     ExcNodeSet,
@@ -72,7 +72,7 @@ def test_full_configuration_is_read_without_slurmconf_warnings() -> None:
         """
     )
     slurm = parse_slurm_conf_text(text)
-    assert slurm.warnings == ()  # every power key is known to cluster.slurmconf
+    assert slurm.warnings == ()  # every power key is known to cluster.core.slurmconf
     cfg = power_config(slurm)
     assert cfg.resume_program is not None and cfg.resume_program.action == "cloud_resume"
     assert cfg.resume_program.argv == ("/usr/sbin/slurm_resume", "--cloud")
@@ -124,7 +124,7 @@ def test_program_invocations_follow_location() -> None:
     assert up.invocations([]) == ()
 
 
-# --- enabling (spec "Overview") -------------------------------------------------------
+# --- enabling (power_save.html, "Overview") --------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -146,7 +146,8 @@ def test_automatic_power_saving_needs_programs_and_a_finite_suspend_time(body: s
 
 
 def test_timeouts_default_count_as_defined() -> None:
-    # The spec's own Hybrid Cluster example sets no timeouts: it must load and be enabled.
+    # The Hybrid Cluster example of Slurm's power_save.html sets no timeouts: it must load
+    # and be enabled.
     cfg = parse(
         """\
         SuspendProgram=/usr/sbin/slurm_suspend

@@ -1,4 +1,4 @@
-"""power.policy.power_cycle and the events around it, with a moving clock."""
+"""power.core.policy.power_cycle and the events around it, with a moving clock."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.scheduler import NodeView
-from cluster.states import JobState, NodeBase, NodeFlag, is_usable
-from power.config import Exclusions, parse_exc_nodes
-from power.policy import (
+from cluster.core.scheduler import NodeView
+from cluster.core.states import JobState, NodeBase, NodeFlag, is_usable
+from power.core.config import Exclusions, parse_exc_nodes
+from power.core.policy import (
     RESUME_TIMEOUT_REASON,
     UNEXPECTED_REBOOT_REASON,
     LaunchJobs,
@@ -188,7 +188,7 @@ def test_overlapping_count_sets_must_both_hold(sim, nodes) -> None:
     drained=st.sets(st.integers(1, 8), max_size=3),
 )
 def test_count_exclusion_invariant(count: int, busy: set[int], drained: set[int]) -> None:
-    from power.policy import RateState
+    from power.core.policy import RateState
 
     cfg = conf(BASE + f"SuspendExcNodes=n[1-8]:{count}\nSuspendRate=0\n")
     node_list = [
@@ -234,7 +234,7 @@ def test_suspend_rate_zero_is_unlimited(sim, nodes) -> None:
 )
 def test_suspend_rate_holds_in_every_minute(rate: int, steps: list[tuple[int, int]]) -> None:
     """Nodes go idle at random times; no 60-second window sees more than ``rate`` suspends."""
-    from power.policy import RateState
+    from power.core.policy import RateState
 
     cfg = conf(BASE + f"SuspendRate={rate}\nSuspendTime=0\n")
     all_nodes: dict[str, PowerNode] = {}

@@ -1,4 +1,4 @@
-"""The runtime exceptions of spec power_save.md "Overview", at the service level: a
+"""The runtime exceptions under "Overview" in Slurm's power_save.html, at the service level: a
 per-node SuspendTime given at ``scontrol create node`` and at a dynamic registration
 (``slurmd -Z --conf``), with the accept / refuse / warn rules when the rest of the power
 configuration is not valid, and partition node-list changes taking effect for the
@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Node
 from cluster.services import agents
 from cluster.services.configuration import config_load
 from cluster.services.dynamic_nodes import node_create
 from cluster.services.errors import ServiceError
-from cluster.states import NodeBase, NodeFlag
 from power import services
 from power.models import PowerState
 

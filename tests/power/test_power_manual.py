@@ -1,12 +1,12 @@
-"""Manual power saving (spec "Manual Power Saving"): scontrol power / State=... as pure
-transitions, carried out by the cycle with a moving clock."""
+"""Manual power saving (Slurm's power_save.html, "Manual Power Saving"): scontrol power /
+State=... as pure transitions, carried out by the cycle with a moving clock."""
 
 from __future__ import annotations
 
 import pytest
 
-from cluster.states import JobState, NodeBase, NodeFlag, is_usable
-from power.policy import (
+from cluster.core.states import JobState, NodeBase, NodeFlag, is_usable
+from power.core.policy import (
     POWER_DRAIN,
     CancelJobs,
     NodeChange,

@@ -1,7 +1,7 @@
-"""Runtime power settings (spec "Overview" exceptions, SuspendExc*): a per-node
-SuspendTime through scontrol update / REST with its accept/refuse rules and the sticky
-automatic power saving, and SuspendExcNodes/Parts/States updated with scontrol, kept or
-reset on reconfigure (ReconfigFlags=KeepPowerSaveSettings)."""
+"""Runtime power settings (the "Overview" exceptions of Slurm's power_save.html,
+SuspendExc*): a per-node SuspendTime through scontrol update / REST with its
+accept/refuse rules and the sticky automatic power saving, and SuspendExcNodes/Parts/States
+updated with scontrol, kept or reset on reconfigure (ReconfigFlags=KeepPowerSaveSettings)."""
 
 from __future__ import annotations
 

@@ -14,14 +14,15 @@ from auditlog.models import LogEntry
 from django.utils import timezone
 
 from cluster import publish
+from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import agents
 from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import job_cancel, job_submit
 from cluster.services.scheduling import schedule_pass
-from cluster.states import NodeBase, NodeFlag
-from power import programs, services
+from power import services
+from power.core import programs
 from power.models import PowerRun, PowerState
 
 pytestmark = pytest.mark.django_db

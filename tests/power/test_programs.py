@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from power.programs import Spawner, SpawnError, shutdown_wait_limit
+from power.core.programs import Spawner, SpawnError, shutdown_wait_limit
 
 
 class Ends:

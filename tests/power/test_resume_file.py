@@ -1,4 +1,4 @@
-"""power.resume_file: the SLURM_RESUME_FILE document of the spec."""
+"""power.core.resume_file: the SLURM_RESUME_FILE document of Slurm's power_save.html."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from power.policy import PowerJob
-from power.resume_file import resume_document, resume_file_text
+from power.core.policy import PowerJob
+from power.core.resume_file import resume_document, resume_file_text
 
-# The spec's example ("ResumeProgram"), as JSON.
+# The example of Slurm's power_save.html ("ResumeProgram"), as JSON.
 SPEC_EXAMPLE = {
     "all_nodes_resume": "cloud[1-3,7-8]",
     "jobs": [
@@ -77,7 +77,7 @@ def test_spec_example_document() -> None:
     assert resume_document(resuming, spec_jobs()) == SPEC_EXAMPLE
     text = resume_file_text(resuming, spec_jobs())
     assert json.loads(text) == SPEC_EXAMPLE
-    assert text.index('"all_nodes_resume"') < text.index('"jobs"')  # keys sorted, as in the spec
+    assert text.index('"all_nodes_resume"') < text.index('"jobs"')  # keys sorted, as in the example
 
 
 def test_no_jobs() -> None:

@@ -12,10 +12,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from cluster.services.api_tokens import token_issue, token_revoke, tokens_of, tokens_revoke_all
 from cluster.services.errors import ServiceError
+from slurmwords.durations import format_timestamp
 
 
 def _when(value) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%S") if value else "-"
+    return format_timestamp(value, none="-")
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ A pass, as Slurm's controller does it:
    gets ``Resources`` and *blocks* the partition: every later job there gets ``Priority``
    in O(1), and the partition's nodes are withheld from lower-priority jobs of other
    partitions (Slurm's ``failed_parts`` / ``avail_node_bitmap`` handling).
-4. **Backfill** (``SchedulerConfig.backfill``, see ``cluster.backfill``).  The jobs left
+4. **Backfill** (``SchedulerConfig.backfill``, see ``cluster.core.backfill``).  The jobs left
    waiting for ``Resources``/``Priority`` are tested again in priority order, at most
    ``bf_max_job_test`` of them: each either starts now without delaying the planned start
    of any job tested before it, or gets such a planned start itself (reported as
@@ -34,7 +34,7 @@ Fit rules (Slurm's defaults for select/cons_tres without ``--exclusive``):
   ``SchedulerConfig.default_mem_per_node``, 0 by default: nothing charged), ``0`` means all
   of the node's memory as Slurm's ``--mem=0`` (the node must have no memory allocated, and
   is charged its ``RealMemory``), any other value is MB needed free on every node;
-* nodes are usable per :func:`cluster.states.is_usable`, not in ``exc_nodes``, and have the
+* nodes are usable per :func:`cluster.core.states.is_usable`, not in ``exc_nodes``, and have the
   job's ``features`` (``a``, ``a&b``, ``a|b``; ``&`` binds tighter than ``|``);
 * nodes are taken in :func:`node_order_key` order (lowest Weight, then index, which is name
   order) after the ``req_nodes``, which are always part of the allocation.
@@ -44,7 +44,7 @@ DefaultTime, else its MaxTime.  A partition in state DRAIN still runs the jobs a
 in it (Slurm: DRAIN refuses new submissions only); DOWN and INACTIVE run none.
 
 Advanced reservations (``job.reservation``) and ``licenses`` are left to plugins (see
-:class:`SchedulerPlugin`; ``cluster.reservations`` keeps jobs off reserved nodes through
+:class:`SchedulerPlugin`; ``cluster.core.reservations`` keeps jobs off reserved nodes through
 :meth:`SchedulerPlugin.excluded_nodes`).
 """
 
@@ -55,8 +55,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 
-from cluster.backfill import INF, Timeline
-from cluster.states import JobState, NodeBase, Reason, is_usable
+from cluster.core.backfill import INF, Timeline
+from cluster.core.states import JobState, NodeBase, Reason, is_usable
 
 # --------------------------------------------------------------------------- the snapshot
 
@@ -117,7 +117,7 @@ class JobView:
     alloc_mem: tuple[int, ...] = ()
     array_job_id: int | None = None
     array_max_tasks: int | None = None  # the %N throttle of ``sbatch -a``
-    # Accounting (spec resource_limits.md): the limits plugin and multifactor read these.
+    # Accounting (Slurm's resource_limits.html): the limits plugin and multifactor read these.
     account: str = ""
     qos: str = ""
     gres: str = ""  # per node, as --gres (gpu:tesla:2)
@@ -260,7 +260,7 @@ class SchedulerPlugin:
     def exempt_partition_limit(self, job: JobView, reason: str) -> bool:
         """Whether ``job`` may go past its partition's ``reason`` (PartitionTimeLimit or
         PartitionNodeLimit): the QOS flags PartitionTimeLimit / PartitionMaxNodes /
-        PartitionMinNodes (spec resource_limits.md "Hierarchy").  The plugin that says yes
+        PartitionMinNodes (Slurm's resource_limits.html, "Hierarchy").  The plugin that says yes
         enforces the QOS's own bound in :meth:`job_gate`."""
         return False
 

@@ -1,4 +1,5 @@
-"""Running the power programs as real processes (spec "Resume and Suspend Programs").
+"""Running the power programs as real processes ("Resume and Suspend Programs" in Slurm's
+power_save.html).
 
 No Django here: :class:`Spawner` starts a program, never waits for it in the caller (the
 power cycle goes on), and a reaper thread per process reports its end through
@@ -9,7 +10,7 @@ power cycle goes on), and a reaper thread per process reports its end through
   does not kill it: "any spawned program will continue to run".
 * ``SLURM_RESUME_FILE``: the JSON is written to a private temporary file whose path is
   exported to the program; it is removed ``keep`` seconds (10) after the start, or when
-  the controller shuts down (spec "Fault Tolerance").
+  the controller shuts down (Slurm's power_save.html, "Fault Tolerance").
 * :meth:`Spawner.wait_all` is the graceful shutdown: wait up to a limit for the programs
   still running, report the ones that outlive it, and leave them running.
 """
@@ -40,7 +41,8 @@ class SpawnError(OSError):
 
 def shutdown_wait_limit(suspend_timeout: float, resume_timeout: float) -> float:
     """How long a graceful shutdown waits for spawned programs: ten seconds, or the
-    larger of SuspendTimeout and ResumeTimeout if that is less (spec "Fault Tolerance")."""
+    larger of SuspendTimeout and ResumeTimeout if that is less (Slurm's power_save.html,
+    "Fault Tolerance")."""
     return min(10.0, max(suspend_timeout, resume_timeout))
 
 
@@ -175,7 +177,7 @@ class Spawner:
         return left
 
     def close(self) -> None:
-        """Shutdown: the resume files go away (spec "Fault Tolerance")."""
+        """Shutdown: the resume files go away (Slurm's power_save.html, "Fault Tolerance")."""
         with self._lock:
             children = list(self._children.values())
             files = list(self._files)

@@ -18,6 +18,7 @@ resolved: ClusterShell would run the upcalls of the host's groups.conf for any A
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 from ClusterShell.RangeSet import RangeSetException
@@ -169,6 +170,6 @@ def expand(text: str, *, limit: int, what: str = "nodelist") -> list[str]:
     return list(parse(text, limit=limit, what=what))
 
 
-def fold(names: list[str]) -> str:
+def fold(names: Iterable[str]) -> str:
     """``["n1", "n2", "n3"]`` -> ``n[1-3]``."""
-    return str(NodeSet.fromlist(names, resolver=RESOLVER_NOGROUP))
+    return str(NodeSet.fromlist(list(names), resolver=RESOLVER_NOGROUP))

@@ -1,5 +1,5 @@
-"""Usage accounting with decay and resets: pure functions, the clock passed in (spec
-resource_limits.md, "Controlling how GrpTRESMins usage decays" and the UsageFactor NOTE).
+"""Usage accounting with decay and resets: pure functions, the clock passed in (Slurm's
+resource_limits.html, "Controlling how GrpTRESMins usage decays" and the UsageFactor NOTE).
 
 A :class:`UsageRecord` exists per association and per QOS (keys :func:`assoc_key`,
 :func:`qos_key`).  A running job charges, every accounting cycle, its TRES-seconds
@@ -118,7 +118,7 @@ def run_minutes(
     tres: Mapping[str, float], remaining_seconds: float | None, start_factor: float
 ) -> dict[str, float]:
     """GrpTRESRunMins booked by a running job: TRES times its remaining time limit, with the
-    UsageFactor in effect when it started (spec NOTE).  ``None`` remaining is INFINITE."""
+    UsageFactor in effect when it started (its NOTE).  ``None`` remaining is INFINITE."""
     if remaining_seconds is None:
         return {name: float("inf") if count and start_factor else 0.0 for name, count in tres.items()}
     minutes = max(remaining_seconds, 0.0) / 60.0 * start_factor

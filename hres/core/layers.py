@@ -1,4 +1,4 @@
-"""Hierarchical resources: layers, usage and the three planning modes (spec/hres.md), pure.
+"""Hierarchical resources: layers, usage and the three planning modes (Slurm's hres.html), pure.
 
 The state is immutable: :class:`HresState` holds, per resource, a :class:`Structure` (the
 layers, their node bitsets and everything derived from them, rebuilt only when layers
@@ -10,11 +10,11 @@ as a bitset, so the hot path does a few big-integer operations per layer, not pe
 
 A job's hold on a resource is a :class:`Charge`: the amounts charged on named layers.
 The job keeps and later releases exactly that, whatever happens to the layers meanwhile
-(spec "Runtime Updates").  :func:`format_licenses_alloc` prints charges as ``LicensesAlloc``
-(``power(rack1*1000,row1*1000,datacenter*1000):1000``) and
+(hres.html, "Runtime Updates").  :func:`format_licenses_alloc` prints charges as
+``LicensesAlloc`` (``power(rack1*1000,row1*1000,datacenter*1000):1000``) and
 :func:`parse_licenses_alloc` reads them back, so the ORM can store that one string.
 
-The modes (spec "Planning Modes"); "avail" of a layer is its count minus its BaseUsage,
+The modes (hres.html, "Planning Modes"); "avail" of a layer is its count minus its BaseUsage,
 minus what running jobs use and what reservations hold for others:
 
 * Mode 1: enough on one layer that overlaps the allocation.  A node is eligible when an
@@ -40,10 +40,11 @@ from dataclasses import dataclass, field
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
-from cluster.slurmconf import parse_nodeset
-from cluster.states import Reason
-from hres.config import NAME_RE, HresConfig, Mode, PluginConf, ResourceConf
-from slurmwords.licenses import LicenseItem, parse_args, split_top
+from cluster.core.slurmconf import parse_nodeset
+from cluster.core.states import Reason
+from hres.core.config import NAME_RE, HresConfig, Mode, PluginConf, ResourceConf
+from slurmwords.hostlists import split_top
+from slurmwords.licenses import LicenseItem, parse_args
 
 INF = 1 << 62  # the avail of an infinite layer: every request fits
 
@@ -762,10 +763,10 @@ def mode3_preemption(
 
     ``candidates`` come in the order the caller prefers to preempt them (lowest priority
     first).  A job counts for every layer it holds, so one under a shared ancestor is a
-    candidate even without a node in common (spec "Mode 3, Preemption").  Returns ``()``
-    when the request already fits, None when even preempting every candidate is not enough
-    (or a layer is disabled), else the job ids, as few as the greedy pass and a pruning
-    pass find.
+    candidate even without a node in common (Slurm's hres.html, "Mode 3, Preemption").
+    Returns ``()`` when the request already fits, None when even preempting every candidate
+    is not enough (or a layer is disabled), else the job ids, as few as the greedy pass and
+    a pruning pass find.
     """
     res = state.resource(item.name)
     st = res.structure
@@ -859,12 +860,13 @@ def update_layer(
     base: str | Sequence[tuple[str, int]] | None = None,
     disable_layer: bool | None = None,
 ) -> HresState:
-    """``scontrol update HRESName=R LayerName=L ...`` as a pure function (spec "Runtime
-    Updates"): ``nodes`` replaces, ``+list`` adds, ``-list`` removes (Mode 3: leaves only);
-    ``count`` is absolute (-1: infinite) and not below the layer's BaseUsage; ``base``
-    replaces the base list, ``""`` or ``()`` clears it.  Node and base changes propagate
-    to the ancestors.  Usage is untouched: running jobs keep what they were charged, and
-    a count below the usage only makes new jobs wait.  Raises ValueError, state unchanged.
+    """``scontrol update HRESName=R LayerName=L ...`` as a pure function (Slurm's
+    hres.html, "Runtime Updates"): ``nodes`` replaces, ``+list`` adds, ``-list`` removes
+    (Mode 3: leaves only); ``count`` is absolute (-1: infinite) and not below the layer's
+    BaseUsage; ``base`` replaces the base list, ``""`` or ``()`` clears it.  Node and base
+    changes propagate to the ancestors.  Usage is untouched: running jobs keep what they
+    were charged, and a count below the usage only makes new jobs wait.  Raises
+    ValueError, state unchanged.
     """
     res = state.resource(resource)
     st = res.structure
@@ -935,7 +937,7 @@ def parse_bool(value: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class LicenseView:
-    """One entry of ``scontrol show license`` for a layer (spec "Viewing a Resource")."""
+    """One entry of ``scontrol show license`` for a layer (hres.html, "Viewing a Resource")."""
 
     license_name: str
     total: int | None  # None: infinite

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from cluster.scheduler import (
+from cluster.core.scheduler import (
     Blocked,
     JobView,
     PartitionView,
@@ -29,7 +29,7 @@ from cluster.scheduler import (
     node_count,
     resolve_time_limit,
 )
-from cluster.states import Reason
+from cluster.core.states import Reason
 
 INFINITE = math.inf
 

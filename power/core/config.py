@@ -1,12 +1,12 @@
-"""Power-saving configuration read from a parsed ``slurm.conf`` (spec/power_save.md).
+"""Power-saving configuration read from a parsed ``slurm.conf`` (Slurm's power_save.html).
 
 Pure module: no Django, no clock.  :func:`power_config` takes the
-:class:`cluster.slurmconf.SlurmConfig` the controller already parsed, validates every
+:class:`cluster.core.slurmconf.SlurmConfig` the controller already parsed, validates every
 power key, and returns a frozen :class:`PowerConfig`; all problems are raised together
-as one :class:`cluster.slurmconf.ConfigError` with ``file:line: reason`` each, so a bad
+as one :class:`cluster.core.slurmconf.ConfigError` with ``file:line: reason`` each, so a bad
 file is refused before anything changes.
 
-What is read (spec "Configuration"):
+What is read (power_save.html, "Configuration"):
 
 * ``SuspendProgram``, ``ResumeProgram``, ``ResumeFailProgram``: an absolute path to a
   program, or the name of a ``PowerAction=<name> Location=slurmctld|slurmd
@@ -22,11 +22,12 @@ What is read (spec "Configuration"):
   ``power_save_min_interval``, ``idle_on_node_suspend``, ``fast_power_up_launch``,
   ``node_reg_mem_percent``, ``cloud_dns``; ``DebugFlags=Power``.
 
-Enabling (spec "Overview"): automatic power saving is on when both programs are defined
-and valid, the rates are >= 0 and some finite SuspendTime exists (global, partition or
-node).  The timeouts always have a value (their defaults count as "defined": the spec's
-own Hybrid Cluster example sets neither).  A finite SuspendTime without both programs is
-refused, as are negative rates, unknown PowerAction names and a slurmd power-up action.
+Enabling (power_save.html, "Overview"): automatic power saving is on when both programs
+are defined and valid, the rates are >= 0 and some finite SuspendTime exists (global,
+partition or node).  The timeouts always have a value (their defaults count as "defined":
+the Hybrid Cluster example of power_save.html sets neither).  A finite SuspendTime without
+both programs is refused, as are negative rates, unknown PowerAction names and a slurmd
+power-up action.
 Manual power saving needs none of this: :attr:`PowerConfig.ready` says whether the
 programs exist, and a manual request without them only changes node states.
 """
@@ -40,9 +41,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
-
-from cluster.slurmconf import (
+from cluster.core.hostlists import fold
+from cluster.core.slurmconf import (
     OTHER_LINE_KEYS,
     ConfigError,
     ConfigProblem,
@@ -51,7 +51,7 @@ from cluster.slurmconf import (
     parse_nodeset,
     split_hostlist,
 )
-from power.features import NodeFeatures
+from power.core.features import NodeFeatures
 
 INFINITE = -1  # SuspendTime disabled
 
@@ -67,7 +67,7 @@ DEFAULT_CLOUD_NODE_REG_MEM_PERCENT = 90  # State=CLOUD nodes, when not configure
 
 LOCATIONS = ("slurmctld", "slurmd")
 
-# SuspendExcStates words (spec "SuspendExcStates").
+# SuspendExcStates words (Slurm's power_save.html, "SuspendExcStates").
 EXC_STATES = (
     "CLOUD", "DEGRADED", "DOWN", "DRAIN", "DYNAMIC_FUTURE", "DYNAMIC_NORM", "FAIL", "INVALID_REG",
     "MAINTENANCE", "NOT_RESPONDING", "PLANNED", "RESERVED",
@@ -102,7 +102,7 @@ class PowerProgram:
         return self.action or self.path
 
     def invocations(self, nodes: Sequence[str]) -> tuple[Invocation, ...]:
-        """How to run it for ``nodes`` (spec table under "PowerAction").
+        """How to run it for ``nodes`` (the table under "PowerAction" in Slurm's power_save.html).
 
         On the controller: once, with the nodes as one hostlist argument.  On slurmd:
         once per node, on that node, with its name as the argument and in
@@ -192,7 +192,7 @@ class PowerConfig:
     cloud_dns: bool = False
     debug_power: bool = False
     warnings: tuple[ConfigProblem, ...] = ()
-    # helpers.conf when NodeFeaturesPlugins=node_features/helpers (power.features).
+    # helpers.conf when NodeFeaturesPlugins=node_features/helpers (power.core.features).
     node_features: NodeFeatures | None = None
 
     @property
@@ -200,13 +200,13 @@ class PowerConfig:
         """The "rest of the power save configuration" is valid: both programs exist.
 
         (Rates and intervals are validated at load, so a loaded config has valid ones.)
-        A runtime per-node SuspendTime needs this (spec "Overview").
+        A runtime per-node SuspendTime needs this (Slurm's power_save.html, "Overview").
         """
         return self.suspend_program is not None and self.resume_program is not None
 
     @property
     def auto_enabled(self) -> bool:
-        """Automatic power saving is on at load / reconfigure (spec "Overview")."""
+        """Automatic power saving is on at load / reconfigure (power_save.html, "Overview")."""
         return self.ready and self.any_finite_suspend_time
 
     @property
@@ -258,11 +258,6 @@ class PowerConfig:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def fold(nodes: Iterable[str]) -> str:
-    """Node names as one Slurm hostlist expression (``cloud[1-3,7]``)."""
-    return str(NodeSet.fromlist(list(nodes), resolver=RESOLVER_NOGROUP))
 
 
 def parse_seconds(value: str, *, allow_infinite: bool) -> int:
@@ -690,7 +685,7 @@ def _in_order(problems: list[ConfigProblem], config: SlurmConfig) -> list[Config
 
 @dataclass(frozen=True)
 class SuspendTimeVerdict:
-    """What to do with a runtime per-node SuspendTime (spec "Overview")."""
+    """What to do with a runtime per-node SuspendTime (Slurm's power_save.html, "Overview")."""
 
     accepted: bool
     enables_auto: bool = False  # turn automatic power saving on now (sticky until reconfigure)

@@ -18,7 +18,7 @@ gets N/N = 1.0, the last 1/N.  Users with equal LF under the same parent share a
 siblings (the "parent association is used").
 
 Age counts from the job's ``accrue_time`` (set by the adapter when
-:meth:`limits.policy.LimitState.accrue_plan` lets it begin), so the accrue limits stop age
+:meth:`limits.core.policy.LimitState.accrue_plan` lets it begin), so the accrue limits stop age
 from growing and nothing else.  :func:`may_reserve` applies MinPrioThreshold (or
 ``bf_min_prio_reserve``) to backfill reservations.
 """
@@ -29,10 +29,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cluster.scheduler import JobView, PartitionView, node_count
-from cluster.slurmtime import parse_time_limit
-from limits.policy import FAIRSHARE_PARENT, ROOT, Association, Policy
-from limits.usage import UsageKey, UsageRecord, parse_reset_period
+from cluster.core.scheduler import JobView, PartitionView, node_count
+from limits.core.policy import FAIRSHARE_PARENT, ROOT, Association, Policy
+from limits.core.usage import UsageKey, UsageRecord, parse_reset_period
+from slurmwords.durations import parse_time_limit
 from slurmwords.tres import canonical_name
 
 _DEFAULT_MAX_AGE = 7 * 86400.0
@@ -211,7 +211,7 @@ class JobPriorityInfo:
 
 
 class MultifactorPriority:
-    """Callable with :func:`cluster.scheduler.job_priority`'s signature, so it can replace it.
+    """Callable with :func:`cluster.core.scheduler.job_priority`'s signature, so it can replace it.
 
     Build one per pass: ``fairshare`` from :func:`fair_tree`, ``info`` per job id, the
     cluster totals for the job-size and TRES factors.

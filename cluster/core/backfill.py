@@ -1,7 +1,7 @@
 """Backfill planning: a timeline of node releases and whole-node reservations.
 
 Pure module (no Django, no clock of its own).  After the main scheduling loop of a pass,
-``cluster.scheduler`` hands the pending jobs that are waiting for resources to a
+``cluster.core.scheduler`` hands the pending jobs that are waiting for resources to a
 :class:`Timeline`, in priority order, the way Slurm's sched/backfill plugin walks its queue:
 
 * every job that holds resources releases them at its expected end (start + TimeLimit;

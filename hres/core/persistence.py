@@ -1,4 +1,4 @@
-"""A node's layers as saved across restarts (spec hres.md "Runtime Updates"), pure.
+"""A node's layers as saved across restarts (Slurm's hres.html, "Runtime Updates"), pure.
 
 Slurm saves each node's layers in its node state file.  Here a node's *membership* is the
 set of (resource, layer) pairs it sits in directly: every layer listing it in Mode 1/2, its
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from hres.layers import HresState, Layer, update_layer
+from hres.core.layers import HresState, Layer, update_layer
 from slurmwords.licenses import Mode
 
 Membership = frozenset[tuple[str, str]]

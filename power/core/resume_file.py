@@ -1,8 +1,9 @@
-"""The ``SLURM_RESUME_FILE`` document handed to ResumeProgram (spec "ResumeProgram").
+"""The ``SLURM_RESUME_FILE`` document handed to ResumeProgram (Slurm's power_save.html,
+"ResumeProgram").
 
 Pure: builds the JSON text; the adapter writes it to a temporary file, points
-``SLURM_RESUME_FILE`` at it, and removes it when the program has read it (the spec
-promises ten seconds).  Layout as in the spec's example::
+``SLURM_RESUME_FILE`` at it, and removes it when the program has read it (the page
+promises ten seconds).  Layout as in the page's example::
 
     {"all_nodes_resume": "cloud[1-3,7-8]",
      "jobs": [{"exclusive": "NO", "extra": null, "features": "c1,c2", "job_id": 140814,
@@ -20,14 +21,14 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
+from cluster.core.hostlists import fold
 
 EXCLUSIVE_VALUES = ("NO", "NODE", "USER", "MCS", "TOPO")
 OVERSUBSCRIBE_VALUES = ("NO", "YES", "OK")
 
 
 class ResumeJob(Protocol):
-    """What the document needs of a job (``power.policy.PowerJob`` has it)."""
+    """What the document needs of a job (``power.core.policy.PowerJob`` has it)."""
 
     @property
     def job_id(self) -> int: ...
@@ -47,10 +48,6 @@ class ResumeJob(Protocol):
     def extra(self) -> str: ...
     @property
     def layout(self) -> str: ...
-
-
-def _fold(names: Iterable[str]) -> str:
-    return str(NodeSet.fromlist(list(names), resolver=RESOLVER_NOGROUP))
 
 
 def _or_null(value: str | None) -> str | None:
@@ -86,18 +83,18 @@ def resume_document(resume_nodes: Iterable[str], jobs: Iterable[ResumeJob]) -> d
                 "features": _or_null(job.features),
                 "job_id": job.job_id,
                 "layout": _or_null(job.layout),
-                "nodes_alloc": _fold(alloc),
-                "nodes_resume": _fold(mine),
+                "nodes_alloc": fold(alloc),
+                "nodes_resume": fold(mine),
                 "oversubscribe": oversubscribe,
                 "partition": job.partition,
                 "reservation": _or_null(job.reservation),
             }
         )
-    return {"all_nodes_resume": _fold(resuming), "jobs": entries}
+    return {"all_nodes_resume": fold(resuming), "jobs": entries}
 
 
 def resume_file_text(resume_nodes: Iterable[str], jobs: Iterable[ResumeJob]) -> str:
-    """:func:`resume_document` as JSON text (sorted keys, indented like the spec)."""
+    """:func:`resume_document` as JSON text (sorted keys, indented like the page's example)."""
     return json.dumps(resume_document(resume_nodes, jobs), indent=1, sort_keys=True) + "\n"
 
 

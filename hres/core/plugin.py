@@ -1,6 +1,6 @@
-"""Hierarchical resources as a :class:`cluster.scheduler.SchedulerPlugin` (pure, no Django).
+"""Hierarchical resources as a :class:`cluster.core.scheduler.SchedulerPlugin` (pure, no Django).
 
-The adapter builds one plugin per pass from the current :class:`hres.layers.HresState`
+The adapter builds one plugin per pass from the current :class:`hres.core.layers.HresState`
 (layers, runtime changes, active reservations) and the charges of the jobs holding
 resources, keyed by job id (what their ``LicensesAlloc`` says)::
 
@@ -14,16 +14,24 @@ Hooks: ``begin_pass`` rebuilds usage from the charges of the snapshot's running 
 (``Licenses`` naming the blocking layer, or ``HRESDisabled``); ``select_nodes`` picks
 nodes the layers can serve (Mode 3 sums checked as nodes are added) and computes the
 charges; ``on_start`` charges them, so later jobs of the pass see the usage.
-Plain licenses in the same request are left to :class:`cluster.licenses.LicensePlugin`.
+Plain licenses in the same request are left to :class:`cluster.core.licenses.LicensePlugin`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cluster.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start, node_count
-from cluster.states import Reason
-from hres.layers import (
+from cluster.core.scheduler import (
+    Blocked,
+    JobView,
+    PartitionView,
+    SchedulerPlugin,
+    Snapshot,
+    Start,
+    node_count,
+)
+from cluster.core.states import Reason
+from hres.core.layers import (
     Charge,
     HresState,
     Refusal,

@@ -1,13 +1,13 @@
-"""Limits as a :class:`cluster.scheduler.SchedulerPlugin` (pure, no Django).
+"""Limits as a :class:`cluster.core.scheduler.SchedulerPlugin` (pure, no Django).
 
 ``JobView`` carries neither account, QOS nor GRES, so the adapter passes them per job id in
 :class:`JobLimitsInfo`.  Each pass:
 
-* :meth:`LimitsPlugin.begin_pass` builds a :class:`limits.policy.LimitState` from the
+* :meth:`LimitsPlugin.begin_pass` builds a :class:`limits.core.policy.LimitState` from the
   snapshot's running and pending jobs and the usage records, and computes
   :attr:`LimitsPlugin.kills` (jobs to end, without ``safe``) and
   :attr:`LimitsPlugin.accrue_start` (pending jobs that begin accruing age now); the adapter
-  applies both, since :class:`cluster.scheduler.PassResult` has no field for them yet;
+  applies both, since :class:`cluster.core.scheduler.PassResult` has no field for them yet;
 * :meth:`LimitsPlugin.job_gate` answers with Slurm's reason code (``AssocMaxJobsLimit``,
   ``QOSGrpCpuLimit``...), which holds that one job and not its partition;
 * :meth:`LimitsPlugin.on_start` charges the started job, so later jobs of the pass see it;
@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cluster.licenses import limit_counts
-from cluster.scheduler import (
+from cluster.core.licenses import limit_counts
+from cluster.core.scheduler import (
     WHOLE_MEM,
     Blocked,
     JobView,
@@ -37,11 +37,11 @@ from cluster.scheduler import (
     node_count,
     resolve_time_limit,
 )
-from cluster.states import JobState
-from limits.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, make_shape
-from limits.priority import may_reserve
-from limits.reasons import PARTITION_NODE_LIMIT, PARTITION_TIME_LIMIT
-from limits.usage import UsageKey, UsageRecord
+from cluster.core.states import JobState
+from limits.core.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, make_shape
+from limits.core.priority import may_reserve
+from limits.core.reasons import PARTITION_NODE_LIMIT, PARTITION_TIME_LIMIT
+from limits.core.usage import UsageKey, UsageRecord
 from slurmwords.tres import gres_tres
 
 

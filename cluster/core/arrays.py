@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cluster.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start
+from cluster.core.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start
 
 JOB_ARRAY_TASK_LIMIT = "JobArrayTaskLimit"
 

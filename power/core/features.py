@@ -1,9 +1,10 @@
 """Changeable node features (``NodeFeaturesPlugins=node_features/helpers``): pure core.
 
-Spec "Node Features": features named in ``helpers.conf`` are *changeable*.  A powered-down
-node has them available but not active; a job asking for them gets powered-down nodes
-that have them available, and they become active at allocation.  They stay active until
-the node powers down, when they are reset.  Every other feature is always active.
+Slurm's power_save.html, "Node Features": features named in ``helpers.conf`` are
+*changeable*.  A powered-down node has them available but not active; a job asking for
+them gets powered-down nodes that have them available, and they become active at
+allocation.  They stay active until the node powers down, when they are reset.  Every
+other feature is always active.
 
 ``helpers.conf`` (read from the directory of ``slurm.conf``)::
 
@@ -25,8 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cluster.scheduler import split_features
-from cluster.slurmconf import (
+from cluster.core.scheduler import split_features
+from cluster.core.slurmconf import (
     ConfigError,
     ConfigProblem,
     ConfLine,
@@ -35,7 +36,7 @@ from cluster.slurmconf import (
     read_conf_lines,
 )
 
-PLUGIN = "node_features/helpers"  # the only NodeFeaturesPlugins value the spec names
+PLUGIN = "node_features/helpers"  # the only NodeFeaturesPlugins value power_save.html names
 HELPERS_FILE = "helpers.conf"
 _FEATURE = re.compile(r"^[A-Za-z0-9_.:+\-]+$")  # what --constraint can name
 
@@ -257,5 +258,6 @@ def reported_features_ok(
     reported: frozenset[str], active: frozenset[str], changeable: frozenset[str]
 ) -> bool:
     """A Helper that reports active features must report at least the node's active
-    changeable features (spec); /bin/true reports nothing, and the controller decides."""
+    changeable features (Slurm's power_save.html); /bin/true reports nothing, and the
+    controller decides."""
     return not reported or (active & changeable) <= reported

@@ -1,11 +1,11 @@
 """Power saving's pure core: what to suspend, resume, time out and mark, at ``now``.
 
-No Django and no clock (spec/power_save.md).  The adapter loads plain :class:`PowerNode`
+Slurm's power_save.html, without Django or a clock.  The adapter loads plain :class:`PowerNode`
 and :class:`PowerJob` records, calls a function here with ``now``, and applies the
 decisions it gets back in one transaction, then starts the programs:
 
 * :func:`power_cycle` -- the power-save thread's pass, every ``power_save_interval``
-  (see :func:`power.config.cycle_due`):
+  (see :func:`power.core.config.cycle_due`):
 
   1. **Timeouts.**  A node POWERING_UP that has not registered ResumeTimeout after its
      resume request becomes DOWN ("ResumeTimeout reached") and powered down, the jobs
@@ -23,8 +23,9 @@ decisions it gets back in one transaction, then starts the programs:
   4. **Launches.**  CONFIGURING jobs whose nodes have all registered.
 
 * :func:`power_request` -- ``scontrol power up|down [asap|force]`` and ``scontrol update
-  State=POWER_DOWN|POWER_DOWN_ASAP|POWER_DOWN_FORCE|POWER_UP|RESUME`` (spec "Manual
-  Power Saving"), one node at a time; :func:`parse_power_command` reads the command.
+  State=POWER_DOWN|POWER_DOWN_ASAP|POWER_DOWN_FORCE|POWER_UP|RESUME`` (Slurm's
+  power_save.html, "Manual Power Saving"), one node at a time; :func:`parse_power_command`
+  reads the command.
 * :func:`on_registration` -- a node agent registered (end of POWERING_UP, or "Node
   unexpectedly rebooted").
 * :func:`on_node_idle` -- a node went from COMPLETING to IDLE (PowerDownOnIdle).
@@ -40,14 +41,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from cluster.scheduler import NodeView
-from cluster.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
-from power.config import Exclusions, PowerConfig, PowerProgram
-from power.resume_file import resume_file_text
+from cluster.core.scheduler import NodeView
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
+from power.core.config import Exclusions, PowerConfig, PowerProgram
+from power.core.resume_file import resume_file_text
 
 # Slurm's NODE_STATE_POWER_DRAIN: the DRAIN flag was set by POWER_DOWN_ASAP, so powering
 # down (or ``power up force``) removes it, while a DRAIN an administrator set stays.
-# To be moved into cluster.states.NodeFlag with this value (it is persisted).
+# To be moved into cluster.core.states.NodeFlag with this value (it is persisted).
 POWER_DRAIN = NodeFlag.POWER_DRAIN
 
 POWER_FLAGS = (
@@ -284,7 +285,7 @@ def _is_idle(node: PowerNode, holding: Mapping[str, list[PowerJob]]) -> bool:
 
 def node_states(node: PowerNode) -> frozenset[str]:
     """The SuspendExcStates words that describe the node.  (FAIL and DEGRADED have no
-    flag in cluster.states yet, so they never match.)"""
+    flag in cluster.core.states yet, so they never match.)"""
     f, out = node.flags, set()
     for flag, word in (
         (NodeFlag.CLOUD, "CLOUD"),
@@ -549,9 +550,10 @@ class _Cycle:
         counted = self.exc.counted
         if not counted:
             return candidates
-        # Each ":count" set may lose only the usable nodes beyond its count (spec: "prevent
-        # N usable nodes (IDLE and not DOWN, DRAINING or already powered down) from being
-        # powered down"); nodes powering down on request just above no longer count.
+        # Each ":count" set may lose only the usable nodes beyond its count (Slurm's
+        # power_save.html: "prevent N usable nodes (IDLE and not DOWN, DRAINING or already
+        # powered down) from being powered down"); nodes powering down on request just above
+        # no longer count.
         budget = [
             sum(1 for n in s.nodes if n in self.nodes and _usable_up(self.nodes[n])) - (s.count or 0)
             for s in counted
@@ -593,7 +595,7 @@ def power_cycle(
     jobs holding nodes; ``rates`` what the previous cycle returned; ``exclusions`` the
     running SuspendExc* (default: the file's); ``auto_enabled`` whether automatic power
     saving is on (default :attr:`PowerConfig.auto_enabled`; the adapter passes its sticky
-    flag, see :func:`power.config.node_suspend_time_change`).
+    flag, see :func:`power.core.config.node_suspend_time_change`).
     """
     return _Cycle(
         config,
@@ -608,7 +610,7 @@ def power_cycle(
 
 def ready_jobs(nodes: Mapping[str, PowerNode], jobs: Iterable[PowerJob]) -> tuple[int, ...]:
     """CONFIGURING jobs none of whose nodes is powered down, powering up, waiting for a
-    power up or not responding (spec "Use of Allocations")."""
+    power up or not responding (Slurm's power_save.html, "Use of Allocations")."""
     waiting = POWER_FLAGS & ~NodeFlag.POWER_DOWN | NodeFlag.NOT_RESPONDING
     out = []
     for job in jobs:
@@ -696,7 +698,7 @@ def on_node_idle(
     If one of those jobs was allocated from a ``PowerDownOnIdle=YES`` partition and power
     saving can run (:attr:`PowerConfig.ready`), the node is asked to power down; this
     request ignores SuspendExc*.  With Exclusive=USER/NODE the node is IDLE exactly when
-    the spec's second and third cases say, so one rule covers all three.
+    the second and third cases in Slurm's power_save.html say, so one rule covers all three.
     """
     if not config.ready or node.flags & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN):
         return ()
@@ -729,8 +731,9 @@ def drain_change(node: PowerNode, reason: str) -> NodeChange:
 
 def power_node_order_key(node: NodeView) -> tuple[int, ...]:
     """Powered-up nodes first, powering-up second, powered-down last; by Weight in each
-    set, then index (spec "Weight").  A powered-down node with a power-up already asked
-    for counts as powering up.  Same signature as ``cluster.scheduler.node_order_key``.
+    set, then index (Slurm's power_save.html, "Weight").  A powered-down node with a
+    power-up already asked for counts as powering up.  Same signature as
+    ``cluster.core.scheduler.node_order_key``.
     """
     flags = node.flags
     if flags & NodeFlag.POWERING_UP or (flags & NodeFlag.POWERED_DOWN and flags & NodeFlag.POWER_UP):
@@ -806,7 +809,7 @@ def power_request(
     action: str | None = None,
     reason: str | None = None,
 ) -> PowerOutcome:
-    """One node's manual power transition (spec "Manual Power Saving").
+    """One node's manual power transition (Slurm's power_save.html, "Manual Power Saving").
 
     ``op``: POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE, POWER_UP, POWER_UP_FORCE
     (``scontrol power up force``) or RESUME.  ``jobs``: the jobs holding the node (force

@@ -13,8 +13,8 @@ import dataclasses
 import math
 from collections.abc import Iterable
 
-from cluster.slurmtime import parse_time_limit
-from limits.policy import QOS_FLAGS, AssocLimits, QOSLimits
+from limits.core.policy import QOS_FLAGS, AssocLimits, QOSLimits
+from slurmwords.durations import parse_time_limit
 from slurmwords.tres import apply_tres_update, format_tres, parse_tres
 
 # The integer columns are 32-bit on PostgreSQL; TRES counts are Slurm's uint64 (less the

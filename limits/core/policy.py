@@ -1,6 +1,6 @@
 """Accounting policy: associations, QOS, limit resolution and enforcement (pure, no Django).
 
-Implements spec resource_limits.md.  The data model is plain frozen dataclasses
+Implements Slurm's resource_limits.html.  The data model is plain frozen dataclasses
 (:class:`Association`, :class:`QOS`, :class:`PartitionLimits`, :class:`User`) gathered and
 validated by :class:`Policy`.  On top of it:
 
@@ -17,11 +17,11 @@ validated by :class:`Policy`.  On top of it:
   stop age priority from growing) and :meth:`LimitState.kills` lists the running jobs to end
   when TRES-minutes budgets are exhausted without ``AccountingStorageEnforce=safe``.
 
-Hierarchy (spec "Hierarchy"): partition QOS, job QOS (swapped by the job QOS's
+Hierarchy (resource_limits.html, "Hierarchy"): partition QOS, job QOS (swapped by the job QOS's
 ``OverPartQOS``), user association, account associations up the tree, root, partition.  The
 first level that defines a limit wins, per TRES for TRES limits.  A QOS MaxJobsPerUser and an
 association MaxJobs are the same limit (so are MaxSubmitJobsPerUser/MaxSubmitJobs and
-MaxJobsAccruePerUser/MaxJobsAccrue): the spec's worked example takes MaxJobs=20 from the
+MaxJobsAccruePerUser/MaxJobsAccrue): the page's worked example takes MaxJobs=20 from the
 partition QOS over MaxJobs=4 of the user association.  Exceptions:
 
 * MaxWall, MaxNodes and MinNodes are bounded by the partition (MaxTime, MaxNodes, MinNodes)
@@ -45,8 +45,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from typing import Any
 
-from limits import reasons as R
-from limits.usage import EMPTY, UsageKey, UsageRecord, assoc_key, qos_key
+from limits.core import reasons as R
+from limits.core.usage import EMPTY, UsageKey, UsageRecord, assoc_key, qos_key
 from slurmwords.tres import BillingWeights, billing, canonical_name, format_count
 
 
@@ -846,7 +846,8 @@ def _partition_bounds(
     limits: list[ResolvedLimit], job_q: QOS | None, part_q: QOS | None, part: PartitionLimits
 ) -> list[ResolvedLimit]:
     """MaxWall, MaxNodes and MinNodes are bounded by the partition unless the QOS flags
-    PartitionTimeLimit / PartitionMaxNodes / PartitionMinNodes lift the bound (spec)."""
+    PartitionTimeLimit / PartitionMaxNodes / PartitionMinNodes lift the bound (Slurm's
+    resource_limits.html, "Hierarchy")."""
     flags = (job_q.flags if job_q else frozenset()) | (part_q.flags if part_q else frozenset())
     src = Source(PARTITION, part.name, "partition")
     bounds = (
@@ -925,9 +926,9 @@ def make_shape(
 class JobRequest:
     """One job for the limits: who, where, its shape, and its state.
 
-    ``usage_factor`` on a running job is the UsageFactor booked when it started (spec NOTE);
-    None takes the QOS's current one.  ``accrue_time`` is when it began accruing age
-    priority (None: not accruing)."""
+    ``usage_factor`` on a running job is the UsageFactor booked when it started (the
+    UsageFactor NOTE of Slurm's resource_limits.html); None takes the QOS's current one.
+    ``accrue_time`` is when it began accruing age priority (None: not accruing)."""
 
     job_id: int
     user: str
@@ -1091,7 +1092,7 @@ class LimitState:
     """Limit enforcement for one scheduler pass.
 
     Build it from the running jobs (and the pending ones, for submit counts and accrue
-    limits), the usage records (:mod:`limits.usage`, keyed like :func:`assoc_key` /
+    limits), the usage records (:mod:`limits.core.usage`, keyed like :func:`assoc_key` /
     :func:`qos_key`) and ``now``.  Checks are O(number of limits that apply): resolution
     is cached on the Policy, what depends only on the key and the job's shape is computed
     once per pass, and counters only track what some limit reads.
@@ -1302,7 +1303,7 @@ class LimitState:
                 return f"{_SUBMIT_REJECT}: {r} reached with {c.submitted} jobs"
         wall = next(iter(plan.kind("MaxWallDurationPerJob")), None)
         if wall is not None and wall.source.scope == "assoc":
-            # Association MaxWall denies at submission (spec, MaxWallDurationPerJob).
+            # Association MaxWall denies at submission (resource_limits.html, MaxWallDurationPerJob).
             limit = job.shape.time_limit
             if limit is None or limit > wall.value:
                 return f"{_SUBMIT_REJECT}: time limit {_minutes(limit)} exceeds {wall}"
@@ -1339,8 +1340,9 @@ class LimitState:
         return frozenset(started)
 
     def kills(self) -> tuple[LimitKill, ...]:
-        """Running jobs to end because a TRES-minutes budget is spent (spec GrpTRESMins,
-        MaxTRESMinsPerJob).  Never with ``AccountingStorageEnforce=safe``."""
+        """Running jobs to end because a TRES-minutes budget is spent (Slurm's
+        resource_limits.html, GrpTRESMins and MaxTRESMinsPerJob).  Never with
+        ``AccountingStorageEnforce=safe``."""
         enforce = self.policy.enforce
         if not enforce.limits or enforce.safe or not self.policy.multifactor:
             return ()

@@ -44,9 +44,11 @@ from typing import Any
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
-from cluster.hostlists import HostlistError, HostlistTooLarge
-from cluster.hostlists import count as hostlist_size
-from cluster.slurmtime import parse_memory_mb, parse_time_limit
+from cluster.core.hostlists import HostlistError, HostlistTooLarge
+from cluster.core.hostlists import count as hostlist_size
+from slurmwords.durations import parse_time_limit
+from slurmwords.hostlists import split_top
+from slurmwords.memory import parse_memory_mb
 
 # --- known keys --------------------------------------------------------------
 # Canonical spellings; lookups are case-insensitive.  A key not listed here is
@@ -122,7 +124,7 @@ PARTITION_KEYS: tuple[str, ...] = (
     "OverTimeLimit", "PowerDownOnIdle", "PreemptMode", "Priority", "PriorityJobFactor",
     "PriorityTier", "QOS", "ReqResv", "ResumeTimeout", "RootOnly", "SelectTypeParameters",
     "State", "SuspendTime", "SuspendTimeout", "Topology", "TRESBillingWeights",
-    # fsched load thresholds (spec/load_thresholds.md)
+    # fsched's own load thresholds (not Slurm's)
     "LoadSchedMem", "LoadStopMem", "LoadSchedUt", "LoadStopUt", "LoadSchedR15s", "LoadStopR15s",
     "LoadSchedR1m", "LoadStopR1m", "LoadSchedR15m", "LoadStopR15m",
 )  # fmt: skip
@@ -682,19 +684,8 @@ _PARTITION_TYPED = frozenset(_PARTITION_PARSERS)
 
 
 def split_hostlist(expr: str) -> list[str]:
-    """Split a hostlist at its top-level commas (not those inside brackets)."""
-    parts: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(expr):
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(expr[start:i])
-            start = i + 1
-    parts.append(expr[start:])
-    return [p.strip() for p in parts]
+    """Split a hostlist at its top-level commas (not those inside brackets), each part stripped."""
+    return [p.strip() for p in split_top(expr)]
 
 
 def parse_nodeset(expr: str, *, limit: int = MAX_NODE_COUNT_CEILING) -> NodeSet:

@@ -1,12 +1,12 @@
-"""resources.yaml: read and validate the hierarchical resources (spec/hres.md), pure.
+"""resources.yaml: read and validate the hierarchical resources (Slurm's hres.html), pure.
 
 :func:`parse_resources` (text) and :func:`load_resources` (a path) turn the file into a
-frozen :class:`HresConfig` or raise one :class:`cluster.slurmconf.ConfigError` listing
+frozen :class:`HresConfig` or raise one :class:`cluster.core.slurmconf.ConfigError` listing
 every problem found, each an :class:`HresProblem` naming ``resources.yaml:LINE``, the
 resource, the layer and the reason.  Nothing is half-applied: the caller keeps its running
-configuration when this raises (ARCHITECTURE, "Configuration files are first-class").
+configuration when this raises.
 
-What is checked (spec "Planning Modes", "Limitations", "Plugins"):
+What is checked (Slurm's hres.html, "Planning Modes", "Limitations", "Plugins"):
 
 * keys and types of every field; unknown keys are errors (a typo must not pass silently);
 * ``mode`` is ``MODE_1``, ``MODE_2`` or ``MODE_3``; ``count`` is ``-1`` (infinite) or a
@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
-from cluster.slurmconf import ConfigError, ConfigProblem, parse_nodeset
+from cluster.core.slurmconf import ConfigError, ConfigProblem, parse_nodeset
 from slurmwords.licenses import Mode
 
 DEFAULT_FILE = "resources.yaml"
@@ -362,8 +362,8 @@ class _Checker:
         timers: dict[str, int | None] = dict.fromkeys(_TIMER_KEYS)
         pairs: list[tuple[str, str]] = []
         cfg = raw.get("config")
-        # The spec's example lost its indentation: the timers may sit beside ``config`` or
-        # inside it (as mapping keys or as name/value entries); accept all three.
+        # The example of Slurm's hres.html lost its indentation: the timers may sit beside
+        # ``config`` or inside it (as mapping keys or as name/value entries); accept all three.
         if isinstance(cfg, _Map):
             for key, value in cfg.items():
                 if key in _TIMER_KEYS:

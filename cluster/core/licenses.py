@@ -6,7 +6,7 @@ licenses only) starts when any one of them is free, and takes the first that is.
 
 Requests are read with :func:`slurmwords.licenses.parse_license_request`, so hierarchical
 resources in the same request (``-L fluent:1,flat:2``) and their plugin arguments are left
-to :class:`hres.plugin.HresPlugin`.  What a running job holds comes from its
+to :class:`hres.core.plugin.HresPlugin`.  What a running job holds comes from its
 ``LicensesAlloc`` when the adapter passes it (``held``): with the ``|`` form only that
 says which license was taken.
 """
@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from cluster.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start
-from cluster.states import Reason
-from slurmwords.licenses import Mode, parse_license_request, split_top
+from cluster.core.scheduler import Blocked, JobView, PartitionView, SchedulerPlugin, Snapshot, Start
+from cluster.core.states import Reason
+from slurmwords.hostlists import split_top
+from slurmwords.licenses import Mode, parse_license_request
 
 
 def plain_request(text: str, hres: Mapping[str, Mode] | None = None) -> list[tuple[str, int]]:

@@ -1,0 +1,312 @@
+"""The messages of the agent protocol (docs/agent-protocol.md), both ways, pure.
+
+The agent and the controller both build what they send from these classes and read what
+they receive through :func:`decode`, so the two sides cannot drift apart on a key or a
+type: a message either is what its class says or is refused with a MessageError that
+names the type and the field. The wire format is the JSON objects the protocol always
+had; nothing here changes a key or a value.
+
+Handshake (unsealed): ``hello`` → ``challenge`` → ``auth``. After it, the agent sends
+``register`` and its reports; the controller answers ``registered`` and sends commands.
+``power_action`` and ``power_action_done`` are power saving's (an extension of the
+cluster core), described here all the same: the agent speaks them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from slurmwords import wire
+from slurmwords.wire import Message, MessageError, Record
+
+__all__ = [
+    "AGENT_MESSAGES",
+    "CONTROLLER_MESSAGES",
+    "REGISTRY",
+    "Ack",
+    "Auth",
+    "Cancel",
+    "Challenge",
+    "Completed",
+    "CompletedBatch",
+    "Completion",
+    "Drain",
+    "Hello",
+    "Launch",
+    "LaunchFailed",
+    "LaunchJob",
+    "Message",
+    "MessageError",
+    "NodeInfo",
+    "NodeLoad",
+    "Ping",
+    "PowerAction",
+    "PowerActionDone",
+    "Register",
+    "Registered",
+    "RunningJob",
+    "Signal",
+    "Started",
+    "decode",
+]
+
+
+# -- records inside messages -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeInfo(Record):
+    """A hosted node as ``register`` announces it."""
+
+    name: str
+    cpus: int
+    real_memory: int  # MB
+    boot_time: float
+    features: str | None = None
+    # Cloud accounting (scontrol show node shows them).
+    instance_id: str | None = None
+    instance_type: str | None = None
+    extra: str | None = None
+    conf: str | None = None  # slurmd -Z: the node's own line, for a node slurm.conf lacks
+
+
+@dataclass(frozen=True)
+class RunningJob(Record):
+    job_id: int
+    node: str
+    pid: int
+    run: int | None = None
+
+
+@dataclass(frozen=True)
+class Completion(Record):
+    """A job's end; the agent keeps it spooled until the controller acknowledges it."""
+
+    job_id: int
+    node: str
+    exit_code: int
+    signal: int  # 0: none
+    end_time: float
+    seq: int | None = None  # the agent's own counter; the controller does not read it
+    # Which run of the job ended; absent means the current one (an agent of an earlier release).
+    run: int | None = None
+
+
+@dataclass(frozen=True)
+class NodeLoad(Record):
+    cpu_load: float
+    free_mem: int  # MB
+
+
+@dataclass(frozen=True)
+class LaunchJob(Record):
+    """The launch object: what the agent needs to start a batch job.
+
+    Every key is always sent, null where there is nothing (a null ``std_err`` is the
+    output file). The agent reads it key by key and answers ``launch_failed`` for a bad
+    one, so a ``launch`` carries it as a plain object (:attr:`Launch.job`).
+    """
+
+    job_id: int
+    run: int  # restart count: echoed back, so a late end of an earlier run is told apart
+    name: str
+    user: str
+    script: str
+    argv: list[str]
+    work_dir: str
+    std_out: str | None
+    std_err: str | None
+    std_in: str | None
+    environment: dict[str, str]
+    batch_host: str
+    node_list: str
+    num_nodes: int
+    cpus_on_node: int
+    partition: str
+    account: str
+    qos: str
+    array_job_id: int | None
+    array_task_id: int | None
+    time_limit: int | None  # minutes; the controller enforces it
+
+
+# -- the handshake -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello(Message):
+    """agent → controller, first: the node names let it choose which key to prove."""
+
+    TYPE = "hello"
+    agent_id: str
+    nonce: str
+    nodes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Challenge(Message):
+    """controller → agent: its own proof of the key comes first."""
+
+    TYPE = "challenge"
+    nonce: str
+    proof: str
+
+
+@dataclass(frozen=True)
+class Auth(Message):
+    TYPE = "auth"
+    proof: str
+
+
+# -- agent → controller ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Register(Message):
+    """Everything the controller must know after a connect: a reconnect restates it."""
+
+    TYPE = "register"
+    agent_id: str
+    nodes: list[NodeInfo]
+    running: list[RunningJob]
+    completions: list[Completion]
+
+
+@dataclass(frozen=True)
+class Started(Message):
+    TYPE = "started"
+    job_id: int
+    node: str
+    pid: int
+    time: float | None = None
+    run: int | None = None
+
+
+@dataclass(frozen=True)
+class LaunchFailed(Message):
+    TYPE = "launch_failed"
+    job_id: int
+    node: str
+    error: str
+    time: float | None = None
+    run: int | None = None
+
+
+@dataclass(frozen=True)
+class Completed(Completion, Message):
+    """One completion, its fields at the top level of the message."""
+
+    TYPE = "completed"
+
+
+@dataclass(frozen=True)
+class CompletedBatch(Message):
+    """Jobs that ended together: one message, one transaction at the controller."""
+
+    TYPE = "completed_batch"
+    completions: list[Completion]
+
+
+@dataclass(frozen=True)
+class Ping(Message):
+    TYPE = "ping"
+    time: float
+    nodes: list[str]
+    load: dict[str, NodeLoad] | None = None
+
+
+@dataclass(frozen=True)
+class Drain(Message):
+    """The agent cannot keep its jobs safe (its spool is gone): drain these nodes."""
+
+    TYPE = "drain"
+    nodes: list[str]
+    reason: str
+
+
+@dataclass(frozen=True)
+class PowerActionDone(Message):
+    TYPE = "power_action_done"
+    run_id: int
+    node: str
+    exit_code: int  # negative: killed by that signal; 127: not started or not configured
+    end_time: float
+    error: str  # empty unless it could not start
+
+
+# -- controller → agent ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Registered(Message):
+    TYPE = "registered"
+    nodes: list[str]
+    rejected: dict[str, str]  # node -> why
+    kill: list[int]  # jobs no longer the agent's: killed without a completion
+    ping_interval: float
+
+
+@dataclass(frozen=True)
+class Launch(Message):
+    TYPE = "launch"
+    job: dict[str, Any]  # a LaunchJob's wire form
+
+    @classmethod
+    def of(cls, job: LaunchJob) -> Launch:
+        return cls(job=job.to_wire())
+
+
+@dataclass(frozen=True)
+class Signal(Message):
+    TYPE = "signal"
+    job_id: int
+    signal: str  # "STOP", "CONT", "USR1", ...: to the job's whole process group
+
+
+@dataclass(frozen=True)
+class Cancel(Message):
+    TYPE = "cancel"
+    job_id: int
+    kill_wait: float | None = None  # seconds from TERM to KILL; absent: KillWait's default
+
+
+@dataclass(frozen=True)
+class Ack(Message):
+    """Completions the controller has committed: the agent may forget them."""
+
+    TYPE = "ack"
+    job_ids: list[int]
+
+
+@dataclass(frozen=True)
+class PowerAction(Message):
+    """Run a ``Location=slurmd`` PowerAction on ``node``: the agent runs it only if its
+    own slurm.conf names it, by ``action`` or by ``argv`` (its Program, then the node)."""
+
+    TYPE = "power_action"
+    run_id: int
+    node: str
+    action: str | None = None
+    argv: list[str] | None = None
+    env: dict[str, str] | None = None
+
+    def check(self, kind: str) -> None:
+        if self.action is None and self.argv is None:
+            raise MessageError(kind, "argv", "is missing (there is no action either)")
+
+
+def _by_type(*classes: type[Message]) -> dict[str, type[Message]]:
+    return {cls.TYPE: cls for cls in classes}
+
+
+AGENT_MESSAGES = _by_type(
+    Hello, Auth, Register, Started, LaunchFailed, Completed, CompletedBatch, Ping, Drain, PowerActionDone
+)
+CONTROLLER_MESSAGES = _by_type(Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction)
+REGISTRY = {**AGENT_MESSAGES, **CONTROLLER_MESSAGES}
+
+
+def decode(msg: object, registry: dict[str, type[Message]] = REGISTRY) -> Message:
+    """The message ``msg`` (a JSON object) is; ``registry`` limits it to one direction."""
+    return wire.decode(msg, registry)
