@@ -6,7 +6,7 @@ if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.management import execute_from_command_line
 
-    from cluster.state_files import StateDirUnusable
+    from cluster.core.state_files import StateDirUnusable
 
     try:
         execute_from_command_line(sys.argv)

@@ -9,11 +9,11 @@ class ClusterAppConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings  # noqa: PLC0415
 
-        from cluster.state_files import secure_state_dir  # noqa: PLC0415
+        from cluster.core.state_files import secure_state_dir  # noqa: PLC0415
 
         # Every process that sets Django up tightens an existing state directory and its keys,
         # which an older version or an administrator may have left readable; it creates
-        # nothing: that is the bootstrap's (cluster.state_files.create_keys).
+        # nothing: that is the bootstrap's (cluster.core.state_files.create_keys).
         secure_state_dir(settings.STATE_DIR, create=False)
 
         from auditlog.registry import auditlog  # noqa: PLC0415

@@ -18,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from cluster.state_files import read_key
+from cluster.core.state_files import read_key
 from config.env import envint
 from config.supervise import Supervised
 

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from cluster.state_files import missing_keys
+from cluster.core.state_files import missing_keys
 from config.banner import start_lines
 from config.env import envint
 

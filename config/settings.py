@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from cluster.state_files import read_key
+from cluster.core.state_files import read_key
 from config.env import envbool, envfloat, envint, envlevel
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ CONF_DIR = Path(os.environ.get("FSCHED_CONF_DIR", BASE_DIR / "examples" / "demo"
 # environment, else the state directory's, which `manage.py fsched_bootstrap` creates.
 # Importing the settings only reads, so that migrate, check and the bootstrap itself run
 # before the keys exist; a key still empty stops `fsched server` with what to run
-# (cluster.state_files.missing_keys), and Django refuses to sign with an empty SECRET_KEY.
+# (cluster.core.state_files.missing_keys), and Django refuses to sign with an empty SECRET_KEY.
 SECRET_KEY = os.environ.get("FSCHED_SECRET_KEY") or read_key(STATE_DIR / "secret_key")
 FSCHED_AGENT_KEY = os.environ.get("FSCHED_AGENT_KEY") or read_key(STATE_DIR / "agent_key")
 DEBUG = envbool("FSCHED_DEBUG", False)

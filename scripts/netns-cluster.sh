@@ -101,7 +101,7 @@ cd "$ROOT"
 "$PY" manage.py migrate --no-input -v 0
 ((DISTRIBUTED)) && "$PY" manage.py flush --no-input
 "$PY" manage.py fsched_bootstrap --url "$URL" >"$WORK/bootstrap.log"
-KEY_FILE=$FSCHED_STATE_DIR/agent_key # created by fsched_bootstrap (cluster.state_files.create_keys)
+KEY_FILE=$FSCHED_STATE_DIR/agent_key # created by fsched_bootstrap (cluster.core.state_files.create_keys)
 [[ -s $KEY_FILE ]] || fail "no cluster key in $KEY_FILE"
 
 if ((DISTRIBUTED)); then

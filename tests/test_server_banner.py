@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.state_files import create_keys
+from cluster.core.state_files import create_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 FSCHED = str(Path(sys.executable).parent / "fsched")

@@ -14,7 +14,7 @@ which is correct, just slower.
 The database file is created 0600 before SQLite opens it: SQLite would create it 0644
 under the usual umask, and it gives its -wal, -shm and -journal files the database's own
 mode, so they come out private too.  A database left readable by an older version is
-tightened on connect (``cluster.state_files.tighten`` logs it).  A missing directory is
+tightened on connect (``cluster.core.state_files.tighten`` logs it).  A missing directory is
 created 0700: on a new installation ``manage.py migrate`` comes before the bootstrap.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from django.db.backends.sqlite3 import base
 
-from cluster.state_files import PRIVATE_FILE, private_dir, tighten
+from cluster.core.state_files import PRIVATE_FILE, private_dir, tighten
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 

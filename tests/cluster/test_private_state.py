@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from cluster.state_files import (
+from cluster.core.state_files import (
     StateDirUnusable,
     create_keys,
     create_private_file,

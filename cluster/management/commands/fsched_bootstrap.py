@@ -23,9 +23,9 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from cluster.core.state_files import create_keys, create_private_file
 from cluster.services.api_tokens import split, token_issue, token_revoke
 from cluster.services.errors import NotFound
-from cluster.state_files import create_keys, create_private_file
 
 
 def cli_credentials_path() -> Path:
