@@ -14,9 +14,9 @@ from django.utils import timezone
 from cluster import extensions, publish
 from cluster.core.hostlists import fold
 from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
-from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Node, Partition
 from cluster.services.errors import ServiceError
+from cluster.services.state import configured_state
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def _apply(conf: SlurmConfig, *, actor: str) -> None:
         node.suspend_time = nc.suspend_time
         node.in_conf = True
         if is_new or node.conf_state != nc.state:
-            _initial_state(node, nc.state, now)
+            configured_state(node, nc.state, now=now)
         node.conf_state = nc.state
         if not node.active_features:
             node.active_features = node.features
@@ -188,19 +188,3 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     if before["cluster_name"] != after["cluster_name"]:
         changes["cluster_name"] = [before["cluster_name"], after["cluster_name"]]
     return changes
-
-
-def _initial_state(node: Node, conf_state: str, now) -> None:
-    flags = node.flags & ~(NodeFlag.CLOUD)
-    if conf_state == "FUTURE":
-        node.base_state = NodeBase.FUTURE
-    elif conf_state == "DOWN":
-        node.base_state = NodeBase.DOWN
-        node.reason = node.reason or "Configured DOWN"
-        node.reason_time = node.reason_time or now
-    elif conf_state == "CLOUD":
-        node.base_state = NodeBase.IDLE
-        flags |= NodeFlag.CLOUD | NodeFlag.POWERED_DOWN
-    elif node.base_state not in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
-        node.base_state = NodeBase.UNKNOWN
-    node.flags = flags

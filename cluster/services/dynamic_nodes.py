@@ -28,11 +28,12 @@ from django.utils import timezone
 
 from cluster import extensions, publish
 from cluster.core import hostlists
-from cluster.core.states import HOLDING_JOB_STATES, NodeBase, NodeFlag
+from cluster.core.states import HOLDING_JOB_STATES
 from cluster.models import Event, Job, Node
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.services.nodes import check_node_fields
+from cluster.services.state import configured_state
 
 log = logging.getLogger(__name__)
 
@@ -128,11 +129,7 @@ def _make(fields: Mapping[str, Any], *, state: str, how: str, actor: str, now: d
         # Its idle time (SuspendTime) counts from its creation, not from the last reconfigure.
         last_busy=now,
     )
-    if state == "FUTURE":
-        node.base_state = NodeBase.FUTURE
-    elif state == "CLOUD":
-        node.base_state = NodeBase.IDLE
-        node.flags = NodeFlag.CLOUD | NodeFlag.POWERED_DOWN
+    configured_state(node, state, now=now)
     for ext in extensions.active():
         # Before the save: a refused value (ServiceError) creates nothing.
         ext.node_fields_update([node], fields, how=how)

@@ -290,6 +290,24 @@ def set_node_state(
     record_node_transition(node, old, now=now, user=user, detail=detail)
 
 
+def configured_state(node: Node, conf_state: str, *, now: datetime) -> None:
+    """The state a node takes from its ``State=`` (slurm.conf, or ``scontrol create``): set
+    on the row, unsaved. A node that was running jobs keeps IDLE/MIXED/ALLOCATED."""
+    flags = node.flags & ~(NodeFlag.CLOUD)
+    if conf_state == "FUTURE":
+        node.base_state = NodeBase.FUTURE
+    elif conf_state == "DOWN":
+        node.base_state = NodeBase.DOWN
+        node.reason = node.reason or "Configured DOWN"
+        node.reason_time = node.reason_time or now
+    elif conf_state == "CLOUD":
+        node.base_state = NodeBase.IDLE
+        flags |= NodeFlag.CLOUD | NodeFlag.POWERED_DOWN
+    elif node.base_state not in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
+        node.base_state = NodeBase.UNKNOWN
+    node.flags = flags
+
+
 def record_node_transition(
     node: Node, old: str, *, now: datetime, user: str = "", detail: dict[str, Any] | None = None
 ) -> None:
