@@ -109,7 +109,7 @@ class Show(APIView):
         word = {"assoc": "association", "associations": "association"}.get(word, word)
         if word not in selectors.DEFAULT_COLUMNS:
             raise ServiceError(f"Unknown entity '{entity}'")
-        where = services._parse_where(request.query_params.getlist("where"))
+        where = services.parse_where(request.query_params.getlist("where"))
         return Response(
             {"columns": list(selectors.DEFAULT_COLUMNS[word]), "rows": selectors.list_rows(word, where)}
         )

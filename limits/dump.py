@@ -47,7 +47,7 @@ def _q(text: str) -> str:
 
 
 def dump_text(*, cluster: str | None = None) -> str:
-    name = cluster or services._cluster_name()
+    name = cluster or services.accounting_cluster()
     c = Cluster.objects.filter(name=name).first()
     if c is None:
         raise ServiceError(f"Cluster {name} does not exist")
@@ -142,7 +142,7 @@ def _fields(text: str) -> list[str]:
 
 def load_text(*, actor: AbstractBaseUser | None, text: str, commit: bool = True) -> services.Change:
     """Apply a cluster file; any bad line refuses the whole file (``line N: why``)."""
-    services._require_admin(actor)
+    services.require_admin(actor)
     change = services.Change(committed=commit)
     parent = ROOT
     cluster = ""
@@ -164,8 +164,8 @@ def load_text(*, actor: AbstractBaseUser | None, text: str, commit: bool = True)
                 except ServiceError as exc:
                     raise ServiceError(f"line {number}: {exc}") from None
             if not commit:
-                raise services._Rollback
-    except services._Rollback:
+                raise services.Rollback
+    except services.Rollback:
         pass
     return change
 

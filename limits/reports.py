@@ -18,7 +18,7 @@ from slurmwords.tres import DEFAULT_TRES, format_count, format_tres, sort_key
 # --------------------------------------------------------------------------- sshare
 
 
-def _tree(policy: Policy) -> list[tuple[int, Association]]:
+def accounts_tree(policy: Policy) -> list[tuple[int, Association]]:
     """Associations depth first: (depth, association), users before sub-accounts."""
     out: list[tuple[int, Association]] = []
     users: dict[str, list[Association]] = {}
@@ -79,7 +79,7 @@ def share_rows(
 
     run_mins = tres_run_mins(policy, _active(policy)[0], time.time()) if policy.assocs else {}
     rows = []
-    for depth, a in _tree(policy):
+    for depth, a in accounts_tree(policy):
         if wanted_accounts and a.account not in wanted_accounts:
             continue
         if a.user and ((wanted_users and a.user not in wanted_users) or (not all_users and not wanted_users)):
@@ -153,7 +153,7 @@ def assoc_mgr() -> dict:
         f"PriorityUsageResetPeriod={ctx.priority.usage_reset_period}",
     ]
     assocs = []
-    for _depth, a in _tree(policy):
+    for _depth, a in accounts_tree(policy):
         rec = usage.get(a.key, EMPTY)
         lim = a.limits
         mins = {k: v / 60 for k, v in rec.tres_seconds.items()}
@@ -227,7 +227,7 @@ class LimitUse:
         return min(100.0, 100.0 * self.used / self.limit.value)
 
 
-def _state(policy: Policy, usage: Mapping[UsageKey, UsageRecord]) -> LimitState:
+def limit_state(policy: Policy, usage: Mapping[UsageKey, UsageRecord]) -> LimitState:
     """A LimitState over the active jobs, as the scheduler's pass builds it."""
     import time  # noqa: PLC0415 - the adapter's clock, not the core's
 
@@ -320,7 +320,7 @@ def effective(user: str, account: str, partition: str = "", qos: str = "") -> li
     """Every limit for (user, account, partition, QOS), its level, and usage against it."""
     ctx = selectors.context()
     eff = ctx.policy.resolve(user, account, partition, qos)
-    state = _state(ctx.policy, selectors.usage_records())
+    state = limit_state(ctx.policy, selectors.usage_records())
     return [LimitUse(r, _used(state, r)) for r in eff.limits]
 
 
@@ -331,7 +331,7 @@ def explain(job: Job) -> list[LimitBlock]:
     if not ctx.enforce.associations or job.state != JobState.PENDING:
         return []
     policy = ctx.policy
-    state = _state(policy, selectors.usage_records())
+    state = limit_state(policy, selectors.usage_records())
     req = JobRequest(
         job_id=job.id,
         user=job.user,

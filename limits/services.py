@@ -73,25 +73,26 @@ class Change:
     cancelled: list[int] = field(default_factory=list)
 
 
-class _Rollback(Exception):
+class Rollback(Exception):
     pass
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _require_admin(actor: AbstractBaseUser | None) -> None:
+def require_admin(actor: AbstractBaseUser | None) -> None:
     if actor is not None and not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
 
 
-def _cluster_name() -> str:
+def accounting_cluster() -> str:
+    """The cluster the accounting rows belong to: slurm.conf's ClusterName."""
     return ClusterConfig.current().cluster_name or "cluster"
 
 
 def ensure_cluster(name: str | None = None) -> Cluster:
     """The cluster row and its root association (Slurm creates both with the cluster)."""
-    cluster, _ = Cluster.objects.get_or_create(name=name or _cluster_name())
+    cluster, _ = Cluster.objects.get_or_create(name=name or accounting_cluster())
     root, _ = Account.objects.get_or_create(
         name=ROOT, defaults={"description": "default root account", "organization": "root"}
     )
@@ -129,13 +130,13 @@ def _run(commit: bool, body) -> Change:
             body(change)
             _validate_and_bump()
             if not commit:
-                raise _Rollback
-    except _Rollback:
+                raise Rollback
+    except Rollback:
         pass
     return change
 
 
-def _parse_where(items: Iterable[str]) -> dict[str, list[str]]:
+def parse_where(items: Iterable[str]) -> dict[str, list[str]]:
     """``name=a,b account=x`` -> ``{"name": ["a", "b"], "account": ["x"]}`` (plural keys
     folded: ``names=``, ``accounts=``, ``users=``)."""
     out: dict[str, list[str]] = {}
@@ -291,7 +292,7 @@ def record_add(
     commit: bool = True,
 ) -> Change:
     """``sacctmgr add <entity> <names> [options]``."""
-    _require_admin(actor)
+    require_admin(actor)
     entity = _entity(entity)
     names = [
         inputs.name(n, "names")
@@ -488,7 +489,7 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
 
 def _match_assocs(entity: str, where: dict[str, list[str]]) -> models.QuerySet[Association]:
     qs = Association.objects.select_related("cluster", "account", "user", "parent")
-    qs = qs.filter(cluster__name__in=where.get("cluster") or [_cluster_name()])
+    qs = qs.filter(cluster__name__in=where.get("cluster") or [accounting_cluster()])
     names = where.get("name", [])
     if entity == "account":
         qs = qs.filter(user__isnull=True)
@@ -528,9 +529,9 @@ def record_modify(
     commit: bool = True,
 ) -> Change:
     """``sacctmgr modify <entity> [where] <conditions> set <options>``."""
-    _require_admin(actor)
+    require_admin(actor)
     entity = _entity(entity)
-    cond = _parse_where(where)
+    cond = parse_where(where)
     opts = _options(options)
     if not opts:
         raise ServiceError("You didn't give me anything to set")
@@ -644,9 +645,9 @@ def record_delete(
     """``sacctmgr delete <entity> [where] <conditions>``: the associations go, and with
     them every running and pending job that belongs to them (Slurm's resource_limits.html,
     "Tools")."""
-    _require_admin(actor)
+    require_admin(actor)
     entity = _entity(entity)
-    cond = _parse_where(where)
+    cond = parse_where(where)
     who = actor.get_username() if actor is not None else ""
     if not cond:
         raise ServiceError("You need to specify which records to delete (name=...)")
@@ -672,7 +673,7 @@ def record_delete(
             rows = Cluster.objects.filter(name__in=cond.get("name", []))
             change.lines.append(" Deleting clusters...")
             for row in rows:
-                if row.name == _cluster_name():
+                if row.name == accounting_cluster():
                     for a in row.associations.filter(user__isnull=True, parent__isnull=True).exclude(
                         account__name=ROOT
                     ):
@@ -745,7 +746,7 @@ def row_save(*, actor: AbstractBaseUser | None, row: models.Model, commit: bool 
     """The admin's save: the same validation as sacctmgr (field checks, then the whole
     policy rebuilt), or a ServiceError and nothing saved.  ``commit=False`` checks only
     (the admin form's validation)."""
-    _require_admin(actor)
+    require_admin(actor)
     new = row.pk is None
     try:
         with transaction.atomic():
@@ -754,8 +755,8 @@ def row_save(*, actor: AbstractBaseUser | None, row: models.Model, commit: bool 
             _save(row)
             _validate_and_bump()
             if not commit:
-                raise _Rollback
-    except _Rollback:
+                raise Rollback
+    except Rollback:
         if new:
             row.pk = None
             row._state.adding = True
@@ -763,7 +764,7 @@ def row_save(*, actor: AbstractBaseUser | None, row: models.Model, commit: bool 
 
 def row_delete(*, actor: AbstractBaseUser | None, row: models.Model) -> None:
     """The admin's delete; an association's jobs are cancelled as with sacctmgr."""
-    _require_admin(actor)
+    require_admin(actor)
     who = actor.get_username() if actor is not None else ""
     with transaction.atomic():
         if isinstance(row, Association):
@@ -1109,7 +1110,7 @@ def usage_set(
     raw_usage: float = 0.0,
 ) -> None:
     """Set a usage record directly (tests, and ``sacctmgr load`` of saved usage)."""
-    _require_admin(actor)
+    require_admin(actor)
     with transaction.atomic():
         Usage.objects.update_or_create(
             key=selectors.key_text(key), defaults={"tres_seconds": dict(tres_seconds), "raw_usage": raw_usage}

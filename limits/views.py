@@ -62,9 +62,9 @@ def _tree_context() -> dict:
     policy = ctx.policy
     usage = selectors.usage_records()
     # The pass's own counters over the active jobs: what each group holds right now.
-    counters = reports._state(policy, usage).counters if policy.assocs else {}
+    counters = reports.limit_state(policy, usage).counters if policy.assocs else {}
     rows = []
-    for depth, a in reports._tree(policy):
+    for depth, a in reports.accounts_tree(policy):
         rec = usage.get(a.key, EMPTY)
         counter = counters.get(a.key)
         limits = []
