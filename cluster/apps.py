@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.conf import settings
+
+from cluster.core.state_files import secure_state_dir
 
 
 class ClusterAppConfig(AppConfig):
@@ -7,10 +10,6 @@ class ClusterAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.conf import settings  # noqa: PLC0415
-
-        from cluster.core.state_files import secure_state_dir  # noqa: PLC0415
-
         # Every process that sets Django up tightens an existing state directory and its keys,
         # which an older version or an administrator may have left readable; it creates
         # nothing: that is the bootstrap's (cluster.core.state_files.create_keys).

@@ -293,14 +293,14 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
     async def _handle(self, batch: list[dict[str, Any]]) -> None:
         started: list[dict[str, Any]] = []
         completions: list[dict[str, Any]] = []
-        ping: am.Ping | None = None
+        ping: dict[str, Any] | None = None
         for raw in batch:
             kind = raw.get("type")
             if kind != am.Register.TYPE and self.registered_at is None:
                 log.warning("agent %s sent %r before register: ignored", self.agent_id, kind)
                 continue
             msg = self._decoded(raw)
-            # The services read plain dicts (the wire form), which the checks above vouch for.
+            # The services read the plain dicts as received, which the decoding has checked.
             match msg:
                 case None:
                     pass
@@ -309,18 +309,21 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                     started, completions = [], []
                     await self.on_register(msg)
                 case am.Started():
-                    started += [msg.to_wire()] if self._ours(kind, msg.node, msg.job_id) else []
+                    started += [raw] if self._ours(kind, msg.node, msg.job_id) else []
                 case am.Completed():
-                    completions += [msg.to_wire()] if self._ours(kind, msg.node, msg.job_id) else []
+                    completions += [raw] if self._ours(kind, msg.node, msg.job_id) else []
                 case am.CompletedBatch():
-                    ours = [c for c in msg.completions if self._ours(am.Completed.TYPE, c.node, c.job_id)]
-                    completions += [c.to_wire() for c in ours]
+                    completions += [
+                        wire
+                        for c, wire in zip(msg.completions, raw["completions"], strict=True)
+                        if self._ours(am.Completed.TYPE, c.node, c.job_id)
+                    ]
                 case am.LaunchFailed():
                     if self._ours(kind, msg.node, msg.job_id):
                         await self._db(agents.job_launch_failed, job_id=msg.job_id, node=msg.node,
                                        error=msg.error, run=msg.run)  # fmt: skip
                 case am.Ping():
-                    ping = msg
+                    ping = raw
                 case am.Drain():
                     await self._db(
                         agents.agent_drain,
@@ -329,18 +332,18 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                         agent_id=self.agent_id,
                     )
                 case _:
-                    await self._extension_message(kind, msg)
+                    await self._extension_message(kind, raw)
         await self._flush(started, completions)
         if ping is not None and self.nodes:
-            await self._db(agents.agent_ping, nodes=self.nodes, load=ping.to_wire().get("load"))
+            await self._db(agents.agent_ping, nodes=self.nodes, load=ping.get("load"))
 
-    async def _extension_message(self, kind: Any, msg: am.Message | dict[str, Any]) -> None:
+    async def _extension_message(self, kind: Any, msg: dict[str, Any]) -> None:
         handler = extensions.agent_handler(kind) if isinstance(kind, str) else None
         if handler is None:  # a message of the protocol the controller does not take (hello)
             log.warning("agent %s sent unknown message type %r", self.nodes, kind)
             return
         # An extension's message (power saving's power_action_done), for these nodes only.
-        await self._db(handler, nodes=list(self.nodes), msg=msg if isinstance(msg, dict) else msg.to_wire())
+        await self._db(handler, nodes=list(self.nodes), msg=msg)
 
     async def _flush(self, started: list[dict[str, Any]], completions: list[dict[str, Any]]) -> None:
         if started:

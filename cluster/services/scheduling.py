@@ -338,10 +338,8 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
 
 
 def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> Placement:
-    hosts = allocation.nodes[job_id]
     return Placement(
-        hosts=hosts,
-        node_list=str(NodeSet.fromlist(hosts)),
+        hosts=allocation.nodes[job_id],
         cpus_per_node=start.cpus_per_node,
         mem_per_node=start.mem_per_node,
         time_limit=start.time_limit,

@@ -17,6 +17,7 @@ from typing import Any
 from django.utils import timezone
 
 from cluster import publish
+from cluster.core.hostlists import fold
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
@@ -160,7 +161,6 @@ class Placement:
     """Where and how a pass starts one pending job."""
 
     hosts: Sequence[str]
-    node_list: str
     cpus_per_node: Sequence[int]
     mem_per_node: Sequence[int]
     time_limit: int | None
@@ -186,7 +186,7 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         job.start_time = now
         job.time_limit = place.time_limit
         job.priority = place.priority
-        job.node_list = place.node_list
+        job.node_list = fold(place.hosts)
         job.batch_host = place.hosts[0]
         job.alloc = {
             h: [c, m] for h, c, m in zip(place.hosts, place.cpus_per_node, place.mem_per_node, strict=True)
