@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from cli import clusters
 from cli.fmt import (
     make_parser,
     null,
@@ -1034,6 +1035,7 @@ def build_parser():
     add = p.add_argument
     add("-d", "--details", action="store_true", help="make show command print more details")
     add("--json", action="store_true", help="produce JSON output")
+    clusters.add_option(p)
     add("-o", "--oneliner", action="store_true", help="print information one line per record")
     add("-Q", "--quiet", action="store_true", help="disable printing of error messages")
     add("-V", "--version", action="store_true", help="print version information and exit")
@@ -1067,4 +1069,6 @@ def main(argv: list[str]) -> int:
         from cli.client import Client  # noqa: PLC0415
 
         client = Client()
+        if ns.clusters:
+            clusters.local_cluster(client, ns.clusters, PROG)
     return VERBS[verb](client, ns.command[1:], Opts(ns))

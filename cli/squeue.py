@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from types import SimpleNamespace
 
-from cli import fastargs
+from cli import clusters, fastargs
 from cli.fmt import (
     Field,
     make_parser,
@@ -243,6 +243,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-j", "--jobs"), "jobs", str, "job(s)", "comma separated list of jobs IDs to view"),
     (("--json",), "json", "store_true", None, "produce JSON output"),
     (("-l", "--long"), "long", "store_true", None, "long report"),
+    clusters.ROW,
     (("--me",), "me", "store_true", None, "equivalent to --user=<my username>"),
     (("-n", "--name"), "name", str, "job_name(s)", "comma separated list of job names to view"),
     (("-o", "--format"), "format", str, "format", "format specification"),
@@ -308,6 +309,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
     client = Client()
+    cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None
     while True:
         try:
             jobs = client.get_all("/api/jobs/", query(ns))
@@ -326,7 +328,9 @@ def main(argv: list[str]) -> int:
             lines = format_jobs(
                 jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=ns.sort or DEFAULT_SORT
             )
-            if ns.long or ns.iterate:
+            if cluster and not ns.noheader:
+                lines.insert(0, f"CLUSTER: {cluster}")
+            if (ns.long or ns.iterate) and not ns.noheader:  # squeue's print_date()
                 import time  # noqa: PLC0415
 
                 lines.insert(0, time.strftime("%a %b %d %H:%M:%S %Y"))
