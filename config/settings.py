@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "hres",
     "power",
     "limits",
+    "load",
 ]
 
 MIDDLEWARE = [
@@ -169,7 +170,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # The cluster core's extensions, in the order it calls their hooks (cluster/extensions.py):
 # the order of the scheduler's gates, the first that holds a job giving its reason.  An
 # entry is the name an app registers, or the dotted path of a ClusterExtension class.
-FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power"]
+FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power", "load"]
 
 # How often the cycles run when nothing triggers them (seconds).
 FSCHED_SCHED_INTERVAL = envfloat("FSCHED_SCHED_INTERVAL", 2)
