@@ -201,3 +201,43 @@ def test_sdiag_without_cycles_prints_no_means():
     text = sdiag.render(empty)
     assert "Mean" not in text and "Cycles per minute" not in text and "Queue length mean" not in text
     assert "\tLast cycle when: N/A\n" in text
+
+
+def test_sdiag_reset_denied_is_worded_as_slurm_perror(api, capsys):
+    from cli.main import main
+
+    api.routes[("POST", "/api/diag/reset/")] = (403, {"error": "Access/permission denied"})
+    assert main(["fsched", "sdiag", "-r"]) == 1
+    assert capsys.readouterr() == ("", "slurm_reset_statistics: Access/permission denied\n")
+    api.routes[("POST", "/api/diag/reset/")] = (200, {"message": "Reset scheduling statistics", "since": "x"})
+    assert main(["fsched", "sdiag", "--reset"]) == 0
+    assert capsys.readouterr().out == "Reset scheduling statistics\n"
+
+
+def test_sprio_under_priority_basic_says_so_as_slurm_does(api, capsys):
+    from cli.main import main
+
+    basic = {"priority_type": "priority/basic", "weights": None, "jobs": []}
+    api.routes[("GET", "/api/priority/")] = (200, basic)
+    assert main(["fsched", "sprio"]) == 1
+    assert capsys.readouterr() == (
+        "",
+        "You are not running a supported priority plugin\n(priority/basic).\n"
+        "Only 'priority/multifactor' is supported.\n",
+    )
+
+
+def test_sprio_sends_its_filters(api, capsys):
+    from cli.main import main
+
+    api.routes[("GET", "/api/priority/")] = (
+        200,
+        {"priority_type": "priority/multifactor", "weights": WEIGHTS, "jobs": JOBS[1:]},
+    )
+    assert main(["fsched", "sprio", "-j", "65540", "-u", "bob", "-p", "batch", "-h", "-o", "%i %u"]) == 0
+    assert capsys.readouterr().out == "65540 bob\n"
+    query = api.requests[-1]["query"]
+    assert "job_id=65540" in query and "user=bob" in query and "partition=batch" in query
+    # -j 65540 names the jobs as -j65540 does.
+    assert main(["fsched", "sprio", "-h", "-o", "%i", "-j", "65540"]) == 0
+    assert "job_id=65540" in api.requests[-1]["query"]
