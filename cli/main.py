@@ -19,6 +19,8 @@ COMMANDS = {
     "scontrol": "cli.scontrol",
     "sacctmgr": "cli.sacctmgr",
     "sshare": "cli.sshare",
+    "sprio": "cli.sprio",
+    "sdiag": "cli.sdiag",
     "login": "cli.login",
     "agent": "agent.main",
     "server": "config.server",

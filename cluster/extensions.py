@@ -85,6 +85,32 @@ class Allocation:
         return ",".join(self.licenses.get(job_id, ()))
 
 
+@dataclass(frozen=True)
+class JobPriorityFactors:
+    """A pending job's priority as ``sprio`` shows it: each factor already multiplied by
+    its PriorityWeight*, and the priority the scheduler orders the job by."""
+
+    priority: int
+    age: float = 0.0
+    fairshare: float = 0.0
+    jobsize: float = 0.0
+    partition: float = 0.0
+    qos: float = 0.0
+    tres: Mapping[str, float] = field(default_factory=dict)  # TRES name -> weighted factor
+    site: int = 0
+    nice: int = 0
+
+
+@dataclass(frozen=True)
+class PriorityReport:
+    """The priority plugin in force, its weights (age, fairshare, jobsize, partition, qos,
+    tres) and the factors of the pass's pending jobs."""
+
+    plugin: str
+    weights: Mapping[str, Any]
+    jobs: Mapping[int, JobPriorityFactors]
+
+
 # An agent message handler, called as handler(nodes=<the nodes the connection holds>,
 # msg=<the message>) in the database thread.
 AgentHandler = Callable[[Sequence[str], Mapping[str, Any]], None]
@@ -136,6 +162,11 @@ class ClusterExtension:
     def pass_priority(self, ctx: PassContext, snap: Snapshot) -> Mapping[str, Any]:
         """Keyword arguments of ``cluster.core.scheduler.schedule`` for job priorities."""
         return {}
+
+    def priority_report(self, ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
+        """The factors of the priorities this extension gives (sprio), or None when it
+        gives none (the core's priority/basic)."""
+        return None
 
     def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:
         """The pass's starts, their rows locked and not yet written."""
@@ -265,6 +296,15 @@ def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:
     for ext in active():
         out.update(ext.qos_preemption())
     return out
+
+
+def priority_report(ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
+    """The first extension's report of the priorities in force (None: priority/basic)."""
+    for ext in active():
+        report = ext.priority_report(ctx, snap)
+        if report is not None:
+            return report
+    return None
 
 
 def cycles() -> list[Cycle]:

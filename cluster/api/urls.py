@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import tokens, views
+from cluster.api import diag, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -22,4 +22,7 @@ urlpatterns = [
     path("reservations/<str:name>/", views.ReservationDetail.as_view()),
     path("reconfigure/", views.Reconfigure.as_view()),
     path("config/", views.ConfigView.as_view()),
+    path("priority/", diag.PriorityFactors.as_view()),
+    path("diag/", diag.Diagnostics.as_view()),
+    path("diag/reset/", diag.DiagnosticsReset.as_view()),
 ]
