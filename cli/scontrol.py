@@ -212,6 +212,7 @@ def node_record(node: dict) -> Record:
         [("AllocTRES", node.get("alloc_tres") or "")],
         [("CurrentWatts", "0"), ("AveWatts", "0")],
     ]
+    record += load_lines(node)
     if node.get("instance_id") or node.get("instance_type"):
         record.append(
             [("InstanceId", null(node.get("instance_id"))), ("InstanceType", null(node.get("instance_type")))]
@@ -222,6 +223,23 @@ def node_record(node: dict) -> Record:
         stamp = slurm_time(node.get("reason_time"), "Unknown")
         record.append([("Reason", f"{node['reason']} [{node.get('reason_user') or 'Unknown'}@{stamp}]")])
     return record
+
+
+def load_lines(node: dict) -> Record:
+    """fsched's load thresholds (not Slurm's): the latest indices and the thresholds in
+    force, each on a line of its own, when there are any."""
+    lines: Record = []
+    indices = node.get("load_indices")
+    if indices:
+        value = (
+            f"mem={indices['mem']},ut={float(indices['ut']):.1f},r15s={float(indices['r15s']):.2f},"
+            f"r1m={float(indices['r1m']):.2f},r15m={float(indices['r15m']):.2f}"
+        )
+        lines.append([("LoadIndices", value)])
+    thresholds = node.get("load_thresholds")
+    if thresholds:
+        lines.append([("LoadThresholds", ",".join(f"{k}={v:g}" for k, v in thresholds.items()))])
+    return lines
 
 
 def partition_record(part: dict) -> Record:

@@ -199,6 +199,13 @@ class ClusterExtension:
     def node_deleted(self, node: Any) -> None:
         pass
 
+    def node_heartbeat(self, load: Mapping[str, Mapping[str, Any]], *, now: datetime) -> None:
+        """The load figures an agent's heartbeat carried, by node (in its transaction)."""
+
+    def node_details(self, names: Sequence[str]) -> Mapping[str, Mapping[str, Any]]:
+        """Fields this extension adds to the API's node objects, by node name."""
+        return {}
+
     def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
         """Nodes back to their configured state (powered down, or failed to resume): what
         runtime updates gave them is undone."""
@@ -289,6 +296,19 @@ def node_order_key() -> Callable[[NodeView], tuple] | None:
 def nodes_reset(names: Sequence[str], *, actor: str, now: datetime) -> None:
     for ext in active():
         ext.nodes_reset(names, actor=actor, now=now)
+
+
+def node_heartbeat(load: Mapping[str, Mapping[str, Any]], *, now: datetime) -> None:
+    for ext in active():
+        ext.node_heartbeat(load, now=now)
+
+
+def node_details(names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for ext in active():
+        for name, fields in ext.node_details(names).items():
+            out.setdefault(name, {}).update(fields)
+    return out
 
 
 def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:
