@@ -36,11 +36,17 @@ class HresExtension(ClusterExtension):
     def check_config(self, conf: Any, *, path: Path, node_names: set[str]) -> ConfigCheck:
         # resources.yaml (ResourcesFile=, or the default next to slurm.conf) is checked
         # against the new nodes and licenses before anything changes: one reconfigure path.
-        return ConfigCheck(
-            services.read_resources(
-                path.parent, conf.resources_file, cluster_nodes=node_names, cluster_licenses=conf.licenses
-            )
+        loaded = services.read_resources(
+            path.parent, conf.resources_file, cluster_nodes=node_names, cluster_licenses=conf.licenses
         )
+        resources = loaded.config.resources if loaded.config is not None else ()
+        mode3 = [r.name for r in resources if r.mode == Mode.MODE_3]
+        parts = [
+            (p.name, p.priority_tier, preemption.option(p.extra, "PreemptMode")) for p in conf.partitions
+        ]
+        # A preemption set up so that it can never reclaim them: warned in the controller's
+        # log at start and at every reconfigure, as the other configuration warnings.
+        return ConfigCheck(loaded, preemption.config_warnings(conf.options, parts, mode3))
 
     def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
         services.resources_store(checked.value, actor=actor, recover=recover)
