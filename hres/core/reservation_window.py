@@ -64,6 +64,7 @@ def check_window(
     first = max(start, now)
     if end <= first:
         return
+    state.with_reservations({name: items})  # a layer it names must exist, whenever it starts
     valid = []
     for other in others:
         try:

@@ -152,6 +152,32 @@ def test_reserved_hres_amount_goes_to_the_reservation_users_only(users, hres_con
 
 
 @pytest.mark.django_db
+def test_a_mode2_reservation_job_runs_when_top_is_otherwise_full(users, hres_conf):  # noqa: F811
+    # #13 point 5: flat(low2):4 holds 4 on low2 and on mid1 and top above it.
+    from cluster.models import Job
+    from cluster.services import reservations as svc
+    from cluster.services.scheduling import schedule_pass
+    from tests.hres.test_services import submit
+
+    svc.reservation_create(
+        actor=users["admin"], values={"name": "R", "licenses": "flat(low2):4", "users": "alice"}
+    )
+    others = [
+        submit(users["bob"], licenses="flat:12", nodelist="node01"),  # low1
+        submit(users["bob"], licenses="flat:8", nodelist="node17"),  # low3: top now has 20 used
+        submit(users["bob"], licenses="flat:4", nodelist="node25"),  # low4: the reserved 4 of top
+    ]
+    schedule_pass()
+    alice = submit(users["alice"], licenses="flat:4", nodelist="node09", reservation="R")
+    schedule_pass()
+    jobs = {j.id: j for j in Job.objects.all()}
+    assert [jobs[j].state for j in others] == ["RUNNING", "RUNNING", "PENDING"]
+    assert jobs[others[2]].reason == Reason.LICENSES
+    assert jobs[alice].state == "RUNNING"
+    assert jobs[alice].licenses_alloc == "flat(low2*4,mid1*4,top*4):4"
+
+
+@pytest.mark.django_db
 def test_a_future_reservation_is_checked_against_capacity(users, hres_conf):  # noqa: F811
     # #13 point 5: a reservation that starts later is refused when, during its window, the
     # layers cannot hold its amounts beside the reservations overlapping it.
@@ -189,7 +215,7 @@ def test_a_future_reservation_is_checked_against_capacity(users, hres_conf):  # 
         create("now", "now", 60, "natural(low1):60")
     with pytest.raises(ServiceError, match=r"needs 60 on layer low1, 50 available at "):
         create("during_the_job", "now+10minutes", 60, "natural(low1):60")
-    create("after_the_job", "now+1hour", 60, "natural(low1):60")
+    create("after_the_job", "now+1hour", 30, "natural(low1):60")
 
 
 # --------------------------------------------------------------------------- REST and CLI
