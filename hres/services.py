@@ -28,7 +28,7 @@ import logging
 import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -308,7 +308,7 @@ def reservation_items(now=None, *, exclude: str = "") -> dict[str, tuple[License
     return out
 
 
-def reservations_overlapping(start, end, *, exclude: str = "") -> list[Reserved]:
+def reservations_overlapping(start: datetime, end: datetime, *, exclude: str = "") -> list[Reserved]:
     """The HRES amounts of the reservations whose window meets ``[start, end)``, with
     their windows (licenses that no longer parse: left out, as :func:`reservation_items`)."""
     hres_modes = modes()

@@ -2,11 +2,11 @@
 
 A reservation that starts later is checked as one active now is: at every moment of its
 window, its amounts must fit on the layers beside what the other reservations of that
-moment hold and what the running jobs still hold then.  The reserved amounts only change when another
-reservation starts, so the moments to check are the window's start and the starts of the
-other reservations within it.  A running job counts until its expected end (start plus
-time limit; no limit: for ever), as it does for the nodes of a reservation ("Requested
-nodes are busy").
+moment hold and what the running jobs still hold then.  The reserved amounts only change
+when another reservation starts, so the moments to check are the window's start and the
+starts of the other reservations within it.  A running job counts until its expected end
+(start plus time limit; no limit: for ever), as it does for the nodes of a reservation
+("Requested nodes are busy").
 """
 
 from __future__ import annotations
