@@ -28,6 +28,7 @@ import logging
 import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ from hres.core.layers import (
 )
 from hres.core.persistence import Membership
 from hres.core.plugin import HresPlugin
+from hres.core.reservation_window import Holding, Reserved
 from hres.models import LayerUpdate, ResourcesFile
 from slurmwords.licenses import LicenseItem, parse_reservation_licenses
 
@@ -303,6 +305,42 @@ def reservation_items(now=None, *, exclude: str = "") -> dict[str, tuple[License
             continue
         if items:
             out[name] = items
+    return out
+
+
+def reservations_overlapping(start: datetime, end: datetime, *, exclude: str = "") -> list[Reserved]:
+    """The HRES amounts of the reservations whose window meets ``[start, end)``, with
+    their windows (licenses that no longer parse: left out, as :func:`reservation_items`)."""
+    hres_modes = modes()
+    if not hres_modes:
+        return []
+    rows = (
+        Reservation.objects.filter(start_time__lt=end, end_time__gt=start)
+        .exclude(licenses="")
+        .exclude(name=exclude)
+        .values_list("name", "start_time", "end_time", "licenses")
+    )
+    out = []
+    for name, begin, finish, text in rows:
+        try:
+            items = tuple(
+                it for it in parse_reservation_licenses(text, hres=hres_modes) if it.name in hres_modes
+            )
+        except ValueError:
+            continue
+        if items:
+            out.append(Reserved(name, begin, finish, items))
+    return out
+
+
+def holdings() -> list[Holding]:
+    """What each running job holds, with its expected end (start plus time limit)."""
+    charges = holding_charges()
+    rows = Job.objects.filter(pk__in=list(charges)).values_list("id", "start_time", "time_limit")
+    out = []
+    for job_id, begin, limit in rows:
+        end = begin + timedelta(minutes=limit) if begin is not None and limit else None
+        out.append(Holding(charges[job_id], end))
     return out
 
 

@@ -187,6 +187,19 @@ class Structure:
         set_(self, "order", tuple(order))
         set_(self, "servable", 0 if self.disabled else servable)
 
+    def reserved_on(self, i: int) -> tuple[int, ...]:
+        """The layers a reservation of layer ``i`` holds its amount on: the layer and the
+        layers any job on its nodes is charged too, so the reservation's job finds the
+        amount there even when others have filled them.  Mode 3: its ancestors.  Mode 2:
+        every layer holding all of its nodes (``flat(low2):4`` also holds 4 on mid1 and
+        top).  Mode 1 charges one layer only: that layer."""
+        if self.mode == Mode.MODE_3:
+            return self.paths[i]
+        mask = self.layers[i].mask
+        if self.mode == Mode.MODE_1 or not mask:
+            return (i,)
+        return (i, *(j for j, la in enumerate(self.layers) if j != i and la.mask & mask == mask))
+
     def layer(self, name: str) -> Layer:
         try:
             return self.layers[self.index[name]]
@@ -271,8 +284,8 @@ class ResourceState:
 
     structure: Structure
     used: tuple[int, ...]
-    # Reservation name -> amount reserved per layer (Mode 3: propagated to the ancestors),
-    # and what the jobs of that reservation use of it.
+    # Reservation name -> amount reserved per layer (also on the layers above the named
+    # one, Structure.reserved_on), and what the jobs of that reservation use of it.
     reserved: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     resv_used: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
@@ -557,7 +570,7 @@ class HresState:
                 if i is None:
                     raise ValueError(f"reservation {resv}: resource {it.name} has no layer {it.layer}")
                 amounts = per[it.name].setdefault(resv, [0] * len(st.layers))
-                for j in st.paths[i] if st.mode == Mode.MODE_3 else (i,):
+                for j in st.reserved_on(i):
                     amounts[j] += it.count
         changed = {}
         for r in self.resources:
@@ -597,7 +610,7 @@ def check_reservation(state: HresState, name: str, items: Iterable[LicenseItem])
         st = res.structure
         before = state.resource(it.name).avail(name)
         held = probe.resource(it.name).reserved[name]
-        for j in st.paths[st.index[it.layer]] if st.mode == Mode.MODE_3 else (st.index[it.layer],):
+        for j in st.reserved_on(st.index[it.layer]):
             if held[j] > before[j]:
                 raise ValueError(
                     f"reservation {name}: {it.name}({it.layer}):{it.count} needs {held[j]} on layer "

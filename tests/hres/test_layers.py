@@ -430,6 +430,40 @@ def test_mode3_reservation_propagates_up(spec_state):
     assert isinstance(plan(s, [LicenseItem("power", 5001)], [0], reservation="r"), tuple)
 
 
+def test_mode2_reservation_holds_its_amount_on_the_layers_above(spec_state, spec_config):
+    from slurmwords.licenses import parse_reservation_licenses
+
+    # flat(low2):4 (#13 point 5): a job on low2's nodes is charged on low2, mid1 and top,
+    # so the 4 are held on all three.
+    items = parse_reservation_licenses("flat(low2):4", hres=spec_config.modes())
+    check_reservation(spec_state, "r", items)
+    s = spec_state.with_reservations({"r": items})
+    view = {v.layer_name: v for v in license_view(s) if v.license_name == "flat"}
+    assert {n: view[n].reserved for n in ("low2", "mid1", "top", "low1", "mid2")} == {
+        "low2": 4,
+        "mid1": 4,
+        "top": 4,
+        "low1": 0,
+        "mid2": 0,
+    }
+    # Others fill top from low1, low3 and low4: 20 of its 24, the reservation's 4 stay.
+    s, started, refusal = fill(s, "flat", 1, nodes_of("01-08") + nodes_of("17-32"))
+    assert (started, refusal.layer) == (20, "top")
+    assert isinstance(select(s, [LicenseItem("flat", 1)], nodes_of("09-16"), 1), Refusal)
+    sel = select(s, [LicenseItem("flat", 4)], nodes_of("09-16"), 1, reservation="r")
+    assert isinstance(sel, Selection)
+    assert dict(sel.charges[0].layers) == {"low2": 4, "mid1": 4, "top": 4}
+    # What the reservation's job uses is no longer held back for it.
+    assert s.charge(sel.charges).resource("flat").held_for_others() == [0] * 7
+    # A second reservation may not hold on top what the first already holds.
+    with pytest.raises(ValueError, match="needs 21 on layer top, 20 available"):
+        check_reservation(
+            spec_state.with_reservations({"r": items}),
+            "s",
+            parse_reservation_licenses("flat(low1):12,flat(low3):9", hres=spec_config.modes()),
+        )
+
+
 # --------------------------------------------------------------------------- preemption
 
 
