@@ -19,6 +19,7 @@ COMMANDS = {
     "scontrol": "cli.scontrol",
     "sacctmgr": "cli.sacctmgr",
     "sshare": "cli.sshare",
+    "explain": "cli.explain",
     "login": "cli.login",
     "agent": "agent.main",
     "server": "config.server",
