@@ -20,8 +20,8 @@ from cluster.core.states import JobState, NodeFlag, Reason
 from cluster.extensions import PendingCause as Cause
 from cluster.models import Job, Node, Reservation
 from limits import reports
-from slurmwords.hostlists import fold_hostlist
-from slurmwords.reasons import RESERVED_FOR_MAINTENANCE, unavailable_nodes
+from slurmwords.hostlists import expand_hostlist, fold_hostlist
+from slurmwords.reasons import MAY_BE_RESERVED, RESERVED_FOR_MAINTENANCE, unavailable_nodes
 
 # The layer an HRES detail names ("flat: 1 requested, layer low1 has 0 free", "flat: 10
 # needed on layer top, 3 free", "flat: layer low1 is disabled"; not "no layer of flat ...").
@@ -43,9 +43,29 @@ def _limit_causes(job: Job) -> list[Cause]:
     ]
 
 
+def _reserved_cause(job: Job, reason: str, detail: str) -> Cause:
+    """Required nodes another reservation holds: which nodes, which reservation, until when."""
+    now = timezone.now()
+    wanted = set(expand_hostlist(job.req_nodes))
+    held = []
+    for resv in Reservation.objects.filter(start_time__lte=now, end_time__gt=now):
+        names = wanted & set(expand_hostlist(resv.nodes))
+        if names and resv.name != job.reservation:
+            until = f"{timezone.localtime(resv.end_time):%Y-%m-%dT%H:%M:%S}"
+            held.append(f"{fold_hostlist(names)} in reservation {resv.name} until {until}")
+    return Cause(
+        reason,
+        "; ".join(held) or detail,
+        "reservation",
+        "Released when the reservation ends, or submit without its nodes or with --reservation.",
+    )
+
+
 def _node_cause(job: Job, reason: str, detail: str) -> Cause:
     """Required nodes that cannot take the job: each with its state (``node01
     IDLE+POWERED_DOWN``) and reason, and the command that returns them to service."""
+    if detail == MAY_BE_RESERVED:
+        return _reserved_cause(job, reason, detail)
     names = unavailable_nodes(detail)
     rows = list(Node.objects.filter(name__in=names).order_by("name")) if names else []
     if not rows:

@@ -4,7 +4,8 @@ Slurm prints the bare reason code (``QOSGrpJobsLimit``, ``Licenses``, ``Resource
 squeue's ``%r``/``%R`` and scontrol's ``Reason=``, except where slurmctld sets the job's
 state description: then that text is printed instead.  For a pending job it does so for
 ``ReqNodeNotAvail``: ``ReqNodeNotAvail, UnavailableNodes:node[01-02]`` (the unusable
-required nodes, folded) and ``ReqNodeNotAvail, Reserved for maintenance``.  fsched's own
+required nodes, folded), ``ReqNodeNotAvail, May be reserved for other job`` (required nodes
+another reservation holds) and ``ReqNodeNotAvail, Reserved for maintenance``.  fsched's own
 detail (which limit at which level, which HRES layer, the figures) is kept apart, in the
 job's ``reason_detail``, for ``fsched explain`` and the console.
 """
@@ -16,6 +17,7 @@ from slurmwords.hostlists import expand_hostlist, fold_hostlist
 REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
 UNAVAILABLE_NODES = "UnavailableNodes:"
 RESERVED_FOR_MAINTENANCE = "Reserved for maintenance"
+MAY_BE_RESERVED = "May be reserved for other job"
 
 
 def slurm_reason(reason: str | None, detail: str | None = "") -> str:
@@ -26,7 +28,7 @@ def slurm_reason(reason: str | None, detail: str | None = "") -> str:
         return code
     if detail.startswith(UNAVAILABLE_NODES):
         return f"{code}, {UNAVAILABLE_NODES}{fold_hostlist(unavailable_nodes(detail))}"
-    if detail == RESERVED_FOR_MAINTENANCE:
+    if detail in (RESERVED_FOR_MAINTENANCE, MAY_BE_RESERVED):
         return f"{code}, {detail}"
     return code
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from cluster.core.states import Reason
 from cluster.models import Job, Node
 from cluster.services.jobs import job_submit
+from cluster.services.reservations import reservation_create
 from cluster.services.scheduling import schedule_pass
 from hres import services as hres_services
 from limits.core.reasons import ALL_REASONS
@@ -138,3 +139,18 @@ def test_req_node_not_avail_keeps_slurms_long_form_with_the_nodes_folded(users, 
     assert got["%R"] == "(ReqNodeNotAvail, UnavailableNodes:node[03-04])"
     assert got["Reason="] == "ReqNodeNotAvail,_UnavailableNodes:node[03-04]"
     assert got["json"] == "ReqNodeNotAvail"
+
+
+def test_required_nodes_of_another_reservation_are_slurms_may_be_reserved(users, demo, live_cli):
+    register(timezone.now())
+    values = {"name": "R", "start_time": "now", "duration": "60", "nodes": "node[05-06]", "users": "bob"}
+    reservation_create(actor=users["admin"], values=values)
+    job_id = submit(users["alice"], nodelist="node05")
+    schedule_pass()
+    got = shown(live_cli, job_id)
+    assert got["%r"] == "ReqNodeNotAvail, May be reserved for other job"
+    assert got["Reason="] == "ReqNodeNotAvail,_May_be_reserved_for_other_job"
+    assert got["json"] == "ReqNodeNotAvail"
+    status, out, _ = live_cli("alice", "explain", str(job_id))
+    assert status == 0
+    assert out.splitlines()[1].startswith("ReqNodeNotAvail: node05 in reservation R until ")

@@ -27,6 +27,12 @@ from slurmwords.reasons import scontrol_reason, slurm_reason, unavailable_nodes
             "ReqNodeNotAvail, Reserved for maintenance",
             "ReqNodeNotAvail,_Reserved_for_maintenance",
         ),
+        (
+            "ReqNodeNotAvail",
+            "May be reserved for other job",
+            "ReqNodeNotAvail, May be reserved for other job",
+            "ReqNodeNotAvail,_May_be_reserved_for_other_job",
+        ),
         ("ReqNodeNotAvail", "", "ReqNodeNotAvail", "ReqNodeNotAvail"),
         ("BadConstraints", "required node node01 is too small", "BadConstraints", "BadConstraints"),
     ],
