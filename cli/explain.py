@@ -3,7 +3,7 @@ release it (``GET /api/jobs/{id}/explain/``).
 
     $ fsched explain 12
     JobId=12 JobState=PENDING Reason=QOSGrpJobsLimit
-    QOSGrpJobsLimit: GrpJobs=2 (QOS qjobs): 2 running [QOS qjobs] -> Released when ...
+    QOSGrpJobsLimit: GrpJobs=2 (QOS normal): 2 running [QOS QOS normal] -> Released when ...
 
 Slurm has no such command: squeue and scontrol print the reason code alone
 (``QOSGrpJobsLimit``), and the limit, level, HRES layer or node states behind it are here.
