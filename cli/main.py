@@ -21,6 +21,7 @@ COMMANDS = {
     "sshare": "cli.sshare",
     "sprio": "cli.sprio",
     "sdiag": "cli.sdiag",
+    "explain": "cli.explain",
     "login": "cli.login",
     "agent": "agent.main",
     "server": "config.server",

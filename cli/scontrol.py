@@ -29,6 +29,7 @@ from cli.fmt import (
 from slurmwords.durations import TIMESTAMP_FORMAT, format_duration_long, format_minutes_long
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.memory import format_memory_mb
+from slurmwords.reasons import scontrol_reason
 
 PROG = "scontrol"
 Record = list[list[tuple[str, str]]]  # lines of (key, value) pairs
@@ -63,13 +64,11 @@ def _ids(user: str) -> tuple[str, str]:
 
 
 def _reason(job: dict) -> str:
-    """``Reason=Licenses,_flat:_2_requested,_layer_top_has_0_free``: a pending job's detail
-    follows its reason as Slurm writes ``ReqNodeNotAvail,_UnavailableNodes:...``."""
-    reason = job.get("reason") or "None"
-    detail = job.get("reason_detail") or ""
-    if job.get("state") == "PENDING" and detail and reason != "None":
-        return f"{reason},_{detail.replace(' ', '_')}"
-    return reason
+    """``Reason=Licenses``: the code alone, or Slurm's own long form where Slurm prints one
+    (``ReqNodeNotAvail,_UnavailableNodes:node[01-02]``); fsched's detail is ``fsched explain``'s."""
+    if job.get("state") != "PENDING":
+        return job.get("reason") or "None"
+    return scontrol_reason(job.get("reason"), job.get("reason_detail"))
 
 
 def job_record(job: dict) -> Record:

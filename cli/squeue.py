@@ -23,6 +23,7 @@ from cli.fmt import (
 from slurmwords.durations import format_duration, format_minutes
 from slurmwords.hostlists import expand_hostlist, fold_ids
 from slurmwords.memory import format_memory_mb
+from slurmwords.reasons import slurm_reason
 
 PROG = "squeue"
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
@@ -70,11 +71,9 @@ def node_count(job: dict) -> int:
 
 
 def reason_text(job: dict) -> str:
-    reason = job.get("reason") or "None"
-    detail = job.get("reason_detail") or ""
-    if detail:
-        return detail if detail.startswith(reason) else f"{reason}, {detail}"
-    return reason
+    """``%r``: the reason code alone, as scripts compare it (``QOSGrpJobsLimit``); fsched's
+    detail is ``fsched explain``'s."""
+    return slurm_reason(job.get("reason"), job.get("reason_detail"))
 
 
 def reason_list(job: dict) -> str:

@@ -49,6 +49,19 @@ class Cycle:
     interval: float
 
 
+@dataclass(frozen=True)
+class PendingCause:
+    """One thing holding a pending job, as ``pending_causes`` answers it: Slurm's reason
+    code, what holds it (``holder``: the limit, HRES layer, nodes or reservation, with the
+    figures), where (``level``) and what would release it.  The console's "Why is this job
+    pending?", ``GET /api/jobs/{id}/explain/`` and ``fsched explain`` show these."""
+
+    reason: str
+    holder: str
+    level: str
+    release: str
+
+
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
@@ -223,8 +236,9 @@ class ClusterExtension:
         """Agent message types this extension handles, by their ``type``."""
         return {}
 
-    def pending_causes(self, job: Any) -> list:
-        """What holds a pending job, for "Why is this job pending?"."""
+    def pending_causes(self, job: Any) -> list[PendingCause]:
+        """What holds a pending job, for "Why is this job pending?" (the console, the API's
+        explain endpoint and ``fsched explain``)."""
         return []
 
 

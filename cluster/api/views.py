@@ -161,6 +161,27 @@ class JobDetail(generics.RetrieveAPIView):
         return Response(JobSerializer(job).data)
 
 
+class JobExplain(APIView):
+    """GET /api/jobs/{id}/explain/: what holds a pending job, cause by cause, with what would
+    release it (``fsched explain``).  Slurm's reason code stays in ``reason``, bare."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = job_services.get_job(job_id)
+        return Response(
+            {
+                "job_id": job.id,
+                "state": job.state,
+                "reason": job.reason,
+                "reason_detail": job.reason_detail,
+                "causes": [
+                    {"reason": c.reason, "holder": c.holder, "level": c.level, "release": c.release}
+                    for c in selectors.pending_causes(job)
+                ],
+            }
+        )
+
+
 class JobAction(APIView):
     """POST /api/jobs/{id}/<action>/."""
 
