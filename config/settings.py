@@ -179,6 +179,9 @@ FSCHED_HEALTH_INTERVAL = envfloat("FSCHED_HEALTH_INTERVAL", 2)
 FSCHED_BACKFILL_INTERVAL = envfloat("FSCHED_BACKFILL_INTERVAL", 5)
 # Seconds between polls of the power-save cycle, which acts only when it is due.
 FSCHED_POWER_INTERVAL = envfloat("FSCHED_POWER_INTERVAL", 1)
+# Seconds between checks of the nodes' load against their partitions' load thresholds
+# (fsched's own, docs/load-thresholds.md: 30, as they are specified; shorter for tests).
+FSCHED_LOAD_INTERVAL = envfloat("FSCHED_LOAD_INTERVAL", 30)
 # Seconds between usage accounting cycles (charge running jobs, decay; see Slurm's
 # resource_limits.html).
 FSCHED_USAGE_INTERVAL = envfloat("FSCHED_USAGE_INTERVAL", 30)

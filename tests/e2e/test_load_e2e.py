@@ -41,7 +41,8 @@ def test_the_spec_s_example_shows_its_indices_and_thresholds(tmp_path_factory, t
     proc = tmp_path / "proc"
     proc.mkdir()
     feed(proc, mem_mib=5000)
-    cluster = make_cluster(tmp_path_factory, "embedded", conf_dir=conf)
+    # A check every second instead of 30 (the indices still come every 5 s).
+    cluster = make_cluster(tmp_path_factory, "embedded", conf_dir=conf, env={"FSCHED_LOAD_INTERVAL": "1"})
     try:
         cluster.start_server()
         cluster.wait_http()
@@ -62,5 +63,11 @@ def test_the_spec_s_example_shows_its_indices_and_thresholds(tmp_path_factory, t
             lambda: "LoadIndices=mem=1100," in cluster.cli("scontrol", "show", "node", "compute1").stdout,
             timeout=30,
         )
+        # Below LoadSchedMem: drained by the load check, with the figures, as sinfo -R shows.
+        cluster.wait_for("the load drain", lambda: "drain" in cluster.nodes()["compute1"]["state"].lower())
+        reasons = cluster.cli("sinfo", "-R", "-h", "-o", "%E|%N").stdout
+        assert reasons.startswith("Load: mem=1100<LoadSchedMem=1300|compute1")
+        feed(proc, mem_mib=5000, busy=400, idle=100000)  # the CPU idle again, memory back
+        cluster.wait_for("the undrain", lambda: cluster.nodes()["compute1"]["state"] == "IDLE", timeout=60)
     finally:
         cluster.stop()

@@ -12,7 +12,7 @@ from cluster.core.slurmconf import load_slurm_conf
 from cluster.models import ClusterConfig, Partition
 from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
-from load.extension import thresholds_by_node
+from load.selectors import thresholds_by_node
 
 SLURM_CONF = "ClusterName=test\nSlurmctldHost=ctl\nInclude partitions.conf\n"
 # The spec's file as written: its long line and double space are the point.
