@@ -203,7 +203,14 @@ def _check_licenses(text: str, cfg: ClusterConfig) -> str:
                 f"{cluster_licenses[item.name]} configured",
                 field="licenses",
             )
-    return str(request)
+    text = str(request)
+    if len(text) > _NAMED_FIELDS["licenses"][1]:
+        # The stored form adds the counts left out: still within Job.licenses's column.
+        raise ServiceError(
+            f"Invalid --licenses specification: longer than {_NAMED_FIELDS['licenses'][1]} characters",
+            field="licenses",
+        )
+    return text
 
 
 MAX_IDEMPOTENCY_KEY = 128  # SubmitKey.key's length
@@ -638,12 +645,12 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 @transaction.atomic
 def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any]) -> Job:
-    """scontrol update JobId=: TimeLimit, Partition (pending only), Name, Nice-free subset."""
+    """scontrol update JobId=: TimeLimit, Partition and Licenses (pending only), Name."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
-    allowed = {"time_limit", "partition", "name"}
+    allowed = {"time_limit", "partition", "name", "licenses"}
     unknown = set(changes) - allowed
     if unknown:
         shown = ", ".join(sorted(jobspec.quoted(u) for u in unknown))
@@ -671,6 +678,15 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     if "name" in changes:
         job.name = changes["name"][:256]
         fields.append("name")
+    if "licenses" in changes:
+        # Slurm's hres.html, "Limitations": the licenses of a running job that holds or
+        # requests an HRES cannot be changed; requeue it and change them while it is
+        # pending.  fsched re-books no license of a running job, so this holds for plain
+        # licenses too.
+        if job.state != JobState.PENDING:
+            raise ServiceError("Job is no longer pending execution", field="licenses")
+        job.licenses = _check_licenses(changes["licenses"], ClusterConfig.current())
+        fields.append("licenses")
     if fields:
         job.save(update_fields=fields)
         record_transition(
@@ -689,6 +705,7 @@ _UPDATE_FIELDS = {
     "time_limit": ("TimeLimit", 64),
     "partition": ("Partition", 1024),
     "name": ("JobName", 1024),
+    "licenses": ("Licenses", 512),
 }
 
 
