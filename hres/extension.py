@@ -46,6 +46,9 @@ class HresExtension(ClusterExtension):
     def license_modes(self) -> Mapping[str, Mode]:
         return services.modes()
 
+    def license_variables(self) -> Mapping[str, Mapping[str, int]]:
+        return services.variables()
+
     def reservation_check(self, row: Any, *, now: datetime) -> None:
         """The layers must have the amounts of a reservation active now."""
         if not row.licenses or not row.start_time <= now < row.end_time:

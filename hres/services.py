@@ -343,6 +343,11 @@ def modes() -> dict:
     return current_config().modes()
 
 
+def variables() -> dict[str, dict[str, int]]:
+    """HRES name -> its ``variables`` of resources.yaml (name -> amount), for requests."""
+    return {r.name: dict(r.variables) for r in current_config().resources if r.variables}
+
+
 # --------------------------------------------------------------------------- views
 
 

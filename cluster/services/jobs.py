@@ -38,7 +38,7 @@ from cluster.services.state import (
 from slurmwords import durations, memory
 from slurmwords.agent_messages import Signal
 from slurmwords.begin_time import parse_begin_time
-from slurmwords.licenses import parse_license_request
+from slurmwords.licenses import combine, parse_license_request, parse_resources_request
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,7 @@ _NAMED_FIELDS = {
     "work_dir": ("--chdir", 1024),
     "command": ("command", 1024),
     "licenses": ("--licenses", 512),
+    "resources": ("--resources", 512),
     "gres": ("--gres", 512),
     "constraint": ("--constraint", 512),
     "nodelist": ("--nodelist", hostlists.MAX_TEXT),
@@ -184,18 +185,26 @@ def _read_partition(name: str) -> _PartitionTimes | None:
     return _PartitionTimes(*found[0]) if found else None
 
 
-def _check_licenses(text: str, cfg: ClusterConfig) -> str:
+def _check_licenses(text: str, cfg: ClusterConfig, resources: str = "") -> str:
     """``-L``: cluster licenses (``a:2|b:1`` allowed) and hierarchical resources with
-    their plugin arguments (Slurm's hres.html); refused here rather than pending forever."""
+    their plugin arguments and variables (Slurm's hres.html), plus ``--resources``
+    (hierarchical resources only, Slurm 25.11); refused here rather than pending forever.
+    The one request is stored, with the variables resolved: ``Licenses=`` shows it."""
     text = text.strip()
-    if not text:
+    if not text and not resources.strip():
         return ""
     cluster_licenses = cfg.licenses
     modes = extensions.license_modes()
+    variables = extensions.license_variables()
     try:
-        request = parse_license_request(text, hres=modes, plain=cluster_licenses)
+        request = parse_license_request(text, hres=modes, plain=cluster_licenses, variables=variables)
     except ValueError as exc:
         raise ServiceError(str(exc), field="licenses") from None
+    try:
+        extra = parse_resources_request(resources, hres=modes, variables=variables)
+        request = combine(request, extra, hres=modes)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="resources") from None
     for item in request.plain(modes):
         if item.count > cluster_licenses[item.name]:
             raise ServiceError(
@@ -344,7 +353,9 @@ def _validate_submission(
     if len(req_nodes & exc_nodes):
         raise ServiceError("Requested node configuration is not available", field="nodelist")
 
-    licenses = _check_licenses(str(_field(spec, "licenses") or ""), cfg)
+    licenses = _check_licenses(
+        str(_field(spec, "licenses") or ""), cfg, resources=str(_field(spec, "resources") or "")
+    )
 
     tasks: list[int | None] = [None]
     throttle = None
