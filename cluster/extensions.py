@@ -150,6 +150,10 @@ class ClusterExtension:
         """The license names this extension manages, with their planning modes."""
         return {}
 
+    def license_variables(self) -> Mapping[str, Mapping[str, int]]:
+        """License name -> its variables (name -> amount) a request may name as its count."""
+        return {}
+
     def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
         """Fields a submission adds to its jobs (raise ServiceError to refuse it)."""
         return {}
@@ -297,6 +301,14 @@ def license_modes() -> dict[str, Mode]:
     out: dict[str, Mode] = {}
     for ext in active():
         out.update(ext.license_modes())
+    return out
+
+
+def license_variables() -> dict[str, Mapping[str, int]]:
+    """Every managed license name -> the variables ``-L name:VARIABLE`` may use."""
+    out: dict[str, Mapping[str, int]] = {}
+    for ext in active():
+        out.update(ext.license_variables())
     return out
 
 

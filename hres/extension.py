@@ -54,6 +54,9 @@ class HresExtension(ClusterExtension):
     def license_modes(self) -> Mapping[str, Mode]:
         return services.modes()
 
+    def license_variables(self) -> Mapping[str, Mapping[str, int]]:
+        return services.variables()
+
     def reservation_check(self, row: Any, *, now: datetime) -> None:
         """The layers must hold a reservation's amounts throughout its window, whether it
         is active now or starts later (#13 point 5)."""

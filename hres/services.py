@@ -381,6 +381,11 @@ def modes() -> dict:
     return current_config().modes()
 
 
+def variables() -> dict[str, dict[str, int]]:
+    """HRES name -> its ``variables`` of resources.yaml (name -> amount), for requests."""
+    return {r.name: dict(r.variables) for r in current_config().resources if r.variables}
+
+
 # --------------------------------------------------------------------------- views
 
 
@@ -770,6 +775,17 @@ def node_join(node: str, pairs: list[tuple[str, str]], *, actor: str = "", now=N
 
 
 def node_leave(node: str) -> None:
-    """A dynamic node is deleted: it leaves every layer it was put in."""
+    """A dynamic node is deleted: it leaves every layer it was put in, and only it does.
+
+    Its own rows (its configured layers, its saved membership) go; a runtime update that
+    listed it with other nodes (``Nodes=+node[33-36]``) is kept for the others, or it would
+    no longer replay once the node is gone and they would lose their layers too."""
     LayerUpdate.objects.filter(changes__node=node).delete()
+    for up in LayerUpdate.objects.select_for_update().filter(changes__has_key="nodes").order_by("id"):
+        changes = persistence.without_node(up.changes, node)
+        if changes is None:
+            up.delete()
+        elif changes != up.changes:
+            up.changes = changes
+            up.save(update_fields=["changes"])
     publish.console_changed(TOPIC)

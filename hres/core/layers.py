@@ -181,7 +181,7 @@ class Structure:
             for la in layers:
                 if la.disabled:
                     off |= la.mask
-                else:
+                elif not _empty_mode1(self.mode, la):
                     on |= la.mask
             servable = on if self.mode == Mode.MODE_1 else present & ~off
         set_(self, "order", tuple(order))
@@ -205,6 +205,12 @@ class Structure:
             return self.layers[self.index[name]]
         except KeyError:
             raise ValueError(f"resource {self.name} has no layer {name}") from None
+
+
+def _empty_mode1(mode: Mode, la: Layer) -> bool:
+    """A Mode 1 layer with nothing for jobs never serves a request: it is "semantically
+    equivalent to removing that layer definition" (Slurm's hres.html, "Mode 1")."""
+    return mode == Mode.MODE_1 and la.count is not None and la.cap <= 0
 
 
 def _layers_from(
@@ -424,17 +430,23 @@ class ResourceState:
         if st.disabled:
             return Refusal(Reason.HRES_DISABLED, name, "", f"{name}: DisableHRES=true")
         if (st.servable & within).bit_count() < count:
-            if (st.present & within).bit_count() >= count:
-                off = [la for la in layers if la.disabled and la.mask & within]
+            off = [la for la in layers if la.disabled and la.mask & within]
+            # Mode 1 nodes kept out only by empty layers are short of the resource, not
+            # disabled: the empty layer is blamed below, with Licenses.
+            if (st.present & within).bit_count() >= count and (off or st.mode != Mode.MODE_1):
                 top = min(off, key=lambda la: (la.depth, -la.mask.bit_count())) if off else None
                 where = f"layer {top.name} is disabled" if top else "no enabled layer serves these nodes"
                 return Refusal(Reason.HRES_DISABLED, name, top.name if top else "", f"{name}: {where}")
-            return Refusal(Reason.LICENSES, name, "", f"{name}: no layer of {name} holds the nodes")
+            if (st.present & within).bit_count() < count:
+                return Refusal(Reason.LICENSES, name, "", f"{name}: no layer of {name} holds the nodes")
         avail = self.avail(reservation)
         over = [
             i
             for i, la in enumerate(layers)
-            if la.mask & within & st.servable and not la.disabled and avail[i] < amount
+            if la.mask & within & st.servable
+            and not la.disabled
+            and not _empty_mode1(st.mode, la)
+            and avail[i] < amount
         ]
         if not over:
             over = [i for i, la in enumerate(layers) if la.mask & within and avail[i] < amount]

@@ -370,6 +370,29 @@ def test_disable_layer_mode1_other_layers_still_serve(spec_state):
     assert gate(s, [LicenseItem("natural", 1)], 1, mask_of(ALL)) is None  # low2 serves node[17-32]
 
 
+def test_mode1_zero_count_layer_neither_hides_hresdisabled_nor_takes_the_blame(spec_state):
+    """A zero-count Mode 1 layer is as if it were not there (Slurm's hres.html, "Mode 1")."""
+    node01_16 = mask_of(nodes_of("01-16"))
+    s = update_layer(spec_state, "natural", "top", count=0)
+    s = update_layer(s, "natural", "low1", disable_layer=True)
+    refusal = gate(s, [LicenseItem("natural", 1)], 1, node01_16)
+    assert (refusal.reason, refusal.layer, refusal.detail) == (
+        Reason.HRES_DISABLED,
+        "low1",
+        "natural: layer low1 is disabled",
+    )
+    # Enabled but full: low1 is what is short, not the empty top.
+    empty_top = update_layer(spec_state, "natural", "top", count=0)
+    _, n, refusal = fill(empty_top, "natural", 1, nodes_of("01-16"))
+    assert n == 100
+    assert (refusal.reason, refusal.layer) == (Reason.LICENSES, "low1")
+    # Only the empty layer over the nodes: short of the resource, not disabled.
+    s = update_layer(spec_state, "natural", "low1", count=0)
+    s = update_layer(s, "natural", "top", nodes="node[17-32]")
+    refusal = gate(s, [LicenseItem("natural", 1)], 1, node01_16)
+    assert (refusal.reason, refusal.layer) == (Reason.LICENSES, "low1")
+
+
 def test_disable_layer_mode2_and_mode3_blocks_the_nodes_under_it(spec_state):
     s = update_layer(spec_state, "flat", "mid1", disable_layer=True)
     assert indices_of(s.resource("flat").eligible(1)) == list(range(16, 32))
