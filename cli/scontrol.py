@@ -33,7 +33,7 @@ from slurmwords.reasons import scontrol_reason
 
 PROG = "scontrol"
 Record = list[list[tuple[str, str]]]  # lines of (key, value) pairs
-HOLDING = frozenset({"RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING"})
+HOLDING = frozenset({"RUNNING", "SUSPENDED", "STOPPED", "COMPLETING", "CONFIGURING"})
 
 
 def render_record(record: Record, one_liner: bool = False) -> str:

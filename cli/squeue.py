@@ -37,6 +37,7 @@ STATE_ORDER = {
     "CONFIGURING": 1,
     "COMPLETING": 1,
     "SUSPENDED": 2,
+    "STOPPED": 1,  # a flag on a RUNNING job in Slurm
     "COMPLETED": 3,
     "CANCELLED": 4,
     "FAILED": 5,

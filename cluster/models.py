@@ -215,6 +215,10 @@ class Job(models.Model):
     )
     reason = models.CharField(max_length=64, default="None")
     reason_detail = models.CharField(max_length=512, blank=True, default="")
+    # Time SUSPENDED or STOPPED, which does not count against the time limit (Slurm's
+    # suspended time): the seconds of pauses ended, and when the current one began.
+    paused_seconds = models.PositiveIntegerField(default=0)
+    paused_at = models.DateTimeField(null=True, blank=True)
     priority = models.BigIntegerField(default=0)
     submit_time = models.DateTimeField()
     eligible_time = models.DateTimeField(null=True, blank=True)

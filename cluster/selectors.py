@@ -190,6 +190,7 @@ ACTIVE_STATES = tuple(
         JobState.CONFIGURING,
         JobState.RUNNING,
         JobState.SUSPENDED,
+        JobState.STOPPED,
         JobState.COMPLETING,
     )
 )

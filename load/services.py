@@ -2,26 +2,28 @@
 thresholds (docs/load-thresholds.md).  The decisions are the pure core's
 (load.core.decisions); this applies them.
 
-Applied so far: drain and undrain.  A node drained by the check carries a reason that
-starts with ``Load:`` (given by ``slurm``, as slurmctld signs its own reasons); a drain
-with any other reason is an administrator's, which the check neither takes over nor
-lifts.  Stopping and continuing jobs (``LoadStop*``) are decided by the core but not yet
-applied: jobs have no STOPPED state yet.
+A node drained by the check carries a reason that starts with ``Load:`` (given by
+``slurm``, as slurmctld signs its own reasons); a drain with any other reason is an
+administrator's, which the check neither takes over nor lifts.  A job stopped by the check
+is Slurm's STOPPED (SIGSTOP to its processes, which keep their memory, nodes and CPUs),
+its reason detail naming the figures; the time it spends stopped does not count against
+its time limit, nor is it charged usage for it (its CPUs stay allocated to it).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from cluster import publish
-from cluster.core.states import NodeBase, NodeFlag
-from cluster.models import Node
+from cluster.core.states import JobState, NodeBase, NodeFlag
+from cluster.models import Job, Node
 from cluster.services import rows
-from cluster.services.state import set_node_state
-from load.core.decisions import CHECK_INTERVAL, check_node
+from cluster.services.state import pause_job, set_node_state, unpause_job
+from load.core.decisions import CHECK_INTERVAL, NodeJob, check_node
 from load.models import NodeLoad
 from load.selectors import thresholds_in_force
 
@@ -45,8 +47,10 @@ def load_check(*, now: datetime | None = None) -> str:
         return "no node with thresholds and indices"
     done: list[str] = []
     with transaction.atomic():
-        # Nodes are locked by name, the writers' order (docs/locking.md).
-        for node in Node.objects.select_for_update().filter(name__in=limits).order_by("name"):
+        # Nodes are locked by name, then the jobs, the writers' order (docs/locking.md).
+        nodes = list(Node.objects.select_for_update().filter(name__in=limits).order_by("name"))
+        on_node = _jobs_by_node({n.name for n in nodes})
+        for node in nodes:
             if node.base_state == NodeBase.DOWN or node.flags & _UNJUDGED:
                 continue
             row = latest[node.name]
@@ -55,10 +59,11 @@ def load_check(*, now: datetime | None = None) -> str:
                 thresholds=limits[node.name],
                 indices=row.indices(),
                 run_queue=row.run_queue,
-                jobs=(),
+                jobs=[_view(job) for job in on_node.get(node.name, ())],
                 load_drained=drained_by_load,
                 admin_drained=bool(node.flags & NodeFlag.DRAIN) and not drained_by_load,
                 now=now.timestamp(),
+                check_interval=settings.FSCHED_LOAD_INTERVAL,
             )
             figures = {**row.indices(), "run_queue": row.run_queue}
             for decision in decisions:
@@ -69,9 +74,40 @@ def load_check(*, now: datetime | None = None) -> str:
                 elif decision.action == "undrain":
                     set_node_state(node, remove=NodeFlag.DRAIN, reason="", now=now, detail=figures)
                 else:
+                    job = next(j for j in on_node[node.name] if j.id == decision.job_id)
+                    _stop_or_continue(job, decision.action, decision.reason, now=now, figures=figures)
+                    done.append(f"{decision.action} job {job.id} on {node.name}")
                     continue
                 rows.update_rows([node], ["flags", "reason", "reason_user", "reason_time"])
                 done.append(f"{decision.action} {node.name}")
     if done:
         publish.console_changed("nodes")
+        publish.console_changed("jobs")
     return ", ".join(done) or "nothing to do"
+
+
+def _jobs_by_node(names: set[str]) -> dict[str, list[Job]]:
+    """The running and stopped jobs on these nodes, locked in id order."""
+    out: dict[str, list[Job]] = {}
+    states = (JobState.RUNNING, JobState.STOPPED)
+    for job in Job.objects.select_for_update().filter(state__in=states).order_by("id"):
+        for name in job.alloc or {}:
+            if name in names:
+                out.setdefault(name, []).append(job)
+    return out
+
+
+def _view(job: Job) -> NodeJob:
+    start = job.start_time.timestamp() if job.start_time else 0.0
+    return NodeJob(job.id, job.priority, start, stopped=job.state == JobState.STOPPED)
+
+
+def _stop_or_continue(job: Job, action: str, reason: str, *, now: datetime, figures: dict) -> None:
+    if action == "stop":
+        job.reason_detail = reason[:512]
+        job.save(update_fields=["reason_detail"])
+        pause_job(job, JobState.STOPPED, now=now, why=reason, user=SIGNER, detail=figures)
+    else:
+        job.reason_detail = ""
+        job.save(update_fields=["reason_detail"])
+        unpause_job(job, now=now, why=reason, user=SIGNER, detail=figures)

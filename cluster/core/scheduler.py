@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from itertools import islice, repeat
 
 from cluster.core.backfill import INF, Timeline
-from cluster.core.states import JobState, NodeBase, Reason, is_usable
+from cluster.core.states import PAUSED_JOB_STATES, JobState, NodeBase, Reason, is_usable
 
 # --------------------------------------------------------------------------- the snapshot
 
@@ -112,6 +112,7 @@ class JobView:
     licenses: str = ""
     state: str = "PENDING"
     start_time: float | None = None
+    paused: int = 0  # seconds SUSPENDED or STOPPED so far: not counted against the limit
     node_indices: tuple[int, ...] = ()
     alloc_cpus: tuple[int, ...] = ()  # per node, parallel to node_indices
     alloc_mem: tuple[int, ...] = ()
@@ -658,15 +659,16 @@ class _Pass:
         return PassResult(tuple(self.starts), pending, timeouts, stats, kills, accrue)
 
     def _timeouts(self) -> tuple[Timeout, ...]:
-        """RUNNING jobs past their time limit (suspended time is not tracked, so SUSPENDED
-        jobs are left alone; COMPLETING ones are already ending)."""
+        """RUNNING jobs past their time limit, the time they spent SUSPENDED or STOPPED not
+        counted, as Slurm does not count suspended time (paused jobs are left alone;
+        COMPLETING ones are already ending)."""
         out = []
         for job in self.snap.running:
             if job.state != JobState.RUNNING or job.start_time is None:
                 continue
             part = self.parts.get(job.partition)
             limit = resolve_time_limit(job, part.view if part else None)
-            if limit is not None and job.start_time + limit * 60 <= self.now:
+            if limit is not None and job.start_time + job.paused + limit * 60 <= self.now:
                 out.append(Timeout(job.job_id))
         out.sort(key=lambda t: t.job_id)
         return tuple(out)
@@ -985,12 +987,12 @@ class _Pass:
         """When a holding job gives its resources back, as backfill plans it."""
         if job.state == JobState.COMPLETING:
             return self.now
-        if job.state == JobState.SUSPENDED or job.start_time is None:
+        if job.state in PAUSED_JOB_STATES or job.start_time is None:
             return INF
         limit = resolve_time_limit(job, part.view if part else None)
         if limit is None:
             return INF
-        return max(self.now, job.start_time + limit * 60)
+        return max(self.now, job.start_time + job.paused + limit * 60)
 
 
 def _proposal(nodes: Sequence[int], req: list[int], count: int) -> tuple[int, ...]:

@@ -153,6 +153,9 @@ class JobState(enum.StrEnum):
     CONFIGURING = "CONFIGURING"
     RUNNING = "RUNNING"
     SUSPENDED = "SUSPENDED"
+    # Slurm's STOPPED: the processes got SIGSTOP but keep their allocation and CPUs (the
+    # load thresholds stop jobs so); squeue shows ST.
+    STOPPED = "STOPPED"
     COMPLETING = "COMPLETING"
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
@@ -167,12 +170,21 @@ class JobState(enum.StrEnum):
 
 
 ACTIVE_JOB_STATES = frozenset(
-    {JobState.PENDING, JobState.CONFIGURING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING}
+    {
+        JobState.PENDING,
+        JobState.CONFIGURING,
+        JobState.RUNNING,
+        JobState.SUSPENDED,
+        JobState.STOPPED,
+        JobState.COMPLETING,
+    }
 )
 # States in which a job holds node resources.
 HOLDING_JOB_STATES = frozenset(
-    {JobState.CONFIGURING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING}
+    {JobState.CONFIGURING, JobState.RUNNING, JobState.SUSPENDED, JobState.STOPPED, JobState.COMPLETING}
 )
+# States whose time does not count against the time limit (Slurm's suspended time).
+PAUSED_JOB_STATES = frozenset({JobState.SUSPENDED, JobState.STOPPED})
 FINISHED_JOB_STATES = frozenset(set(JobState) - ACTIVE_JOB_STATES - {JobState.REQUEUED})
 
 # squeue %t compact codes.
@@ -181,6 +193,7 @@ JOB_STATE_COMPACT = {
     JobState.CONFIGURING: "CF",
     JobState.RUNNING: "R",
     JobState.SUSPENDED: "S",
+    JobState.STOPPED: "ST",
     JobState.COMPLETING: "CG",
     JobState.COMPLETED: "CD",
     JobState.FAILED: "F",

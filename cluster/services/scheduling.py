@@ -95,6 +95,7 @@ _HOLDING_FIELDS = (
     "state",
     "array_job_id",
     "licenses",
+    "paused_seconds",
 )
 
 
@@ -136,7 +137,7 @@ def build_snapshot(
         )
     running_views = []
     holding = rows.select(Job, _HOLDING_FIELDS, {"state": [s.value for s in HOLDING_JOB_STATES]})
-    for job_id, part, user, submit, start, limit, alloc, state, array_id, lic in holding:
+    for job_id, part, user, submit, start, limit, alloc, state, array_id, lic, paused in holding:
         held = [n for n in alloc if n in index]
         running_views.append(
             scheduler.JobView(
@@ -152,6 +153,7 @@ def build_snapshot(
                 alloc_mem=tuple(alloc[n][1] for n in held),
                 licenses=lic,
                 array_job_id=array_id,
+                paused=paused,
             )
         )
     node_views = tuple(

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from cluster import publish
 from cluster.core.hostlists import fold
-from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
+from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from slurmwords.agent_messages import Cancel, Launch, LaunchJob, Signal
@@ -116,7 +116,7 @@ def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None
     job.final_state = final_state
     job.kill_requested = now
     job.save(update_fields=["final_state", "kill_requested"])
-    if job.state == JobState.SUSPENDED:
+    if job.state in PAUSED_JOB_STATES:  # a stopped process would never see the TERM
         publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
     publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=kill_wait).to_wire())
 
@@ -214,20 +214,45 @@ def launch_configured(job: Job, *, now: datetime, why: str) -> None:
     publish.to_agent(job.batch_host, launch_payload(job))
 
 
-def suspend_job(job: Job, *, now: datetime, user: str) -> None:
-    """RUNNING → SUSPENDED on a locked row: its processes are stopped, and keep their nodes."""
-    job.state = JobState.SUSPENDED
-    job.save(update_fields=["state"])
+def pause_job(
+    job: Job,
+    state: JobState,
+    *,
+    now: datetime,
+    why: str,
+    user: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """RUNNING → SUSPENDED (``scontrol suspend``) or STOPPED (the load thresholds) on a
+    locked row: its processes get SIGSTOP and keep their nodes, and the pause's time will
+    not count against the time limit."""
+    job.state = state
+    job.paused_at = now
+    job.save(update_fields=["state", "paused_at"])
     publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="STOP").to_wire())
-    record_transition(job, JobState.RUNNING, now=now, why="suspend", user=user)
+    record_transition(job, JobState.RUNNING, now=now, why=why, user=user, detail=detail)
+
+
+def unpause_job(
+    job: Job, *, now: datetime, why: str, user: str = "", detail: dict[str, Any] | None = None
+) -> None:
+    """SUSPENDED or STOPPED → RUNNING on a locked row: its processes get SIGCONT."""
+    old = job.state
+    if job.paused_at is not None:
+        job.paused_seconds += max(0, int((now - job.paused_at).total_seconds()))
+    job.state = JobState.RUNNING
+    job.paused_at = None
+    job.save(update_fields=["state", "paused_seconds", "paused_at"])
+    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
+    record_transition(job, old, now=now, why=why, user=user, detail=detail)
+
+
+def suspend_job(job: Job, *, now: datetime, user: str) -> None:
+    pause_job(job, JobState.SUSPENDED, now=now, why="suspend", user=user)
 
 
 def resume_job(job: Job, *, now: datetime, user: str) -> None:
-    """SUSPENDED → RUNNING on a locked row: its processes continue."""
-    job.state = JobState.RUNNING
-    job.save(update_fields=["state"])
-    publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
-    record_transition(job, JobState.SUSPENDED, now=now, why="resume", user=user)
+    unpause_job(job, now=now, why="resume", user=user)
 
 
 def refresh_usage(names: Iterable[str] | None = None) -> None:

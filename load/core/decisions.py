@@ -102,6 +102,7 @@ def check_node(
     load_drained: bool,
     admin_drained: bool,
     now: float,
+    check_interval: float = CHECK_INTERVAL,
 ) -> list[Decision]:
     """The decisions of one check of one node (at most one stop and one continue)."""
     if not thresholds or not indices:
@@ -113,7 +114,9 @@ def check_node(
         decisions.append(Decision("drain", "Load: " + ",".join(over)))
     if thresholds.stop:
         stop_over = crossed(indices, thresholds.stop, "Stop")
-        victim = _victim(thresholds, stop_over, run_queue, jobs, now) if stop_over else None
+        victim = None
+        if stop_over:
+            victim = _victim(thresholds, stop_over, run_queue, jobs, now=now, check_interval=check_interval)
         if victim is not None:
             decisions.append(Decision("stop", "Load: " + ",".join(stop_over), victim.job_id))
     stopped = continue_order(jobs)
@@ -129,7 +132,9 @@ def _victim(
     stop_over: list[str],
     run_queue: int | None,
     jobs: Sequence[NodeJob],
+    *,
     now: float,
+    check_interval: float,
 ) -> NodeJob | None:
     running = stop_order(jobs)
     if len(running) <= 1:  # the last job left running is never stopped
@@ -146,4 +151,4 @@ def _victim(
     # Safeguard 4 waits for the next in order rather than skip it: stopping a job of higher
     # priority instead would break the order the spec sets.
     first = running[0]
-    return first if now - first.start >= CHECK_INTERVAL else None
+    return first if now - first.start >= check_interval else None

@@ -489,6 +489,20 @@ def test_timeouts_with_a_moved_clock():
     assert at[600] == at[10**7] == (Timeout(1), Timeout(2))
 
 
+def test_time_spent_suspended_or_stopped_does_not_count_against_the_limit():
+    """Slurm does not count suspended time; a STOPPED job (load thresholds) is the same."""
+    parts = [PartitionView("batch", (0,))]
+    jobs = [
+        running(1, {0: (1, 0)}, started=NOW, limit=10, paused=300),  # paused 5 minutes, then went on
+        running(2, {0: (1, 0)}, started=NOW, limit=1, state="STOPPED"),
+    ]
+    at = {
+        t: schedule(snap([node(0)], running_jobs=jobs, partitions=parts, now=NOW + t)).timeouts
+        for t in (899, 900)
+    }
+    assert at == {899: (), 900: (Timeout(1),)}
+
+
 # --------------------------------------------------------------------------- backfill
 
 

@@ -8,6 +8,7 @@ thresholds' issue asks to change. Until then this test's node line leaves State=
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,10 @@ from tests.e2e.harness import make_cluster
 
 pytestmark = pytest.mark.e2e
 
-SLURM_CONF = "ClusterName=loadtest\nSlurmctldHost=localhost\nSlurmdTimeout=30\nInclude partitions.conf\n"
+SLURM_CONF = (
+    "ClusterName=loadtest\nSlurmctldHost=localhost\nSlurmdTimeout=30\nDisableRootJobs=NO\n"
+    "Include partitions.conf\n"
+)
 PARTITIONS = (
     "\n#\n# PARTITION partition-U7KH5\n"
     "PartitionName=partition-U7KH5 Nodes=compute1 Default=YES "
@@ -31,6 +35,23 @@ STAT = "cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\nprocs_running 3\nprocs_blocked 0\n"
 def feed(proc: Path, *, mem_mib: int, busy: int = 0, idle: int = 0) -> None:
     (proc / "meminfo").write_text(MEMINFO.format(kib=mem_mib * 1024))
     (proc / "stat").write_text(STAT.format(busy=busy, idle=idle))
+
+
+def states(cluster, ids: list[int]) -> list[str]:
+    out = cluster.cli("squeue", "-h", "-o", "%i %t", "-j", ",".join(map(str, ids))).stdout
+    by_id = dict(line.split() for line in out.splitlines())
+    return [by_id.get(str(i), "") for i in ids]
+
+
+def process_state(command: str) -> str:
+    """The state letter (ps's first STAT letter) of the one process running ``command``."""
+    for line in subprocess.run(
+        ["ps", "-eo", "stat=,args="], check=True, capture_output=True, text=True
+    ).stdout.splitlines():
+        stat, _, args = line.strip().partition(" ")
+        if args.strip() == command:
+            return stat[0]
+    raise AssertionError(f"no process {command!r}")
 
 
 def test_the_spec_s_example_shows_its_indices_and_thresholds(tmp_path_factory, tmp_path):
@@ -69,5 +90,23 @@ def test_the_spec_s_example_shows_its_indices_and_thresholds(tmp_path_factory, t
         assert reasons.startswith("Load: mem=1100<LoadSchedMem=1300|compute1")
         feed(proc, mem_mib=5000, busy=400, idle=100000)  # the CPU idle again, memory back
         cluster.wait_for("the undrain", lambda: cluster.nodes()["compute1"]["state"] == "IDLE", timeout=60)
+
+        # Two real jobs; below LoadStopMem the later one (equal priorities) is stopped: its
+        # process really in state T, the job STOPPED; the last one keeps running.
+        ids = [
+            int(cluster.cli("sbatch", "--parsable", "--wrap", f"sleep {n}", cwd=tmp_path).stdout)
+            for n in (601, 602)
+        ]
+        cluster.wait_for("both running", lambda: states(cluster, ids) == ["R", "R"])
+        feed(proc, mem_mib=1100, busy=400, idle=100000)
+        cluster.wait_for("one job stopped", lambda: states(cluster, ids) == ["R", "ST"], timeout=30)
+        assert process_state("sleep 602") == "T" and process_state("sleep 601") in "RS"
+        detail = cluster.cli("scontrol", "show", "job", str(ids[1])).stdout
+        assert "JobState=STOPPED" in detail
+        feed(proc, mem_mib=5000, busy=400, idle=100000)
+        cluster.wait_for("the job continued", lambda: states(cluster, ids) == ["R", "R"], timeout=30)
+        assert process_state("sleep 602") in "RS"
+        cluster.wait_for("the undrain", lambda: cluster.nodes()["compute1"]["state"] != "DRAIN", timeout=30)
+        cluster.cli("scancel", *map(str, ids))
     finally:
         cluster.stop()

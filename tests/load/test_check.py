@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from cluster.core.states import NodeBase, NodeFlag
-from cluster.models import Event, Node
+from cluster.models import Event, Job, Node
 from cluster.services.configuration import config_load
 from load.models import NodeLoad
 from load.services import load_check
@@ -72,3 +72,42 @@ def test_old_figures_and_silent_nodes_are_not_judged(compute1):
     Node.objects.filter(name=compute1).update(flags=NodeFlag.NOT_RESPONDING)
     assert load_check() == "nothing to do"
     assert state(compute1)[0] is False
+
+
+def running(job_id: int, priority: int, started_ago: float, node: str = "compute1") -> Job:
+    now = timezone.now()
+    return Job.objects.create(
+        id=job_id,
+        user="alice",
+        partition="partition-U7KH5",
+        name=f"j{job_id}",
+        submit_time=now - timedelta(seconds=started_ago + 5),
+        start_time=now - timedelta(seconds=started_ago),
+        state="RUNNING",
+        priority=priority,
+        batch_host=node,
+        node_list=node,
+        alloc={node: [1, 100]},
+    )
+
+
+def test_a_stop_threshold_stops_jobs_one_per_check_and_recovery_continues_them(compute1):
+    running(1, priority=100, started_ago=600)
+    running(2, priority=50, started_ago=500)
+    running(3, priority=50, started_ago=400)  # same priority as 2, started later: first
+    report(compute1, mem=1100)
+    assert load_check() == "drain compute1, stop job 3 on compute1"
+    job = Job.objects.get(id=3)
+    assert (job.state, job.reason_detail) == ("STOPPED", "Load: mem=1100<LoadStopMem=1200")
+    assert job.paused_at is not None
+    assert load_check() == "stop job 2 on compute1"
+    assert load_check() == "nothing to do"  # the last job running is never stopped
+    assert Job.objects.get(id=1).state == "RUNNING"
+    report(compute1, mem=5000)
+    assert load_check() == "continue job 2 on compute1"  # highest priority, earliest started
+    assert load_check() == "continue job 3 on compute1"
+    assert load_check() == "undrain compute1"  # only once every stopped job went on
+    job = Job.objects.get(id=3)
+    assert (job.state, job.reason_detail, job.paused_at) == ("RUNNING", "", None)
+    kinds = list(Event.objects.filter(job_id=3).order_by("id").values_list("old_state", "new_state"))
+    assert kinds[-2:] == [("RUNNING", "STOPPED"), ("STOPPED", "RUNNING")]
