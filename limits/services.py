@@ -835,13 +835,9 @@ def submit_fields(
     active = _active_requests(policy, account, qos, user)
     from limits.core.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
 
-    for _ in range(max(count, 1)):
-        verdict = check_submit(policy, job, active=active, now=now.timestamp())
-        if verdict is not None:
-            raise ServiceError(_slurm_words(verdict), field="account")
-        active.append(job)
-        if count > 50:  # an array is checked for its first tasks' limits only
-            break
+    verdict = check_submit(policy, job, active=active, now=now.timestamp(), count=max(count, 1))
+    if verdict is not None:
+        raise ServiceError(_slurm_words(verdict), field="account")
     return {"account": account, "qos": qos, "gres": gres}
 
 

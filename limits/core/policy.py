@@ -1275,8 +1275,10 @@ class LimitState:
 
     # -- submission ------------------------------------------------------------------
 
-    def check_submit(self, job: JobRequest) -> str | None:
-        """None if ``job`` may be submitted, else the message the submitter sees."""
+    def check_submit(self, job: JobRequest, *, count: int = 1) -> str | None:
+        """None if ``job`` may be submitted, else the message the submitter sees.  ``count``
+        is the number of jobs the submission makes (an array's tasks): the submit limits
+        count every one, as Slurm's acct_policy_validate does with the array's task count."""
         policy = self.policy
         enforce = policy.enforce
         plan = policy.plan(job.user, job.account, job.partition, job.qos)
@@ -1299,8 +1301,10 @@ class LimitState:
             return None
         for r in plan.submit:
             c = self.counters.get(r.counter, _EMPTY_COUNTER)
-            if c.submitted >= r.value:
-                return f"{_SUBMIT_REJECT}: {r} reached with {c.submitted} jobs"
+            if c.submitted + count > r.value:
+                if count == 1:
+                    return f"{_SUBMIT_REJECT}: {r} reached with {c.submitted} jobs"
+                return f"{_SUBMIT_REJECT}: {r} exceeded by {c.submitted} jobs + {count} array tasks"
         wall = next(iter(plan.kind("MaxWallDurationPerJob")), None)
         if wall is not None and wall.source.scope == "assoc":
             # Association MaxWall denies at submission (resource_limits.html, MaxWallDurationPerJob).
@@ -1466,8 +1470,10 @@ def check_submit(
     *,
     active: Iterable[JobRequest] = (),
     now: float,
+    count: int = 1,
 ) -> str | None:
-    """None if ``job`` may be submitted, else the rejection message.  ``active`` are the
+    """None if ``job`` (``count`` jobs: an array's tasks) may be submitted, else the
+    rejection message.  ``active`` are the
     pending and running jobs already in the system (running ones with ``running=True``);
     the service passes those of the job's user and account, which is all the submit limits
     count (or everything, when unsure)."""
@@ -1478,7 +1484,7 @@ def check_submit(
         pending=[j for j in jobs if not j.running],
         now=now,
     )
-    return state.check_submit(job)
+    return state.check_submit(job, count=count)
 
 
 def describe_limits(eff: EffectiveLimits) -> list[str]:
