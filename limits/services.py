@@ -27,7 +27,7 @@ import logging
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -1005,6 +1005,43 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
         publish.console_changed("jobs")
 
 
+# --------------------------------------------------------------------------- start, reconfigure
+
+
+def usage_reload(*, now: datetime | None = None, cfg: ClusterConfig | None = None) -> str:
+    """What slurmctld does with the accounting when it starts or is reconfigured, in the
+    transaction that applies slurm.conf:
+
+    * ``PriorityUsageResetPeriod=NOW`` clears every usage record, once: the usage cycles
+      never reset for NOW (Slurm's priority/multifactor resets at its first decay cycle
+      after reading NOW, then treats the period as NONE until the next reconfigure);
+    * every running job is booked again with its QOS's current UsageFactor (the
+      UsageFactor NOTE of Slurm's resource_limits.html: "when slurmctld is restarted or
+      reconfigured, the usage of all running jobs is booked again").
+    """
+    now = now or timezone.now()
+    stamp = now.timestamp()
+    ctx = selectors.context(cfg)
+    done = []
+    if ctx.priority.usage_reset_period == "NOW":
+        Usage.objects.update(raw_usage=0.0, tres_seconds={}, wall_seconds=0.0)
+        st, _ = LimitsState.objects.select_for_update().get_or_create(pk=1)
+        # The time before the reset is not charged afterwards.
+        st.last_reset = st.last_cycle = stamp
+        st.save(update_fields=["last_cycle", "last_reset"])
+        done.append("usage reset")
+    rebooked = 0
+    for job_id, user, part, acct, qos in Job.objects.filter(state=JobState.RUNNING).values_list(
+        "id", "user", "partition", "account", "qos"
+    ):
+        plan = ctx.policy.plan(user, acct, part, qos)
+        factor = plan.usage_factor if plan.error is None else 1.0
+        JobAccounting.objects.update_or_create(job_id=job_id, defaults={"usage_factor": factor})
+        rebooked += 1
+    done.append(f"rebooked={rebooked}")
+    return " ".join(done)
+
+
 # --------------------------------------------------------------------------- usage cycle
 
 
@@ -1065,7 +1102,9 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
             tres_half_life=halves,
             no_decay=frozenset(qos_key(q.name) for q in policy.qos.values() if q.has("NoDecay")),
             reset_period=ctx.priority.usage_reset_period,
-            tz=UTC,
+            # The controller's local time (Django runs the process in TIME_ZONE), as
+            # slurmctld computes PriorityUsageResetPeriod boundaries with localtime().
+            tz=timezone.get_default_timezone(),
         )
         new, reset = usage_cycle(records, charges, last=last, now=stamp, policy=decay, last_reset=last_reset)
         _store_usage(records, new)
@@ -1128,5 +1167,6 @@ __all__ = [
     "row_save",
     "submit_fields",
     "usage_cycle_run",
+    "usage_reload",
     "usage_set",
 ]
