@@ -29,6 +29,7 @@ from limits.core.policy import (
 from limits.core.policy import Association as CoreAssociation
 from limits.core.priority import PriorityConfig
 from limits.core.usage import UsageKey, UsageRecord
+from limits.gres import tracked_gres
 from limits.models import (
     ASSOC_LIMIT_FIELDS,
     QOS_LIMIT_FIELDS,
@@ -197,6 +198,7 @@ def build_policy(*, cluster: str, options: Mapping[str, object]) -> Policy:
         users=core_users,
         enforce=enforce,
         multifactor=multifactor,
+        tracked_gres=tracked_gres(option(options, "AccountingStorageTRES")),
     )
 
 

@@ -805,8 +805,7 @@ def submit_fields(
     user = common["user"]
     account = common.get("account") or ""
     qos = common.get("qos") or ""
-    options = cfg.options or {}
-    gres = check_gres(common.get("gres") or "", enforce_limits=ctx.enforce.limits, options=options)
+    gres = check_gres(common.get("gres") or "")
     common = {**common, "gres": gres}
     if not ctx.enforce.associations:
         return {"account": account, "qos": qos or "normal", "gres": gres}

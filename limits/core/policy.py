@@ -386,8 +386,12 @@ class Policy:
         enforce: Enforce | None = None,
         multifactor: bool = True,
         default_qos: str = "normal",
+        tracked_gres: frozenset[str] | None = None,
     ) -> None:
         self.enforce = enforce or Enforce()
+        # The gres/... TRES the cluster tracks (AccountingStorageTRES); a job's other GRES
+        # run but are not accounted.  None: every GRES is (a policy built without a cluster).
+        self.tracked_gres = tracked_gres
         self.multifactor = multifactor  # GrpTRESMins is only enforced with priority/multifactor
         self.qos: dict[str, QOS] = {}
         for q in qos:
@@ -909,7 +913,10 @@ def make_shape(
         "cpu": cpus_per_node if cpus_per_node is not None else -(-cpus // nodes),
         "mem": mem_per_node if mem_per_node is not None else -(-mem // nodes),
     }
+    tracked = policy.tracked_gres
     for name, count in (gres_per_node or {}).items():
+        if tracked is not None and name not in tracked:
+            continue
         tres[name] = count * nodes
         per_node[name] = count
     for name, count in (licenses or {}).items():
