@@ -38,14 +38,14 @@ from django.utils import timezone
 
 from cluster import publish, triggers
 from cluster.core.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
-from cluster.models import ClusterConfig, Job
+from cluster.models import ClusterConfig, Job, Partition
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import end_job, record_transition, terminate_running
 from limits import selectors
 from limits.core.options import OptionError, apply_option, assoc_option, qos_option, split_option
 from limits.core.plugin import JobLimitsInfo, LimitsPlugin
-from limits.core.policy import ROOT, JobRequest, Policy, PolicyError
+from limits.core.policy import PARTITION, ROOT, JobRequest, Policy, PolicyError
 from limits.core.priority import JobPriorityInfo, MultifactorPriority, fair_tree
 from limits.core.shapes import requested_shape, running_shape
 from limits.core.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
@@ -820,6 +820,12 @@ def submit_fields(
             field="account",
         )
     qos = policy.job_qos_name(assoc, qos)
+    out: dict[str, Any] = {"account": account, "qos": qos, "gres": gres}
+    if ctx.enforce.limits and not common.get("time_asked", True):
+        limit = _default_time_limit(policy.plan(user, account, common["partition"], qos), common["partition"])
+        if limit is not None:
+            out["time_limit"] = limit
+            common = {**common, "time_limit": limit}
     now = now or timezone.now()
     shape = requested_shape(policy, common["partition"], common)
     job = JobRequest(
@@ -837,7 +843,27 @@ def submit_fields(
     verdict = check_submit(policy, job, active=active, now=now.timestamp(), count=max(count, 1))
     if verdict is not None:
         raise ServiceError(_slurm_words(verdict), field="account")
-    return {"account": account, "qos": qos, "gres": gres}
+    return out
+
+
+def _default_time_limit(plan: Any, partition: str) -> int | None:
+    """The time limit of a job submitted without ``-t`` when a QOS or association MaxWall
+    applies to it, else None (the partition's DefaultTime or MaxTime stands).
+
+    Slurm's order (its job_mgr/acct_policy, ``_set_time_limit``): the partition's
+    DefaultTime if it has one; else the first MaxWall of the hierarchy (partition QOS and
+    job QOS in their OverPartQOS order, then the association and its parents), bounded
+    by the partition's MaxTime unless the QOS has PartitionTimeLimit; else MaxTime.  One
+    departure: a DefaultTime longer than that MaxWall is cut to the MaxWall, where Slurm
+    would hold the job forever (or refuse it with DenyOnLimit) for a limit it never chose.
+    """
+    if plan.error is not None:
+        return None
+    wall = next(iter(plan.kind("MaxWallDurationPerJob")), None)
+    if wall is None or wall.source.level == PARTITION:
+        return None  # no QOS or association sets one: the partition's own limit stands
+    default = Partition.objects.filter(name=partition).values_list("default_time", flat=True).first()
+    return wall.value if default is None else min(default, wall.value)
 
 
 def _slurm_words(verdict: str) -> str:
