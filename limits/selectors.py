@@ -38,6 +38,7 @@ from limits.models import (
     LimitsState,
     LimitsUser,
     Usage,
+    WCKey,
 )
 from limits.models import QOS as QOSRow
 from slurmwords.durations import format_minutes_long
@@ -187,8 +188,16 @@ def build_policy(*, cluster: str, options: Mapping[str, object]) -> Policy:
                 priority_job_factor=p.priority_job_factor,
             )
         )
+    wckeys: dict[int, set[str]] = {}
+    for user_id, name in WCKey.objects.filter(cluster__name=cluster).values_list("user_id", "name"):
+        wckeys.setdefault(user_id, set()).add(name)
     core_users = [
-        User(name=u.name, default_account=u.default_account.name if u.default_account_id else "")
+        User(
+            name=u.name,
+            default_account=u.default_account.name if u.default_account_id else "",
+            wckeys=frozenset(wckeys.get(u.pk, ())),
+            default_wckey=u.default_wckey,
+        )
         for u in users.values()
     ]
     return Policy(
@@ -308,6 +317,7 @@ DEFAULT_COLUMNS = {
     ),
     "account": ("Account", "Descr", "Org"),
     "user": ("User", "Def Acct", "Def QOS", "Admin"),
+    "wckey": ("Name", "Cluster", "User"),
     "qos": (
         "Name", "Priority", "GraceTime", "Flags", "UsageFactor", "GrpTRES", "GrpTRESMins", "GrpTRESRunMins",
         "GrpJobs", "GrpSubmit", "GrpWall", "MaxTRES", "MaxTRESPerNode", "MaxTRESMins", "MaxWall", "MaxTRESPU",
@@ -390,9 +400,17 @@ def list_rows(entity: str, where: Mapping[str, list[str]]) -> list[dict[str, str
                 "Def Acct": u.default_account.name if u.default_account_id else "",
                 "Def QOS": u.default_qos.name if u.default_qos_id else "",
                 "Admin": u.admin_level,
+                "Def WCKey": u.default_wckey,
             }
             for u in qs
         ]
+    if entity == "wckey":
+        rows = WCKey.objects.select_related("cluster", "user")
+        if names:
+            rows = rows.filter(name__in=names)
+        if where.get("user"):
+            rows = rows.filter(user__name__in=where["user"])
+        return [{"Name": w.name, "Cluster": w.cluster.name, "User": w.user.name} for w in rows]
     if entity == "cluster":
         from limits.models import Cluster  # noqa: PLC0415
 

@@ -49,8 +49,19 @@ from limits.core.policy import PARTITION, ROOT, JobRequest, Policy, PolicyError
 from limits.core.priority import JobPriorityInfo, MultifactorPriority, fair_tree
 from limits.core.shapes import requested_shape, running_shape
 from limits.core.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
+from limits.core.wckeys import WCKEY_MAX, WCKeyError, job_wckey, track_wckey
 from limits.gres import check_gres
-from limits.models import QOS, Account, Association, Cluster, JobAccounting, LimitsState, LimitsUser, Usage
+from limits.models import (
+    QOS,
+    Account,
+    Association,
+    Cluster,
+    JobAccounting,
+    LimitsState,
+    LimitsUser,
+    Usage,
+    WCKey,
+)
 
 log = logging.getLogger(__name__)
 
@@ -441,6 +452,9 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
             "partitions",
             "defaultaccount",
             "adminlevel",
+            "wckey",
+            "wckeys",
+            "defaultwckey",
         },
     )
     # DefaultQOS goes on the user record when no account is given with it, like sacctmgr.
@@ -449,22 +463,32 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
     default = special.get("defaultaccount", "")
     if not accounts and default:
         accounts = [default]
-    if not accounts:
+    wckeys, default_wckey = _wckey_options(special)
+    if not accounts and not wckeys:
         raise ServiceError("Need a default account for these users to add them (Account= or DefaultAccount=)")
     partitions = [
         p for p in (special.get("partition") or special.get("partitions") or "").split(",") if p
     ] or [""]
     change.lines.append(" Adding User(s)")
     added = []
+    added_wckeys: list[str] = []
     for name in names:
         user, created = LimitsUser.objects.get_or_create(name=name)
         if special.get("adminlevel"):
             user.admin_level = special["adminlevel"]
-        if created or default:
+        if accounts and (created or default):
             user.default_account = _account(default or accounts[0])
+        # As sacctmgr: the DefaultWCKey given, else the first WCKey of a user with none.
+        if default_wckey or (wckeys and not user.default_wckey):
+            user.default_wckey = default_wckey or wckeys[0]
         user.save()
         if created:
             change.lines.append(f"  {name}")
+        for key in wckeys:
+            _, new = WCKey.objects.get_or_create(cluster=cluster, user=user, name=key)
+            if new:
+                added_wckeys.append(f"  W = {key:<9.9} C = {cluster.name:<10.10} U = {name:<9.9}")
+                change.count += 1
         for acct_name in accounts:
             account = _account(acct_name)
             if not Association.objects.filter(cluster=cluster, account=account, user=None).exists():
@@ -482,6 +506,24 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
     if added:
         change.lines.append(" Associations =")
         change.lines.extend(_assoc_label(a) for a in added)
+    if added_wckeys:
+        change.lines.append(" WCKeys =")
+        change.lines.extend(added_wckeys)
+
+
+def _wckey_options(special: Mapping[str, str]) -> tuple[list[str], str]:
+    """``WCKeys=a,b`` and ``DefaultWCKey=a`` of sacctmgr add user, lower case as slurmctld
+    keeps them; the default is one of the user's WCKeys too, as sacctmgr adds it."""
+    text = special.get("wckeys") or special.get("wckey") or ""
+    wckeys = [w.lower() for w in inputs.names(text, "WCKeys", max_length=WORD_MAX, each=WCKEY_MAX)]
+    default = special.get("defaultwckey", "").strip().lower()
+    if default:
+        default = inputs.name(default, "DefaultWCKey", max_length=WCKEY_MAX)
+        if default not in wckeys:
+            wckeys.append(default)
+    if any(w.startswith("*") for w in wckeys):
+        raise ServiceError("Invalid wckey specification: a WCKey cannot begin with '*'")
+    return wckeys, default
 
 
 # --------------------------------------------------------------------------- modify
@@ -575,7 +617,7 @@ def _modify_assocs(
     record_level = (
         {"description", "organization"}
         if entity == "account"
-        else {"defaultaccount", "defaultqos", "adminlevel"}
+        else {"defaultaccount", "defaultqos", "adminlevel", "defaultwckey"}
     )
     if entity == "association":
         record_level = set()
@@ -597,6 +639,11 @@ def _modify_assocs(
                 user.default_qos = None if value in ("", "-1") else _qos(value)
             if "adminlevel" in special:
                 user.admin_level = special["adminlevel"]
+            if "defaultwckey" in special:
+                key = special["defaultwckey"].strip().lower()
+                if key not in ("", "-1") and not WCKey.objects.filter(user=user, name=key).exists():
+                    raise ServiceError(f"User {user.name} doesn't have wckey {key}: add it first (WCKeys=)")
+                user.default_wckey = "" if key == "-1" else key
             user.save()
             change.lines.append(f"  {user.name}")
             change.count += 1
@@ -806,9 +853,16 @@ def submit_fields(
     account = common.get("account") or ""
     qos = common.get("qos") or ""
     gres = check_gres(common.get("gres") or "")
+    track = track_wckey(selectors.option(cfg.options or {}, "TrackWCKey"), enforce_wckeys=ctx.enforce.wckeys)
+    try:
+        wckey = job_wckey(
+            policy.users, user, common.get("wckey") or "", track=track, enforce=ctx.enforce.wckeys
+        )
+    except WCKeyError as exc:
+        raise ServiceError(str(exc), field="wckey") from None
     common = {**common, "gres": gres}
     if not ctx.enforce.associations:
-        return {"account": account, "qos": qos or "normal", "gres": gres}
+        return {"account": account, "qos": qos or "normal", "gres": gres, "wckey": wckey}
     if not account:
         u = policy.users.get(user)
         account = u.default_account if u else ""
@@ -820,7 +874,7 @@ def submit_fields(
             field="account",
         )
     qos = policy.job_qos_name(assoc, qos)
-    out: dict[str, Any] = {"account": account, "qos": qos, "gres": gres}
+    out: dict[str, Any] = {"account": account, "qos": qos, "gres": gres, "wckey": wckey}
     if ctx.enforce.limits and not common.get("time_asked", True):
         limit = _default_time_limit(policy.plan(user, account, common["partition"], qos), common["partition"])
         if limit is not None:

@@ -91,6 +91,7 @@ _NAMED_FIELDS = {
     "resources": ("--resources", 512),
     "gres": ("--gres", 512),
     "constraint": ("--constraint", 512),
+    "wckey": ("--wckey", 256),
     "nodelist": ("--nodelist", hostlists.MAX_TEXT),
     "exclude": ("--exclude", hostlists.MAX_TEXT),
     "nodes": ("node count", 64),
@@ -384,6 +385,8 @@ def _validate_submission(
         "submitter": user if user.pk else None,
         "account": _field(spec, "account") or "",
         "qos": _field(spec, "qos") or "",
+        # --wckey, checked and defaulted by the accounting (TrackWCKey).
+        "wckey": _field(spec, "wckey") or "",
         "partition": partition.name,
         "script": script,
         "command": "(wrap)" if wrap is not None else (_field(spec, "command") or ""),
