@@ -91,6 +91,9 @@ def test_enforced_wckeys_refuse_a_key_the_user_lacks(keyed, users):
 
 def test_the_wckey_is_shown_by_scontrol_squeue_and_the_api(keyed, users, api):
     enforce("associations", TrackWCKey="yes")
+    posted = api("alice").post("/api/jobs/", {"wrap": "true", "wckey": "w2"}, format="json")
+    assert posted.status_code == 201
+    assert Job.objects.get(pk=posted.json()["job_id"]).wckey == "w2"
     job = submit(users)
     body = api("alice").get(f"/api/jobs/{job.id}/").json()
     assert body["wckey"] == "*w1"
