@@ -12,9 +12,11 @@ One function per operation (docs/architecture.md); sacctmgr
   preview before "Would you like to commit changes?".
 * :func:`row_save`, :func:`row_delete`: the admin's forms, same validation.
 * :func:`submit_fields`: ``sbatch`` under AccountingStorageEnforce (default account and
-  QOS, submit limits, DenyOnLimit).
+  QOS, submit limits, DenyOnLimit, the time limit a MaxWall gives, the WCKey).
 * :func:`pass_plugins`, :func:`pass_priority`, :func:`apply_pass`: the scheduler pass.
 * :func:`usage_cycle_run`: the usage cycle (charge running jobs, decay, reset).
+* :func:`usage_reload`: at start and reconfigure (PriorityUsageResetPeriod=NOW, running
+  jobs' UsageFactor booked again).
 * :func:`dump_text`, :func:`load_text`: ``sacctmgr dump|load``.
 
 Deleting an association cancels its running and pending jobs (Slurm's resource_limits.html,
