@@ -29,6 +29,7 @@ from limits.core.policy import (
 from limits.core.policy import Association as CoreAssociation
 from limits.core.priority import PriorityConfig
 from limits.core.usage import UsageKey, UsageRecord
+from limits.core.wckeys import track_wckey
 from limits.gres import tracked_gres
 from limits.models import (
     ASSOC_LIMIT_FIELDS,
@@ -326,6 +327,18 @@ DEFAULT_COLUMNS = {
     "cluster": ("Cluster",),
     "tres": ("Type", "Name", "ID"),
 }  # fmt: skip
+
+
+def default_columns(entity: str) -> list[str]:
+    """The columns ``sacctmgr show <entity>`` prints without format=: a user's default
+    WCKey too when WCKeys are tracked, as sacctmgr does."""
+    columns = list(DEFAULT_COLUMNS[entity])
+    if entity == "user":
+        cfg = ClusterConfig.current()
+        tracked = option(cfg.options or {}, "TrackWCKey")
+        if track_wckey(tracked, enforce_wckeys=context(cfg).enforce.wckeys):
+            columns.insert(columns.index("Admin"), "Def WCKey")
+    return columns
 
 
 def time_str(minutes: int | None) -> str:

@@ -64,6 +64,17 @@ def test_sacctmgr_adds_and_shows_wckeys_and_the_default(keyed):
     assert [r["Name"] for r in selectors.list_rows("wckey", {"user": ["bob"]})] == ["w3"]
 
 
+def test_show_user_has_the_default_wckey_column_when_wckeys_are_tracked(keyed, api):
+    def columns() -> list[str]:
+        return api("admin").get("/api/limits/show/user/").json()["columns"]
+
+    assert "Def WCKey" not in columns()
+    enforce("associations", TrackWCKey="yes")
+    assert columns() == ["User", "Def Acct", "Def QOS", "Def WCKey", "Admin"]
+    rows = api("admin").get("/api/limits/show/user/?where=name=alice").json()["rows"]
+    assert rows[0]["Def WCKey"] == "w1"
+
+
 def test_without_track_wckey_the_job_keeps_what_it_asked(keyed, users):
     assert submit(users, wckey="w9").wckey == "w9"
     assert submit(users).wckey == ""
