@@ -481,8 +481,11 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
         if accounts and (created or default):
             user.default_account = _account(default or accounts[0])
         # As sacctmgr: the DefaultWCKey given, else the first WCKey of a user with none.
-        if default_wckey or (wckeys and not user.default_wckey):
-            user.default_wckey = default_wckey or wckeys[0]
+        if (default_wckey or (wckeys and not user.default_wckey)) and user.default_wckey != (
+            new_default := default_wckey or wckeys[0]
+        ):
+            user.default_wckey = new_default
+            change.count += 0 if created else 1
         user.save()
         if created:
             change.lines.append(f"  {name}")

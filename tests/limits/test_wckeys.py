@@ -15,8 +15,9 @@ from cluster.services.jobs import job_submit
 from limits import selectors
 from limits.core.policy import User
 from limits.core.wckeys import WCKeyError, job_wckey
+from limits.dump import dump_text, load_text
 from limits.models import LimitsUser
-from limits.services import record_add, record_modify
+from limits.services import record_add, record_delete, record_modify
 from tests.limits.test_services import enforce
 
 pytestmark = pytest.mark.django_db
@@ -122,3 +123,16 @@ def test_the_core_rule_for_each_case():
         job_wckey(users, "nobody", "", track=True, enforce=True)
     with pytest.raises(WCKeyError):
         job_wckey(users, "a", "y", track=True, enforce=True)
+
+
+def test_dump_keeps_the_wckeys_and_load_restores_them(keyed):
+    text = dump_text()
+    assert "User - 'alice':DefaultAccount='science':DefaultWCKey='w1':WCKeys='w1,w2'" in text
+    record_modify(actor=keyed, entity="user", where=["name=alice"], options=["DefaultWCKey=w2"])
+    load_text(actor=keyed, text=text)  # onto the existing user: the default comes back
+    assert LimitsUser.objects.get(name="alice").default_wckey == "w1"
+    record_delete(actor=keyed, entity="user", where=["name=alice"])
+    assert selectors.list_rows("wckey", {"user": ["alice"]}) == []
+    load_text(actor=keyed, text=text)
+    assert [r["Name"] for r in selectors.list_rows("wckey", {"user": ["alice"]})] == ["w1", "w2"]
+    assert LimitsUser.objects.get(name="alice").default_wckey == "w1"
