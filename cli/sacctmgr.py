@@ -6,6 +6,7 @@
     sacctmgr [-i] modify user where name=bob account=science set MaxJobs=4 GrpTRES=cpu=-1
     sacctmgr [-i] delete user bob where account=science
     sacctmgr show assoc [where user=bob] [format=Account,User,GrpTRESMins%20] [-P|-p] [-n]
+    sacctmgr [-i] add user bob WCKeys=w1,w2 DefaultWCKey=w1     sacctmgr show wckey
     sacctmgr dump demo [file=demo.cfg]          sacctmgr load file=demo.cfg
 
 Changes go through the REST API (``/api/limits/...``) to the one service the admin and the
@@ -45,6 +46,8 @@ _ENTITIES = {
     "associations": "association",
     "assoc": "association",
     "tres": "tres",
+    "wckey": "wckey",
+    "wckeys": "wckey",
 }
 # sacctmgr's column widths; others are 10.  Values are right-aligned and cut with '+'.
 _WIDTHS = {
@@ -76,7 +79,7 @@ _WIDTHS = {
 
 USAGE = """usage: sacctmgr [-i] [-n] [-p|-P] <command> <entity> [specs]
   commands: add|create, modify|update, delete|remove, show|list, dump, load
-  entities: account, user, qos, cluster, association, tres
+  entities: account, user, qos, cluster, association, tres, wckey (show)
   -i, --immediate   commit changes without asking
   -n, --noheader    no header line
   -p, --parsable    '|' after every field;  -P, --parsable2  '|' between fields

@@ -43,7 +43,6 @@ IGNORED = (
     ("--threads-per-core",),
     ("--time-min",),
     ("--tmp",),
-    ("--wckey",),
 )
 # Flags among IGNORED that take no value.
 IGNORED_FLAGS = ("--exclusive", "--get-user-env", "--propagate")
@@ -63,6 +62,7 @@ INPUT_ENV = {
     "SBATCH_QOS": "qos",
     "SBATCH_RESERVATION": "reservation",
     "SBATCH_TIMELIMIT": "time",
+    "SBATCH_WCKEY": "wckey",
 }
 
 # option dest -> API body field, for options passed through unchanged.
@@ -87,6 +87,7 @@ BODY_FIELDS = {
     "begin": "begin",
     "array": "array",
     "constraint": "constraint",
+    "wckey": "wckey",
 }
 
 
@@ -130,6 +131,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--test-only",), "test_only", True, None, "validate, estimate start; do not submit"),
     (("-V", "--version"), "version", True, None, "output version information and exit"),
     (("-W", "--wait"), "wait", True, None, "wait for completion of submitted job"),
+    (("--wckey",), "wckey", str, "wckey", "wckey to run job under"),
     (("-w", "--nodelist"), "nodelist", str, "hosts", "request a specific list of hosts"),
     (("--wrap",), "wrap", str, "command", "wrap command string in a sh script and submit"),
     (("-x", "--exclude"), "exclude", str, "hosts", "exclude a specific list of hosts"),

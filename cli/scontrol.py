@@ -97,6 +97,8 @@ def job_record(job: dict) -> Record:
             ("Nice", "0"),
             ("Account", null(job.get("account"))),
             ("QOS", null(job.get("qos"))),
+            # Slurm prints WCKey= with TrackWCKey, which gives every job one ('*' at least).
+            *([("WCKey", job["wckey"])] if job.get("wckey") else []),
         ],
         [("JobState", state), ("Reason", _reason(job)), ("Dependency", "(null)")],
         [

@@ -132,6 +132,7 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "u": ("USER", _s("user")),
     "v": ("RESERVATION", _s("reservation", "(null)")),
     "V": ("SUBMIT_TIME", lambda j: slurm_time(j.get("submit_time"))),
+    "w": ("WCKEY", _s("wckey", "(null)")),
     "W": ("LICENSES", _s("licenses", "(null)")),
     "x": ("EXC_NODES", _s("exc_nodes")),
     "y": ("NICE", lambda j: "0"),

@@ -178,6 +178,8 @@ class Job(models.Model):
     )
     account = models.CharField(max_length=64, blank=True, default="")
     qos = models.CharField(max_length=64, blank=True, default="normal")
+    # sbatch --wckey; with TrackWCKey a default applied by the controller starts with '*'.
+    wckey = models.CharField(max_length=256, blank=True, default="")
     partition = models.CharField(max_length=64)
     script = models.TextField(blank=True, default="")
     command = models.CharField(max_length=1024, blank=True, default="")

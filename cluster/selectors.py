@@ -555,6 +555,7 @@ def job_detail(job_id: int, *, now: datetime) -> JobDetail | None:
         ("UserId", job.user),
         ("Account", job.account or "(null)"),
         ("QOS", job.qos or "(null)"),
+        *([("WCKey", job.wckey)] if job.wckey else []),
         ("Priority", str(job.priority)),
         ("JobState", job.state),
         ("Reason", job.reason),

@@ -65,3 +65,20 @@ def envlevel(name: str, default: str) -> str:
     if value not in LOG_LEVELS:
         raise ImproperlyConfigured(f"{name}={value!r}: expected one of {', '.join(LOG_LEVELS)}")
     return value
+
+
+def envzone(name: str, default: str) -> str:
+    """The IANA time zone ``name`` names (``Europe/Paris``; a leading ``:`` as glibc
+    allows), else ``default``: the controller's local time, as slurmctld takes it from TZ.
+    A POSIX rule (``CET-1CEST``) or a file path is not a zone name Django can use, and
+    leaves the default rather than stopping the server."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # noqa: PLC0415 - only read at start
+
+    value = (_raw(name) or "").lstrip(":")
+    if not value or value.startswith("/"):
+        return default
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        return default
+    return value

@@ -14,7 +14,7 @@ from pathlib import Path
 import dj_database_url
 
 from cluster.core.state_files import read_key
-from config.env import envbool, envfloat, envint, envlevel
+from config.env import envbool, envfloat, envint, envlevel, envzone
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -235,7 +235,9 @@ FSCHED_HTTPS = envbool("FSCHED_HTTPS", False)
 SESSION_COOKIE_SECURE = FSCHED_HTTPS
 CSRF_COOKIE_SECURE = FSCHED_HTTPS
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = "UTC"
+# The controller's local time (TZ), as Slurm's daemons use it: times shown, and the
+# calendar boundaries of PriorityUsageResetPeriod.
+TIME_ZONE = envzone("TZ", "UTC")
 USE_I18N = False
 USE_TZ = True
 

@@ -111,7 +111,7 @@ class Show(APIView):
             raise ServiceError(f"Unknown entity '{entity}'")
         where = services.parse_where(request.query_params.getlist("where"))
         return Response(
-            {"columns": list(selectors.DEFAULT_COLUMNS[word]), "rows": selectors.list_rows(word, where)}
+            {"columns": selectors.default_columns(word), "rows": selectors.list_rows(word, where)}
         )
 
 

@@ -23,7 +23,16 @@ from django.db import transaction
 from cluster.services.errors import ServiceError
 from limits import services
 from limits.core.policy import ROOT
-from limits.models import ASSOC_LIMIT_FIELDS, QOS, QOS_LIMIT_FIELDS, Account, Association, Cluster, LimitsUser
+from limits.models import (
+    ASSOC_LIMIT_FIELDS,
+    QOS,
+    QOS_LIMIT_FIELDS,
+    Account,
+    Association,
+    Cluster,
+    LimitsUser,
+    WCKey,
+)
 
 _WORDS = {"tres": "TRES", "qos": "QOS"}
 
@@ -77,6 +86,10 @@ def dump_text(*, cluster: str | None = None) -> str:
         if a.user_id:
             users.setdefault(a.account.name, []).append(a)
 
+    wckeys: dict[int, list[str]] = {}
+    for user_id, key in WCKey.objects.filter(cluster=c).values_list("user_id", "name"):
+        wckeys.setdefault(user_id, []).append(key)
+
     def assoc_opts(a: Association) -> list[str]:
         opts = [f"Fairshare={a.fairshare}"]
         if a.qos is not None:
@@ -104,6 +117,10 @@ def dump_text(*, cluster: str | None = None) -> str:
             head = [f"User - {_q(u.user.name)}"]
             if u.user.default_account_id:
                 head.append(f"DefaultAccount={_q(u.user.default_account.name)}")
+            if u.user.default_wckey:
+                head.append(f"DefaultWCKey={_q(u.user.default_wckey)}")
+            if keys := wckeys.get(u.user_id):
+                head.append(f"WCKeys={_q(','.join(sorted(keys)))}")
             if u.partition:
                 head.append(f"Partition={_q(u.partition)}")
             lines.append(":".join(head + assoc_opts(u)))
@@ -217,7 +234,8 @@ def _load_line(  # noqa: PLR0917 - one call site, read alongside
         return cluster, parent
     # user
     head = [r for r in rest if r.split("=", 1)[0].lower() in ("defaultaccount", "partition", "adminlevel")]
-    limits = [r for r in rest if r not in head]
+    keys = [r for r in rest if r.split("=", 1)[0].lower() in ("defaultwckey", "wckeys", "wckey")]
+    limits = [r for r in rest if r not in head and r not in keys]
     partition = next((r.split("=", 1)[1] for r in head if r.lower().startswith("partition=")), "")
     exists = Association.objects.filter(
         cluster__name=cluster, account__name=parent, user__name=name, partition=partition
@@ -231,8 +249,11 @@ def _load_line(  # noqa: PLR0917 - one call site, read alongside
             actor=actor,
             entity="user",
             names=[name],
-            options=[f"Account={parent}", f"Cluster={cluster}", *head, *limits],
+            options=[f"Account={parent}", f"Cluster={cluster}", *head, *keys, *limits],
         )
+        keys = []
+    if keys and _wckeys_missing(name, cluster, keys):
+        services.record_add(actor=actor, entity="user", names=[name], options=[f"Cluster={cluster}", *keys])
     default = next((r.split("=", 1)[1] for r in head if r.lower().startswith("defaultaccount=")), "")
     if (
         default
@@ -246,3 +267,17 @@ def _load_line(  # noqa: PLR0917 - one call site, read alongside
     change.lines.append(f"  User {name} (account {parent})")
     change.count += 1
     return cluster, parent
+
+
+def _wckeys_missing(user: str, cluster: str, options: list[str]) -> bool:
+    """Whether a user line's ``WCKeys=``/``DefaultWCKey=`` add anything to an existing
+    user (sacctmgr add refuses a change that adds nothing)."""
+    wanted = {
+        key.strip().lower() for option in options for key in option.split("=", 1)[1].split(",") if key.strip()
+    }
+    have = set(WCKey.objects.filter(user__name=user, cluster__name=cluster).values_list("name", flat=True))
+    default = next(
+        (o.split("=", 1)[1].strip().lower() for o in options if o.lower().startswith("defaultwckey=")), ""
+    )
+    current = LimitsUser.objects.filter(name=user).values_list("default_wckey", flat=True).first()
+    return bool(wanted - have) or (bool(default) and default != current)

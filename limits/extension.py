@@ -20,6 +20,10 @@ class LimitsExtension(ClusterExtension):
 
     name = "limits"
 
+    def config_loaded(self, checked: Any, *, actor: str, recover: bool, version: int) -> None:
+        # Start and reconfigure: PriorityUsageResetPeriod=NOW, UsageFactor rebooked.
+        services.usage_reload()
+
     def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
         return services.submit_fields(common, count=count, now=now, cfg=cfg)
 

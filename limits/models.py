@@ -152,6 +152,7 @@ class LimitsUser(models.Model):
     default_account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.SET_NULL)
     default_qos = models.ForeignKey(QOS, null=True, blank=True, on_delete=models.SET_NULL)
     admin_level = models.CharField(max_length=16, default="None")
+    default_wckey = models.CharField(max_length=256, blank=True, default="")
 
     class Meta:
         verbose_name = "user"
@@ -159,6 +160,25 @@ class LimitsUser(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class WCKey(models.Model):
+    """A workload characterization key a user may charge jobs to (sacctmgr's wckey
+    records; Slurm's TrackWCKey and AccountingStorageEnforce=wckeys)."""
+
+    cluster = models.ForeignKey("Cluster", on_delete=models.CASCADE, related_name="wckeys")
+    user = models.ForeignKey(LimitsUser, on_delete=models.CASCADE, related_name="wckeys")
+    name = models.CharField(max_length=256)
+
+    class Meta:
+        verbose_name = "WCKey"
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "user", "name"], name="limits_wckey_unique")
+        ]
+        ordering = ["name", "user__name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.user.name})"
 
 
 class Association(AssocLimitColumns):

@@ -29,6 +29,8 @@ from limits.core.policy import (
 from limits.core.policy import Association as CoreAssociation
 from limits.core.priority import PriorityConfig
 from limits.core.usage import UsageKey, UsageRecord
+from limits.core.wckeys import track_wckey
+from limits.gres import tracked_gres
 from limits.models import (
     ASSOC_LIMIT_FIELDS,
     QOS_LIMIT_FIELDS,
@@ -37,6 +39,7 @@ from limits.models import (
     LimitsState,
     LimitsUser,
     Usage,
+    WCKey,
 )
 from limits.models import QOS as QOSRow
 from slurmwords.durations import format_minutes_long
@@ -186,8 +189,16 @@ def build_policy(*, cluster: str, options: Mapping[str, object]) -> Policy:
                 priority_job_factor=p.priority_job_factor,
             )
         )
+    wckeys: dict[int, set[str]] = {}
+    for user_id, name in WCKey.objects.filter(cluster__name=cluster).values_list("user_id", "name"):
+        wckeys.setdefault(user_id, set()).add(name)
     core_users = [
-        User(name=u.name, default_account=u.default_account.name if u.default_account_id else "")
+        User(
+            name=u.name,
+            default_account=u.default_account.name if u.default_account_id else "",
+            wckeys=frozenset(wckeys.get(u.pk, ())),
+            default_wckey=u.default_wckey,
+        )
         for u in users.values()
     ]
     return Policy(
@@ -197,6 +208,7 @@ def build_policy(*, cluster: str, options: Mapping[str, object]) -> Policy:
         users=core_users,
         enforce=enforce,
         multifactor=multifactor,
+        tracked_gres=tracked_gres(option(options, "AccountingStorageTRES")),
     )
 
 
@@ -306,6 +318,7 @@ DEFAULT_COLUMNS = {
     ),
     "account": ("Account", "Descr", "Org"),
     "user": ("User", "Def Acct", "Def QOS", "Admin"),
+    "wckey": ("Name", "Cluster", "User"),
     "qos": (
         "Name", "Priority", "GraceTime", "Flags", "UsageFactor", "GrpTRES", "GrpTRESMins", "GrpTRESRunMins",
         "GrpJobs", "GrpSubmit", "GrpWall", "MaxTRES", "MaxTRESPerNode", "MaxTRESMins", "MaxWall", "MaxTRESPU",
@@ -314,6 +327,18 @@ DEFAULT_COLUMNS = {
     "cluster": ("Cluster",),
     "tres": ("Type", "Name", "ID"),
 }  # fmt: skip
+
+
+def default_columns(entity: str) -> list[str]:
+    """The columns ``sacctmgr show <entity>`` prints without format=: a user's default
+    WCKey too when WCKeys are tracked, as sacctmgr does."""
+    columns = list(DEFAULT_COLUMNS[entity])
+    if entity == "user":
+        cfg = ClusterConfig.current()
+        tracked = option(cfg.options or {}, "TrackWCKey")
+        if track_wckey(tracked, enforce_wckeys=context(cfg).enforce.wckeys):
+            columns.insert(columns.index("Admin"), "Def WCKey")
+    return columns
 
 
 def time_str(minutes: int | None) -> str:
@@ -388,9 +413,17 @@ def list_rows(entity: str, where: Mapping[str, list[str]]) -> list[dict[str, str
                 "Def Acct": u.default_account.name if u.default_account_id else "",
                 "Def QOS": u.default_qos.name if u.default_qos_id else "",
                 "Admin": u.admin_level,
+                "Def WCKey": u.default_wckey,
             }
             for u in qs
         ]
+    if entity == "wckey":
+        rows = WCKey.objects.select_related("cluster", "user")
+        if names:
+            rows = rows.filter(name__in=names)
+        if where.get("user"):
+            rows = rows.filter(user__name__in=where["user"])
+        return [{"Name": w.name, "Cluster": w.cluster.name, "User": w.user.name} for w in rows]
     if entity == "cluster":
         from limits.models import Cluster  # noqa: PLC0415
 

@@ -12,9 +12,11 @@ One function per operation (docs/architecture.md); sacctmgr
   preview before "Would you like to commit changes?".
 * :func:`row_save`, :func:`row_delete`: the admin's forms, same validation.
 * :func:`submit_fields`: ``sbatch`` under AccountingStorageEnforce (default account and
-  QOS, submit limits, DenyOnLimit).
+  QOS, submit limits, DenyOnLimit, the time limit a MaxWall gives, the WCKey).
 * :func:`pass_plugins`, :func:`pass_priority`, :func:`apply_pass`: the scheduler pass.
 * :func:`usage_cycle_run`: the usage cycle (charge running jobs, decay, reset).
+* :func:`usage_reload`: at start and reconfigure (PriorityUsageResetPeriod=NOW, running
+  jobs' UsageFactor booked again).
 * :func:`dump_text`, :func:`load_text`: ``sacctmgr dump|load``.
 
 Deleting an association cancels its running and pending jobs (Slurm's resource_limits.html,
@@ -27,7 +29,7 @@ import logging
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -38,19 +40,30 @@ from django.utils import timezone
 
 from cluster import publish, triggers
 from cluster.core.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
-from cluster.models import ClusterConfig, Job
+from cluster.models import ClusterConfig, Job, Partition
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import end_job, record_transition, terminate_running
 from limits import selectors
 from limits.core.options import OptionError, apply_option, assoc_option, qos_option, split_option
 from limits.core.plugin import JobLimitsInfo, LimitsPlugin
-from limits.core.policy import ROOT, JobRequest, Policy, PolicyError
+from limits.core.policy import PARTITION, ROOT, JobRequest, Policy, PolicyError
 from limits.core.priority import JobPriorityInfo, MultifactorPriority, fair_tree
 from limits.core.shapes import requested_shape, running_shape
 from limits.core.usage import EMPTY, DecayPolicy, RunningCharge, UsageKey, assoc_key, qos_key, usage_cycle
+from limits.core.wckeys import WCKEY_MAX, WCKeyError, job_wckey, track_wckey
 from limits.gres import check_gres
-from limits.models import QOS, Account, Association, Cluster, JobAccounting, LimitsState, LimitsUser, Usage
+from limits.models import (
+    QOS,
+    Account,
+    Association,
+    Cluster,
+    JobAccounting,
+    LimitsState,
+    LimitsUser,
+    Usage,
+    WCKey,
+)
 
 log = logging.getLogger(__name__)
 
@@ -441,6 +454,9 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
             "partitions",
             "defaultaccount",
             "adminlevel",
+            "wckey",
+            "wckeys",
+            "defaultwckey",
         },
     )
     # DefaultQOS goes on the user record when no account is given with it, like sacctmgr.
@@ -449,22 +465,35 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
     default = special.get("defaultaccount", "")
     if not accounts and default:
         accounts = [default]
-    if not accounts:
+    wckeys, default_wckey = _wckey_options(special)
+    if not accounts and not wckeys:
         raise ServiceError("Need a default account for these users to add them (Account= or DefaultAccount=)")
     partitions = [
         p for p in (special.get("partition") or special.get("partitions") or "").split(",") if p
     ] or [""]
     change.lines.append(" Adding User(s)")
     added = []
+    added_wckeys: list[str] = []
     for name in names:
         user, created = LimitsUser.objects.get_or_create(name=name)
         if special.get("adminlevel"):
             user.admin_level = special["adminlevel"]
-        if created or default:
+        if accounts and (created or default):
             user.default_account = _account(default or accounts[0])
+        # As sacctmgr: the DefaultWCKey given, else the first WCKey of a user with none.
+        if (default_wckey or (wckeys and not user.default_wckey)) and user.default_wckey != (
+            new_default := default_wckey or wckeys[0]
+        ):
+            user.default_wckey = new_default
+            change.count += 0 if created else 1
         user.save()
         if created:
             change.lines.append(f"  {name}")
+        for key in wckeys:
+            _, new = WCKey.objects.get_or_create(cluster=cluster, user=user, name=key)
+            if new:
+                added_wckeys.append(f"  W = {key:<9.9} C = {cluster.name:<10.10} U = {name:<9.9}")
+                change.count += 1
         for acct_name in accounts:
             account = _account(acct_name)
             if not Association.objects.filter(cluster=cluster, account=account, user=None).exists():
@@ -482,6 +511,24 @@ def _add_users(change: Change, names: Sequence[str], opts: list[tuple[str, str, 
     if added:
         change.lines.append(" Associations =")
         change.lines.extend(_assoc_label(a) for a in added)
+    if added_wckeys:
+        change.lines.append(" WCKeys =")
+        change.lines.extend(added_wckeys)
+
+
+def _wckey_options(special: Mapping[str, str]) -> tuple[list[str], str]:
+    """``WCKeys=a,b`` and ``DefaultWCKey=a`` of sacctmgr add user, lower case as slurmctld
+    keeps them; the default is one of the user's WCKeys too, as sacctmgr adds it."""
+    text = special.get("wckeys") or special.get("wckey") or ""
+    wckeys = [w.lower() for w in inputs.names(text, "WCKeys", max_length=WORD_MAX, each=WCKEY_MAX)]
+    default = special.get("defaultwckey", "").strip().lower()
+    if default:
+        default = inputs.name(default, "DefaultWCKey", max_length=WCKEY_MAX)
+        if default not in wckeys:
+            wckeys.append(default)
+    if any(w.startswith("*") for w in wckeys):
+        raise ServiceError("Invalid wckey specification: a WCKey cannot begin with '*'")
+    return wckeys, default
 
 
 # --------------------------------------------------------------------------- modify
@@ -575,7 +622,7 @@ def _modify_assocs(
     record_level = (
         {"description", "organization"}
         if entity == "account"
-        else {"defaultaccount", "defaultqos", "adminlevel"}
+        else {"defaultaccount", "defaultqos", "adminlevel", "defaultwckey"}
     )
     if entity == "association":
         record_level = set()
@@ -597,6 +644,11 @@ def _modify_assocs(
                 user.default_qos = None if value in ("", "-1") else _qos(value)
             if "adminlevel" in special:
                 user.admin_level = special["adminlevel"]
+            if "defaultwckey" in special:
+                key = special["defaultwckey"].strip().lower()
+                if key not in ("", "-1") and not WCKey.objects.filter(user=user, name=key).exists():
+                    raise ServiceError(f"User {user.name} doesn't have wckey {key}: add it first (WCKeys=)")
+                user.default_wckey = "" if key == "-1" else key
             user.save()
             change.lines.append(f"  {user.name}")
             change.count += 1
@@ -805,11 +857,17 @@ def submit_fields(
     user = common["user"]
     account = common.get("account") or ""
     qos = common.get("qos") or ""
-    options = cfg.options or {}
-    gres = check_gres(common.get("gres") or "", enforce_limits=ctx.enforce.limits, options=options)
+    gres = check_gres(common.get("gres") or "")
+    track = track_wckey(selectors.option(cfg.options or {}, "TrackWCKey"), enforce_wckeys=ctx.enforce.wckeys)
+    try:
+        wckey = job_wckey(
+            policy.users, user, common.get("wckey") or "", track=track, enforce=ctx.enforce.wckeys
+        )
+    except WCKeyError as exc:
+        raise ServiceError(str(exc), field="wckey") from None
     common = {**common, "gres": gres}
     if not ctx.enforce.associations:
-        return {"account": account, "qos": qos or "normal", "gres": gres}
+        return {"account": account, "qos": qos or "normal", "gres": gres, "wckey": wckey}
     if not account:
         u = policy.users.get(user)
         account = u.default_account if u else ""
@@ -821,6 +879,12 @@ def submit_fields(
             field="account",
         )
     qos = policy.job_qos_name(assoc, qos)
+    out: dict[str, Any] = {"account": account, "qos": qos, "gres": gres, "wckey": wckey}
+    if ctx.enforce.limits and not common.get("time_asked", True):
+        limit = _default_time_limit(policy.plan(user, account, common["partition"], qos), common["partition"])
+        if limit is not None:
+            out["time_limit"] = limit
+            common = {**common, "time_limit": limit}
     now = now or timezone.now()
     shape = requested_shape(policy, common["partition"], common)
     job = JobRequest(
@@ -835,14 +899,30 @@ def submit_fields(
     active = _active_requests(policy, account, qos, user)
     from limits.core.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
 
-    for _ in range(max(count, 1)):
-        verdict = check_submit(policy, job, active=active, now=now.timestamp())
-        if verdict is not None:
-            raise ServiceError(_slurm_words(verdict), field="account")
-        active.append(job)
-        if count > 50:  # an array is checked for its first tasks' limits only
-            break
-    return {"account": account, "qos": qos, "gres": gres}
+    verdict = check_submit(policy, job, active=active, now=now.timestamp(), count=max(count, 1))
+    if verdict is not None:
+        raise ServiceError(_slurm_words(verdict), field="account")
+    return out
+
+
+def _default_time_limit(plan: Any, partition: str) -> int | None:
+    """The time limit of a job submitted without ``-t`` when a QOS or association MaxWall
+    applies to it, else None (the partition's DefaultTime or MaxTime stands).
+
+    Slurm's order (its job_mgr/acct_policy, ``_set_time_limit``): the partition's
+    DefaultTime if it has one; else the first MaxWall of the hierarchy (partition QOS and
+    job QOS in their OverPartQOS order, then the association and its parents), bounded
+    by the partition's MaxTime unless the QOS has PartitionTimeLimit; else MaxTime.  One
+    departure: a DefaultTime longer than that MaxWall is cut to the MaxWall, where Slurm
+    would hold the job forever (or refuse it with DenyOnLimit) for a limit it never chose.
+    """
+    if plan.error is not None:
+        return None
+    wall = next(iter(plan.kind("MaxWallDurationPerJob")), None)
+    if wall is None or wall.source.level == PARTITION:
+        return None  # no QOS or association sets one: the partition's own limit stands
+    default = Partition.objects.filter(name=partition).values_list("default_time", flat=True).first()
+    return wall.value if default is None else min(default, wall.value)
 
 
 def _slurm_words(verdict: str) -> str:
@@ -1009,6 +1089,43 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
         publish.console_changed("jobs")
 
 
+# --------------------------------------------------------------------------- start, reconfigure
+
+
+def usage_reload(*, now: datetime | None = None, cfg: ClusterConfig | None = None) -> str:
+    """What slurmctld does with the accounting when it starts or is reconfigured, in the
+    transaction that applies slurm.conf:
+
+    * ``PriorityUsageResetPeriod=NOW`` clears every usage record, once: the usage cycles
+      never reset for NOW (Slurm's priority/multifactor resets at its first decay cycle
+      after reading NOW, then treats the period as NONE until the next reconfigure);
+    * every running job is booked again with its QOS's current UsageFactor (the
+      UsageFactor NOTE of Slurm's resource_limits.html: "when slurmctld is restarted or
+      reconfigured, the usage of all running jobs is booked again").
+    """
+    now = now or timezone.now()
+    stamp = now.timestamp()
+    ctx = selectors.context(cfg)
+    done = []
+    if ctx.priority.usage_reset_period == "NOW":
+        Usage.objects.update(raw_usage=0.0, tres_seconds={}, wall_seconds=0.0)
+        st, _ = LimitsState.objects.select_for_update().get_or_create(pk=1)
+        # The time before the reset is not charged afterwards.
+        st.last_reset = st.last_cycle = stamp
+        st.save(update_fields=["last_cycle", "last_reset"])
+        done.append("usage reset")
+    rebooked = 0
+    for job_id, user, part, acct, qos in Job.objects.filter(state=JobState.RUNNING).values_list(
+        "id", "user", "partition", "account", "qos"
+    ):
+        plan = ctx.policy.plan(user, acct, part, qos)
+        factor = plan.usage_factor if plan.error is None else 1.0
+        JobAccounting.objects.update_or_create(job_id=job_id, defaults={"usage_factor": factor})
+        rebooked += 1
+    done.append(f"rebooked={rebooked}")
+    return " ".join(done)
+
+
 # --------------------------------------------------------------------------- usage cycle
 
 
@@ -1069,7 +1186,9 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
             tres_half_life=halves,
             no_decay=frozenset(qos_key(q.name) for q in policy.qos.values() if q.has("NoDecay")),
             reset_period=ctx.priority.usage_reset_period,
-            tz=UTC,
+            # The controller's local time (Django runs the process in TIME_ZONE), as
+            # slurmctld computes PriorityUsageResetPeriod boundaries with localtime().
+            tz=timezone.get_default_timezone(),
         )
         new, reset = usage_cycle(records, charges, last=last, now=stamp, policy=decay, last_reset=last_reset)
         _store_usage(records, new)
@@ -1132,5 +1251,6 @@ __all__ = [
     "row_save",
     "submit_fields",
     "usage_cycle_run",
+    "usage_reload",
     "usage_set",
 ]

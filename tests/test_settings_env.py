@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import envbool, envfloat, envint, envlevel
+from config.env import envbool, envfloat, envint, envlevel, envzone
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,3 +92,19 @@ def test_a_command_with_a_mistyped_timeout_says_so_in_one_line():
         1,
         "squeue: error: FSCHED_TIMEOUT='ten': expected a number of seconds greater than 0\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "zone"),
+    [
+        ("Europe/Paris", "Europe/Paris"),
+        (":America/New_York", "America/New_York"),
+        ("CET-1CEST", "UTC"),
+        (":/etc/localtime", "UTC"),
+        ("Not/AZone", "UTC"),
+        ("", "UTC"),
+    ],
+)
+def test_time_zone_is_the_processes_tz_when_it_names_a_zone(monkeypatch, value, zone):
+    monkeypatch.setenv("TZ_UNDER_TEST", value)
+    assert envzone("TZ_UNDER_TEST", "UTC") == zone

@@ -41,6 +41,7 @@ class JobSerializer(serializers.ModelSerializer):
             "user",
             "account",
             "qos",
+            "wckey",
             "partition",
             "state",
             "state_compact",
@@ -180,6 +181,7 @@ class JobSubmitSerializer(serializers.Serializer):
     environment = serializers.DictField(child=serializers.CharField(allow_blank=True), required=False)
     test_only = serializers.BooleanField(required=False)
     constraint = serializers.CharField(required=False)
+    wckey = serializers.CharField(required=False)
 
 
 class NodeSerializer(serializers.ModelSerializer):

@@ -34,6 +34,7 @@ SUBMIT_FIELDS = frozenset(
         "cpus_per_task", "mem", "time", "account", "qos", "output", "error", "input",
         "work_dir", "nodelist", "exclude", "hold", "licenses", "gres", "reservation",
         "begin", "array", "requeue", "environment", "test_only", "constraint", "resources",
+        "wckey",
     }
 )  # fmt: skip
 

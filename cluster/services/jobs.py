@@ -91,6 +91,7 @@ _NAMED_FIELDS = {
     "resources": ("--resources", 512),
     "gres": ("--gres", 512),
     "constraint": ("--constraint", 512),
+    "wckey": ("--wckey", 256),
     "nodelist": ("--nodelist", hostlists.MAX_TEXT),
     "exclude": ("--exclude", hostlists.MAX_TEXT),
     "nodes": ("node count", 64),
@@ -384,6 +385,8 @@ def _validate_submission(
         "submitter": user if user.pk else None,
         "account": _field(spec, "account") or "",
         "qos": _field(spec, "qos") or "",
+        # --wckey, checked and defaulted by the accounting (TrackWCKey).
+        "wckey": _field(spec, "wckey") or "",
         "partition": partition.name,
         "script": script,
         "command": "(wrap)" if wrap is not None else (_field(spec, "command") or ""),
@@ -399,6 +402,8 @@ def _validate_submission(
         "cpus_per_task": cpus_per_task,
         "mem_per_node": mem,
         "time_limit": time_limit,
+        # No -t: an extension may set the limit instead of the partition's (limits: MaxWall).
+        "time_asked": time_text is not None,
         "licenses": licenses,
         # --gres per node (gpu:2); parsed and checked against the tracked TRES in submit_fields.
         "gres": str(_field(spec, "gres") or ""),
@@ -418,6 +423,7 @@ def _validate_submission(
     # What the extensions add (the accounting's default account and QOS, submit limits).
     for ext in extensions.active():
         common.update(ext.submit_fields(common, count=len(tasks), now=now, cfg=cfg))
+    del common["time_asked"]
     if common["reservation"]:
         check_job_access(common["reservation"], common["user"], common["account"])
     return common, tasks

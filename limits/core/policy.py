@@ -386,8 +386,12 @@ class Policy:
         enforce: Enforce | None = None,
         multifactor: bool = True,
         default_qos: str = "normal",
+        tracked_gres: frozenset[str] | None = None,
     ) -> None:
         self.enforce = enforce or Enforce()
+        # The gres/... TRES the cluster tracks (AccountingStorageTRES); a job's other GRES
+        # run but are not accounted.  None: every GRES is (a policy built without a cluster).
+        self.tracked_gres = tracked_gres
         self.multifactor = multifactor  # GrpTRESMins is only enforced with priority/multifactor
         self.qos: dict[str, QOS] = {}
         for q in qos:
@@ -909,7 +913,10 @@ def make_shape(
         "cpu": cpus_per_node if cpus_per_node is not None else -(-cpus // nodes),
         "mem": mem_per_node if mem_per_node is not None else -(-mem // nodes),
     }
+    tracked = policy.tracked_gres
     for name, count in (gres_per_node or {}).items():
+        if tracked is not None and name not in tracked:
+            continue
         tres[name] = count * nodes
         per_node[name] = count
     for name, count in (licenses or {}).items():
@@ -1275,8 +1282,10 @@ class LimitState:
 
     # -- submission ------------------------------------------------------------------
 
-    def check_submit(self, job: JobRequest) -> str | None:
-        """None if ``job`` may be submitted, else the message the submitter sees."""
+    def check_submit(self, job: JobRequest, *, count: int = 1) -> str | None:
+        """None if ``job`` may be submitted, else the message the submitter sees.  ``count``
+        is the number of jobs the submission makes (an array's tasks): the submit limits
+        count every one, as Slurm's acct_policy_validate does with the array's task count."""
         policy = self.policy
         enforce = policy.enforce
         plan = policy.plan(job.user, job.account, job.partition, job.qos)
@@ -1299,8 +1308,10 @@ class LimitState:
             return None
         for r in plan.submit:
             c = self.counters.get(r.counter, _EMPTY_COUNTER)
-            if c.submitted >= r.value:
-                return f"{_SUBMIT_REJECT}: {r} reached with {c.submitted} jobs"
+            if c.submitted + count > r.value:
+                if count == 1:
+                    return f"{_SUBMIT_REJECT}: {r} reached with {c.submitted} jobs"
+                return f"{_SUBMIT_REJECT}: {r} exceeded by {c.submitted} jobs + {count} array tasks"
         wall = next(iter(plan.kind("MaxWallDurationPerJob")), None)
         if wall is not None and wall.source.scope == "assoc":
             # Association MaxWall denies at submission (resource_limits.html, MaxWallDurationPerJob).
@@ -1466,8 +1477,10 @@ def check_submit(
     *,
     active: Iterable[JobRequest] = (),
     now: float,
+    count: int = 1,
 ) -> str | None:
-    """None if ``job`` may be submitted, else the rejection message.  ``active`` are the
+    """None if ``job`` (``count`` jobs: an array's tasks) may be submitted, else the
+    rejection message.  ``active`` are the
     pending and running jobs already in the system (running ones with ``running=True``);
     the service passes those of the job's user and account, which is all the submit limits
     count (or everything, when unsure)."""
@@ -1478,7 +1491,7 @@ def check_submit(
         pending=[j for j in jobs if not j.running],
         now=now,
     )
-    return state.check_submit(job)
+    return state.check_submit(job, count=count)
 
 
 def describe_limits(eff: EffectiveLimits) -> list[str]:

@@ -16,9 +16,10 @@ Decay is exponential: ``usage * 2 ** (-elapsed / half_life)``.
 * ``TresDecayHalfLife`` (per association or QOS, per TRES, seconds) overrides it for that
   TRES's GrpTRESMins only; ``0`` means never decay: an allocation that never replenishes.
 * A QOS with ``NoDecay`` does not decay at all (GrpTRESMins, GrpWall, RawUsage).
-* ``PriorityUsageResetPeriod`` zeroes every counter at a calendar boundary instead
-  (``NONE``, ``NOW``, ``DAILY``, ``WEEKLY`` (Sunday 00:00), ``MONTHLY``, ``QUARTERLY``,
-  ``YEARLY``), including TRES with a half-life of 0.
+* ``PriorityUsageResetPeriod`` zeroes every counter at a calendar boundary of the
+  controller's local time instead (``DAILY``, ``WEEKLY`` (Sunday 00:00), ``MONTHLY``,
+  ``QUARTERLY``, ``YEARLY``), including TRES with a half-life of 0; ``NOW`` zeroes them
+  once, at start or reconfigure, never in a cycle.
 """
 
 from __future__ import annotations
@@ -138,13 +139,17 @@ def parse_reset_period(text: str) -> str:
 def next_reset(period: str, after: float, tz: tzinfo = UTC) -> float | None:
     """The first reset boundary strictly after ``after`` (epoch seconds), or None.
 
-    ``NOW`` resets once (at ``after``, i.e. the controller start) and then behaves as NONE:
-    the adapter records the reset and stores NONE.
+    Boundaries are calendar instants in ``tz``, the controller's local time zone, as
+    slurmctld computes them with localtime(): DAILY is the next local midnight, WEEKLY
+    the next Sunday 00:00, MONTHLY/QUARTERLY/YEARLY the first day of the next month,
+    quarter or year at 00:00, whatever the UTC offset (DST included).
+
+    ``NOW`` has no boundary: it clears usage once, when the controller starts or is
+    reconfigured (the adapter does that), and the cycles then behave as ``NONE``, as
+    Slurm's priority/multifactor switches the period to NONE after its one reset.
     """
-    if period == "NONE":
+    if period in ("NONE", "NOW"):
         return None
-    if period == "NOW":
-        return after
     t = datetime.fromtimestamp(after, tz)
     midnight = t.replace(hour=0, minute=0, second=0, microsecond=0)
     if period == "DAILY":

@@ -13,6 +13,8 @@ from cluster.models import Job, Node
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
+from limits import selectors
+from limits.core.shapes import requested_shape
 from limits.services import record_add, record_modify
 from tests.limits.test_services import enforce, register
 
@@ -59,19 +61,29 @@ def test_gres_is_stored_without_enforcement_and_bad_syntax_is_refused(demo, user
         submit(users, gres="gpu:a:b:2")
 
 
-def test_untracked_gres_is_refused_when_limits_are_enforced(demo, users):
+def test_untracked_gres_is_accepted_and_not_accounted(demo, users):
+    """Slurm accepts a GRES that AccountingStorageTRES does not name and runs the job;
+    the accounting just does not count it (no TRES, so no limit on it)."""
     admin = users["admin"]
     record_add(actor=admin, entity="account", names=["science"])
     record_add(actor=admin, entity="user", names=["alice"], options=["Account=science"])
+    record_modify(actor=admin, entity="account", where=["name=science"], options=["GrpTRES=gres/gpu=1"])
     enforce("limits")
-    with pytest.raises(ServiceError) as err:
-        submit(users, gres="gpu:2")
-    first, detail = str(err.value).split("\n", 1)
-    assert first == "Invalid generic resource (gres) specification"
-    assert "gres/gpu is not a TRES of this cluster" in detail
-    assert not Job.objects.exists()
+    register(timezone.now())
+    untracked = submit(users, gres="gpu:2")
+    assert untracked.gres == "gpu:2"
+    schedule_pass()
+    untracked.refresh_from_db()
+    assert untracked.state == "RUNNING"
+    policy = selectors.context().policy
+    assert "gres/gpu" not in requested_shape(policy, "debug", {"gres": "gpu:2"}).tres
+    # Once tracked, the same request is counted, and the limit holds it.
     enforce("limits", AccountingStorageTRES="gres/gpu,license/fluent")
-    assert submit(users, gres="gpu:tesla:1").gres == "gpu:tesla:1"
+    tracked = submit(users, gres="gpu:tesla:1")
+    schedule_pass()
+    tracked.refresh_from_db()
+    assert (tracked.state, tracked.reason) == ("PENDING", "AssocGrpGRES")
+    assert requested_shape(selectors.context().policy, "debug", {"gres": "gpu:tesla:1"}).tres["gres/gpu"] == 1
 
 
 # --------------------------------------------------------------------------- the pass

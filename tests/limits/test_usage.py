@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -113,7 +114,26 @@ def test_next_reset_boundaries(period, at, expected):
 def test_none_and_now_periods():
     assert next_reset("NONE", 123.0) is None
     assert not reset_due("NONE", 0.0, 1e12)
-    assert reset_due("NOW", 100.0, 100.0)
+    # NOW clears at start or reconfigure (the service), never in a cycle.
+    assert next_reset("NOW", 123.0) is None
+    assert not reset_due("NOW", 100.0, 1e12)
+
+
+@pytest.mark.parametrize(
+    ("period", "at", "expected"),
+    [
+        # The day the clocks go forward in Paris: midnights at +01:00, then +02:00.
+        ("DAILY", "2026-03-28T15:00+01:00", "2026-03-29T00:00+01:00"),
+        ("DAILY", "2026-03-29T15:00+02:00", "2026-03-30T00:00+02:00"),
+        ("WEEKLY", "2026-10-21T12:00+02:00", "2026-10-25T00:00+02:00"),
+        ("MONTHLY", "2026-10-31T23:30+01:00", "2026-11-01T00:00+01:00"),
+        ("YEARLY", "2026-12-31T23:30+01:00", "2027-01-01T00:00+01:00"),
+    ],
+)
+def test_reset_boundaries_are_local_midnights(period, at, expected):
+    paris = ZoneInfo("Europe/Paris")
+    got = next_reset(period, datetime.fromisoformat(at).timestamp(), paris)
+    assert got == datetime.fromisoformat(expected).timestamp()
 
 
 def test_bad_reset_period():
