@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cluster', '0008_sdiag_scheduler_stats'),
+        ('cluster', '0009_limits_job_wckey'),
     ]
 
     operations = [
