@@ -32,13 +32,18 @@ def is_storing_nothing() -> bool:
 
 
 class ServiceError(Exception):
-    """Refused input or a forbidden operation; ``str()`` is the message for the user."""
+    """Refused input or a forbidden operation; ``str()`` is the message for the user.
+
+    ``explanation``: a line said before the message, as slurmctld sends one with some
+    refusals ("Memory specification can not be satisfied", then "Requested node
+    configuration is not available"); the API gives it as a field of its own."""
 
     status = 400
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, explanation: str = "") -> None:
         super().__init__(message)
         self.field = field
+        self.explanation = explanation
 
 
 class PermissionDenied(ServiceError):
