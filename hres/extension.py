@@ -8,6 +8,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ClusterShell.NodeSet import NodeSet
+
+from cluster.core.feasibility import NODE_CONFIG_UNAVAILABLE, Refused
 from cluster.core.scheduler import PassResult, SchedulerPlugin
 from cluster.extensions import (
     LICENSE_MODES,
@@ -20,8 +23,9 @@ from cluster.extensions import (
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
 from hres import preemption, services
+from hres.core.feasibility import never_serves
 from hres.core.layers import check_reservation
-from slurmwords.licenses import Mode, parse_reservation_licenses
+from slurmwords.licenses import Mode, parse_license_request, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,25 @@ class HresExtension(ClusterExtension):
 
     def license_modes(self) -> Mapping[str, Mode]:
         return services.modes()
+
+    def never_runs(
+        self, common: Mapping[str, Any], *, nodes: Sequence[str], count: int, unnamed: int
+    ) -> Refused | None:
+        """A request no layer set could ever serve, as configured or as updated at runtime:
+        refused as Slurm refuses a job its test at submission finds no nodes for."""
+        modes = services.modes()
+        if not modes:
+            return None
+        try:
+            items = parse_license_request(common["licenses"], hres=modes).hres(modes)
+        except ValueError:
+            return None  # refused already, or left to the pass
+        if not items:
+            return None
+        required = tuple(NodeSet(common["req_nodes"])) if common["req_nodes"] else ()
+        states = (services.current_state(), services.configured_state())
+        why = never_serves(states, items, count, nodes, required=required, spare=unnamed)
+        return Refused(NODE_CONFIG_UNAVAILABLE, why, "licenses") if why else None
 
     def reservation_check(self, row: Any, *, now: datetime) -> None:
         """The layers must have the amounts of a reservation active now."""
