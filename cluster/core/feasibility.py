@@ -53,12 +53,13 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """Why a job can never run: Slurm's message, and the line slurmctld (or fsched, with
-    its figures) gives before it."""
+    """Why a job can never run: Slurm's message, fsched's figures, and the line slurmctld
+    sends before the message where it has one (sbatch prints it first)."""
 
     message: str
     explanation: str
     field: str
+    err_msg: str = ""
 
 
 def count_refusal(request: Request, partition: str, size: int) -> Refused | None:
@@ -87,16 +88,21 @@ def size_refusal(
     if capable >= request.nodes:
         return None
     if not unnamed and not any(n.cpus >= request.cpus_per_task for n in members):
-        why = CPUS_UNSATISFIABLE
-        field = "cpus_per_task"
-    elif not unnamed and not any(n.real_memory >= (request.mem_per_node or 0) for n in members):
-        why = MEMORY_UNSATISFIABLE
-        field = "mem"
-    else:
-        # No line of Slurm's own for this: fsched's figures.
-        why = f"{capable} of the {len(members) + unnamed} nodes of partition {partition} could hold the job"
-        field = "nodes"
-    return Refused(NODE_CONFIG_UNAVAILABLE, why, field)
+        return Refused(
+            NODE_CONFIG_UNAVAILABLE,
+            f"no node of partition {partition} has {request.cpus_per_task} CPUs",
+            "cpus_per_task",
+            CPUS_UNSATISFIABLE,
+        )
+    if not unnamed and not any(n.real_memory >= (request.mem_per_node or 0) for n in members):
+        return Refused(
+            NODE_CONFIG_UNAVAILABLE,
+            f"no node of partition {partition} has {request.mem_per_node} MB",
+            "mem",
+            MEMORY_UNSATISFIABLE,
+        )
+    why = f"{capable} of the {len(members) + unnamed} nodes of partition {partition} could hold the job"
+    return Refused(NODE_CONFIG_UNAVAILABLE, why, "nodes")
 
 
 def never_runs(

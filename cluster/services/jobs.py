@@ -233,8 +233,14 @@ def _never_runs(
         unnamed = feasibility.unnamed_count(partition.node_names, members)
         refused = feasibility.size_refusal(request, partition.name, members, unnamed=unnamed)
     if refused is not None:
-        raise ServiceError(refused.message, field=refused.field, explanation=refused.explanation)
+        raise _refusal(refused)
     return feasibility.capable_nodes(request, members), unnamed
+
+
+def _refusal(refused: feasibility.Refused) -> ServiceError:
+    return ServiceError(
+        refused.message, field=refused.field, explanation=refused.explanation, err_msg=refused.err_msg
+    )
 
 
 def _check_extensions_feasible(
@@ -245,7 +251,7 @@ def _check_extensions_feasible(
     for ext in extensions.active():
         refused = ext.never_runs(common, nodes=pool, count=count, unnamed=unnamed)
         if refused is not None:
-            raise ServiceError(refused.message, field=refused.field, explanation=refused.explanation)
+            raise _refusal(refused)
 
 
 def _check_licenses(text: str, cfg: ClusterConfig) -> str:

@@ -252,7 +252,8 @@ def test_a_job_that_can_never_run_prints_slurmctlds_line_then_the_refusal(api, c
         {
             "error": "Requested node configuration is not available",
             "field": "mem",
-            "explanation": "Memory specification can not be satisfied",
+            "explanation": "no node of partition debug has 1048576 MB",
+            "err_msg": "Memory specification can not be satisfied",
         },
     )
     assert main(["fsched", "sbatch", "--mem=1T", "--wrap", "true"]) == 1

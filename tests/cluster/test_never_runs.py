@@ -30,12 +30,12 @@ def post(client, **fields):
         (
             {"cpus_per_task": 5},
             "Requested node configuration is not available",
-            "CPU count per node can not be satisfied",
+            "no node of partition debug has 5 CPUs",
         ),
         (
             {"mem": "3G"},
             "Requested node configuration is not available",
-            "Memory specification can not be satisfied",
+            "no node of partition debug has 3072 MB",
         ),
         (
             {"nodes": "2", "exclude": "node[02-08]"},
@@ -57,6 +57,18 @@ def test_a_job_that_can_never_run_is_refused_with_slurms_message(demo, api, fiel
     assert body["error"] == message
     assert body["explanation"] == explanation
     assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("fields", "err_msg"),
+    [
+        ({"cpus_per_task": 5}, "CPU count per node can not be satisfied"),
+        ({"mem": "3G"}, "Memory specification can not be satisfied"),
+        ({"nodes": "20"}, None),  # slurmctld sends no line of its own for this one
+    ],
+)
+def test_slurmctlds_own_line_comes_as_err_msg(demo, api, fields, err_msg):
+    assert post(api("alice"), **fields).json().get("err_msg") == err_msg
 
 
 @pytest.mark.parametrize(
@@ -104,8 +116,9 @@ def test_names_that_are_no_node_yet_count_as_nodes_that_could_hold_the_job():
     refused = feasibility.never_runs(Request(nodes=4), "p", members, unnamed=1)
     assert refused is not None and refused.message == feasibility.INVALID_NODE_COUNT
     refused = feasibility.never_runs(Request(nodes=1, cpus_per_task=8), "p", members)
-    assert refused == feasibility.Refused(
-        feasibility.NODE_CONFIG_UNAVAILABLE, feasibility.CPUS_UNSATISFIABLE, "cpus_per_task"
+    assert (refused.message, refused.err_msg) == (
+        feasibility.NODE_CONFIG_UNAVAILABLE,
+        feasibility.CPUS_UNSATISFIABLE,
     )
 
 
