@@ -154,8 +154,13 @@ class _PartitionRow:
     state: str
 
     @functools.cached_property
+    def size(self) -> int:
+        """How many names the node list holds (counted once per configuration revision)."""
+        return hostlists.count(self.nodes) if self.nodes else 0
+
+    @functools.cached_property
     def node_names(self) -> tuple[str, ...]:
-        return tuple(hostlists.expand(self.nodes, limit=hostlists.count(self.nodes))) if self.nodes else ()
+        return tuple(hostlists.expand(self.nodes, limit=self.size)) if self.nodes else ()
 
 
 # (database alias, configuration revision) -> partition name ("" for the default) -> its
@@ -195,10 +200,13 @@ def _read_partition(name: str) -> _PartitionRow | None:
 # nodes, read only for a request whose answer depends on them. A dynamic node created
 # since counts as a name of the partition that is no node yet, and one deleted since as
 # still there: either way the job is accepted and pends, never wrongly refused.
-_sizes_seen: dict[tuple[str, str], dict[str, tuple[feasibility.NodeSize, ...]]] = {}
+_sizes_seen: dict[tuple[str, str], dict[str, tuple[tuple[feasibility.NodeSize, ...], int]]] = {}
 
 
-def _partition_sizes(partition: _PartitionRow, cfg: ClusterConfig) -> tuple[feasibility.NodeSize, ...]:
+def _partition_sizes(
+    partition: _PartitionRow, cfg: ClusterConfig
+) -> tuple[tuple[feasibility.NodeSize, ...], int]:
+    """The partition's nodes, and how many of its names are no node yet."""
     key = (connection.alias, cfg.revision)
     seen = _sizes_seen.get(key)
     if seen is None:
@@ -207,11 +215,12 @@ def _partition_sizes(partition: _PartitionRow, cfg: ClusterConfig) -> tuple[feas
     found = seen.get(partition.name)
     if found is None:
         wanted = set(partition.node_names)
-        found = seen[partition.name] = tuple(
+        members = tuple(
             feasibility.NodeSize(*row)
             for row in rows.select(Node, ("name", "cpus", "real_memory"), order_by=("name",))
             if row[0] in wanted
         )
+        found = seen[partition.name] = (members, feasibility.unnamed_count(wanted, members))
     return found
 
 
@@ -221,16 +230,14 @@ def _never_runs(
     """Refuse a job that can never run in its partition (see cluster.core.feasibility);
     else the partition's nodes that could hold it, and how many of its names are no node
     yet (read only when the answer needs them, or for the extensions' check)."""
-    size = hostlists.count(partition.nodes) if partition.nodes else 0
     # As Slurm's _part_access_check: only a partition that schedules (UP or DRAIN) refuses.
     refused = None
     if partition.state in ("UP", "DRAIN"):
-        refused = feasibility.count_refusal(request, partition.name, size)
+        refused = feasibility.count_refusal(request, partition.name, partition.size)
     if refused is None and not request.sized and not hres:
         return (), 0
     if refused is None:
-        members = _partition_sizes(partition, cfg)
-        unnamed = feasibility.unnamed_count(partition.node_names, members)
+        members, unnamed = _partition_sizes(partition, cfg)
         refused = feasibility.size_refusal(request, partition.name, members, unnamed=unnamed)
     if refused is not None:
         raise _refusal(refused)

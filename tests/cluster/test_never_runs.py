@@ -133,3 +133,15 @@ def test_moving_a_pending_job_to_a_partition_where_it_can_never_run_is_refused(d
     assert Job.objects.get(pk=job_id).partition == "batch"
     job_update(actor=users["alice"], job_id=job_id, changes={"partition": "long"})
     assert Job.objects.get(pk=job_id).partition == "long"
+
+
+def test_names_of_a_partition_that_are_no_node_yet_may_become_dynamic_nodes(demo, users):
+    Partition.objects.create(name="grow", nodes="node[01-02],dyn[01-04]")
+    spec = {**WRAP, "partition": "grow", "cpus_per_task": 8}
+    # No node has 8 CPUs yet, but a dynamic node created as dyn01 may.
+    assert job_submit(user=users["alice"], spec={**spec, "nodes": "4"}).job_ids
+    with pytest.raises(ServiceError) as err:
+        job_submit(user=users["alice"], spec={**spec, "nodes": "5"})
+    assert str(err.value) == "Requested node configuration is not available"
+    with pytest.raises(ServiceError, match="Node count specification invalid"):
+        job_submit(user=users["alice"], spec={**WRAP, "partition": "grow", "nodes": "7"})
