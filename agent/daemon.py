@@ -37,9 +37,11 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from agent import handshake
 from agent.jobs import RESEND_AFTER, JobManager
+from agent.load_sampler import ProcLoad
 from agent.nodeconf import NodeRules
 from agent.power import PowerActions
 from agent.spool import Spool
+from load.core.indices import SAMPLE_INTERVAL
 from slurmwords import agent_messages as am
 
 log = logging.getLogger(__name__)
@@ -96,6 +98,8 @@ class AgentConfig:
     resend_after: float = RESEND_AFTER
     # What slurm.conf allows on this node (agent/nodeconf.py); the default allows least.
     rules: NodeRules = field(default_factory=NodeRules)
+    # Where the load indices are read: DIR/meminfo and DIR/stat (agent/load_sampler.py).
+    proc_root: str = "/proc"
 
 
 def endpoint_url(controller: str) -> str:
@@ -144,6 +148,7 @@ class Agent:
             resend_after=config.resend_after,
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
+        self.load = ProcLoad(config.proc_root)
         self.ping_interval = config.ping_interval
         self.boot_time = config.boot_time if config.boot_time is not None else self.started_at
         self._queue: asyncio.Queue[am.Message] | None = None
@@ -175,7 +180,14 @@ class Agent:
                 "agent %s (pid %d) serving %s (spool %s, %d running job(s) adopted)",
                 self.agent_id, os.getpid(), ",".join(self.node_names), self.spool.root, adopted,
             )  # fmt: skip
-            return await self._serve()
+            # Sampled whether or not the controller is reachable: the averages run on.
+            sampling = asyncio.create_task(self._sample_load())
+            try:
+                return await self._serve()
+            finally:
+                sampling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sampling
         finally:
             self.jobs.close()
             self.spool.close()
@@ -390,6 +402,11 @@ class Agent:
         await asyncio.sleep(min(2.0 ** (attempt - 1), 2 * self.ping_interval))
         self._emit(self._register())
 
+    async def _sample_load(self) -> None:
+        while True:
+            self.load.sample()
+            await asyncio.sleep(SAMPLE_INTERVAL)
+
     async def _pinger(self) -> None:
         while True:
             await asyncio.sleep(self.ping_interval)
@@ -413,7 +430,12 @@ class Agent:
             self._emit(am.CompletedBatch(completions=due))
 
     def _ping(self) -> am.Ping:
-        load = am.NodeLoad(cpu_load=os.getloadavg()[0], free_mem=psutil.virtual_memory().available // MIB)
+        indices = self.load.latest
+        if indices is None:
+            load = am.NodeLoad(cpu_load=os.getloadavg()[0], free_mem=psutil.virtual_memory().available // MIB)
+        else:  # FreeMem= is the load indices' mem, as the spec's "avail Mem" of top
+            wire = am.LoadIndices(**indices.to_wire())
+            load = am.NodeLoad(cpu_load=os.getloadavg()[0], free_mem=indices.mem, indices=wire)
         return am.Ping(
             time=self.clock(), nodes=self.node_names, load={name: load for name in self.node_names}
         )

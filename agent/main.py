@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instance-type", default=None, help="cloud instance type (cloud accounting)")
     p.add_argument("--extra", default=None, help="the node's Extra string (cloud accounting)")
     p.add_argument("--boot-time", type=float, default=None, help="boot time (epoch) reported for the nodes")
+    p.add_argument(
+        "--proc-root",
+        default="/proc",
+        help="directory whose meminfo and stat the load indices are read from (%(default)s)",
+    )
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
 
@@ -123,6 +128,7 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
         boot_time=args.boot_time,
         ping_interval=args.ping_interval,
         rules=rules,
+        proc_root=args.proc_root,
     )
     return config, args.log_level
 

@@ -37,6 +37,16 @@ def add_rows(parser, rows: tuple[Row, ...]) -> None:
             parser.add_argument(*flags, dest=dest, action="store_const", const=store, help=text)
 
 
+def _by_prefix(name: str, options: dict[str, tuple[str, object]]) -> tuple[str, object] | None:
+    """The option a shortened ``--name`` stands for, as getopt_long reads it: any prefix
+    that names one option (its aliases, ``--license``/``--licenses``, count as one). An
+    ambiguous or unknown prefix is argparse's to report."""
+    if "--help".startswith(name):  # every parser has --help, in its table or argparse's own
+        return None
+    matches = {options[flag] for flag in options if flag.startswith("--") and flag.startswith(name)}
+    return matches.pop() if len(matches) == 1 else None
+
+
 def parse(argv: list[str], rows: tuple[Row, ...], rest: tuple[str, str] | None = None) -> dict | None:
     """``argv`` as argparse parses it, or ``None`` when argparse must decide.
 
@@ -65,7 +75,7 @@ def parse(argv: list[str], rows: tuple[Row, ...], rest: tuple[str, str] | None =
             break
         if word.startswith("--"):
             name, eq, value = word.partition("=")
-            found = options.get(name)
+            found = options.get(name) or _by_prefix(name, options)
             if found is None or (eq and not isinstance(found[1], type)):
                 return None
             pairs = [(found, value if eq else None)]

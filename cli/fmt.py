@@ -138,7 +138,12 @@ def render(tokens: Iterable[Field | str], value: Callable[[Field], str], widths:
 
 
 def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept lazy)
-    """An argparse parser that speaks Slurm: no prefix matching, Slurm-worded errors, exit 1."""
+    """An argparse parser that speaks Slurm: getopt_long's prefixes, Slurm-worded errors, exit 1.
+
+    A long option may be shortened to any prefix that names one option, as Slurm's
+    getopt_long parsing allows (``squeue --job 15``); the aliases of one option
+    (``--license``/``--licenses``) are one option, not an ambiguity.
+    """
     import argparse  # noqa: PLC0415 - keeps `import cli.fmt` cheap for the formatters
 
     # argparse's own formatter calls shutil.get_terminal_size(), and importing
@@ -154,14 +159,36 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
             super().__init__(prog, width=max(columns - 2, 40), max_help_position=30)
 
     class SlurmArgumentParser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.ambiguous: dict[str, list[str]] = {}
+
+        def _get_option_tuples(self, option_string: str) -> list:
+            unique: dict[int, tuple] = {}
+            for match in super()._get_option_tuples(option_string):
+                unique.setdefault(id(match[0]), match)
+            if len(unique) > 1:
+                # argparse would stop here, even on a word meant for the batch script
+                # (``sbatch job.sh --c=d``); an ambiguous prefix is reported only if no
+                # positional takes the word.
+                self.ambiguous[option_string] = [m[1] for m in unique.values()]
+                return []
+            return list(unique.values())
+
         def error(self, message: str):  # type: ignore[override]
             if message.startswith("unrecognized arguments:"):
                 first = message.split(":", 1)[1].split(maxsplit=1)[0]
-                line = f"{self.prog}: unrecognized option '{first}'"
+                matches = self.ambiguous.get(first)
+                if matches:
+                    # glibc's getopt_long words it so, and Slurm's commands print what it prints.
+                    names = " ".join(f"'{m}'" for m in matches)
+                    line = f"{self.prog}: option '{first}' is ambiguous; possibilities: {names}"
+                else:
+                    line = f"{self.prog}: unrecognized option '{first}'"
             else:
                 line = f"{self.prog}: error: {message}"
             sys.stderr.write(f'{line}\nTry "{self.prog} --help" for more information\n')
             raise SystemExit(1)
 
     kwargs.setdefault("formatter_class", Formatter)
-    return SlurmArgumentParser(prog=prog, allow_abbrev=False, **kwargs)
+    return SlurmArgumentParser(prog=prog, **kwargs)

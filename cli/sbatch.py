@@ -13,7 +13,7 @@ import os
 import sys
 from types import SimpleNamespace
 
-from cli import fastargs
+from cli import clusters, fastargs
 
 PROG = "sbatch"
 
@@ -81,6 +81,7 @@ BODY_FIELDS = {
     "nodelist": "nodelist",
     "exclude": "exclude",
     "licenses": "licenses",
+    "resources": "resources",
     "gres": "gres",
     "reservation": "reservation",
     "begin": "begin",
@@ -112,6 +113,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-i", "--input"), "input", str, "in", "file for batch script's standard input"),
     (("-J", "--job-name"), "job_name", str, "jobname", "name of job"),
     (("-L", "--licenses", "--license"), "licenses", str, "names", "required license"),
+    clusters.ROW,
     (("--mem",), "mem", str, "MB", "minimum amount of real memory (4G, 500)"),
     (("-N", "--nodes"), "nodes", str, "N", "number of nodes on which to run (N = min[-max])"),
     (("-n", "--ntasks"), "ntasks", int, "ntasks", "number of tasks to run"),
@@ -123,6 +125,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-Q", "--quiet"), "quiet", True, None, "quiet mode (no warnings)"),
     (("--requeue",), "requeue", True, None, "permit the job to requeue"),
     (("--reservation",), "reservation", str, "name", "allocate resources from named reservation"),
+    (("--resources",), "resources", str, "names", "required hierarchical resources (as -L, HRES only)"),
     (("-t", "--time"), "time", str, "minutes", "time limit (minutes, MM:SS, HH:MM:SS, D-HH)"),
     (("--test-only",), "test_only", True, None, "validate, estimate start; do not submit"),
     (("-V", "--version"), "version", True, None, "output version information and exit"),
@@ -371,6 +374,7 @@ def main(argv: list[str]) -> int:
     from cli.client import ApiError, Client  # noqa: PLC0415 - --help and errors above need no socket
 
     client = Client()
+    cluster = clusters.local_cluster(client, opts["clusters"], PROG) if opts.get("clusters") else None
     try:
         answer = submit(client, body, quiet=bool(opts.get("quiet")))
     except (ApiError, OutcomeLost) as exc:
@@ -385,10 +389,11 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{PROG}: {message}\n")
         return 0
     job_id = answer.get("job_id")
+    # With -M Slurm names the cluster: "Submitted batch job 5 on cluster c1", "5;c1".
     if opts.get("parsable"):
-        sys.stdout.write(f"{job_id}\n")
+        sys.stdout.write(f"{job_id};{cluster}\n" if cluster else f"{job_id}\n")
     else:
-        sys.stdout.write(f"Submitted batch job {job_id}\n")
+        sys.stdout.write(f"Submitted batch job {job_id}" + (f" on cluster {cluster}\n" if cluster else "\n"))
     sys.stdout.flush()
     if opts.get("wait"):
         return wait_for(client, [int(j) for j in answer.get("job_ids") or [job_id]])

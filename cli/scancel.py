@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from cli import clusters
 from cli.fmt import make_parser
 
 PROG = "scancel"
@@ -66,6 +67,7 @@ def build_parser():
     add("-n", "--name", "--jobname", dest="name", metavar="job_name", help="act only on jobs with this name")
     add("-p", "--partition", metavar="partition", help="act only on jobs in this partition")
     add("-q", "--qos", metavar="qos", help="act only on jobs with this quality of service")
+    clusters.add_option(p)
     add("--me", action="store_true", help="equivalent to --user=<my username>")
     add("-s", "--signal", metavar="name|int", help="signal to send to job, default is SIGKILL")
     add("-t", "--state", "--states", dest="state", metavar="states", help="act only on jobs in this state")
@@ -140,6 +142,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{PROG}: error: No job identification provided\n")
         return 1
     client = Client()
+    if ns.clusters:
+        clusters.local_cluster(client, ns.clusters, PROG)
     try:
         if ns.qos:
             # The bulk cancel has no qos filter: select the jobs first, so a

@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from cli import clusters
 from cli.fmt import (
     make_parser,
     null,
@@ -28,6 +29,7 @@ from cli.fmt import (
 from slurmwords.durations import TIMESTAMP_FORMAT, format_duration_long, format_minutes_long
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.memory import format_memory_mb
+from slurmwords.reasons import scontrol_reason
 
 PROG = "scontrol"
 Record = list[list[tuple[str, str]]]  # lines of (key, value) pairs
@@ -62,13 +64,11 @@ def _ids(user: str) -> tuple[str, str]:
 
 
 def _reason(job: dict) -> str:
-    """``Reason=Licenses,_flat:_2_requested,_layer_top_has_0_free``: a pending job's detail
-    follows its reason as Slurm writes ``ReqNodeNotAvail,_UnavailableNodes:...``."""
-    reason = job.get("reason") or "None"
-    detail = job.get("reason_detail") or ""
-    if job.get("state") == "PENDING" and detail and reason != "None":
-        return f"{reason},_{detail.replace(' ', '_')}"
-    return reason
+    """``Reason=Licenses``: the code alone, or Slurm's own long form where Slurm prints one
+    (``ReqNodeNotAvail,_UnavailableNodes:node[01-02]``); fsched's detail is ``fsched explain``'s."""
+    if job.get("state") != "PENDING":
+        return job.get("reason") or "None"
+    return scontrol_reason(job.get("reason"), job.get("reason_detail"))
 
 
 def job_record(job: dict) -> Record:
@@ -211,6 +211,7 @@ def node_record(node: dict) -> Record:
         [("AllocTRES", node.get("alloc_tres") or "")],
         [("CurrentWatts", "0"), ("AveWatts", "0")],
     ]
+    record += load_lines(node)
     if node.get("instance_id") or node.get("instance_type"):
         record.append(
             [("InstanceId", null(node.get("instance_id"))), ("InstanceType", null(node.get("instance_type")))]
@@ -221,6 +222,23 @@ def node_record(node: dict) -> Record:
         stamp = slurm_time(node.get("reason_time"), "Unknown")
         record.append([("Reason", f"{node['reason']} [{node.get('reason_user') or 'Unknown'}@{stamp}]")])
     return record
+
+
+def load_lines(node: dict) -> Record:
+    """fsched's load thresholds (not Slurm's): the latest indices and the thresholds in
+    force, each on a line of its own, when there are any."""
+    lines: Record = []
+    indices = node.get("load_indices")
+    if indices:
+        value = (
+            f"mem={indices['mem']},ut={float(indices['ut']):.1f},r15s={float(indices['r15s']):.2f},"
+            f"r1m={float(indices['r1m']):.2f},r15m={float(indices['r15m']):.2f}"
+        )
+        lines.append([("LoadIndices", value)])
+    thresholds = node.get("load_thresholds")
+    if thresholds:
+        lines.append([("LoadThresholds", ",".join(f"{k}={v:g}" for k, v in thresholds.items()))])
+    return lines
 
 
 def partition_record(part: dict) -> Record:
@@ -1034,6 +1052,7 @@ def build_parser():
     add = p.add_argument
     add("-d", "--details", action="store_true", help="make show command print more details")
     add("--json", action="store_true", help="produce JSON output")
+    clusters.add_option(p)
     add("-o", "--oneliner", action="store_true", help="print information one line per record")
     add("-Q", "--quiet", action="store_true", help="disable printing of error messages")
     add("-V", "--version", action="store_true", help="print version information and exit")
@@ -1067,4 +1086,6 @@ def main(argv: list[str]) -> int:
         from cli.client import Client  # noqa: PLC0415
 
         client = Client()
+        if ns.clusters:
+            clusters.local_cluster(client, ns.clusters, PROG)
     return VERBS[verb](client, ns.command[1:], Opts(ns))

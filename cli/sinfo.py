@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from types import SimpleNamespace
 
-from cli import fastargs
+from cli import clusters, fastargs
 from cli.fmt import (
     Field,
     make_parser,
@@ -327,6 +327,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--help",), "help", "help", None, "show this help message and exit"),
     (("--json",), "json", "store_true", None, "produce JSON output"),
     (("-l", "--long"), "long", "store_true", None, "long output - displays more information"),
+    clusters.ROW,
     (("-N", "--Node"), "Node", "store_true", None, "Node-centric format"),
     (("-n", "--nodes"), "nodes", str, "NODES", "report on specific node(s)"),
     (("-o", "--format"), "format", str, "format", "format specification"),
@@ -376,6 +377,7 @@ def main(argv: list[str]) -> int:
     from cli.client import ApiError, Client  # noqa: PLC0415
 
     client = Client()
+    cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None
     params = {"name": ns.nodes, "state": ns.states, "partition": ns.partition}
     try:
         partitions = client.get_all("/api/partitions/")
@@ -402,7 +404,9 @@ def main(argv: list[str]) -> int:
         only_partitions=only,
         show_empty=not (ns.nodes or ns.states or ns.list_reasons),
     )
-    if ns.long:
+    if cluster:  # sinfo prints it even with --noheader, unlike squeue
+        lines.insert(0, f"CLUSTER: {cluster}")
+    if ns.long and not ns.noheader:  # sinfo's print_date()
         import time  # noqa: PLC0415
 
         lines.insert(0, time.strftime("%a %b %d %H:%M:%S %Y"))

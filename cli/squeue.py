@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from types import SimpleNamespace
 
-from cli import fastargs
+from cli import clusters, fastargs
 from cli.fmt import (
     Field,
     make_parser,
@@ -23,6 +23,7 @@ from cli.fmt import (
 from slurmwords.durations import format_duration, format_minutes
 from slurmwords.hostlists import expand_hostlist, fold_ids
 from slurmwords.memory import format_memory_mb
+from slurmwords.reasons import slurm_reason
 
 PROG = "squeue"
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
@@ -70,11 +71,9 @@ def node_count(job: dict) -> int:
 
 
 def reason_text(job: dict) -> str:
-    reason = job.get("reason") or "None"
-    detail = job.get("reason_detail") or ""
-    if detail:
-        return detail if detail.startswith(reason) else f"{reason}, {detail}"
-    return reason
+    """``%r``: the reason code alone, as scripts compare it (``QOSGrpJobsLimit``); fsched's
+    detail is ``fsched explain``'s."""
+    return slurm_reason(job.get("reason"), job.get("reason_detail"))
 
 
 def reason_list(job: dict) -> str:
@@ -243,6 +242,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-j", "--jobs"), "jobs", str, "job(s)", "comma separated list of jobs IDs to view"),
     (("--json",), "json", "store_true", None, "produce JSON output"),
     (("-l", "--long"), "long", "store_true", None, "long report"),
+    clusters.ROW,
     (("--me",), "me", "store_true", None, "equivalent to --user=<my username>"),
     (("-n", "--name"), "name", str, "job_name(s)", "comma separated list of job names to view"),
     (("-o", "--format"), "format", str, "format", "format specification"),
@@ -308,6 +308,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
     client = Client()
+    cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None
     while True:
         try:
             jobs = client.get_all("/api/jobs/", query(ns))
@@ -326,7 +327,9 @@ def main(argv: list[str]) -> int:
             lines = format_jobs(
                 jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=ns.sort or DEFAULT_SORT
             )
-            if ns.long or ns.iterate:
+            if cluster and not ns.noheader:
+                lines.insert(0, f"CLUSTER: {cluster}")
+            if (ns.long or ns.iterate) and not ns.noheader:  # squeue's print_date()
                 import time  # noqa: PLC0415
 
                 lines.insert(0, time.strftime("%a %b %d %H:%M:%S %Y"))

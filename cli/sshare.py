@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from cli import clusters
 from cli.client import ApiError, Client, CliError
 from cli.fmt import make_parser
 
@@ -81,13 +82,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-n", "--noheader", action="store_true")
     parser.add_argument("-p", "--parsable", action="store_true")
     parser.add_argument("-P", "--parsable2", action="store_true")
+    clusters.add_option(parser)
     args = parser.parse_args(argv)
     columns = _columns(args.format or (LONG if args.long else DEFAULT))
     params = {"accounts": args.accounts, "users": args.users}
     if args.all:
         params["all"] = "1"
+    client = Client()
+    if args.clusters:
+        clusters.local_cluster(client, args.clusters, "sshare")
     try:
-        rows = Client().get("/api/limits/sshare/", {k: v for k, v in params.items() if v})
+        rows = client.get("/api/limits/sshare/", {k: v for k, v in params.items() if v})
     except ApiError as exc:
         raise CliError(exc.message) from None
     sep = "p" if args.parsable else "P" if args.parsable2 else None

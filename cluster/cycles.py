@@ -16,12 +16,16 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from functools import partial
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import close_old_connections, connection, transaction
+from django.db import DatabaseError, close_old_connections, connection, transaction
 
 from cluster import extensions, triggers
+
+if TYPE_CHECKING:
+    from cluster.services.scheduling import PassSummary
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +71,29 @@ def run_schedule(*, backfill: bool = False, queue_depth: int | None = None) -> s
         start = time.perf_counter()
         summary = schedule_pass(backfill=backfill, queue_depth=queue_depth)
         elapsed = (time.perf_counter() - start) * 1000
+        _record(summary, elapsed, backfill=backfill)
     text = f"pending={summary.pending} started={summary.started} timeouts={summary.timeouts}"
     log.debug("%s pass: %s in %.1f ms", "backfill" if backfill else "main", text, elapsed)
     return text
+
+
+def _record(summary: PassSummary, elapsed_ms: float, *, backfill: bool) -> None:
+    """The pass in sdiag's counters: one UPDATE, in a savepoint so that a failure to count
+    (a busy SQLite) never undoes the pass it counts (on PostgreSQL both are in the
+    transaction of the pass lock)."""
+    from cluster.services import diagnostics  # noqa: PLC0415 - keep import light
+
+    figures = diagnostics.PassFigures(
+        elapsed_us=round(elapsed_ms * 1000),
+        depth=summary.pending,
+        backfilled=summary.backfilled,
+        tried=summary.bf_tested,
+    )
+    try:
+        with transaction.atomic():
+            diagnostics.record_pass(figures, backfill=backfill)
+    except DatabaseError as exc:
+        log.warning("sdiag counters not updated for this pass: %s", exc)
 
 
 def run_backfill() -> str:

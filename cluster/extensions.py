@@ -50,6 +50,19 @@ class Cycle:
     interval: float
 
 
+@dataclass(frozen=True)
+class PendingCause:
+    """One thing holding a pending job, as ``pending_causes`` answers it: Slurm's reason
+    code, what holds it (``holder``: the limit, HRES layer, nodes or reservation, with the
+    figures), where (``level``) and what would release it.  The console's "Why is this job
+    pending?", ``GET /api/jobs/{id}/explain/`` and ``fsched explain`` show these."""
+
+    reason: str
+    holder: str
+    level: str
+    release: str
+
+
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
@@ -86,6 +99,32 @@ class Allocation:
         return ",".join(self.licenses.get(job_id, ()))
 
 
+@dataclass(frozen=True)
+class JobPriorityFactors:
+    """A pending job's priority as ``sprio`` shows it: each factor already multiplied by
+    its PriorityWeight*, and the priority the scheduler orders the job by."""
+
+    priority: int
+    age: float = 0.0
+    fairshare: float = 0.0
+    jobsize: float = 0.0
+    partition: float = 0.0
+    qos: float = 0.0
+    tres: Mapping[str, float] = field(default_factory=dict)  # TRES name -> weighted factor
+    site: int = 0
+    nice: int = 0
+
+
+@dataclass(frozen=True)
+class PriorityReport:
+    """The priority plugin in force, its weights (age, fairshare, jobsize, partition, qos,
+    tres) and the factors of the pass's pending jobs."""
+
+    plugin: str
+    weights: Mapping[str, Any]
+    jobs: Mapping[int, JobPriorityFactors]
+
+
 # An agent message handler, called as handler(nodes=<the nodes the connection holds>,
 # msg=<the message>) in the database thread.
 AgentHandler = Callable[[Sequence[str], Mapping[str, Any]], None]
@@ -110,6 +149,10 @@ class ClusterExtension:
 
     def license_modes(self) -> Mapping[str, Mode]:
         """The license names this extension manages, with their planning modes."""
+        return {}
+
+    def license_variables(self) -> Mapping[str, Mapping[str, int]]:
+        """License name -> its variables (name -> amount) a request may name as its count."""
         return {}
 
     def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
@@ -147,6 +190,11 @@ class ClusterExtension:
         """Keyword arguments of ``cluster.core.scheduler.schedule`` for job priorities."""
         return {}
 
+    def priority_report(self, ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
+        """The factors of the priorities this extension gives (sprio), or None when it
+        gives none (the core's priority/basic)."""
+        return None
+
     def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:
         """The pass's starts, their rows locked and not yet written."""
 
@@ -178,6 +226,13 @@ class ClusterExtension:
     def node_deleted(self, node: Any) -> None:
         pass
 
+    def node_heartbeat(self, load: Mapping[str, Mapping[str, Any]], *, now: datetime) -> None:
+        """The load figures an agent's heartbeat carried, by node (in its transaction)."""
+
+    def node_details(self, names: Sequence[str]) -> Mapping[str, Mapping[str, Any]]:
+        """Fields this extension adds to the API's node objects, by node name."""
+        return {}
+
     def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
         """Nodes back to their configured state (powered down, or failed to resume): what
         runtime updates gave them is undone."""
@@ -195,8 +250,9 @@ class ClusterExtension:
         """Agent message types this extension handles, by their ``type``."""
         return {}
 
-    def pending_causes(self, job: Any) -> list:
-        """What holds a pending job, for "Why is this job pending?"."""
+    def pending_causes(self, job: Any) -> list[PendingCause]:
+        """What holds a pending job, for "Why is this job pending?" (the console, the API's
+        explain endpoint and ``fsched explain``)."""
         return []
 
 
@@ -258,6 +314,14 @@ def license_modes() -> dict[str, Mode]:
     return out
 
 
+def license_variables() -> dict[str, Mapping[str, int]]:
+    """Every managed license name -> the variables ``-L name:VARIABLE`` may use."""
+    out: dict[str, Mapping[str, int]] = {}
+    for ext in active():
+        out.update(ext.license_variables())
+    return out
+
+
 def node_order_key() -> Callable[[NodeView], tuple] | None:
     key = None
     for ext in active():
@@ -270,11 +334,33 @@ def nodes_reset(names: Sequence[str], *, actor: str, now: datetime) -> None:
         ext.nodes_reset(names, actor=actor, now=now)
 
 
+def node_heartbeat(load: Mapping[str, Mapping[str, Any]], *, now: datetime) -> None:
+    for ext in active():
+        ext.node_heartbeat(load, now=now)
+
+
+def node_details(names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for ext in active():
+        for name, fields in ext.node_details(names).items():
+            out.setdefault(name, {}).update(fields)
+    return out
+
+
 def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:
     out: dict[str, tuple[int, frozenset[str]]] = {}
     for ext in active():
         out.update(ext.qos_preemption())
     return out
+
+
+def priority_report(ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
+    """The first extension's report of the priorities in force (None: priority/basic)."""
+    for ext in active():
+        report = ext.priority_report(ctx, snap)
+        if report is not None:
+            return report
+    return None
 
 
 def cycles() -> list[Cycle]:

@@ -338,3 +338,32 @@ class SubmitKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}:{self.key}"
+
+
+class SchedulerStats(models.Model):
+    """sdiag's scheduler figures, one row shared by every process that runs passes (the
+    embedded thread, or Celery workers on several machines): each pass adds itself with
+    one UPDATE.  ``since`` is Slurm's "Data since": sdiag --reset and midnight UTC start
+    the figures again."""
+
+    since = models.DateTimeField()
+    main_cycles = models.BigIntegerField(default=0)
+    main_last_us = models.BigIntegerField(default=0)
+    main_max_us = models.BigIntegerField(default=0)
+    main_sum_us = models.BigIntegerField(default=0)
+    main_depth_sum = models.BigIntegerField(default=0)
+    bf_cycles = models.BigIntegerField(default=0)
+    bf_last_us = models.BigIntegerField(default=0)
+    bf_max_us = models.BigIntegerField(default=0)
+    bf_sum_us = models.BigIntegerField(default=0)
+    bf_last_depth = models.BigIntegerField(default=0)
+    bf_depth_sum = models.BigIntegerField(default=0)
+    bf_last_depth_try = models.BigIntegerField(default=0)
+    bf_depth_try_sum = models.BigIntegerField(default=0)
+    bf_queue_len = models.BigIntegerField(default=0)
+    bf_queue_len_sum = models.BigIntegerField(default=0)
+    bf_last_when = models.DateTimeField(null=True, blank=True)
+    bf_backfilled_jobs = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"scheduler statistics since {self.since:%Y-%m-%dT%H:%M:%S}"

@@ -17,9 +17,11 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
+from cluster import extensions
 from cluster.core import states
 from cluster.core.outputs import expand_output_path
 from cluster.core.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
+from cluster.extensions import PendingCause
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from slurmwords import durations, memory
 
@@ -267,6 +269,8 @@ REASON_TEXT = {
     "InvalidAccount": "Its account is invalid.",
     "InvalidQOS": "Its QOS is invalid.",
     "JobLaunchFailure": "The job could not be started on its node.",
+    "Dependency": "Waiting for the jobs it depends on (--dependency).",
+    "DependencyNeverSatisfied": "A job it depends on ended so that it can never run.",
 }
 
 
@@ -588,3 +592,12 @@ def job_detail(job_id: int, *, now: datetime) -> JobDetail | None:
     ]
     events = list(Event.objects.filter(job_id=job.id).order_by("time", "id"))
     return JobDetail(row=job_row(job, now), fields=fields, events=events)
+
+
+def pending_causes(job: Job) -> list[PendingCause]:
+    """ "Why is this job pending?": the limit and level, HRES layer, node state or reservation
+    holding it and what would release it, from every extension that explains some (empty
+    for a job that is not pending)."""
+    if job.state != JobState.PENDING:
+        return []
+    return [cause for ext in extensions.active() for cause in ext.pending_causes(job)]

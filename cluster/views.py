@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import extensions, selectors
+from cluster import selectors
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -227,12 +227,8 @@ def _job_context(job_id: int) -> dict[str, Any]:
 
 
 def _why_pending(job_id: int) -> list[Any]:
-    """ "Why is this job pending?": the limit and level, layer, node state or reservation
-    holding it and what would release it, from every extension that explains some."""
     job = Job.objects.filter(pk=job_id).first()
-    if job is None:
-        return []
-    return [cause for ext in extensions.active() for cause in ext.pending_causes(job)]
+    return [] if job is None else selectors.pending_causes(job)
 
 
 @console_view

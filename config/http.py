@@ -40,6 +40,8 @@ from config.wsgi_bridge import Response, call_wsgi, environ_for
 
 # Bodies up to this size stay in memory (Django's FILE_UPLOAD_MAX_MEMORY_SIZE default).
 _SPOOL_BYTES = 2_621_440
+# The environ key of in_hand(): the name cluster.api.diag reads it by.
+REQUESTS_IN_HAND = "fsched.requests_in_hand"
 # A thread whose current request has run this long is passed over for new requests.
 SLOW = 0.02
 
@@ -75,6 +77,11 @@ class WSGIOverASGI:
         usable = [h for h in self.helpers if h.usable(now, SLOW)]
         best = min(usable, key=lambda h: h.busy) if usable else None
         return best if best is not None and best.busy <= sum(self.busy) else None
+
+    def in_hand(self) -> int:
+        """Requests this process is running, on its threads and its helpers (sdiag's
+        "Server thread count", read by cluster.api.diag)."""
+        return sum(self.busy) + sum(h.busy for h in self.helpers)
 
     def _pick(self) -> int:
         now = time.monotonic()
@@ -135,6 +142,7 @@ class WSGIOverASGI:
         helper = self._helper(scope)
         if helper is not None:
             helper.busy += 1
+            environ[REQUESTS_IN_HAND] = str(self.in_hand())  # a helper is sent str values
             try:
                 return await loop.run_in_executor(helper.executor, helper.run, environ)
             except helpers.HelperUnavailable:
@@ -147,6 +155,7 @@ class WSGIOverASGI:
                 helper.busy -= 1
         i = self._pick()
         self.busy[i] += 1
+        environ[REQUESTS_IN_HAND] = str(self.in_hand())  # a helper is sent str values
         try:
             return await loop.run_in_executor(self.executors[i], self._run, i, environ)
         finally:

@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "hres",
     "power",
     "limits",
+    "load",
 ]
 
 MIDDLEWARE = [
@@ -169,7 +170,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # The cluster core's extensions, in the order it calls their hooks (cluster/extensions.py):
 # the order of the scheduler's gates, the first that holds a job giving its reason.  An
 # entry is the name an app registers, or the dotted path of a ClusterExtension class.
-FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power"]
+FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power", "load"]
 
 # How often the cycles run when nothing triggers them (seconds).
 FSCHED_SCHED_INTERVAL = envfloat("FSCHED_SCHED_INTERVAL", 2)
@@ -178,6 +179,9 @@ FSCHED_HEALTH_INTERVAL = envfloat("FSCHED_HEALTH_INTERVAL", 2)
 FSCHED_BACKFILL_INTERVAL = envfloat("FSCHED_BACKFILL_INTERVAL", 5)
 # Seconds between polls of the power-save cycle, which acts only when it is due.
 FSCHED_POWER_INTERVAL = envfloat("FSCHED_POWER_INTERVAL", 1)
+# Seconds between checks of the nodes' load against their partitions' load thresholds
+# (fsched's own, docs/load-thresholds.md: 30, as they are specified; shorter for tests).
+FSCHED_LOAD_INTERVAL = envfloat("FSCHED_LOAD_INTERVAL", 30)
 # Seconds between usage accounting cycles (charge running jobs, decay; see Slurm's
 # resource_limits.html).
 FSCHED_USAGE_INTERVAL = envfloat("FSCHED_USAGE_INTERVAL", 30)

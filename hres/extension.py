@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
+from django.utils import timezone
 
 from cluster.core.feasibility import NODE_CONFIG_UNAVAILABLE, Refused
 from cluster.core.scheduler import PassResult, SchedulerPlugin
@@ -24,7 +25,7 @@ from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
 from hres import preemption, services
 from hres.core.feasibility import never_serves
-from hres.core.layers import check_reservation
+from hres.core.reservation_window import ReservationConflict, check_window
 from slurmwords.licenses import Mode, parse_license_request, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
@@ -38,17 +39,26 @@ class HresExtension(ClusterExtension):
     def check_config(self, conf: Any, *, path: Path, node_names: set[str]) -> ConfigCheck:
         # resources.yaml (ResourcesFile=, or the default next to slurm.conf) is checked
         # against the new nodes and licenses before anything changes: one reconfigure path.
-        return ConfigCheck(
-            services.read_resources(
-                path.parent, conf.resources_file, cluster_nodes=node_names, cluster_licenses=conf.licenses
-            )
+        loaded = services.read_resources(
+            path.parent, conf.resources_file, cluster_nodes=node_names, cluster_licenses=conf.licenses
         )
+        resources = loaded.config.resources if loaded.config is not None else ()
+        mode3 = [r.name for r in resources if r.mode == Mode.MODE_3]
+        parts = [
+            (p.name, p.priority_tier, preemption.option(p.extra, "PreemptMode")) for p in conf.partitions
+        ]
+        # A preemption set up so that it can never reclaim them: warned in the controller's
+        # log at start and at every reconfigure, as the other configuration warnings.
+        return ConfigCheck(loaded, preemption.config_warnings(conf.options, parts, mode3))
 
     def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
         services.resources_store(checked.value, actor=actor, recover=recover)
 
     def license_modes(self) -> Mapping[str, Mode]:
         return services.modes()
+
+    def license_variables(self) -> Mapping[str, Mapping[str, int]]:
+        return services.variables()
 
     def never_runs(
         self, common: Mapping[str, Any], *, nodes: Sequence[str], count: int, unnamed: int
@@ -70,18 +80,30 @@ class HresExtension(ClusterExtension):
         return Refused(NODE_CONFIG_UNAVAILABLE, why, "licenses") if why else None
 
     def reservation_check(self, row: Any, *, now: datetime) -> None:
-        """The layers must have the amounts of a reservation active now."""
-        if not row.licenses or not row.start_time <= now < row.end_time:
+        """The layers must hold a reservation's amounts throughout its window, whether it
+        is active now or starts later (#13 point 5)."""
+        if not row.licenses or row.end_time <= now:
             return
         modes = services.modes()
         items = [it for it in parse_reservation_licenses(row.licenses, hres=modes) if it.name in modes]
         if not items:
             return
-        state = services.current_state()
-        state = state.with_reservations(services.reservation_items(now, exclude=row.name))
-        state = state.with_usage(c for cs in services.holding_charges().values() for c in cs)
         try:
-            check_reservation(state, row.name, items)
+            check_window(
+                services.current_state(),
+                row.name,
+                items,
+                start=row.start_time,
+                end=row.end_time,
+                now=now,
+                others=services.reservations_overlapping(row.start_time, row.end_time, exclude=row.name),
+                holdings=services.holdings(),
+            )
+        except ReservationConflict as exc:
+            message = str(exc)
+            if exc.when > now:
+                message += f" at {timezone.localtime(exc.when):%Y-%m-%dT%H:%M:%S}"
+            raise ServiceError(message, field="licenses") from None
         except ValueError as exc:
             raise ServiceError(str(exc), field="licenses") from None
 

@@ -1,12 +1,20 @@
 """Preemption to reclaim a Mode 3 resource (Slurm's hres.html, "Mode 3, Preemption").
 
 After a main scheduler pass (never backfill), a pending job held with reason ``Licenses``
-on a Mode 3 resource may preempt running jobs that hold it, when ``PreemptType=preempt/qos``
-and ``PreemptMode`` is ``CANCEL`` or ``REQUEUE`` (the only modes Mode 3 supports).  The
-preemptor's QOS must list the victim's QOS in its Preempt list, as ``sacctmgr modify qos
-high set preempt=low`` does; victims go lowest QOS priority, then lowest job priority, then
-youngest first.  Which jobs suffice is :func:`hres.core.layers.mode3_preemption`'s decision: a
-job under a shared layer is a candidate without sharing a node with the preemptor.
+on a Mode 3 resource may preempt running jobs that hold it, as ``PreemptType`` says:
+
+* ``preempt/qos``: the preemptor's QOS must list the victim's QOS in its Preempt list, as
+  ``sacctmgr modify qos high set preempt=low`` does; victims go lowest QOS priority, then
+  lowest job priority, then youngest first; ``PreemptMode`` is slurm.conf's.
+* ``preempt/partition_prio``: the victim's partition has a lower ``PriorityTier`` than the
+  preemptor's; victims go lowest tier, then fewest nodes first (Slurm's partition_prio
+  order); a partition's own ``PreemptMode`` governs its jobs, slurm.conf's otherwise.
+
+Only ``CANCEL`` and ``REQUEUE`` reclaim Mode 3 resources.  Which jobs suffice is
+:func:`hres.core.layers.mode3_preemption`'s decision: a job under a shared layer is a
+candidate without sharing a node with the preemptor.  A configuration under which no job
+can ever be preempted for a Mode 3 resource is warned about when it is loaded
+(:func:`config_warnings`).
 
 Victims end through the job services: CANCEL ends them PREEMPTED (squeue ``PR``, sacct
 ``PREEMPTED``); REQUEUE records PREEMPTED and sends them back to the queue (a job that may
@@ -37,26 +45,94 @@ from slurmwords.licenses import LicenseItem, Mode, parse_license_request
 log = logging.getLogger(__name__)
 
 MODES = ("CANCEL", "REQUEUE")
+QOS = "preempt/qos"
+PARTITION_PRIO = "preempt/partition_prio"
+TYPES = (QOS, PARTITION_PRIO)
 MAX_WINDOWS = 256  # node groups tried per preemptor: bounds the work of one pass
 
 
-def _option(options: Mapping[str, object], key: str) -> str:
+def option(options: Mapping[str, object], key: str) -> str:
+    """A slurm.conf value, its key matched without regard to case (as Slurm reads them)."""
     lower = key.lower()
     return next((str(v) for k, v in options.items() if k.lower() == lower), "")
 
 
-def preempt_mode(options: Mapping[str, object]) -> str | None:
-    """``CANCEL`` or ``REQUEUE`` when slurm.conf asks for QOS preemption, else None.
+def preempt_type(options: Mapping[str, object]) -> str | None:
+    """``preempt/qos`` or ``preempt/partition_prio`` (the types that reclaim Mode 3
+    resources) when slurm.conf's ``PreemptType`` names one, else None."""
+    ptype = option(options, "PreemptType").strip().lower()
+    return ptype if ptype in TYPES else None
 
-    ``PreemptMode`` may carry more words (``REQUEUE,GANG``); another mode (SUSPEND, OFF)
-    means no preemption for Mode 3 resources."""
-    if _option(options, "PreemptType").strip().lower() != "preempt/qos":
+
+def _reclaiming(text: str) -> str | None:
+    """``CANCEL`` or ``REQUEUE`` from a ``PreemptMode`` value, which may carry more words
+    (``REQUEUE,GANG``); another mode (SUSPEND, OFF) reclaims nothing."""
+    words = [w.strip().upper() for w in text.split(",") if w.strip()]
+    return next((w for w in words if w in MODES), None)
+
+
+def preempt_mode(options: Mapping[str, object], partition_mode: str = "") -> str | None:
+    """``CANCEL`` or ``REQUEUE`` when slurm.conf asks for a preemption that reclaims Mode 3
+    resources, else None.  Under ``preempt/partition_prio``, ``partition_mode`` (the
+    victim's partition's own ``PreemptMode``, if set) overrides slurm.conf's, as Slurm's
+    PreemptMode partition option does."""
+    ptype = preempt_type(options)
+    if ptype is None:
         return None
-    words = [w.strip().upper() for w in _option(options, "PreemptMode").split(",") if w.strip()]
-    mode = next((w for w in words if w in MODES), None)
-    if mode is None and words and words != ["OFF"]:
-        log.warning("PreemptMode=%s: only CANCEL and REQUEUE reclaim Mode 3 resources", ",".join(words))
-    return mode
+    if ptype == PARTITION_PRIO and partition_mode.strip():
+        return _reclaiming(partition_mode)
+    return _reclaiming(option(options, "PreemptMode"))
+
+
+def config_warnings(
+    options: Mapping[str, object], partitions: Iterable[tuple[str, int, str]], mode3: Sequence[str]
+) -> tuple[str, ...]:
+    """What to tell the administrator when the configuration loaded can never preempt a
+    job to reclaim the Mode 3 resources ``mode3``: ``partitions`` are (name, PriorityTier,
+    its own PreemptMode or "").  No preemption at all (neither ``PreemptType`` nor a
+    ``PreemptMode`` that asks for one) is a choice, not a mistake: nothing to say."""
+    if not mode3:
+        return ()
+    what = f"Mode 3 resource{'s' if len(mode3) > 1 else ''} {','.join(mode3)}"
+    given = option(options, "PreemptType").strip()
+    ptype = given.lower()
+    mode = option(options, "PreemptMode").strip()
+    if ptype in {"", "preempt/none"}:
+        if _reclaiming(mode):
+            return (
+                f"PreemptMode={mode} without a PreemptType: no job is ever preempted to reclaim "
+                f"{what}; set PreemptType=preempt/qos or preempt/partition_prio",
+            )
+        return ()
+    if ptype not in TYPES:
+        return (
+            f"PreemptType={given} never preempts a job to reclaim {what}: only preempt/qos and "
+            "preempt/partition_prio do",
+        )
+    if ptype == QOS:
+        if _reclaiming(mode) is None:
+            return (
+                f"PreemptMode={mode or 'OFF'}: no job is ever preempted to reclaim {what}, "
+                "only PreemptMode CANCEL or REQUEUE reclaims them",
+            )
+        return ()
+    parts = list(partitions)
+    if not parts:
+        return ()
+    top = max(tier for _, tier, _ in parts)
+    lower = [(name, own) for name, tier, own in parts if tier < top]
+    if not lower:
+        return (
+            f"PreemptType=preempt/partition_prio: every partition has PriorityTier={top}, so no "
+            f"job is ever preempted to reclaim {what}",
+        )
+    if not any(preempt_mode(options, own) for _, own in lower):
+        return (
+            f"PreemptType=preempt/partition_prio: no partition below PriorityTier={top} has "
+            f"PreemptMode CANCEL or REQUEUE (PreemptMode={mode or 'OFF'}), so no job is ever "
+            f"preempted to reclaim {what}",
+        )
+    return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +145,20 @@ class Holder:
     priority: int
     start: float
     charges: tuple[Charge, ...]
+    partition: str = ""
+    tier: int = 0  # its partition's PriorityTier
+    node_count: int = 0
 
 
 def order(holders: Iterable[Holder]) -> list[Holder]:
     """Preemption order: lowest QOS priority, lowest job priority, youngest first."""
     return sorted(holders, key=lambda h: (h.qos_priority, h.priority, -h.start, -h.job_id))
+
+
+def order_by_partition(holders: Iterable[Holder]) -> list[Holder]:
+    """preempt/partition_prio's order: lowest partition PriorityTier, then fewest nodes
+    (Slurm's partition_prio sorts so), then lowest job priority, youngest first."""
+    return sorted(holders, key=lambda h: (h.tier, h.node_count, h.priority, -h.start, -h.job_id))
 
 
 def windows(usable: Sequence[int], count: int, required: Collection[int] = ()) -> list[tuple[int, ...]]:
@@ -142,19 +227,36 @@ def reclaim(
 
     ``preempt`` (QOS -> the QOS names it may preempt) defaults to the QOS rows' Preempt
     lists.  Returns the preempted job ids.  Runs inside the pass's transaction."""
-    mode = preempt_mode(ClusterConfig.current().options)
+    options = ClusterConfig.current().options
+    ptype = preempt_type(options)
     waiting = {p.job_id: p for p in result.pending if p.reason == Reason.LICENSES}
-    if mode is None or not waiting:
+    if ptype is None or not waiting:
         return []
     state = services.current_state()
     modes = state.modes()
     if Mode.MODE_3 not in modes.values():
         return []
-    qos = extensions.qos_preemption()
-    lists = {k: frozenset(v) for k, v in (preempt or {name: p for name, (_, p) in qos.items()}).items()}
-    if not any(lists.values()):
-        return []
-    holders = _holders(qos)
+    part_rows = list(Partition.objects.all())
+    parts = {p.name: p.nodes for p in part_rows}
+    tiers = {p.name: p.priority_tier for p in part_rows}
+    # The mode each victim is preempted with (None: its jobs are not preempted).
+    victim_mode: dict[str, str | None] = {
+        p.name: preempt_mode(options, option(p.extra or {}, "PreemptMode")) for p in part_rows
+    }
+    lists: dict[str, frozenset[str]] = {}
+    mode = preempt_mode(options)
+    if ptype == QOS:
+        if mode is None:
+            return []
+        qos = extensions.qos_preemption()
+        lists = {k: frozenset(v) for k, v in (preempt or {name: p for name, (_, p) in qos.items()}).items()}
+        if not any(lists.values()):
+            return []
+    else:
+        qos = {}
+        if not any(victim_mode.values()):
+            return []
+    holders = _holders(qos, tiers)
     # Jobs already on their way out free what they hold: count them as gone.
     going = set(
         Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES])
@@ -176,15 +278,20 @@ def reclaim(
         for n in alloc or {}:
             if n in index and job_id not in going:
                 users_of.setdefault(index[n], []).append(job_id)
-    parts = {p.name: p.nodes for p in Partition.objects.all()}
     done: list[int] = []
     rows = Job.objects.filter(pk__in=list(waiting), state=JobState.PENDING)
     for job in sorted(rows, key=lambda j: (-waiting[j.id].priority, j.id)):
-        may = lists.get(job.qos, frozenset())
         items = _mode3_items(job.licenses, modes)
-        if not may or not items:
+        if not items:
             continue
-        candidates = order(h for h in live.values() if h.qos in may)
+        if ptype == QOS:
+            may = lists.get(job.qos, frozenset())
+            candidates = order(h for h in live.values() if h.qos in may)
+        else:
+            mine = tiers.get(job.partition, 0)
+            candidates = order_by_partition(
+                h for h in live.values() if h.tier < mine and victim_mode.get(h.partition)
+            )
         if not candidates:
             continue
         need = -(-job.num_tasks * job.cpus_per_task // max(1, job.min_nodes))
@@ -218,7 +325,8 @@ def reclaim(
             h = live.pop(victim)
             state = state.release(h.charges)
             going.add(victim)
-            _preempt(victim, by=job.id, mode=mode, now=now)
+            victim_as = mode if ptype == QOS else victim_mode[h.partition]
+            _preempt(victim, by=job.id, mode=victim_as or "CANCEL", now=now)
             done.append(victim)
     if done:
         publish.console_changed("jobs")
@@ -232,7 +340,7 @@ def _names(expr: str) -> set[str]:
         return set()
 
 
-def _holders(qos: Mapping[str, tuple[int, frozenset[str]]]) -> list[Holder]:
+def _holders(qos: Mapping[str, tuple[int, frozenset[str]]], tiers: Mapping[str, int]) -> list[Holder]:
     out = []
     charges = services.holding_charges()
     rows = Job.objects.filter(pk__in=list(charges), state__in=[s.value for s in HOLDING_JOB_STATES])
@@ -245,6 +353,9 @@ def _holders(qos: Mapping[str, tuple[int, frozenset[str]]]) -> list[Holder]:
                 priority=job.priority,
                 start=job.start_time.timestamp() if job.start_time else 0.0,
                 charges=charges[job.id],
+                partition=job.partition,
+                tier=tiers.get(job.partition, 0),
+                node_count=len(job.alloc or {}),
             )
         )
     return out

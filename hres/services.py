@@ -28,6 +28,7 @@ import logging
 import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ from hres.core.layers import (
 )
 from hres.core.persistence import Membership
 from hres.core.plugin import HresPlugin
+from hres.core.reservation_window import Holding, Reserved
 from hres.models import LayerUpdate, ResourcesFile
 from slurmwords.licenses import LicenseItem, parse_reservation_licenses
 
@@ -306,6 +308,42 @@ def reservation_items(now=None, *, exclude: str = "") -> dict[str, tuple[License
     return out
 
 
+def reservations_overlapping(start: datetime, end: datetime, *, exclude: str = "") -> list[Reserved]:
+    """The HRES amounts of the reservations whose window meets ``[start, end)``, with
+    their windows (licenses that no longer parse: left out, as :func:`reservation_items`)."""
+    hres_modes = modes()
+    if not hres_modes:
+        return []
+    rows = (
+        Reservation.objects.filter(start_time__lt=end, end_time__gt=start)
+        .exclude(licenses="")
+        .exclude(name=exclude)
+        .values_list("name", "start_time", "end_time", "licenses")
+    )
+    out = []
+    for name, begin, finish, text in rows:
+        try:
+            items = tuple(
+                it for it in parse_reservation_licenses(text, hres=hres_modes) if it.name in hres_modes
+            )
+        except ValueError:
+            continue
+        if items:
+            out.append(Reserved(name, begin, finish, items))
+    return out
+
+
+def holdings() -> list[Holding]:
+    """What each running job holds, with its expected end (start plus time limit)."""
+    charges = holding_charges()
+    rows = Job.objects.filter(pk__in=list(charges)).values_list("id", "start_time", "time_limit")
+    out = []
+    for job_id, begin, limit in rows:
+        end = begin + timedelta(minutes=limit) if begin is not None and limit else None
+        out.append(Holding(charges[job_id], end))
+    return out
+
+
 def with_active_reservations(state: HresState, now=None) -> HresState:
     """``state`` with the amounts of the active reservations; an amount naming a layer
     gone since is dropped with its reservation (logged), the others still apply."""
@@ -341,6 +379,11 @@ def pass_plugin(rows: list[tuple[int, str, str, str]] | None = None, now=None) -
 def modes() -> dict:
     """HRES name -> Mode, for parsing requests."""
     return current_config().modes()
+
+
+def variables() -> dict[str, dict[str, int]]:
+    """HRES name -> its ``variables`` of resources.yaml (name -> amount), for requests."""
+    return {r.name: dict(r.variables) for r in current_config().resources if r.variables}
 
 
 # --------------------------------------------------------------------------- views
@@ -732,6 +775,17 @@ def node_join(node: str, pairs: list[tuple[str, str]], *, actor: str = "", now=N
 
 
 def node_leave(node: str) -> None:
-    """A dynamic node is deleted: it leaves every layer it was put in."""
+    """A dynamic node is deleted: it leaves every layer it was put in, and only it does.
+
+    Its own rows (its configured layers, its saved membership) go; a runtime update that
+    listed it with other nodes (``Nodes=+node[33-36]``) is kept for the others, or it would
+    no longer replay once the node is gone and they would lose their layers too."""
     LayerUpdate.objects.filter(changes__node=node).delete()
+    for up in LayerUpdate.objects.select_for_update().filter(changes__has_key="nodes").order_by("id"):
+        changes = persistence.without_node(up.changes, node)
+        if changes is None:
+            up.delete()
+        elif changes != up.changes:
+            up.changes = changes
+            up.save(update_fields=["changes"])
     publish.console_changed(TOPIC)

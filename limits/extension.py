@@ -9,8 +9,8 @@ from typing import Any
 from django.conf import settings
 
 from cluster.core.scheduler import PassResult, SchedulerPlugin, Snapshot
-from cluster.extensions import ClusterExtension, Cycle, PassContext
-from limits import pending, services
+from cluster.extensions import ClusterExtension, Cycle, PassContext, PriorityReport
+from limits import pending, priority_report, services
 from limits.models import QOS
 
 
@@ -28,6 +28,9 @@ class LimitsExtension(ClusterExtension):
 
     def pass_priority(self, ctx: PassContext, snap: Snapshot) -> Mapping[str, Any]:
         return services.pass_priority(snap, ctx.plugins)
+
+    def priority_report(self, ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
+        return priority_report.priority_report(snap, ctx.plugins)
 
     def after_apply(self, ctx: PassContext, result: PassResult) -> None:
         services.apply_pass(result, ctx.plugins, ctx.now)

@@ -36,6 +36,7 @@ __all__ = [
     "Launch",
     "LaunchFailed",
     "LaunchJob",
+    "LoadIndices",
     "Message",
     "MessageError",
     "NodeInfo",
@@ -94,9 +95,24 @@ class Completion(Record):
 
 
 @dataclass(frozen=True)
+class LoadIndices(Record):
+    """The load indices of fsched's load thresholds (load.core.indices): available MiB,
+    smoothed CPU utilisation %, smoothed run queues, and the latest run queue itself."""
+
+    mem: int
+    ut: float
+    r15s: float
+    r1m: float
+    r15m: float
+    run_queue: int
+
+
+@dataclass(frozen=True)
 class NodeLoad(Record):
     cpu_load: float
     free_mem: int  # MB
+    # Absent from an agent that cannot read its /proc files (or of an earlier release).
+    indices: LoadIndices | None = None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
 
     flat:2,natural:1           several licenses, all needed (count 1 when omitted)
     power:1000                 a Mode 3 resource: 1000 per node
+    power:full_node            an HRES variable of resources.yaml names the amount
     qpu:1[mode=fast,shots=1000]  plugin arguments of an HRES, after the count
     fluent:2|ansys:1           either one: plain licenses only
 
@@ -15,6 +16,10 @@ Rules (Slurm's hres.html, "Plugin Arguments", "Mode 3", "Limitations"): argument
 ``name=value`` pairs without whitespace, each name once, one set per resource, only on an
 HRES and never in a reservation or with ``|``; an HRES cannot be part of a ``|`` request;
 a job or a reservation names at most one Mode 3 resource; a name is requested once.
+A variable is resolved when the request is parsed, so the request carries numbers: what
+``Licenses=`` shows and what the layers are asked for (see :func:`parse_license_request`).
+``--resources`` (Slurm 25.11's option for hierarchical resources) takes the same grammar,
+for hierarchical resources only (:func:`parse_resources_request`, :func:`combine`).
 Every error is a ``ValueError`` whose message says what is wrong with which item.
 """
 
@@ -28,7 +33,10 @@ from dataclasses import dataclass
 from slurmwords.hostlists import split_top
 
 # The characters of a cluster license name (cluster.core.jobspec) — HRES names are a subset.
-_ITEM_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?::(?P<count>[0-9]+))?(?:\[(?P<args>[^\[\]]*)\])?$")
+# The count may be a variable's name (the characters of resources.yaml names).
+_ITEM_RE = re.compile(
+    r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?::(?P<count>[A-Za-z0-9_.\-]+))?(?:\[(?P<args>[^\[\]]*)\])?$"
+)
 _RESV_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.\-/@]+)(?:\((?P<layer>[^()]*)\))?(?::(?P<count>[0-9]+))?$")
 _ARG_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _ARG_VALUE_RE = re.compile(r"^[^\s,=\[\]]+$")
@@ -108,6 +116,8 @@ def parse_args(text: str, item: str) -> tuple[tuple[str, str], ...]:
 def _count(raw: str | None, item: str) -> int:
     if raw is None:
         return 1
+    if not raw.isdigit():
+        raise ValueError(f"Invalid license specification {item}: the count must be a number")
     count = int(raw)
     if count < 1:
         raise ValueError(f"Invalid license specification {item}: the count must be at least 1")
@@ -134,15 +144,51 @@ def _check_names(
         )
 
 
+def _amount(
+    raw: str | None,
+    name: str,
+    item: str,
+    hres: Mapping[str, Mode],
+    variables: Mapping[str, Mapping[str, int]],
+) -> int:
+    """The count of an item: a number, or the value of one of its resource's variables."""
+    if raw is None or raw.isdigit():
+        return _count(raw, item)
+    if raw.startswith("-") and raw[1:].isdigit():
+        raise ValueError(f"Invalid license specification {item}: the count must be at least 1")
+    if name not in hres:
+        raise ValueError(
+            f"Invalid license specification {item}: the count must be a number ({name} is not a "
+            "hierarchical resource, which alone has variables)"
+        )
+    known = variables.get(name, {})
+    if raw not in known:
+        listed = ", ".join(known) if known else "none"
+        raise ValueError(
+            f"Invalid license specification {item}: {name} has no variable {raw} (its variables: {listed})"
+        )
+    return _count(str(known[raw]), item)
+
+
 def parse_license_request(
-    text: str, *, hres: Mapping[str, Mode] | None = None, plain: Collection[str] | None = None
+    text: str,
+    *,
+    hres: Mapping[str, Mode] | None = None,
+    plain: Collection[str] | None = None,
+    variables: Mapping[str, Mapping[str, int]] | None = None,
 ) -> LicenseRequest:
     """Parse a job's ``--license`` value.
 
     ``hres`` maps the configured HRES names to their modes (``HresConfig.modes()``);
     ``plain``, when given, is the set of cluster licenses, and any other name is refused.
+    ``variables`` maps an HRES name to its ``variables`` (name -> value): a count naming
+    one is replaced by its value, the amount per node in Mode 3 and the count in Modes 1
+    and 2.  Resolved here, at submission, the stored request and ``Licenses=`` show the
+    amount and the layers never see a name; a later change of the value in resources.yaml
+    leaves submitted jobs as they were, as a count typed as a number would be.
     """
     hres = hres or {}
+    variables = variables or {}
     text = text.strip()
     if not text:
         return LicenseRequest()
@@ -173,9 +219,45 @@ def parse_license_request(
                 f"Invalid license specification {text}: hierarchical resource {name} cannot be "
                 "requested with the | form"
             )
-        items.append(LicenseItem(name, _count(match.group("count"), piece), args))
+        items.append(LicenseItem(name, _amount(match.group("count"), name, piece, hres, variables), args))
     _check_names(items, hres, plain, "a job")
     return LicenseRequest(tuple(items), either)
+
+
+def parse_resources_request(
+    text: str,
+    *,
+    hres: Mapping[str, Mode] | None = None,
+    variables: Mapping[str, Mapping[str, int]] | None = None,
+) -> LicenseRequest:
+    """Parse a job's ``--resources`` value: the grammar of ``--license`` (counts,
+    variables, plugin arguments), hierarchical resources only."""
+    hres = hres or {}
+    request = parse_license_request(text, hres=hres, variables=variables)
+    for it in request.items:
+        if it.name not in hres:
+            raise ValueError(
+                f"Invalid --resources specification {text.strip()}: {it.name} is not a hierarchical "
+                "resource (request licenses with --licenses)"
+            )
+    return request
+
+
+def combine(
+    licenses: LicenseRequest, resources: LicenseRequest, *, hres: Mapping[str, Mode]
+) -> LicenseRequest:
+    """One job's ``--licenses`` and ``--resources`` as one request (what ``Licenses=`` shows)."""
+    if not resources.items:
+        return licenses
+    if licenses.either:
+        names = ", ".join(it.name for it in resources.items)
+        raise ValueError(
+            f"Invalid license specification {licenses}: hierarchical resource {names} cannot be "
+            "requested with the | form"
+        )
+    items = [*licenses.items, *resources.items]
+    _check_names(items, hres, None, "a job")
+    return LicenseRequest(tuple(items))
 
 
 def parse_reservation_licenses(
@@ -234,7 +316,9 @@ def parse_reservation_licenses(
 __all__ = [
     "LicenseItem",
     "LicenseRequest",
+    "combine",
     "parse_args",
     "parse_license_request",
     "parse_reservation_licenses",
+    "parse_resources_request",
 ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import tokens, views
+from cluster.api import diag, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -8,6 +8,7 @@ urlpatterns = [
     path("jobs/", views.JobListCreate.as_view()),
     path("jobs/cancel/", views.JobBulkCancel.as_view()),
     path("jobs/<int:job_id>/", views.JobDetail.as_view()),
+    path("jobs/<int:job_id>/explain/", views.JobExplain.as_view()),
     *[
         path(f"jobs/<int:job_id>/{action}/", views.JobAction.as_view(action=action))
         for action in ("cancel", "hold", "release", "requeue", "suspend", "resume")
@@ -22,4 +23,7 @@ urlpatterns = [
     path("reservations/<str:name>/", views.ReservationDetail.as_view()),
     path("reconfigure/", views.Reconfigure.as_view()),
     path("config/", views.ConfigView.as_view()),
+    path("priority/", diag.PriorityFactors.as_view()),
+    path("diag/", diag.Diagnostics.as_view()),
+    path("diag/reset/", diag.DiagnosticsReset.as_view()),
 ]

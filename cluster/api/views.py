@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import selectors
+from cluster import extensions, selectors
 from cluster.api.parsers import JSONParser
 from cluster.api.permissions import StaffOnly, StaffWrites
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
@@ -161,6 +161,27 @@ class JobDetail(generics.RetrieveAPIView):
         return Response(JobSerializer(job).data)
 
 
+class JobExplain(APIView):
+    """GET /api/jobs/{id}/explain/: what holds a pending job, cause by cause, with what would
+    release it (``fsched explain``).  Slurm's reason code stays in ``reason``, bare."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = job_services.get_job(job_id)
+        return Response(
+            {
+                "job_id": job.id,
+                "state": job.state,
+                "reason": job.reason,
+                "reason_detail": job.reason_detail,
+                "causes": [
+                    {"reason": c.reason, "holder": c.holder, "level": c.level, "release": c.release}
+                    for c in selectors.pending_causes(job)
+                ],
+            }
+        )
+
+
 class JobAction(APIView):
     """POST /api/jobs/{id}/<action>/."""
 
@@ -233,8 +254,22 @@ class JobBulkCancel(APIView):
         return Response({"cancelled": cancelled, "errors": errors})
 
 
+def _with_extension_fields(objects: list[dict]) -> list[dict]:
+    """The node objects with what the extensions add to them (the load indices...)."""
+    details = extensions.node_details([o["name"] for o in objects])
+    for obj in objects:
+        obj.update(details.get(obj["name"], {}))
+    return objects
+
+
 class NodeList(generics.ListAPIView):
     serializer_class = NodeSerializer
+
+    def list(self, request: Request, *args, **kwargs) -> Response:
+        response = super().list(request, *args, **kwargs)
+        page = response.data.get("results") if isinstance(response.data, dict) else response.data
+        _with_extension_fields(page)
+        return response
 
     def get_queryset(self) -> QuerySet[Node]:
         qs = Node.objects.all()
@@ -262,6 +297,11 @@ class NodeDetail(generics.RetrieveAPIView):
         if node is None:
             raise NotFound(f"Node {self.kwargs['name']} not found")
         return node
+
+    def retrieve(self, request: Request, *args, **kwargs) -> Response:
+        response = super().retrieve(request, *args, **kwargs)
+        _with_extension_fields([response.data])
+        return response
 
 
 class NodeUpdate(APIView):

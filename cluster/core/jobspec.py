@@ -33,7 +33,7 @@ SUBMIT_FIELDS = frozenset(
         "script", "wrap", "argv", "command", "name", "partition", "nodes", "ntasks",
         "cpus_per_task", "mem", "time", "account", "qos", "output", "error", "input",
         "work_dir", "nodelist", "exclude", "hold", "licenses", "gres", "reservation",
-        "begin", "array", "requeue", "environment", "test_only", "constraint",
+        "begin", "array", "requeue", "environment", "test_only", "constraint", "resources",
     }
 )  # fmt: skip
 

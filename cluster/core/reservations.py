@@ -30,6 +30,7 @@ from cluster.core.scheduler import (
     resolve_time_limit,
 )
 from cluster.core.states import Reason
+from slurmwords.reasons import MAY_BE_RESERVED, RESERVED_FOR_MAINTENANCE
 
 INFINITE = math.inf
 
@@ -60,7 +61,10 @@ KNOWN_FLAGS = frozenset(
         "WEEKLY",
     }
 )
-MAINT_DETAIL = "Reserved for maintenance"
+MAINT_DETAIL = RESERVED_FOR_MAINTENANCE
+# Slurm's state description for required nodes that another reservation holds (squeue
+# prints "ReqNodeNotAvail, May be reserved for other job"); down ones are UnavailableNodes.
+RESERVED_DETAIL = MAY_BE_RESERVED
 
 
 def parse_flags(text: str) -> tuple[str, ...]:
@@ -210,7 +214,7 @@ class ReservationPlugin(SchedulerPlugin):
         if job.req_nodes:
             reserved = sorted(n for n in job.req_nodes if self._index.get(n) in withheld)
             if reserved:
-                return Blocked(Reason.REQ_NODE_NOT_AVAIL, detail or "UnavailableNodes:" + ",".join(reserved))
+                return Blocked(Reason.REQ_NODE_NOT_AVAIL, detail or RESERVED_DETAIL)
         if maint and len(set(partition.node_indices) - withheld) < node_count(job):
             # Not enough nodes outside the maintenance: say why, as Slurm does.
             return Blocked(Reason.REQ_NODE_NOT_AVAIL, MAINT_DETAIL)
@@ -226,6 +230,7 @@ __all__ = [
     "INFINITE",
     "KNOWN_FLAGS",
     "MAINT_DETAIL",
+    "RESERVED_DETAIL",
     "AccessList",
     "ReservationPlugin",
     "ReservationView",

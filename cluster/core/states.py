@@ -220,3 +220,7 @@ class Reason(enum.StrEnum):
     NON_ZERO_EXIT_CODE = "NonZeroExitCode"
     TIME_LIMIT = "TimeLimit"
     NODE_FAIL = "NodeFail"
+    # Slurm's codes for --dependency, which fsched does not take yet: the explainer and the
+    # commands already print them as Slurm does.
+    DEPENDENCY = "Dependency"
+    DEPENDENCY_NEVER_SATISFIED = "DependencyNeverSatisfied"

@@ -225,6 +225,8 @@ def agent_ping(
                 publish.console_changed("nodes")
             batch.append(node)
         rows.update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
+        if load:
+            extensions.node_heartbeat({n.name: load[n.name] for n in batch if n.name in load}, now=now)
 
 
 def agent_disconnected(

@@ -38,7 +38,7 @@ from cluster.services.state import (
 from slurmwords import durations, memory
 from slurmwords.agent_messages import Signal
 from slurmwords.begin_time import parse_begin_time
-from slurmwords.licenses import parse_license_request
+from slurmwords.licenses import combine, parse_license_request, parse_resources_request
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,7 @@ _NAMED_FIELDS = {
     "work_dir": ("--chdir", 1024),
     "command": ("command", 1024),
     "licenses": ("--licenses", 512),
+    "resources": ("--resources", 512),
     "gres": ("--gres", 512),
     "constraint": ("--constraint", 512),
     "nodelist": ("--nodelist", hostlists.MAX_TEXT),
@@ -261,18 +262,26 @@ def _check_extensions_feasible(
             raise _refusal(refused)
 
 
-def _check_licenses(text: str, cfg: ClusterConfig) -> str:
+def _check_licenses(text: str, cfg: ClusterConfig, resources: str = "") -> str:
     """``-L``: cluster licenses (``a:2|b:1`` allowed) and hierarchical resources with
-    their plugin arguments (Slurm's hres.html); refused here rather than pending forever."""
+    their plugin arguments and variables (Slurm's hres.html), plus ``--resources``
+    (hierarchical resources only, Slurm 25.11); refused here rather than pending forever.
+    The one request is stored, with the variables resolved: ``Licenses=`` shows it."""
     text = text.strip()
-    if not text:
+    if not text and not resources.strip():
         return ""
     cluster_licenses = cfg.licenses
     modes = extensions.license_modes()
+    variables = extensions.license_variables()
     try:
-        request = parse_license_request(text, hres=modes, plain=cluster_licenses)
+        request = parse_license_request(text, hres=modes, plain=cluster_licenses, variables=variables)
     except ValueError as exc:
         raise ServiceError(str(exc), field="licenses") from None
+    try:
+        extra = parse_resources_request(resources, hres=modes, variables=variables)
+        request = combine(request, extra, hres=modes)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="resources") from None
     for item in request.plain(modes):
         if item.count > cluster_licenses[item.name]:
             raise ServiceError(
@@ -280,7 +289,14 @@ def _check_licenses(text: str, cfg: ClusterConfig) -> str:
                 f"{cluster_licenses[item.name]} configured",
                 field="licenses",
             )
-    return str(request)
+    text = str(request)
+    if len(text) > _NAMED_FIELDS["licenses"][1]:
+        # The stored form adds the counts left out: still within Job.licenses's column.
+        raise ServiceError(
+            f"Invalid --licenses specification: longer than {_NAMED_FIELDS['licenses'][1]} characters",
+            field="licenses",
+        )
+    return text
 
 
 MAX_IDEMPOTENCY_KEY = 128  # SubmitKey.key's length
@@ -414,7 +430,9 @@ def _validate_submission(
     if len(req_nodes & exc_nodes):
         raise ServiceError("Requested node configuration is not available", field="nodelist")
 
-    licenses = _check_licenses(str(_field(spec, "licenses") or ""), cfg)
+    licenses = _check_licenses(
+        str(_field(spec, "licenses") or ""), cfg, resources=str(_field(spec, "resources") or "")
+    )
     request = feasibility.Request(
         nodes=max(min_nodes, len(req_nodes), 1),
         cpus_per_task=cpus_per_task,
@@ -724,12 +742,12 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 @transaction.atomic
 def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any]) -> Job:
-    """scontrol update JobId=: TimeLimit, Partition (pending only), Name, Nice-free subset."""
+    """scontrol update JobId=: TimeLimit, Partition and Licenses (pending only), Name."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
-    allowed = {"time_limit", "partition", "name"}
+    allowed = {"time_limit", "partition", "name", "licenses"}
     unknown = set(changes) - allowed
     if unknown:
         shown = ", ".join(sorted(jobspec.quoted(u) for u in unknown))
@@ -760,6 +778,15 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     if "name" in changes:
         job.name = changes["name"][:256]
         fields.append("name")
+    if "licenses" in changes:
+        # Slurm's hres.html, "Limitations": the licenses of a running job that holds or
+        # requests an HRES cannot be changed; requeue it and change them while it is
+        # pending.  fsched re-books no license of a running job, so this holds for plain
+        # licenses too.
+        if job.state != JobState.PENDING:
+            raise ServiceError("Job is no longer pending execution", field="licenses")
+        job.licenses = _check_licenses(changes["licenses"], ClusterConfig.current())
+        fields.append("licenses")
     if fields:
         job.save(update_fields=fields)
         record_transition(
@@ -794,6 +821,7 @@ _UPDATE_FIELDS = {
     "time_limit": ("TimeLimit", 64),
     "partition": ("Partition", 1024),
     "name": ("JobName", 1024),
+    "licenses": ("Licenses", 512),
 }
 
 

@@ -40,8 +40,11 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class PassSummary:
     pending: int
-    started: int
+    started: int  # decided by the core
     timeouts: int
+    written: int = 0  # of those, started in the database
+    backfilled: int = 0  # of those written, started by backfill ahead of their turn
+    bf_tested: int = 0  # jobs backfill tried to place (sdiag's "try sched" depth)
 
 
 def _epoch(dt: datetime | None) -> float | None:
@@ -287,14 +290,25 @@ def schedule_pass(
         if gc_was_enabled:
             gc.enable()
     with transaction.atomic():
-        _apply(result, names, ctx)
+        written = _apply(result, names, ctx)
         for ext in active:
             ext.after_apply(ctx, result)
-    return PassSummary(pending=len(snap.pending), started=len(result.starts), timeouts=len(result.timeouts))
+    ahead = {s.job_id for s in result.starts if s.backfill}
+    return PassSummary(
+        pending=len(snap.pending),
+        started=len(result.starts),
+        timeouts=len(result.timeouts),
+        written=len(written),
+        backfilled=len(ahead & written),
+        bf_tested=result.stats.bf_tested,
+    )
 
 
-def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> None:
+def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> set[int]:
+    """Write the pass's decisions; the jobs it really started (a start whose job or nodes
+    changed since the snapshot, or an extension dropped, is left for a later pass)."""
     now = ctx.now
+    written: set[int] = set()
     if result.starts:
         started = {s.job_id: s for s in result.starts}
         wanted = {names[i] for s in result.starts for i in s.node_indices}
@@ -317,14 +331,13 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
         allocation = Allocation({job.id: [names[i] for i in started[job.id].node_indices] for job in locked})
         for ext in extensions.active():
             ext.jobs_allocated(ctx, allocation)
-        start_jobs(
-            [
-                (job, _placement(started[job.id], allocation, job.id))
-                for job in locked
-                if job.id not in allocation.dropped
-            ],
-            now=now,
-        )
+        starting = [
+            (job, _placement(started[job.id], allocation, job.id))
+            for job in locked
+            if job.id not in allocation.dropped
+        ]
+        start_jobs(starting, now=now)
+        written = {job.id for job, _ in starting}
     if result.pending:
         _update_pending(result.pending)
     for timeout in result.timeouts:
@@ -335,6 +348,7 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
         record_transition(job, job.state, now=now, why="time limit reached")
     if result.starts or result.timeouts:
         publish.console_changed("jobs")
+    return written
 
 
 def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> Placement:

@@ -182,17 +182,36 @@ class Structure:
             for la in layers:
                 if la.disabled:
                     off |= la.mask
-                else:
+                elif not _empty_mode1(self.mode, la):
                     on |= la.mask
             servable = on if self.mode == Mode.MODE_1 else present & ~off
         set_(self, "order", tuple(order))
         set_(self, "servable", 0 if self.disabled else servable)
+
+    def reserved_on(self, i: int) -> tuple[int, ...]:
+        """The layers a reservation of layer ``i`` holds its amount on: the layer and the
+        layers any job on its nodes is charged too, so the reservation's job finds the
+        amount there even when others have filled them.  Mode 3: its ancestors.  Mode 2:
+        every layer holding all of its nodes (``flat(low2):4`` also holds 4 on mid1 and
+        top).  Mode 1 charges one layer only: that layer."""
+        if self.mode == Mode.MODE_3:
+            return self.paths[i]
+        mask = self.layers[i].mask
+        if self.mode == Mode.MODE_1 or not mask:
+            return (i,)
+        return (i, *(j for j, la in enumerate(self.layers) if j != i and la.mask & mask == mask))
 
     def layer(self, name: str) -> Layer:
         try:
             return self.layers[self.index[name]]
         except KeyError:
             raise ValueError(f"resource {self.name} has no layer {name}") from None
+
+
+def _empty_mode1(mode: Mode, la: Layer) -> bool:
+    """A Mode 1 layer with nothing for jobs never serves a request: it is "semantically
+    equivalent to removing that layer definition" (Slurm's hres.html, "Mode 1")."""
+    return mode == Mode.MODE_1 and la.count is not None and la.cap <= 0
 
 
 def _layers_from(
@@ -272,8 +291,8 @@ class ResourceState:
 
     structure: Structure
     used: tuple[int, ...]
-    # Reservation name -> amount reserved per layer (Mode 3: propagated to the ancestors),
-    # and what the jobs of that reservation use of it.
+    # Reservation name -> amount reserved per layer (also on the layers above the named
+    # one, Structure.reserved_on), and what the jobs of that reservation use of it.
     reserved: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     resv_used: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
@@ -412,17 +431,23 @@ class ResourceState:
         if st.disabled:
             return Refusal(Reason.HRES_DISABLED, name, "", f"{name}: DisableHRES=true")
         if (st.servable & within).bit_count() < count:
-            if (st.present & within).bit_count() >= count:
-                off = [la for la in layers if la.disabled and la.mask & within]
+            off = [la for la in layers if la.disabled and la.mask & within]
+            # Mode 1 nodes kept out only by empty layers are short of the resource, not
+            # disabled: the empty layer is blamed below, with Licenses.
+            if (st.present & within).bit_count() >= count and (off or st.mode != Mode.MODE_1):
                 top = min(off, key=lambda la: (la.depth, -la.mask.bit_count())) if off else None
                 where = f"layer {top.name} is disabled" if top else "no enabled layer serves these nodes"
                 return Refusal(Reason.HRES_DISABLED, name, top.name if top else "", f"{name}: {where}")
-            return Refusal(Reason.LICENSES, name, "", f"{name}: no layer of {name} holds the nodes")
+            if (st.present & within).bit_count() < count:
+                return Refusal(Reason.LICENSES, name, "", f"{name}: no layer of {name} holds the nodes")
         avail = self.avail(reservation)
         over = [
             i
             for i, la in enumerate(layers)
-            if la.mask & within & st.servable and not la.disabled and avail[i] < amount
+            if la.mask & within & st.servable
+            and not la.disabled
+            and not _empty_mode1(st.mode, la)
+            and avail[i] < amount
         ]
         if not over:
             over = [i for i, la in enumerate(layers) if la.mask & within and avail[i] < amount]
@@ -558,7 +583,7 @@ class HresState:
                 if i is None:
                     raise ValueError(f"reservation {resv}: resource {it.name} has no layer {it.layer}")
                 amounts = per[it.name].setdefault(resv, [0] * len(st.layers))
-                for j in st.paths[i] if st.mode == Mode.MODE_3 else (i,):
+                for j in st.reserved_on(i):
                     amounts[j] += it.count
         changed = {}
         for r in self.resources:
@@ -598,7 +623,7 @@ def check_reservation(state: HresState, name: str, items: Iterable[LicenseItem])
         st = res.structure
         before = state.resource(it.name).avail(name)
         held = probe.resource(it.name).reserved[name]
-        for j in st.paths[st.index[it.layer]] if st.mode == Mode.MODE_3 else (st.index[it.layer],):
+        for j in st.reserved_on(st.index[it.layer]):
             if held[j] > before[j]:
                 raise ValueError(
                     f"reservation {name}: {it.name}({it.layer}):{it.count} needs {held[j]} on layer "

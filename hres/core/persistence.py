@@ -11,8 +11,12 @@ is in ``hres.services``; this module only computes and applies memberships.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
+from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
+
+from cluster.core.slurmconf import parse_nodeset
 from hres.core.layers import HresState, Layer, update_layer
 from slurmwords.licenses import Mode
 
@@ -79,6 +83,29 @@ def apply_membership(state: HresState, node: str, layers: Iterable[tuple[str, st
     return state
 
 
+def without_node(changes: Mapping[str, Any], node: str) -> dict[str, Any] | None:
+    """A runtime update's ``changes`` once ``node`` is deleted: the node is taken out of
+    its ``Nodes`` list and every other node of the list stays (Slurm's hres.html, "Dynamic
+    Nodes": a deleted node leaves every layer, and only that node does).  None when
+    nothing is left to replay; ``changes`` itself when it does not name the node."""
+    text = str(changes.get("nodes", ""))
+    op = text[:1] if text[:1] in "+-" else ""
+    try:
+        listed = parse_nodeset(text[1:] if op else text) if text.strip(" +-") else []
+    except ValueError:
+        return dict(changes)  # unreadable: replayed (and refused) as it was stored
+    if node not in listed:
+        return dict(changes)
+    kept = [n for n in listed if n != node]
+    out = dict(changes)
+    if kept or not op:
+        # A replacing list keeps its meaning even when empty: the layer has no node left.
+        out["nodes"] = op + (str(NodeSet.fromlist(kept, resolver=RESOLVER_NOGROUP)) if kept else "")
+    else:
+        del out["nodes"]
+    return out if set(out) - {"node"} else None
+
+
 def as_json(layers: Membership) -> list[list[str]]:
     return [list(p) for p in sorted(layers)]
 
@@ -94,4 +121,13 @@ def from_json(data: object) -> Membership:
     return frozenset(out)
 
 
-__all__ = ["Membership", "apply_membership", "as_json", "changed", "check", "from_json", "membership"]
+__all__ = [
+    "Membership",
+    "apply_membership",
+    "as_json",
+    "changed",
+    "check",
+    "from_json",
+    "membership",
+    "without_node",
+]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from cluster.core.scheduler import JobView, PartitionView, node_count
 from limits.core.policy import FAIRSHARE_PARENT, ROOT, Association, Policy
@@ -260,27 +261,34 @@ class MultifactorPriority:
         qos = q.priority / self.max_qos if q is not None and self.max_qos > 0 else 0.0
         return {"age": age, "fairshare": fs, "jobsize": size, "partition": part, "qos": qos}
 
+    def weighted(self, job: JobView, partition: PartitionView | None, now: float) -> dict[str, Any]:
+        """Each factor times its weight, the TRES ones by name, and the nice: the terms
+        of the priority, as sprio prints them."""
+        cfg = self.config
+        f = self.factors(job, partition, now)
+        info = self.info.get(job.job_id, JobPriorityInfo())
+        tres = {}
+        for name, weight in cfg.weight_tres.items():
+            whole = self.tres_totals.get(name, 0)
+            if whole:
+                tres[name] = weight * min(1.0, info.tres.get(name, 0) / whole)
+        return {
+            "age": cfg.weight_age * f["age"],
+            "fairshare": cfg.weight_fairshare * f["fairshare"],
+            "jobsize": cfg.weight_job_size * f["jobsize"],
+            "partition": cfg.weight_partition * f["partition"],
+            "qos": cfg.weight_qos * f["qos"],
+            "tres": tres,
+            "nice": info.nice,
+        }
+
     def __call__(self, job: JobView, partition: PartitionView | None, now: float) -> int:
         if job.priority:
             return job.priority  # set by an administrator (scontrol update Priority=)
-        cfg = self.config
-        f = self.factors(job, partition, now)
-        total = (
-            cfg.weight_age * f["age"]
-            + cfg.weight_fairshare * f["fairshare"]
-            + cfg.weight_job_size * f["jobsize"]
-            + cfg.weight_partition * f["partition"]
-            + cfg.weight_qos * f["qos"]
-        )
-        if cfg.weight_tres:
-            info = self.info.get(job.job_id, JobPriorityInfo())
-            for name, weight in cfg.weight_tres.items():
-                whole = self.tres_totals.get(name, 0)
-                if whole:
-                    total += weight * min(1.0, info.tres.get(name, 0) / whole)
-        info = self.info.get(job.job_id)
-        if info is not None:
-            total -= info.nice
+        w = self.weighted(job, partition, now)
+        total = w["age"] + w["fairshare"] + w["jobsize"] + w["partition"] + w["qos"]
+        total += sum(w["tres"].values())
+        total -= w["nice"]
         # 0 means held in Slurm, so a computed priority is at least 1.
         return max(1, int(total))
 

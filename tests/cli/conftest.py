@@ -241,3 +241,31 @@ class Objects:
 @pytest.fixture
 def objs() -> type[Objects]:
     return Objects
+
+
+@pytest.fixture
+def live_cli(live_server, users, monkeypatch):
+    """run(user, "squeue", "-h", ...) -> (exit status, stdout, stderr): the real ``fsched``
+    command (cli.main) against the real controller's API on a live server."""
+    import contextlib
+    import io
+
+    from cli import main as cli_main
+    from cluster.services.api_tokens import token_issue
+
+    monkeypatch.setenv("FSCHED_URL", live_server.url)
+    tokens: dict[str, str] = {}
+
+    def run(user: str, *argv: str) -> tuple[int, str, str]:
+        if user not in tokens:
+            tokens[user] = token_issue(users[user])[1]
+        monkeypatch.setenv("FSCHED_TOKEN", tokens[user])
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = cli_main.main(["fsched", *argv])
+            except SystemExit as exc:  # argparse's usage errors
+                status = int(exc.code or 0)
+        return status, out.getvalue(), err.getvalue()
+
+    return run

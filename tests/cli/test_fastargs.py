@@ -77,6 +77,7 @@ def test_every_line_it_accepts_parses_as_argparse_does(module):
         ["-HWpdebug", "--parsable", "-Jname", "--export=NONE", "--no-requeue", "job.sh"],
         ["--mail-type=END", "--exclusive", "-G", "2", "--wrap="],
         ["-L", "natural:10", "--license=x", "-a", "0-15%4", "--array=1,3"],
+        ["--part=debug", "--lic", "a", "--wra=true"],
     ],
 )
 def test_sbatch_lines_people_type_take_the_fast_path(argv):
@@ -92,7 +93,8 @@ def test_sbatch_lines_people_type_take_the_fast_path(argv):
         (sbatch, ["--help"]),
         (sbatch, ["--", "job.sh"]),
         (sbatch, ["-n", "two", "--wrap", "true"]),
-        (sbatch, ["--part=debug"]),
+        (sbatch, ["--c=debug"]),
+        (sbatch, ["--h"]),
         (sbatch, ["-p", "-x"]),
         (sbatch, ["-p"]),
         (sbatch, ["-p=debug"]),
@@ -145,3 +147,32 @@ def test_a_submission_imports_neither_argparse_nor_json(tmp_path):
         "fsched: error: Unable to contact slurm controller (connect failure)\n"
         f"fsched: error: tried http://127.0.0.1:{port}: Connection refused\n"
     )
+
+
+@pytest.mark.parametrize("parse", ["fast", "argparse"])
+def test_long_options_may_be_shortened_as_getopt_long_allows(parse):
+    """A workflow tool's status poll (``squeue --noheader --format='%i %t' --job 15``) and a
+    prefix naming one option's aliases (``--lic``: ``--license``/``--licenses``)."""
+    argv = ["--noheader", "--format=%i %t", "--job", "15"]
+    # "-u=x" is a line only argparse parses
+    got = _fast(squeue, argv) if parse == "fast" else _argparse(squeue.build_parser(), [*argv, "-u=x"])
+    assert got is not None
+    assert (got["noheader"], got["format"], got["jobs"]) == (True, "%i %t", "15")
+    assert sbatch.parse_args(["--lic", "a:1", "--wrap=true"]).licenses == "a:1"
+
+
+def test_an_ambiguous_prefix_is_refused_in_getopt_long_s_words(capsys):
+    with pytest.raises(SystemExit) as raised:
+        squeue.parse_args(["--n", "x"])
+    assert raised.value.code == 1
+    assert capsys.readouterr().err == (
+        "squeue: option '--n' is ambiguous; possibilities: '--noheader' '--name'\n"
+        'Try "squeue --help" for more information\n'
+    )
+
+
+def test_words_after_the_batch_script_are_the_script_s_even_when_they_look_like_prefixes():
+    ns = sbatch.parse_args(["job.sh", "--c=d", "--part=x", "--n"])
+    assert (ns.script, ns.script_args, ns.partition) == ("job.sh", ["--c=d", "--part=x", "--n"], None)
+    ns = vars(sbatch.build_parser().parse_args(["-pdebug", "job.sh", "--c=d"]))
+    assert (ns["script_args"], ns["partition"]) == (["--c=d"], "debug")

@@ -185,9 +185,9 @@ def test_script_sanity_checks():
     [
         (["--foo", "x.sh"], "sbatch: unrecognized option '--foo'"),
         (
-            ["--part=debug", "--wrap", "true"],
-            "sbatch: unrecognized option '--part=debug'",
-        ),  # no prefix matching
+            ["--c=x", "--wrap", "true"],
+            "sbatch: option '--c=x' is ambiguous; possibilities: '--constraint' '--cpus-per-task'",
+        ),  # getopt_long's word for a prefix of several options
         (["-n", "two", "--wrap", "true"], "sbatch: error: argument -n/--ntasks: invalid int value: 'two'"),
         (["--wrap", "true", "script.sh"], "sbatch: error: script arguments not permitted with --wrap option"),
         (["/nonexistent/job.sh"], "sbatch: error: Unable to open file /nonexistent/job.sh"),
@@ -354,3 +354,18 @@ def test_the_retry_waits_for_a_controller_that_is_restarting(breaking, capsys):
     assert capsys.readouterr().out == "Submitted batch job 31\n"
     assert server.refused_for > 0.3  # the retry met refused connections, and waited
     assert len(server.requests) == 2
+
+
+def test_warnings_never_reach_stdout(api, capsys, tmp_path, monkeypatch):
+    """A script reads stdout (``jobid=$(sbatch --parsable ...)``): whatever fsched ignores is
+    said on stderr only, for every option it ignores."""
+    monkeypatch.chdir(tmp_path)
+    api.routes[("POST", "/api/jobs/")] = (201, {"job_id": 5, "job_ids": [5], "array_job_id": None})
+    argv = []
+    for flags in sbatch.IGNORED:
+        long = next(f for f in flags if f.startswith("--"))
+        argv.append(long if long in sbatch.IGNORED_FLAGS else f"{long}=1")
+    assert main(["fsched", "sbatch", "--parsable", *argv, "--wrap", "true"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "5\n"
+    assert captured.err.count("sbatch: warning: ") == len(sbatch.IGNORED)

@@ -55,6 +55,37 @@ def test_wrap_array_and_default_output_names(cluster, tmp_path):
         assert (tmp_path / f"slurm-{array_id}_{task}.out").read_text() == f"task {task} of {array_id}\n"
 
 
+def test_a_workflow_tool_s_submission_and_status_poll(cluster, tmp_path):
+    """Two jobs with ``-e run-%J.err`` write two files (``%J`` was left literal, and both wrote
+    ``run-%J.err``); the tool polls with a shortened long option, as Slurm's getopt allows."""
+    ids = []
+    for _ in range(2):
+        out = cluster.cli(
+            "sbatch",
+            "--parsable",
+            "-o",
+            "run-%J.%s.out",
+            "-e",
+            "run-%J.err",
+            "--wrap",
+            "echo out; echo err >&2",
+            cwd=tmp_path,
+        ).stdout
+        ids.append(int(out))
+
+    def states():
+        got = {}
+        for job_id in ids:
+            line = cluster.cli("squeue", "--noheader", "--format=%i %t", "--job", str(job_id)).stdout.split()
+            got[int(line[0])] = line[1]
+        return got if set(got.values()) <= {"CD"} else None
+
+    assert cluster.wait_for("both jobs to complete", states) == dict.fromkeys(ids, "CD")
+    for job_id in ids:
+        assert (tmp_path / f"run-{job_id}.batch.out").read_text() == "out\n"
+        assert (tmp_path / f"run-{job_id}.err").read_text() == "err\n"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -71,3 +71,20 @@ def test_agent_registers_an_unknown_node_only_with_a_dynamic_conf(hres_conf):  #
 
 def test_split_conf_keeps_json_whole():
     assert split_conf('HRES=[{"a": "b c"}] CPUs=4') == [("HRES", '[{"a": "b c"}]'), ("CPUs", "4")]
+
+
+def test_deleting_a_node_removes_only_that_node_from_the_layer_changes(users, hres_conf):  # noqa: F811
+    """``Nodes=+node[33-34]`` named both nodes; deleting node33 keeps node34's change."""
+    admin = users["admin"]
+    for name in ("node33", "node34"):
+        node_create(actor=admin, params={"NodeName": name, "State": "future"})
+    services.hres_update(actor=admin, hres_name="power", layer_name="rack3", nodes="+node[33-34]")
+    services.hres_update(actor=admin, hres_name="flat", layer_name="low1", nodes="node[01-08,33-34]")
+    services.hres_update(actor=admin, hres_name="natural", layer_name="low2", nodes="+node33")
+    node_delete(actor=admin, names="node33")
+    assert "node34" in _nodes_of("power", "rack3") and "node34" in _nodes_of("power", "row2")
+    assert _nodes_of("flat", "low1") == {f"node{i:02d}" for i in (*range(1, 9), 34)}
+    assert "node33" not in _nodes_of("natural", "low2")
+    # The same name created again starts with no layers of the deleted node.
+    node_create(actor=admin, params={"NodeName": "node33", "State": "future"})
+    assert not {"node33"} & (_nodes_of("power", "rack3") | _nodes_of("natural", "low2"))

@@ -370,6 +370,29 @@ def test_disable_layer_mode1_other_layers_still_serve(spec_state):
     assert gate(s, [LicenseItem("natural", 1)], 1, mask_of(ALL)) is None  # low2 serves node[17-32]
 
 
+def test_mode1_zero_count_layer_neither_hides_hresdisabled_nor_takes_the_blame(spec_state):
+    """A zero-count Mode 1 layer is as if it were not there (Slurm's hres.html, "Mode 1")."""
+    node01_16 = mask_of(nodes_of("01-16"))
+    s = update_layer(spec_state, "natural", "top", count=0)
+    s = update_layer(s, "natural", "low1", disable_layer=True)
+    refusal = gate(s, [LicenseItem("natural", 1)], 1, node01_16)
+    assert (refusal.reason, refusal.layer, refusal.detail) == (
+        Reason.HRES_DISABLED,
+        "low1",
+        "natural: layer low1 is disabled",
+    )
+    # Enabled but full: low1 is what is short, not the empty top.
+    empty_top = update_layer(spec_state, "natural", "top", count=0)
+    _, n, refusal = fill(empty_top, "natural", 1, nodes_of("01-16"))
+    assert n == 100
+    assert (refusal.reason, refusal.layer) == (Reason.LICENSES, "low1")
+    # Only the empty layer over the nodes: short of the resource, not disabled.
+    s = update_layer(spec_state, "natural", "low1", count=0)
+    s = update_layer(s, "natural", "top", nodes="node[17-32]")
+    refusal = gate(s, [LicenseItem("natural", 1)], 1, node01_16)
+    assert (refusal.reason, refusal.layer) == (Reason.LICENSES, "low1")
+
+
 def test_disable_layer_mode2_and_mode3_blocks_the_nodes_under_it(spec_state):
     s = update_layer(spec_state, "flat", "mid1", disable_layer=True)
     assert indices_of(s.resource("flat").eligible(1)) == list(range(16, 32))
@@ -428,6 +451,40 @@ def test_mode3_reservation_propagates_up(spec_state):
     # rack1 has 35000 - 30000 left for others.
     assert plan(s, [LicenseItem("power", 5001)], [0]).layer == "rack1"
     assert isinstance(plan(s, [LicenseItem("power", 5001)], [0], reservation="r"), tuple)
+
+
+def test_mode2_reservation_holds_its_amount_on_the_layers_above(spec_state, spec_config):
+    from slurmwords.licenses import parse_reservation_licenses
+
+    # flat(low2):4 (#13 point 5): a job on low2's nodes is charged on low2, mid1 and top,
+    # so the 4 are held on all three.
+    items = parse_reservation_licenses("flat(low2):4", hres=spec_config.modes())
+    check_reservation(spec_state, "r", items)
+    s = spec_state.with_reservations({"r": items})
+    view = {v.layer_name: v for v in license_view(s) if v.license_name == "flat"}
+    assert {n: view[n].reserved for n in ("low2", "mid1", "top", "low1", "mid2")} == {
+        "low2": 4,
+        "mid1": 4,
+        "top": 4,
+        "low1": 0,
+        "mid2": 0,
+    }
+    # Others fill top from low1, low3 and low4: 20 of its 24, the reservation's 4 stay.
+    s, started, refusal = fill(s, "flat", 1, nodes_of("01-08") + nodes_of("17-32"))
+    assert (started, refusal.layer) == (20, "top")
+    assert isinstance(select(s, [LicenseItem("flat", 1)], nodes_of("09-16"), 1), Refusal)
+    sel = select(s, [LicenseItem("flat", 4)], nodes_of("09-16"), 1, reservation="r")
+    assert isinstance(sel, Selection)
+    assert dict(sel.charges[0].layers) == {"low2": 4, "mid1": 4, "top": 4}
+    # What the reservation's job uses is no longer held back for it.
+    assert s.charge(sel.charges).resource("flat").held_for_others() == [0] * 7
+    # A second reservation may not hold on top what the first already holds.
+    with pytest.raises(ValueError, match="needs 21 on layer top, 20 available"):
+        check_reservation(
+            spec_state.with_reservations({"r": items}),
+            "s",
+            parse_reservation_licenses("flat(low1):12,flat(low3):9", hres=spec_config.modes()),
+        )
 
 
 # --------------------------------------------------------------------------- preemption

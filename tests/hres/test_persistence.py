@@ -18,6 +18,7 @@ from cluster.services.configuration import config_load
 from cluster.services.dynamic_nodes import node_create
 from config.server import main as server_main
 from hres import services
+from hres.core.persistence import without_node
 from power import services as power_services
 from power.core.policy import RESUME_TIMEOUT_REASON, MarkDown, NodeChange
 from tests.hres.test_services import entry, hres_conf  # noqa: F401 - the demo cluster with resources.yaml
@@ -172,3 +173,19 @@ def test_server_recover_flag_sets_the_start_time_variable(monkeypatch):
     monkeypatch.setattr("uvicorn.run", lambda *a, **k: ran.append(k))
     assert server_main(["-R"]) == 0
     assert os.environ["FSCHED_RECOVER"] == "1" and ran
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"nodes": "+node[33-36]", "count": 5}, {"nodes": "+node[34-36]", "count": 5}),
+        ({"nodes": "node[01-08,33]"}, {"nodes": "node[01-08]"}),
+        ({"nodes": "node33"}, {"nodes": ""}),  # the layer is left with no node
+        ({"nodes": "-node33"}, None),
+        ({"nodes": "+node33", "count": 5}, {"count": 5}),
+        ({"nodes": "+node34"}, {"nodes": "+node34"}),
+        ({"count": 5}, {"count": 5}),
+    ],
+)
+def test_a_deleted_node_is_taken_out_of_the_runtime_updates_alone(changes, expected):
+    assert without_node(changes, "node33") == expected

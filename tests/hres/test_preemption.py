@@ -4,6 +4,8 @@ limits app.  No real processes: the victims' exits are reported as an agent woul
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from django.utils import timezone
 
@@ -164,5 +166,109 @@ def test_an_explicit_preempt_list_governs(hres_conf, users, qos):  # noqa: F811
 def test_preempt_mode_reads_slurm_conf_options():
     assert preemption.preempt_mode({"PreemptType": "preempt/qos", "PreemptMode": "REQUEUE,GANG"}) == "REQUEUE"
     assert preemption.preempt_mode({"preempttype": "PREEMPT/QOS", "preemptmode": "cancel"}) == "CANCEL"
-    assert preemption.preempt_mode({"PreemptType": "preempt/partition_prio", "PreemptMode": "CANCEL"}) is None
+    assert (
+        preemption.preempt_mode({"PreemptType": "preempt/partition_prio", "PreemptMode": "CANCEL"})
+        == "CANCEL"
+    )
     assert preemption.preempt_mode({"PreemptType": "preempt/qos", "PreemptMode": "SUSPEND,GANG"}) is None
+    assert preemption.preempt_mode({"PreemptType": "preempt/none", "PreemptMode": "CANCEL"}) is None
+    # Under partition_prio a partition's own PreemptMode governs its jobs.
+    prio = {"PreemptType": "preempt/partition_prio", "PreemptMode": "SUSPEND"}
+    assert preemption.preempt_mode(prio, "requeue") == "REQUEUE"
+    assert preemption.preempt_mode({**prio, "PreemptMode": "CANCEL"}, "OFF") is None
+
+
+# --------------------------------------------------------------------------- preempt/partition_prio
+
+
+def _partition_prio(conf, low_mode: str = "", mode: str = "CANCEL") -> None:
+    """``lowp`` (PriorityTier=1) and ``urgent`` (PriorityTier=5) over every node."""
+    with (conf / "slurm.conf").open("a") as f:
+        f.write(f"PreemptType=preempt/partition_prio\nPreemptMode={mode}\n")
+    own = f" PreemptMode={low_mode}" if low_mode else ""
+    with (conf / "partitions.conf").open("a") as f:
+        f.write(f"PartitionName=lowp Nodes=node[01-32] MaxTime=60 PriorityTier=1{own}\n")
+        f.write("PartitionName=urgent Nodes=node[01-32] MaxTime=60 PriorityTier=5\n")
+    config_load(path=conf / "slurm.conf")
+
+
+@pytest.mark.parametrize(
+    ("low_mode", "ends"), [("", JobState.PREEMPTED), ("REQUEUE", JobState.REQUEUED), ("OFF", "")]
+)
+def test_partition_prio_preempts_jobs_of_lower_tier_partitions(hres_conf, users, low_mode, ends):  # noqa: F811
+    # #13 point 5: no QOS Preempt list at all, the partitions' PriorityTier decides.
+    _partition_prio(hres_conf, low_mode)
+    low = _rack2_holder_in(users["alice"], "lowp")
+    high = submit(users["bob"], licenses="power:4000", nodes="4", nodelist="node[01-04]", partition="urgent")
+    schedule_pass(backfill=False)
+    assert _state(high) == JobState.PENDING
+    assert Job.objects.get(pk=low).final_state == ends
+    if ends:
+        assert Event.objects.get(job_id=low, reason=f"preempted by job {high}").detail["preempt_mode"] == (
+            "REQUEUE" if ends == JobState.REQUEUED else "CANCEL"
+        )
+        finish(low)
+        Job.objects.filter(pk=low).update(hold="user")  # a requeued victim waits aside
+        schedule_pass(backfill=False)
+        assert _state(high) == JobState.RUNNING
+
+
+def test_partition_prio_spares_jobs_of_the_same_tier(hres_conf, users):  # noqa: F811
+    _partition_prio(hres_conf)
+    low = _rack2_holder_in(users["alice"], "lowp")
+    same = submit(users["bob"], licenses="power:4000", nodes="4", nodelist="node[01-04]", partition="lowp")
+    schedule_pass(backfill=False)
+    assert Job.objects.get(pk=same).reason == Reason.LICENSES
+    assert Job.objects.get(pk=low).final_state == ""
+
+
+def _rack2_holder_in(user, partition: str) -> int:
+    job = submit(user, licenses="power:5000", nodes="8", nodelist="node[09-16]", partition=partition)
+    schedule_pass(backfill=False)
+    assert _state(job) == JobState.RUNNING
+    return job
+
+
+# --------------------------------------------------------------------------- configuration warnings
+
+
+def test_a_preemption_that_can_never_reclaim_is_warned_about():
+    warn = preemption.config_warnings
+    tiers = [("debug", 2, ""), ("batch", 1, "")]
+    power = ["power"]
+    assert warn({}, tiers, power) == ()  # no preemption asked for: a choice
+    assert warn({"PreemptType": "preempt/none"}, tiers, power) == ()
+    assert warn({"PreemptType": "preempt/qos", "PreemptMode": "SUSPEND"}, tiers, []) == ()  # no Mode 3
+    assert warn({"PreemptType": "preempt/qos", "PreemptMode": "REQUEUE"}, tiers, power) == ()
+    prio = {"PreemptType": "preempt/partition_prio", "PreemptMode": "CANCEL"}
+    assert warn(prio, tiers, power) == ()
+    assert warn({**prio, "PreemptMode": "SUSPEND"}, [("debug", 2, ""), ("batch", 1, "REQUEUE")], power) == ()
+    assert warn({"PreemptMode": "REQUEUE"}, tiers, power) == (
+        "PreemptMode=REQUEUE without a PreemptType: no job is ever preempted to reclaim Mode 3 "
+        "resource power; set PreemptType=preempt/qos or preempt/partition_prio",
+    )
+    assert warn({"PreemptType": "preempt/job_prio", "PreemptMode": "CANCEL"}, tiers, ["power", "heat"]) == (
+        "PreemptType=preempt/job_prio never preempts a job to reclaim Mode 3 resources power,heat: "
+        "only preempt/qos and preempt/partition_prio do",
+    )
+    assert warn({"PreemptType": "preempt/qos", "PreemptMode": "SUSPEND,GANG"}, tiers, power) == (
+        "PreemptMode=SUSPEND,GANG: no job is ever preempted to reclaim Mode 3 resource power, "
+        "only PreemptMode CANCEL or REQUEUE reclaims them",
+    )
+    assert warn(prio, [("a", 1, ""), ("b", 1, "")], power) == (
+        "PreemptType=preempt/partition_prio: every partition has PriorityTier=1, so no job is ever "
+        "preempted to reclaim Mode 3 resource power",
+    )
+    assert warn(prio, [("debug", 2, ""), ("batch", 1, "OFF")], power) == (
+        "PreemptType=preempt/partition_prio: no partition below PriorityTier=2 has PreemptMode "
+        "CANCEL or REQUEUE (PreemptMode=CANCEL), so no job is ever preempted to reclaim Mode 3 "
+        "resource power",
+    )
+
+
+def test_the_warning_is_logged_when_the_configuration_is_loaded(hres_conf, caplog):  # noqa: F811
+    with (hres_conf / "slurm.conf").open("a") as f:
+        f.write("PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND\n")
+    with caplog.at_level(logging.WARNING, logger="cluster.services.configuration"):
+        config_load(path=hres_conf / "slurm.conf")
+    assert "no partition below PriorityTier=2 has PreemptMode CANCEL or REQUEUE" in caplog.text

@@ -10,8 +10,10 @@ from slurmwords.licenses import (
     LicenseItem,
     LicenseRequest,
     Mode,
+    combine,
     parse_license_request,
     parse_reservation_licenses,
+    parse_resources_request,
 )
 
 MODES = {
@@ -68,8 +70,9 @@ def test_either_or_for_plain_licenses_only():
         ("qpu:1[a=b],qpu:1[c=d]", "qpu requested twice"),
         ("power:10,heat:10", "only one Mode 3 resource, not power, heat"),
         ("natural:0", "at least 1"),
-        ("natural:-1", "expected name"),
-        ("natural:x", "expected name"),
+        ("natural:-1", "the count must be at least 1"),
+        ("natural:x", "natural has no variable x (its variables: none)"),
+        ("fluent:x", "the count must be a number"),
         ("natural,,flat", "empty license name"),
         ("a|", "empty license name"),
     ],
@@ -144,3 +147,49 @@ def test_format_then_parse_round_trips(entries):
         items.append(LicenseItem(name, count, tuple(args) if name in MODES else ()))
     req = LicenseRequest(tuple(items))
     assert parse_license_request(str(req), hres=MODES) == req
+
+
+# --------------------------------------------------------------------------- variables, --resources
+
+VARIABLES = {"power": {"full_node": 1000, "full_gpu_node": 2000, "off": 0}, "natural": {"half": 50}}
+
+
+def test_a_variable_names_the_amount_and_is_resolved_in_the_request():
+    req = parse_license_request(
+        "power:full_gpu_node,natural:half[a=b],fluent:2", hres=MODES, variables=VARIABLES
+    )
+    assert req.items == (
+        LicenseItem("power", 2000),
+        LicenseItem("natural", 50, (("a", "b"),)),
+        LicenseItem("fluent", 2),
+    )
+    assert str(req) == "power:2000,natural:50[a=b],fluent:2"  # what Licenses= shows
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("power:full", "power has no variable full (its variables: full_node, full_gpu_node, off)"),
+        ("flat:full_node", "flat has no variable full_node (its variables: none)"),
+        ("fluent:full_node", "the count must be a number (fluent is not a hierarchical resource"),
+        ("power:off", "power:off: the count must be at least 1"),
+    ],
+)
+def test_an_unknown_or_unusable_variable_is_refused(text, message):
+    with pytest.raises(ValueError, match=__import__("re").escape(message)):
+        parse_license_request(text, hres=MODES, variables=VARIABLES)
+
+
+def test_resources_takes_the_license_grammar_for_hierarchical_resources_only():
+    req = parse_resources_request("power:full_node,qpu:1[mode=fast]", hres=MODES, variables=VARIABLES)
+    assert str(req) == "power:1000,qpu:1[mode=fast]"
+    with pytest.raises(ValueError, match=r"--resources specification fluent:2: fluent is not a hierarchical"):
+        parse_resources_request("fluent:2", hres=MODES)
+    plain = parse_license_request("fluent:2", hres=MODES)
+    assert str(combine(plain, req, hres=MODES)) == "fluent:2,power:1000,qpu:1[mode=fast]"
+    with pytest.raises(ValueError, match="power requested twice"):
+        combine(parse_license_request("power:5", hres=MODES), req, hres=MODES)
+    with pytest.raises(ValueError, match="only one Mode 3 resource, not power, heat"):
+        combine(req, parse_resources_request("heat:1", hres=MODES), hres=MODES)
+    with pytest.raises(ValueError, match=r"cannot be requested with the \| form"):
+        combine(parse_license_request("fluent|ansys", hres=MODES), req, hres=MODES)

@@ -151,6 +151,73 @@ def test_reserved_hres_amount_goes_to_the_reservation_users_only(users, hres_con
         )
 
 
+@pytest.mark.django_db
+def test_a_mode2_reservation_job_runs_when_top_is_otherwise_full(users, hres_conf):  # noqa: F811
+    # #13 point 5: flat(low2):4 holds 4 on low2 and on mid1 and top above it.
+    from cluster.models import Job
+    from cluster.services import reservations as svc
+    from cluster.services.scheduling import schedule_pass
+    from tests.hres.test_services import submit
+
+    svc.reservation_create(
+        actor=users["admin"], values={"name": "R", "licenses": "flat(low2):4", "users": "alice"}
+    )
+    others = [
+        submit(users["bob"], licenses="flat:12", nodelist="node01"),  # low1
+        submit(users["bob"], licenses="flat:8", nodelist="node17"),  # low3: top now has 20 used
+        submit(users["bob"], licenses="flat:4", nodelist="node25"),  # low4: the reserved 4 of top
+    ]
+    schedule_pass()
+    alice = submit(users["alice"], licenses="flat:4", nodelist="node09", reservation="R")
+    schedule_pass()
+    jobs = {j.id: j for j in Job.objects.all()}
+    assert [jobs[j].state for j in others] == ["RUNNING", "RUNNING", "PENDING"]
+    assert jobs[others[2]].reason == Reason.LICENSES
+    assert jobs[alice].state == "RUNNING"
+    assert jobs[alice].licenses_alloc == "flat(low2*4,mid1*4,top*4):4"
+
+
+@pytest.mark.django_db
+def test_a_future_reservation_is_checked_against_capacity(users, hres_conf):  # noqa: F811
+    # #13 point 5: a reservation that starts later is refused when, during its window, the
+    # layers cannot hold its amounts beside the reservations overlapping it.
+    from cluster.models import Job, Reservation
+    from cluster.services import reservations as svc
+    from cluster.services.errors import ServiceError
+    from cluster.services.scheduling import schedule_pass
+    from tests.hres.test_services import submit
+
+    admin = users["admin"]
+
+    def create(name: str, start: str, minutes: int, licenses: str) -> None:
+        values = {"name": name, "start_time": start, "duration": str(minutes), "licenses": licenses}
+        svc.reservation_create(actor=admin, values={**values, "users": "alice"})
+
+    with pytest.raises(ServiceError, match=r"natural\(low1\):101 needs 101 on layer low1, 100 available at "):
+        create("big", "now+2hours", 60, "natural(low1):101")
+    create("early", "now", 60, "natural(low1):60")
+    create("later", "now+2hours", 60, "natural(low1):60,natural(low2):70")  # after "early" ends
+    with pytest.raises(ServiceError, match=r"needs 60 on layer low1, 40 available at "):
+        create("overlap", "now+30minutes", 60, "natural(low1):60")
+    # Checked from now on, a present reservation meets the future ones within its window.
+    with pytest.raises(ServiceError, match=r"natural\(low2\):40 needs 40 on layer low2, 30 available at "):
+        create("long", "now", 180, "natural(low2):40")
+    # Moving a reservation into another's window is checked as creating it there.
+    with pytest.raises(ServiceError, match="40 available"):
+        svc.reservation_update(actor=admin, name="later", values={"start_time": "now+30minutes"})
+    assert sorted(Reservation.objects.values_list("name", flat=True)) == ["early", "later"]
+    # A running job holds its amount until its expected end, not beyond.
+    svc.reservation_delete(actor=admin, name="early")
+    job = submit(users["bob"], licenses="natural:50", nodelist="node01", time="30")
+    schedule_pass()
+    assert Job.objects.get(pk=job).state == "RUNNING"
+    with pytest.raises(ServiceError, match=r"needs 60 on layer low1, 50 available$"):
+        create("now", "now", 60, "natural(low1):60")
+    with pytest.raises(ServiceError, match=r"needs 60 on layer low1, 50 available at "):
+        create("during_the_job", "now+10minutes", 60, "natural(low1):60")
+    create("after_the_job", "now+1hour", 30, "natural(low1):60")
+
+
 # --------------------------------------------------------------------------- REST and CLI
 
 

@@ -203,6 +203,16 @@ def test_a_disabled_layer_sends_jobs_to_the_other_layers(hres_conf, users):
     assert job.licenses_alloc in ("natural(low2*1):1", "natural(top*1):1")
 
 
+def test_an_empty_mode1_layer_does_not_hide_hresdisabled(hres_conf, users):
+    admin = users["admin"]
+    services.hres_update(actor=admin, hres_name="natural", layer_name="top", count=0)
+    services.hres_update(actor=admin, hres_name="natural", layer_name="low1", disable_layer=True)
+    job_id = submit(users["alice"], licenses="natural:1", nodes="1", nodelist="node01")
+    schedule_pass()
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.reason) == ("PENDING", "HRESDisabled")
+
+
 # --------------------------------------------------------------------------- runtime updates
 
 
