@@ -380,6 +380,9 @@ def main(argv: list[str]) -> int:
     try:
         answer = submit(client, body, quiet=bool(opts.get("quiet")))
     except (ApiError, OutcomeLost) as exc:
+        # slurmctld's line before the refusal ("Memory specification can not be satisfied").
+        if isinstance(exc, ApiError) and isinstance(err_msg := exc.payload.get("err_msg"), str):
+            _err(err_msg)
         return _err(f"Batch job submission failed: {exc}")
     if not isinstance(answer, dict):
         return _err("Batch job submission failed: unexpected answer from the controller")

@@ -26,6 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from cluster.core.feasibility import Refused
 from cluster.core.scheduler import NodeView, PassResult, SchedulerPlugin, Snapshot
 from slurmwords.licenses import Mode
 
@@ -160,6 +161,15 @@ class ClusterExtension:
 
     def reservation_check(self, row: Any, *, now: datetime) -> None:
         """A reservation being stored (raise ServiceError to refuse it)."""
+
+    def never_runs(
+        self, common: Mapping[str, Any], *, nodes: Sequence[str], count: int, unnamed: int
+    ) -> Refused | None:
+        """Why a job being submitted could never run with what this extension manages, as
+        configured (not as used now), on any ``count`` of ``nodes``: its partition's nodes
+        that could hold it, with ``unnamed`` more that may still be created.  Called for a
+        job that asks for licenses."""
+        return None
 
     # -- the scheduler pass
 

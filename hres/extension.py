@@ -8,8 +8,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
 
+from cluster.core.feasibility import NODE_CONFIG_UNAVAILABLE, Refused
 from cluster.core.scheduler import PassResult, SchedulerPlugin
 from cluster.extensions import (
     LICENSE_MODES,
@@ -22,8 +24,9 @@ from cluster.extensions import (
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
 from hres import preemption, services
+from hres.core.feasibility import never_serves
 from hres.core.reservation_window import ReservationConflict, check_window
-from slurmwords.licenses import Mode, parse_reservation_licenses
+from slurmwords.licenses import Mode, parse_license_request, parse_reservation_licenses
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,25 @@ class HresExtension(ClusterExtension):
 
     def license_variables(self) -> Mapping[str, Mapping[str, int]]:
         return services.variables()
+
+    def never_runs(
+        self, common: Mapping[str, Any], *, nodes: Sequence[str], count: int, unnamed: int
+    ) -> Refused | None:
+        """A request no layer set could ever serve, as configured or as updated at runtime:
+        refused as Slurm refuses a job its test at submission finds no nodes for."""
+        modes = services.modes()
+        if not modes:
+            return None
+        try:
+            items = parse_license_request(common["licenses"], hres=modes).hres(modes)
+        except ValueError:
+            return None  # refused already, or left to the pass
+        if not items:
+            return None
+        required = tuple(NodeSet(common["req_nodes"])) if common["req_nodes"] else ()
+        states = (services.current_state(), services.configured_state())
+        why = never_serves(states, items, count, nodes, required=required, spare=unnamed)
+        return Refused(NODE_CONFIG_UNAVAILABLE, why, "licenses") if why else None
 
     def reservation_check(self, row: Any, *, now: datetime) -> None:
         """The layers must hold a reservation's amounts throughout its window, whether it

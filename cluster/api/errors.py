@@ -43,6 +43,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Any
         body = {"error": str(exc)}
         if exc.field:
             body["field"] = exc.field
+        if exc.explanation:
+            body["explanation"] = exc.explanation
+        if exc.err_msg:
+            body["err_msg"] = exc.err_msg
         return Response(body, status=exc.status)
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

@@ -32,13 +32,22 @@ def is_storing_nothing() -> bool:
 
 
 class ServiceError(Exception):
-    """Refused input or a forbidden operation; ``str()`` is the message for the user."""
+    """Refused input or a forbidden operation; ``str()`` is the message for the user.
+
+    ``explanation``: fsched's figures behind the refusal, a field of the API's answer of
+    its own; ``err_msg``: the line slurmctld sends with some refusals, which sbatch prints
+    before the message ("Memory specification can not be satisfied", then "Batch job
+    submission failed: Requested node configuration is not available")."""
 
     status = 400
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, field: str | None = None, explanation: str = "", err_msg: str = ""
+    ) -> None:
         super().__init__(message)
         self.field = field
+        self.explanation = explanation
+        self.err_msg = err_msg
 
 
 class PermissionDenied(ServiceError):

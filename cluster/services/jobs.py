@@ -18,7 +18,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, selectors, triggers
-from cluster.core import hostlists, jobspec
+from cluster.core import feasibility, hostlists, jobspec
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import rows
@@ -148,20 +148,31 @@ def _max_script_bytes(cfg: ClusterConfig) -> int:
 
 
 @dataclass(frozen=True)
-class _PartitionTimes:
+class _PartitionRow:
     name: str
     max_time: int | None
     default_time: int | None
+    nodes: str  # hostlist expression
+    state: str
+
+    @functools.cached_property
+    def size(self) -> int:
+        """How many names the node list holds (counted once per configuration revision)."""
+        return hostlists.count(self.nodes) if self.nodes else 0
+
+    @functools.cached_property
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(hostlists.expand(self.nodes, limit=self.size)) if self.nodes else ()
 
 
 # (database alias, configuration revision) -> partition name ("" for the default) -> its
-# times. Partitions change only with the configuration (reconfigure, in the transaction
+# row. Partitions change only with the configuration (reconfigure, in the transaction
 # that gives it a new revision), so a submission's revision, read anyway, tells whether
 # these are current: one read fewer per submission.
-_partitions_seen: dict[tuple[str, str], dict[str, _PartitionTimes | None]] = {}
+_partitions_seen: dict[tuple[str, str], dict[str, _PartitionRow | None]] = {}
 
 
-def _choose_partition(name: str | None, cfg: ClusterConfig) -> _PartitionTimes:
+def _choose_partition(name: str | None, cfg: ClusterConfig) -> _PartitionRow:
     key = (connection.alias, cfg.revision)
     seen = _partitions_seen.get(key)
     if seen is None:
@@ -178,12 +189,78 @@ def _choose_partition(name: str | None, cfg: ClusterConfig) -> _PartitionTimes:
     raise ServiceError("No partition specified or system default partition", field="partition")
 
 
-def _read_partition(name: str) -> _PartitionTimes | None:
-    """``name``'s times ("": the default partition's); None: no such partition."""
+def _read_partition(name: str) -> _PartitionRow | None:
+    """``name``'s row ("": the default partition's); None: no such partition."""
     # Read without the ORM's compiler (see rows.py).
     where = {"name": name} if name else {"is_default": True}
-    found = rows.select(Partition, ("name", "max_time", "default_time"), where, order_by=("pk",), limit=1)
-    return _PartitionTimes(*found[0]) if found else None
+    fields = ("name", "max_time", "default_time", "nodes", "state")
+    found = rows.select(Partition, fields, where, order_by=("pk",), limit=1)
+    return _PartitionRow(*found[0]) if found else None
+
+
+# (database alias, configuration revision) -> partition name -> the configured sizes of its
+# nodes, read only for a request whose answer depends on them. A dynamic node created
+# since counts as a name of the partition that is no node yet, and one deleted since as
+# still there: either way the job is accepted and pends, never wrongly refused.
+_sizes_seen: dict[tuple[str, str], dict[str, tuple[tuple[feasibility.NodeSize, ...], int]]] = {}
+
+
+def _partition_sizes(
+    partition: _PartitionRow, cfg: ClusterConfig
+) -> tuple[tuple[feasibility.NodeSize, ...], int]:
+    """The partition's nodes, and how many of its names are no node yet."""
+    key = (connection.alias, cfg.revision)
+    seen = _sizes_seen.get(key)
+    if seen is None:
+        _sizes_seen.clear()
+        seen = _sizes_seen[key] = {}
+    found = seen.get(partition.name)
+    if found is None:
+        wanted = set(partition.node_names)
+        members = tuple(
+            feasibility.NodeSize(*row)
+            for row in rows.select(Node, ("name", "cpus", "real_memory"), order_by=("name",))
+            if row[0] in wanted
+        )
+        found = seen[partition.name] = (members, feasibility.unnamed_count(wanted, members))
+    return found
+
+
+def _never_runs(
+    request: feasibility.Request, partition: _PartitionRow, cfg: ClusterConfig, *, hres: bool
+) -> tuple[tuple[str, ...], int]:
+    """Refuse a job that can never run in its partition (see cluster.core.feasibility);
+    else the partition's nodes that could hold it, and how many of its names are no node
+    yet (read only when the answer needs them, or for the extensions' check)."""
+    # As Slurm's _part_access_check: only a partition that schedules (UP or DRAIN) refuses.
+    refused = None
+    if partition.state in ("UP", "DRAIN"):
+        refused = feasibility.count_refusal(request, partition.name, partition.size)
+    if refused is None and not request.sized and not hres:
+        return (), 0
+    if refused is None:
+        members, unnamed = _partition_sizes(partition, cfg)
+        refused = feasibility.size_refusal(request, partition.name, members, unnamed=unnamed)
+    if refused is not None:
+        raise _refusal(refused)
+    return feasibility.capable_nodes(request, members), unnamed
+
+
+def _refusal(refused: feasibility.Refused) -> ServiceError:
+    return ServiceError(
+        refused.message, field=refused.field, explanation=refused.explanation, err_msg=refused.err_msg
+    )
+
+
+def _check_extensions_feasible(
+    common: dict[str, Any], count: int, pool: tuple[str, ...], unnamed: int
+) -> None:
+    """What an extension manages (hierarchical resources) can never serve the job: refused
+    as Slurm refuses a job no node configuration can hold."""
+    for ext in extensions.active():
+        refused = ext.never_runs(common, nodes=pool, count=count, unnamed=unnamed)
+        if refused is not None:
+            raise _refusal(refused)
 
 
 def _check_licenses(text: str, cfg: ClusterConfig, resources: str = "") -> str:
@@ -357,6 +434,13 @@ def _validate_submission(
     licenses = _check_licenses(
         str(_field(spec, "licenses") or ""), cfg, resources=str(_field(spec, "resources") or "")
     )
+    request = feasibility.Request(
+        nodes=max(min_nodes, len(req_nodes), 1),
+        cpus_per_task=cpus_per_task,
+        mem_per_node=mem,
+        exc_nodes=frozenset(exc_nodes),
+    )
+    pool, unnamed = _never_runs(request, partition, cfg, hres=bool(licenses))
 
     tasks: list[int | None] = [None]
     throttle = None
@@ -424,6 +508,8 @@ def _validate_submission(
     for ext in extensions.active():
         common.update(ext.submit_fields(common, count=len(tasks), now=now, cfg=cfg))
     del common["time_asked"]
+    if licenses:
+        _check_extensions_feasible(common, request.nodes, pool, unnamed)
     if common["reservation"]:
         check_job_access(common["reservation"], common["user"], common["account"])
     return common, tasks
@@ -690,7 +776,10 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     if "partition" in changes:
         if job.state != JobState.PENDING:
             raise ServiceError("Job is no longer pending execution")
-        job.partition = _choose_partition(changes["partition"], ClusterConfig.current()).name
+        cfg = ClusterConfig.current()
+        partition = _choose_partition(changes["partition"], cfg)
+        _check_moved_job(job, partition, cfg)
+        job.partition = partition.name
         fields.append("partition")
     if "name" in changes:
         job.name = changes["name"][:256]
@@ -716,6 +805,22 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         publish.console_changed("jobs")
         triggers.schedule_after_commit()
     return job
+
+
+def _check_moved_job(job: Job, partition: _PartitionRow, cfg: ClusterConfig) -> None:
+    """A pending job moved to another partition is checked there as a submission is (Slurm
+    validates the new partition of ``scontrol update JobId= Partition=`` the same way)."""
+    req = NodeSet(job.req_nodes) if job.req_nodes else NodeSet()
+    request = feasibility.Request(
+        nodes=max(job.min_nodes, len(req), 1),
+        cpus_per_task=job.cpus_per_task,
+        mem_per_node=job.mem_per_node,
+        exc_nodes=frozenset(NodeSet(job.exc_nodes)) if job.exc_nodes else frozenset(),
+    )
+    pool, unnamed = _never_runs(request, partition, cfg, hres=bool(job.licenses))
+    if job.licenses:
+        fields = {"licenses": job.licenses, "req_nodes": job.req_nodes, "min_nodes": job.min_nodes}
+        _check_extensions_feasible(fields, request.nodes, pool, unnamed)
 
 
 _UPDATE_FIELDS = {

@@ -43,6 +43,7 @@ from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 from cluster.core.slurmconf import parse_nodeset
 from cluster.core.states import Reason
 from hres.core.config import NAME_RE, HresConfig, Mode, PluginConf, ResourceConf
+from hres.core.shortfall import mode3_shortfall
 from slurmwords.hostlists import split_top
 from slurmwords.licenses import LicenseItem, parse_args
 
@@ -725,11 +726,21 @@ def select(
                 else:
                     sum_short = True
         if len(chosen) < count and sum_short:
-            # The nodes are there but the layers cannot hold them together.
-            alloc = mask_of(chosen) | mask_of(i for i in candidates if m >> i & 1)
-            verdict = res.plan(amount, alloc, reservation=reservation)
-            if isinstance(verdict, Refusal):
-                return verdict
+            # The nodes are there but the layers cannot hold them together: the layer that
+            # falls short, with what this request needs on it (not what all the candidates
+            # together would).
+            avail = res.avail(reservation)
+            pool = mask_of(i for i in candidates if m >> i & 1) | req_mask
+            short = mode3_shortfall(st, avail, amount, count, pool, required=req_mask)
+            if short is not None:
+                top, need = short
+                name = st.layers[top].name
+                return Refusal(
+                    Reason.LICENSES,
+                    res.name,
+                    name,
+                    f"{res.name}: {need} needed on layer {name}, {max(avail[top], 0)} free",
+                )
     if len(chosen) < count:
         pool = mask_of(candidates) if within is None else within
         for it, res in resources:

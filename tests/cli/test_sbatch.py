@@ -246,6 +246,25 @@ def test_submission_refused_by_the_controller(api, capsys):
     assert captured.out == ""
 
 
+def test_a_job_that_can_never_run_prints_slurmctlds_line_then_the_refusal(api, capsys):
+    api.routes[("POST", "/api/jobs/")] = (
+        400,
+        {
+            "error": "Requested node configuration is not available",
+            "field": "mem",
+            "explanation": "no node of partition debug has 1048576 MB",
+            "err_msg": "Memory specification can not be satisfied",
+        },
+    )
+    assert main(["fsched", "sbatch", "--mem=1T", "--wrap", "true"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "sbatch: error: Memory specification can not be satisfied\n"
+        "sbatch: error: Batch job submission failed: Requested node configuration is not available\n"
+    )
+    assert captured.out == ""
+
+
 def test_test_only_prints_the_estimate(api, capsys):
     message = (
         "Job 12 to start at 2024-03-01T10:00:00 using 2 processors on nodes node[01-02] in partition debug"

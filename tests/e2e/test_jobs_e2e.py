@@ -104,6 +104,25 @@ def test_bad_submissions_fail_cleanly(cluster, tmp_path, args, message):
     assert cluster.jobs() == before
 
 
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        (["-N", "20"], "sbatch: error: Batch job submission failed: Node count specification invalid\n"),
+        (
+            ["--mem=3G"],
+            "sbatch: error: Memory specification can not be satisfied\n"
+            "sbatch: error: Batch job submission failed: Requested node configuration is not available\n",
+        ),
+    ],
+)
+def test_a_job_that_can_never_run_is_refused_as_slurm_refuses_it(cluster, tmp_path, args, stderr):
+    # debug is node[01-08], 4 CPUs and 2000 MB each (#13 point 2).
+    before = cluster.jobs()
+    result = cluster.cli("sbatch", "-p", "debug", *args, "--wrap", "true", check=False, cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", stderr)
+    assert cluster.jobs() == before
+
+
 def test_time_limit_above_partition_max_pends_with_reason(cluster, tmp_path):
     job_id = int(
         cluster.cli("sbatch", "-p", "debug", "-t", "2:00:00", "--wrap", "true", cwd=tmp_path).stdout.split()[
