@@ -777,9 +777,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         if job.state != JobState.PENDING:
             raise ServiceError("Job is no longer pending execution")
         cfg = ClusterConfig.current()
-        partition = _choose_partition(changes["partition"], cfg)
-        _check_moved_job(job, partition, cfg)
-        job.partition = partition.name
+        job.partition = _choose_partition(changes["partition"], cfg).name
         fields.append("partition")
     if "name" in changes:
         job.name = changes["name"][:256]
@@ -793,6 +791,11 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
             raise ServiceError("Job is no longer pending execution", field="licenses")
         job.licenses = _check_licenses(changes["licenses"], ClusterConfig.current())
         fields.append("licenses")
+    if "partition" in changes or "licenses" in changes:
+        # Checked as a submission is, with both changes made: a pending job that could never
+        # run where it now is (Slurm validates scontrol update's new partition the same way).
+        cfg = ClusterConfig.current()
+        _check_moved_job(job, _choose_partition(job.partition, cfg), cfg)
     if fields:
         job.save(update_fields=fields)
         record_transition(

@@ -14,7 +14,7 @@ from cluster.models import Job
 from cluster.services import agents
 from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
-from cluster.services.jobs import job_submit
+from cluster.services.jobs import job_submit, job_update
 from cluster.services.scheduling import schedule_pass
 from hres import services
 from hres.core.feasibility import never_serves
@@ -148,3 +148,16 @@ def test_test_154_1_on_the_pure_core(spec_state):
     )
     # Refused only when no state could serve it: the configured one may, after a runtime change.
     assert never_serves([spec_state], power, 11, NODES) is not None
+
+
+def test_licenses_no_layer_set_could_ever_serve_are_refused_in_an_update_too(hres_conf, users):
+    """scontrol update JobId=N Licenses= is checked as a submission is (the licenses of a
+    pending job; this refusal and the licenses update came in separately)."""
+    job_id = submit(users["alice"], nodes="11", licenses="power:1000")
+    with pytest.raises(ServiceError) as err:
+        job_update(actor=users["alice"], job_id=job_id, changes={"licenses": "power:10000"})
+    assert (str(err.value), err.value.explanation) == (
+        UNAVAILABLE,
+        "power: 110000 needed on layer datacenter, which holds 102000 (130000 - 28000 base)",
+    )
+    assert Job.objects.get(pk=job_id).licenses == "power:1000"
