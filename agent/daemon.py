@@ -70,7 +70,7 @@ class NodeSpec:
     instance_type: str | None = None
     extra: str | None = None
 
-    def info(self, boot_time: float) -> am.NodeInfo:
+    def info(self, boot_time: float, power_actions: dict[str, str] | None = None) -> am.NodeInfo:
         # An empty value is not announced at all: the controller keeps what it has.
         return am.NodeInfo(
             name=self.name,
@@ -82,6 +82,7 @@ class NodeSpec:
             instance_type=self.instance_type or None,
             extra=self.extra or None,
             conf=self.conf or None,
+            power_actions=power_actions,
         )
 
 
@@ -328,7 +329,7 @@ class Agent:
     def _register(self) -> am.Register:
         return am.Register(
             agent_id=self.agent_id,
-            nodes=[n.info(self.boot_time) for n in self.config.nodes],
+            nodes=[n.info(self.boot_time, self.power.report()) for n in self.config.nodes],
             running=self.jobs.running(),
             completions=self.jobs.unacknowledged(),
         )

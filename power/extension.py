@@ -89,6 +89,9 @@ class PowerExtension(ClusterExtension):
         # unexpectedly rebooted".
         services.node_registering(node, boot_time=boot_time, now=now)
 
+    def node_reported(self, node: Any, info: Mapping[str, Any], *, now: datetime) -> Sequence[str]:
+        return services.node_reported(node, info, now=now)
+
     def nodes_freed(self, freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
         services.nodes_freed(freed, now=now)
 

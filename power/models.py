@@ -75,3 +75,19 @@ class PowerState(models.Model):
     @classmethod
     def current(cls) -> PowerState:
         return cls.objects.get_or_create(pk=1)[0]
+
+
+class NodePowerActions(models.Model):
+    """What a node's agent reported at its last registration about the ``Location=slurmd``
+    PowerActions of its slurm.conf: each name with why the node cannot run its program
+    ("" when it can).  The controller cannot see a node's files; power requests use it."""
+
+    node = models.CharField(max_length=64, unique=True)
+    actions = models.JSONField(default=dict, blank=True)
+    reported = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.actions}"
+
+    def unrunnable(self) -> dict[str, str]:
+        return {name: why for name, why in self.actions.items() if why}

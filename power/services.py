@@ -64,6 +64,7 @@ from power.core.config import (
     cycle_due,
     exclusions_after_reconfigure,
     executable_check,
+    low_memory_reason,
     node_suspend_time_change,
     parse_exc_nodes,
     parse_exc_parts,
@@ -78,6 +79,7 @@ from power.core.features import (
     active_when_powered_down,
     join_features,
     load_node_features,
+    reported_features_problem,
     split_features,
 )
 from power.core.policy import (
@@ -103,7 +105,7 @@ from power.core.policy import (
     power_cycle,
 )
 from power.core.policy import power_request as core_power_request
-from power.models import PowerRun, PowerState
+from power.models import NodePowerActions, PowerRun, PowerState
 from slurmwords.agent_messages import Cancel, PowerAction
 
 log = logging.getLogger(__name__)
@@ -221,8 +223,26 @@ def partition_membership() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def unrunnable_actions(names: Iterable[str] | None = None) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Node -> the Location=slurmd PowerActions its agent reported it cannot run, with why."""
+    rows = (
+        NodePowerActions.objects.all() if names is None else NodePowerActions.objects.filter(node__in=names)
+    )
+    out = {}
+    for row in rows:
+        bad = row.unrunnable()
+        if bad:
+            out[row.node] = tuple(sorted(bad.items()))
+    return out
+
+
 def power_node(
-    node: Node, partitions: Mapping[str, tuple[str, ...]], *, now: float, loaded: float
+    node: Node,
+    partitions: Mapping[str, tuple[str, ...]],
+    *,
+    now: float,
+    loaded: float,
+    unrunnable: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> PowerNode:
     busy = node.base_state in (NodeBase.ALLOCATED, NodeBase.MIXED) or node.flags & NodeFlag.COMPLETING
     last_busy = now if busy else (_epoch(node.last_busy) or loaded)
@@ -238,6 +258,7 @@ def power_node(
         boot_time=_epoch(node.boot_time),
         power_action=node.power_action or None,
         reason=node.reason,
+        unrunnable=(unrunnable or {}).get(node.name, ()),
     )
 
 
@@ -360,6 +381,16 @@ class _Apply:
             if inv.host is None:
                 text = resume_file if kind == PowerRun.Kind.RESUME else None
                 transaction.on_commit(partial(_spawn, run.pk, inv.argv, inv.env, text))
+            elif why := self.cannot_run(inv.host, program):
+                # Its agent said it cannot run this program: recorded as failed, never sent.
+                log.error(
+                    "power run %d: %s cannot run PowerAction %s: %s", run.pk, inv.host, program.label, why
+                )
+                run.ended, run.exit_code = self.now, 127
+                run.failure = f"{inv.host} cannot run PowerAction {program.label} ({program.path}): {why}"[
+                    :512
+                ]
+                run.save(update_fields=["ended", "exit_code", "failure"])
             else:
                 action = PowerAction(
                     run_id=run.pk,
@@ -371,6 +402,12 @@ class _Apply:
                     env=dict(inv.env),
                 )
                 publish.to_agent(inv.host, action.to_wire())
+
+    def cannot_run(self, host: str, program: PowerProgram) -> str | None:
+        if program.action is None:
+            return None
+        row = NodePowerActions.objects.filter(node=host).first()
+        return row.unrunnable().get(program.action) if row is not None else None
 
     def end_jobs(self, ids: Sequence[int], *, requeue: bool, why: str) -> None:
         for job in Job.objects.select_for_update().filter(pk__in=list(ids)):
@@ -565,7 +602,8 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         state = PowerState.objects.select_for_update().get(pk=state.pk)
         parts = partition_membership()
         loaded = _loaded()
-        nodes = [power_node(n, parts, now=t, loaded=loaded) for n in rows.values()]
+        unrunnable = unrunnable_actions()
+        nodes = [power_node(n, parts, now=t, loaded=loaded, unrunnable=unrunnable) for n in rows.values()]
         jobs = [power_job(j) for j in _holding_jobs()]
         result = power_cycle(
             power,
@@ -620,6 +658,45 @@ def node_registering(node: Node, *, boot_time: float | None, now: datetime) -> N
     if decisions:
         _Apply(power, {node.name: node}, now).run(decisions)
         mark_dirty()
+
+
+def node_reported(node: Node, info: Mapping[str, object], *, now: datetime) -> list[str]:
+    """An agent's report of a registering node (a locked row): keep which Location=slurmd
+    PowerActions it can run, and return why the registration is invalid, in Slurm's words:
+    too little memory for ``node_reg_mem_percent``, or Helper-reported active features
+    that miss some of the node's active changeable ones (power_save.html, "Node Features")."""
+    actions = info.get("power_actions")
+    if isinstance(actions, Mapping):
+        NodePowerActions.objects.update_or_create(
+            node=node.name,
+            defaults={"actions": {str(k): str(v) for k, v in actions.items()}, "reported": now},
+        )
+        bad = {k: v for k, v in actions.items() if v}
+        if bad:
+            log.warning("node %s cannot run PowerAction %s", node.name,
+                        "; ".join(f"{k}: {v}" for k, v in sorted(bad.items())))  # fmt: skip
+    power = settings_in_force()
+    problems = []
+    reported_mb = info.get("real_memory")
+    if isinstance(reported_mb, int):
+        low = low_memory_reason(
+            power,
+            configured_mb=node.real_memory,
+            reported_mb=reported_mb,
+            cloud=bool(node.flags & NodeFlag.CLOUD),
+        )
+        if low:
+            problems.append(low)
+    reported = info.get("features")
+    if power.node_features is not None and isinstance(reported, str):
+        wrong = reported_features_problem(
+            split_features(reported),
+            split_features(node.active_features),
+            power.node_features.changeable(node.name),
+        )
+        if wrong:
+            problems.append(wrong)
+    return problems
 
 
 def scheduling_snapshot(snap: Snapshot) -> Snapshot:
@@ -948,13 +1025,14 @@ def power_request(
     parts = partition_membership()
     loaded = _loaded()
     jobs = [power_job(j) for j in _holding_jobs(names)]
+    unrunnable = unrunnable_actions(names)
     decisions: list[Decision] = []
     messages: list[str] = []
     for name in names:
         try:
             outcome = core_power_request(
                 power,
-                power_node(rows[name], parts, now=t, loaded=loaded),
+                power_node(rows[name], parts, now=t, loaded=loaded, unrunnable=unrunnable),
                 jobs,
                 op=op,
                 now=t,
@@ -993,6 +1071,7 @@ __all__ = [
     "mark_dirty",
     "node_features_update",
     "node_registering",
+    "node_reported",
     "node_suspend_time_set",
     "nodes_freed",
     "power_command",

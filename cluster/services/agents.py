@@ -28,6 +28,7 @@ from cluster.services.state import (
     ENDED_FIELDS,
     end_job,
     fail_job,
+    fail_jobs_on,
     launch_payload,
     mark_ended,
     refresh_usage,
@@ -136,8 +137,10 @@ def agent_register(
             continue
         # Called before the new boot time is stored (power saving judges a registration
         # against the previous one).
+        was_powering_up = bool(node.flags & NodeFlag.POWERING_UP)
         for ext in extensions.active():
             ext.node_registering(node, boot_time=info.get("boot_time"), now=now)
+        invalid = [why for ext in extensions.active() for why in ext.node_reported(node, info, now=now)]
         node.agent_id = agent_id
         node.reported_cpus = info.get("cpus")
         node.reported_memory = info.get("real_memory")
@@ -150,6 +153,12 @@ def agent_register(
         remove = NodeFlag.NOT_RESPONDING
         base = None
         reason = None
+        if invalid:
+            _invalid_registration(node, ", ".join(invalid), was_powering_up=was_powering_up, now=now)
+            node.save()
+            result.accepted.append(name)
+            continue
+        remove |= NodeFlag.INVALID_REG  # a valid registration clears it (the DRAIN stays)
         if NodeBase(node.base_state) == NodeBase.UNKNOWN:
             base = NodeBase.IDLE
         elif (
@@ -204,6 +213,25 @@ def agent_register(
     publish.console_changed("nodes", "jobs")
     triggers.schedule_after_commit()
     return result
+
+
+def _invalid_registration(node: Node, reason: str, *, was_powering_up: bool, now: datetime) -> None:
+    """A registration that does not match the configuration (Slurm's validate_node_specs):
+    the node is INVALID_REG and drained with the reasons, unless it is already DOWN or
+    drained; a node that was powering up loses the jobs waiting for it."""
+    if not node.flags & NodeFlag.INVALID_REG:
+        log.error("Setting node %s state to INVAL with reason:%s", node.name, reason)
+        if was_powering_up:
+            fail_jobs_on(node.name, now=now, why=reason)
+    add = NodeFlag.INVALID_REG
+    drain_reason = None
+    if NodeBase(node.base_state) != NodeBase.DOWN and not node.flags & NodeFlag.DRAIN:
+        add |= NodeFlag.DRAIN
+        drain_reason = reason
+    # The node answers: it leaves UNKNOWN and NOT_RESPONDING as any registered node does.
+    base = NodeBase.IDLE if NodeBase(node.base_state) == NodeBase.UNKNOWN else None
+    set_node_state(node, base=base, add=add, remove=NodeFlag.NOT_RESPONDING, reason=drain_reason,
+                   user="slurm", now=now)  # fmt: skip
 
 
 def agent_ping(

@@ -457,7 +457,9 @@ def _program(
                 "Location=slurmctld (a powered down node cannot run a slurmd action)",
             )
             return None
-        if check is not None:
+        # A Location=slurmd program runs on the nodes, whose files the controller cannot
+        # see: each node's agent checks it and reports at registration (agent/power.py).
+        if check is not None and prog.location == "slurmctld":
             reason = check(prog.path)
             if reason:
                 probs.at_source(prog.source, f"PowerAction={value}: Program={prog.path}: {reason}")
@@ -751,6 +753,20 @@ def registration_memory_ok(config: PowerConfig, *, configured_mb: int, reported_
     return reported_mb * 100 >= configured_mb * config.reg_mem_percent(cloud=cloud)
 
 
+def low_memory_reason(
+    config: PowerConfig, *, configured_mb: int, reported_mb: int, cloud: bool
+) -> str | None:
+    """The reason an invalid registration gets for too little memory, worded as slurmctld
+    words it ("Low RealMemory (reported:N < P.PP% of configured:M)"), or None when the
+    node reports enough of its RealMemory (``node_reg_mem_percent``)."""
+    if configured_mb <= 0 or registration_memory_ok(
+        config, configured_mb=configured_mb, reported_mb=reported_mb, cloud=cloud
+    ):
+        return None
+    percent = config.reg_mem_percent(cloud=cloud)
+    return f"Low RealMemory (reported:{reported_mb} < {percent:.2f}% of configured:{configured_mb})"
+
+
 __all__ = [
     "DEFAULT_RESUME_RATE",
     "DEFAULT_RESUME_TIMEOUT",
@@ -771,6 +787,7 @@ __all__ = [
     "exclusions_after_reconfigure",
     "executable_check",
     "fold",
+    "low_memory_reason",
     "node_suspend_time_change",
     "parse_exc_nodes",
     "parse_exc_parts",

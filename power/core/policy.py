@@ -81,6 +81,15 @@ class PowerNode:
     boot_time: float | None = None  # BootTime from the last registration
     power_action: str | None = None  # PowerAction asked for with ``Action=``, for the next run
     reason: str = ""
+    # Location=slurmd PowerActions its agent reported it cannot run, with why.
+    unrunnable: tuple[tuple[str, str], ...] = ()
+
+    def cannot_run(self, program: PowerProgram | None) -> str | None:
+        """Why this node cannot run ``program`` (a Location=slurmd action its agent
+        reported unusable), or None."""
+        if program is None or program.location != "slurmd" or program.action is None:
+            return None
+        return dict(self.unrunnable).get(program.action)
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,6 +555,8 @@ class _Cycle:
                 continue
             if exc_states and exc_states & node_states(node):
                 continue
+            if node.cannot_run(_program_for(self.cfg, node, self.cfg.suspend_program)):
+                continue  # its agent cannot run the program: it would never power down
             candidates.append(node)
         counted = self.exc.counted
         if not counted:
@@ -829,6 +840,11 @@ def power_request(
             )
     if reason is not None and not op.startswith("POWER_DOWN"):
         raise PowerRequestError("Reason= is only accepted for power down")
+    if op.startswith("POWER_DOWN"):
+        prog = config.action(action) if action is not None else config.suspend_program
+        why = node.cannot_run(prog)
+        if why and prog is not None:
+            raise PowerRequestError(f"{node.name} cannot run PowerAction {prog.action} ({prog.path}): {why}")
     holding = [j for j in jobs if j.state in HOLDING_JOB_STATES and node.name in j.nodes]
     if op == "RESUME":
         return _resume(node, now)
