@@ -49,6 +49,7 @@ from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import (
     end_job,
+    fail_job,
     launch_configured,
     record_transition,
     refresh_usage,
@@ -90,6 +91,7 @@ from power.core.policy import (
     LaunchJobs,
     MarkDown,
     NodeChange,
+    NodeFailJobs,
     PowerJob,
     PowerNode,
     PowerRequestError,
@@ -337,6 +339,8 @@ class _Apply:
                 self.end_jobs(d.job_ids, requeue=True, why=d.reason)
             elif isinstance(d, CancelJobs):
                 self.end_jobs(d.job_ids, requeue=False, why=d.reason)
+            elif isinstance(d, NodeFailJobs):
+                self.fail_jobs(d.job_ids, why=d.reason)
             elif isinstance(d, LaunchJobs):
                 launch_jobs(d.job_ids, now=self.now)
         if self.timed_out:
@@ -408,6 +412,13 @@ class _Apply:
             return None
         row = NodePowerActions.objects.filter(node=host).first()
         return row.unrunnable().get(program.action) if row is not None else None
+
+    def fail_jobs(self, ids: Sequence[int], *, why: str) -> None:
+        for job in Job.objects.select_for_update().filter(pk__in=list(ids)):
+            if job.state not in HOLDING_JOB_STATES:
+                continue
+            self.usage.update(job.alloc)
+            fail_job(job, now=self.now, why=why)
 
     def end_jobs(self, ids: Sequence[int], *, requeue: bool, why: str) -> None:
         for job in Job.objects.select_for_update().filter(pk__in=list(ids)):

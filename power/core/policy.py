@@ -9,7 +9,7 @@ decisions it gets back in one transaction, then starts the programs:
 
   1. **Timeouts.**  A node POWERING_UP that has not registered ResumeTimeout after its
      resume request becomes DOWN ("ResumeTimeout reached") and powered down, the jobs
-     allocated to it are requeued (cancelled when not requeueable) and ResumeFailProgram
+     allocated to it are requeued (NODE_FAIL when not requeueable) and ResumeFailProgram
      runs.  A node POWERING_DOWN for SuspendTimeout is POWERED_DOWN: only then can it be
      resumed (it is unusable until then).
   2. **Resumes.**  Powered-down nodes with a power-up request (a job allocated to them,
@@ -202,6 +202,15 @@ class CancelJobs:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeFailJobs:
+    """Jobs that cannot be requeued, lost with a node that failed (ResumeTimeout): they
+    end NODE_FAIL, as slurmctld ends a job on a failed node that it cannot requeue."""
+
+    job_ids: tuple[int, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class LaunchJobs:
     """CONFIGURING jobs whose nodes are all up: start them (a conditional
     CONFIGURING -> RUNNING update, so a launch already done is not repeated)."""
@@ -210,7 +219,15 @@ class LaunchJobs:
 
 
 Decision = (
-    NodeChange | SuspendNodes | ResumeNodes | ResumeFailed | MarkDown | RequeueJobs | CancelJobs | LaunchJobs
+    NodeChange
+    | SuspendNodes
+    | ResumeNodes
+    | ResumeFailed
+    | MarkDown
+    | RequeueJobs
+    | CancelJobs
+    | NodeFailJobs
+    | LaunchJobs
 )
 
 
@@ -341,16 +358,17 @@ def _group(
     return [(prog, tuple(names)) for prog, names in groups.items()]
 
 
-def _kill_jobs(jobs: Iterable[PowerJob], reason: str) -> list[Decision]:
-    """Requeue the requeueable jobs, cancel the others (Slurm's node-failure handling)."""
+def _kill_jobs(jobs: Iterable[PowerJob], reason: str, *, node_failed: bool = False) -> list[Decision]:
+    """Requeue the requeueable jobs; cancel the others (``scontrol power ... force``), or,
+    when their node failed, end them NODE_FAIL (slurmctld's node failure handling)."""
     unique = {j.job_id: j for j in jobs}
     requeue = tuple(sorted(i for i, j in unique.items() if j.requeue))
-    cancel = tuple(sorted(i for i, j in unique.items() if not j.requeue))
+    others = tuple(sorted(i for i, j in unique.items() if not j.requeue))
     out: list[Decision] = []
     if requeue:
         out.append(RequeueJobs(requeue, reason))
-    if cancel:
-        out.append(CancelJobs(cancel, reason))
+    if others:
+        out.append(NodeFailJobs(others, reason) if node_failed else CancelJobs(others, reason))
     return out
 
 
@@ -437,7 +455,7 @@ class _Cycle:
                     )
                 )
         if killed:
-            self.out += _kill_jobs(killed, RESUME_TIMEOUT_REASON)
+            self.out += _kill_jobs(killed, RESUME_TIMEOUT_REASON, node_failed=True)
             dead = {j.job_id for j in killed}
             self.jobs = [j for j in self.jobs if j.job_id not in dead]
             self.holding = _holding(self.jobs)
@@ -991,6 +1009,7 @@ __all__ = [
     "LaunchJobs",
     "MarkDown",
     "NodeChange",
+    "NodeFailJobs",
     "PowerCommand",
     "PowerJob",
     "PowerNode",

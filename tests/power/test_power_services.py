@@ -190,6 +190,21 @@ def test_a_node_that_never_registers_goes_down_and_its_job_is_requeued(
     assert node("cloud01").base_state == NodeBase.DOWN
 
 
+def test_a_job_that_cannot_be_requeued_ends_node_fail_when_its_node_fails_to_resume(
+    power_conf, users, ended, django_capture_on_commit_callbacks
+):
+    # slurmctld ends a job it cannot requeue (--no-requeue) NODE_FAIL on a failed node.
+    job_id = cloud_job(users, requeue=False)
+    now = timezone.now()
+    schedule_pass(now=now)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.power_pass(now=now, force=True)
+        services.power_pass(now=now + timedelta(seconds=61), force=True)
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "NODE_FAIL" and job.restart_count == 0 and job.end_time is not None
+    assert node("cloud01").alloc_cpus == 0
+
+
 def test_idle_nodes_power_down_after_suspend_time(
     power_conf, users, ended, sent, django_capture_on_commit_callbacks
 ):
