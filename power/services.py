@@ -41,6 +41,7 @@ from django.utils import timezone
 from cluster import extensions, publish, triggers
 from cluster.core.hostlists import fold
 from cluster.core.scheduler import Snapshot, parse_constraint
+from cluster.core.sharing import exclusive_text, oversubscribe_text
 from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
@@ -273,6 +274,10 @@ def power_job(job: Job) -> PowerJob:
         requeue=job.requeue,
         reservation=job.reservation,
         features=job.features,
+        exclusive=exclusive_text(job.exclusive),
+        oversubscribe=oversubscribe_text(job.exclusive, job.oversubscribe),
+        extra=job.extra,
+        layout=job.layout,
     )
 
 
