@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from cluster.core.scheduler import NodeView, Snapshot
 from cluster.core.states import NodeFlag
@@ -73,6 +74,8 @@ class PowerExtension(ClusterExtension):
         return True
 
     def node_fields_update(self, nodes: Sequence[Any], fields: Mapping[str, Any], *, how: str) -> None:
+        # InstanceId / InstanceType / Extra: the cloud accounting history (sacctmgr show instance).
+        services.cloud_fields_update(nodes, fields, now=timezone.now())
         if fields.get("suspend_time") is not None:
             # Per-node SuspendTime takes effect at once; before the save, so that a refused
             # value changes nothing.

@@ -108,6 +108,7 @@ from power.core.policy import (
     power_cycle,
 )
 from power.core.policy import power_request as core_power_request
+from power.instances import instance_reported
 from power.models import NodePowerActions, PowerRun, PowerState
 from slurmwords.agent_messages import Cancel, PowerAction
 
@@ -691,6 +692,7 @@ def node_reported(node: Node, info: Mapping[str, object], *, now: datetime) -> l
         if bad:
             log.warning("node %s cannot run PowerAction %s", node.name,
                         "; ".join(f"{k}: {v}" for k, v in sorted(bad.items())))  # fmt: skip
+    _instance_from(node, info, now=now)
     power = settings_in_force()
     problems = []
     reported_mb = info.get("real_memory")
@@ -713,6 +715,25 @@ def node_reported(node: Node, info: Mapping[str, object], *, now: datetime) -> l
         if wrong:
             problems.append(wrong)
     return problems
+
+
+# A node's cloud accounting fields (scontrol update names / register keys) -> Node field.
+CLOUD_FIELDS = {"instance_id": "instance_id", "instance_type": "instance_type", "extra": "extra_text"}
+
+
+def _instance_from(node: Node, given: Mapping[str, object], *, now: datetime) -> None:
+    """Cloud accounting: the instance the node will have once ``given`` (a registration's
+    report, an update's fields; an absent or None value keeps the node's) is stored."""
+    if not any(given.get(k) is not None for k in CLOUD_FIELDS):
+        return
+    new = {k: getattr(node, f) if given.get(k) is None else str(given[k]) for k, f in CLOUD_FIELDS.items()}
+    instance_reported(node.name, **new, now=now)
+
+
+def cloud_fields_update(nodes: Sequence[Node], fields: Mapping[str, object], *, now: datetime) -> None:
+    """``scontrol update NodeName=... InstanceId= InstanceType= Extra=`` (before the save)."""
+    for node in nodes:
+        _instance_from(node, fields, now=now)
 
 
 def scheduling_snapshot(snap: Snapshot) -> Snapshot:
@@ -1081,6 +1102,7 @@ __all__ = [
     "agent_power_action_done",
     "apply_node_change",
     "check_config",
+    "cloud_fields_update",
     "config_loaded",
     "jobs_allocated",
     "launch_jobs",
