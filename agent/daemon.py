@@ -36,6 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from agent import handshake
+from agent.features import helper_features
 from agent.jobs import RESEND_AFTER, JobManager
 from agent.load_sampler import ProcLoad
 from agent.nodeconf import NodeRules
@@ -70,7 +71,12 @@ class NodeSpec:
     instance_type: str | None = None
     extra: str | None = None
 
-    def info(self, boot_time: float, power_actions: dict[str, str] | None = None) -> am.NodeInfo:
+    def info(
+        self,
+        boot_time: float,
+        power_actions: dict[str, str] | None = None,
+        active_features: str | None = None,
+    ) -> am.NodeInfo:
         # An empty value is not announced at all: the controller keeps what it has.
         return am.NodeInfo(
             name=self.name,
@@ -83,6 +89,7 @@ class NodeSpec:
             extra=self.extra or None,
             conf=self.conf or None,
             power_actions=power_actions,
+            active_features=active_features,
         )
 
 
@@ -329,7 +336,14 @@ class Agent:
     def _register(self) -> am.Register:
         return am.Register(
             agent_id=self.agent_id,
-            nodes=[n.info(self.boot_time, self.power.report()) for n in self.config.nodes],
+            nodes=[
+                n.info(
+                    self.boot_time,
+                    self.power.report(),
+                    helper_features(self.config.rules.node_features, n.name),
+                )
+                for n in self.config.nodes
+            ],
             running=self.jobs.running(),
             completions=self.jobs.unacknowledged(),
         )

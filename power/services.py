@@ -705,7 +705,7 @@ def node_reported(node: Node, info: Mapping[str, object], *, now: datetime) -> l
         )
         if low:
             problems.append(low)
-    reported = info.get("features")
+    reported = info.get("active_features")  # what the node's Helpers report
     if power.node_features is not None and isinstance(reported, str):
         wrong = reported_features_problem(
             split_features(reported),

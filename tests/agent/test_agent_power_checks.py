@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from agent.daemon import Agent
-from agent.nodeconf import NodeRules
+from agent.nodeconf import NodeRules, load_rules
 from agent.power import program_problem
 from tests.agent.harness import FakeController, run_with_agent
 
@@ -59,5 +59,26 @@ def test_a_program_that_fails_the_check_is_never_started(tmp_path: Path) -> None
         assert done["exit_code"] == 127
         assert done["error"] == f"program {loose} has group or world write permission"
         assert not (tmp_path / "ran").exists()
+
+    run_with_agent(tmp_path, scenario, rules=rules)
+
+
+def test_registration_carries_the_active_features_the_helpers_report(tmp_path: Path) -> None:
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    helper = conf / "images"
+    helper.write_text("#!/bin/sh\necho img_a\necho not_mine\n")
+    helper.chmod(0o755)
+    (conf / "slurm.conf").write_text(
+        "ClusterName=t\nSlurmctldHost=ctl\nNodeFeaturesPlugins=node_features/helpers\n"
+        "NodeName=node[01-02] CPUs=4 Feature=img_a,img_b\n"
+    )
+    (conf / "helpers.conf").write_text(f"NodeName=node01 Feature=img_a,img_b Helper={helper}\n")
+    rules = load_rules(conf / "slurm.conf")
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        nodes = {n["name"]: n for n in ctl.registers[-1]["nodes"]}
+        assert nodes["node01"]["active_features"] == "img_a"  # only its line's features
+        assert "active_features" not in nodes["node02"]  # no Helper for it: nothing reported
 
     run_with_agent(tmp_path, scenario, rules=rules)

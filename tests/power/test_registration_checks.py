@@ -28,7 +28,7 @@ def register(
 ) -> None:
     info: dict = {"name": name, "cpus": 4, "real_memory": memory, "boot_time": boot_time}
     if features is not None:
-        info["features"] = features
+        info["active_features"] = features
     agents.agent_register(agent_id="t:1", nodes=[info], running=[], completions=[], now=now)
 
 
