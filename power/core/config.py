@@ -189,6 +189,8 @@ class PowerConfig:
     idle_on_node_suspend: bool = False
     fast_power_up_launch: bool = False
     node_reg_mem_percent: int | None = None  # None: 100, or 90 for CLOUD nodes
+    # SlurmdParameters=config_overrides: nodes are taken as configured, whatever they report.
+    config_overrides: bool = False
     cloud_dns: bool = False
     debug_power: bool = False
     warnings: tuple[ConfigProblem, ...] = ()
@@ -671,6 +673,8 @@ def power_config(
         idle_on_node_suspend=bool(params.get("idle_on_node_suspend", False)),
         fast_power_up_launch=bool(params.get("fast_power_up_launch", False)),
         node_reg_mem_percent=params.get("node_reg_mem_percent"),  # type: ignore[arg-type]
+        config_overrides="config_overrides"
+        in {p.strip().lower() for p in (config.option("SlurmdParameters") or "").split(",")},
         cloud_dns=bool(params.get("cloud_dns", False)),
         debug_power="power" in debug,
         warnings=tuple(_in_order(probs.warnings, config)),
@@ -759,8 +763,11 @@ def low_memory_reason(
     """The reason an invalid registration gets for too little memory, worded as slurmctld
     words it ("Low RealMemory (reported:N < P.PP% of configured:M)"), or None when the
     node reports enough of its RealMemory (``node_reg_mem_percent``)."""
-    if configured_mb <= 0 or registration_memory_ok(
-        config, configured_mb=configured_mb, reported_mb=reported_mb, cloud=cloud
+    # Slurm skips the check with SlurmdParameters=config_overrides (nodes sharing a host).
+    if (
+        config.config_overrides
+        or configured_mb <= 0
+        or registration_memory_ok(config, configured_mb=configured_mb, reported_mb=reported_mb, cloud=cloud)
     ):
         return None
     percent = config.reg_mem_percent(cloud=cloud)

@@ -75,6 +75,13 @@ def test_node_reg_mem_percent_and_the_cloud_default(conf_dir, settings, users):
     register("cloud02", memory=1799, boot_time=later.timestamp(), now=later)
     assert node("cloud02").reason == "Low RealMemory (reported:1799 < 90.00% of configured:2000)"
 
+    load(conf_dir, settings, extra="SlurmdParameters=config_overrides\n")
+    register("node29", memory=100)  # nodes are taken as configured, as slurmctld does
+    assert not node("node29").flags & NodeFlag.INVALID_REG
+
+    (conf_dir / "slurm.conf").write_text(
+        (conf_dir / "slurm.conf").read_text().replace("SlurmdParameters=config_overrides\n", "")
+    )
     load(conf_dir, settings, params="node_reg_mem_percent=50")
     register("node27", memory=2000)  # 50% of 4000
     assert not node("node27").flags & NodeFlag.INVALID_REG
