@@ -137,10 +137,13 @@ def agent_register(
             continue
         # Called before the new boot time is stored (power saving judges a registration
         # against the previous one).
-        was_powering_up = bool(node.flags & NodeFlag.POWERING_UP)
+        invalid = [why for ext in extensions.active() for why in ext.node_reported(node, info, now=now)]
+        if invalid and node.flags & NodeFlag.POWERING_UP and not node.flags & NodeFlag.INVALID_REG:
+            # Slurm kills the jobs of a node that was powering up when its registration is
+            # invalid: before the power up ends, so that none of them is launched there.
+            fail_jobs_on(node.name, now=now, why=", ".join(invalid))
         for ext in extensions.active():
             ext.node_registering(node, boot_time=info.get("boot_time"), now=now)
-        invalid = [why for ext in extensions.active() for why in ext.node_reported(node, info, now=now)]
         node.agent_id = agent_id
         node.reported_cpus = info.get("cpus")
         node.reported_memory = info.get("real_memory")
@@ -154,7 +157,7 @@ def agent_register(
         base = None
         reason = None
         if invalid:
-            _invalid_registration(node, ", ".join(invalid), was_powering_up=was_powering_up, now=now)
+            _invalid_registration(node, ", ".join(invalid), now=now)
             node.save()
             result.accepted.append(name)
             continue
@@ -215,14 +218,12 @@ def agent_register(
     return result
 
 
-def _invalid_registration(node: Node, reason: str, *, was_powering_up: bool, now: datetime) -> None:
+def _invalid_registration(node: Node, reason: str, *, now: datetime) -> None:
     """A registration that does not match the configuration (Slurm's validate_node_specs):
     the node is INVALID_REG and drained with the reasons, unless it is already DOWN or
-    drained; a node that was powering up loses the jobs waiting for it."""
+    drained (a node that was powering up has lost its jobs already)."""
     if not node.flags & NodeFlag.INVALID_REG:
         log.error("Setting node %s state to INVAL with reason:%s", node.name, reason)
-        if was_powering_up:
-            fail_jobs_on(node.name, now=now, why=reason)
     add = NodeFlag.INVALID_REG
     drain_reason = None
     if NodeBase(node.base_state) != NodeBase.DOWN and not node.flags & NodeFlag.DRAIN:

@@ -125,3 +125,22 @@ def test_a_helpers_reported_features_must_cover_the_active_changeable_ones(
     assert not node("cloud02").flags & NodeFlag.INVALID_REG
     register("cloud03", memory=2000, boot_time=later.timestamp(), features="", now=later)  # Helper=/bin/true
     assert not node("cloud03").flags & NodeFlag.INVALID_REG
+
+
+def test_an_invalid_registration_launches_nothing_even_with_fast_power_up_launch(
+    conf_dir, settings, users, monkeypatch
+):
+    sent: list[dict] = []
+    monkeypatch.setattr(publish, "to_agent", lambda node, payload: sent.append(payload))
+    load(conf_dir, settings, params="fast_power_up_launch")
+    spec = {"wrap": "true", "work_dir": "/tmp", "partition": "cloud", "requeue": False}
+    job_id = job_submit(user=users["alice"], spec=spec).job_ids[0]
+    now = timezone.now()
+    schedule_pass(now=now)
+    services.power_pass(now=now + timedelta(seconds=1), force=True)
+    later = now + timedelta(seconds=5)
+    register("cloud01", memory=100, boot_time=later.timestamp(), now=later)
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "NODE_FAIL"  # cannot be requeued: slurmctld ends it on the failed node
+    assert not [p for p in sent if p.get("type") == "launch"]
+    assert node("cloud01").flags & NodeFlag.INVALID_REG
