@@ -4,30 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('cluster', '0010_job_paused'),
+        ("cluster", "0010_job_paused"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='exclusive',
-            field=models.CharField(blank=True, default='', max_length=8),
+            model_name="job",
+            name="exclusive",
+            field=models.CharField(blank=True, default="", max_length=8),
         ),
         migrations.AddField(
-            model_name='job',
-            name='extra',
-            field=models.CharField(blank=True, default='', help_text='--extra', max_length=1024),
+            model_name="job",
+            name="extra",
+            field=models.CharField(blank=True, default="", help_text="--extra", max_length=1024),
         ),
         migrations.AddField(
-            model_name='job',
-            name='layout',
-            field=models.CharField(blank=True, default='', help_text='--layout', max_length=256),
+            model_name="job",
+            name="layout",
+            field=models.CharField(blank=True, default="", help_text="--layout", max_length=256),
         ),
         migrations.AddField(
-            model_name='job',
-            name='oversubscribe',
-            field=models.BooleanField(default=False, help_text='--oversubscribe'),
+            model_name="job",
+            name="oversubscribe",
+            field=models.BooleanField(default=False, help_text="--oversubscribe"),
         ),
     ]

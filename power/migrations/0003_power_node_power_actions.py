@@ -4,19 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('power', '0002_power_exclusions'),
+        ("power", "0002_power_exclusions"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='NodePowerActions',
+            name="NodePowerActions",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('node', models.CharField(max_length=64, unique=True)),
-                ('actions', models.JSONField(blank=True, default=dict)),
-                ('reported', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("node", models.CharField(max_length=64, unique=True)),
+                ("actions", models.JSONField(blank=True, default=dict)),
+                ("reported", models.DateTimeField()),
             ],
         ),
     ]

@@ -4,25 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('power', '0003_power_node_power_actions'),
+        ("power", "0003_power_node_power_actions"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CloudInstance',
+            name="CloudInstance",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('node_name', models.CharField(db_index=True, max_length=64)),
-                ('instance_id', models.CharField(blank=True, default='', max_length=128)),
-                ('instance_type', models.CharField(blank=True, default='', max_length=128)),
-                ('extra', models.TextField(blank=True, default='')),
-                ('time_start', models.DateTimeField()),
-                ('time_end', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("node_name", models.CharField(db_index=True, max_length=64)),
+                ("instance_id", models.CharField(blank=True, default="", max_length=128)),
+                ("instance_type", models.CharField(blank=True, default="", max_length=128)),
+                ("extra", models.TextField(blank=True, default="")),
+                ("time_start", models.DateTimeField()),
+                ("time_end", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['time_start', 'id'],
+                "ordering": ["time_start", "id"],
             },
         ),
     ]

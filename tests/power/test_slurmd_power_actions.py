@@ -52,7 +52,6 @@ def test_automatic_suspend_skips_a_node_that_cannot_run_the_program() -> None:
     assert [d.nodes for d in result.of(SuspendNodes)] == [("n2",)]
 
 
-
 @pytest.fixture
 def slurmd_conf(conf_dir: Path, settings):
     text = (conf_dir / "slurm.conf").read_text()
