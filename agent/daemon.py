@@ -36,6 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from agent import handshake
+from agent.features import helper_features
 from agent.jobs import RESEND_AFTER, JobManager
 from agent.load_sampler import ProcLoad
 from agent.nodeconf import NodeRules
@@ -70,7 +71,12 @@ class NodeSpec:
     instance_type: str | None = None
     extra: str | None = None
 
-    def info(self, boot_time: float) -> am.NodeInfo:
+    def info(
+        self,
+        boot_time: float,
+        power_actions: dict[str, str] | None = None,
+        active_features: str | None = None,
+    ) -> am.NodeInfo:
         # An empty value is not announced at all: the controller keeps what it has.
         return am.NodeInfo(
             name=self.name,
@@ -82,6 +88,8 @@ class NodeSpec:
             instance_type=self.instance_type or None,
             extra=self.extra or None,
             conf=self.conf or None,
+            power_actions=power_actions,
+            active_features=active_features,
         )
 
 
@@ -325,20 +333,32 @@ class Agent:
         assert self._channel is not None
         await ws.send(self._channel.seal(json.dumps(msg.to_wire())))
 
-    def _register(self) -> am.Register:
+    async def _helper_reports(self) -> dict[str, str | None]:
+        """Each node's active features as its helpers.conf Helpers report them, run off the
+        event loop (a Helper may take up to ExecTime)."""
+        features = self.config.rules.node_features
+        if features is None:
+            return {}
+        names = [n.name for n in self.config.nodes]
+        return await asyncio.to_thread(lambda: {name: helper_features(features, name) for name in names})
+
+    def _register(self, active_features: dict[str, str | None] | None = None) -> am.Register:
+        active = active_features or {}
+        actions = self.power.report()
         return am.Register(
             agent_id=self.agent_id,
-            nodes=[n.info(self.boot_time) for n in self.config.nodes],
+            nodes=[n.info(self.boot_time, actions, active.get(n.name)) for n in self.config.nodes],
             running=self.jobs.running(),
             completions=self.jobs.unacknowledged(),
         )
 
     async def _session(self, ws: ClientConnection) -> bool:
         assert self._channel is not None
+        active_features = await self._helper_reports()
         queue: asyncio.Queue[am.Message] = asyncio.Queue()
         # Snapshot and queue are taken together: anything emitted later is queued.
         self._queue = queue
-        register = self._register()
+        register = self._register(active_features)
         tasks: list[asyncio.Task[None]] = []
         registered = False
         self._was_registered = False
@@ -400,7 +420,7 @@ class Agent:
         """Register again while a node is held by another agent: it gets it once that one is
         gone (1 s, 2 s, 4 s ... up to two heartbeats: the old holder's end is seen that fast)."""
         await asyncio.sleep(min(2.0 ** (attempt - 1), 2 * self.ping_interval))
-        self._emit(self._register())
+        self._emit(self._register(await self._helper_reports()))
 
     async def _sample_load(self) -> None:
         while True:

@@ -7,6 +7,8 @@ whatever the controller sends (docs/agent-protocol.md, "What the agent decides i
   against a controller (or a stolen cluster key) asking for uid 0.
 * ``PowerAction=<name> Location=slurmd Program="..."``: the only programs a
   ``power_action`` message may run on this node.
+* ``NodeFeaturesPlugins=node_features/helpers``: the ``helpers.conf`` lines whose Helper
+  programs report this node's active changeable features at registration.
 
 Pure: no Django; the file is parsed with the controller's own parser.
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from cluster.core.slurmconf import SlurmConfig, load_slurm_conf
 from power.core.config import power_config
+from power.core.features import NodeFeatures, load_node_features
 
 DEFAULT_CONF_DIR = Path(__file__).resolve().parents[1] / "examples" / "demo"
 
@@ -28,6 +31,7 @@ class NodeRules:
     # PowerAction name -> its Program words (Location=slurmd only).
     power_programs: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     source: str = ""  # the file they were read from, for messages
+    node_features: NodeFeatures | None = field(default=None, hash=False)  # helpers.conf, if used
 
     def power_program(self, argv: list[str], node: str) -> str | None:
         """The PowerAction name whose Program, then ``node``, is exactly ``argv``; else None."""
@@ -48,6 +52,7 @@ def rules_from(conf: SlurmConfig, *, source: str = "") -> NodeRules:
         root_jobs=disable in ("no", "0", "false"),
         power_programs={n: p.argv for n, p in actions.items() if p.location == "slurmd"},
         source=source,
+        node_features=load_node_features(conf),
     )
 
 

@@ -12,6 +12,12 @@ The agent runs only what its own ``slurm.conf`` names (agent/nodeconf.py): the m
 ``Location=slurmd`` Program followed by the node. Anything else is answered with exit
 code 127 and never started. Of the message's environment only ``SLURM_*`` names are
 kept: ``LD_PRELOAD`` and friends would otherwise choose what a root program loads.
+
+The controller cannot see a node's files, so the agent checks them: :func:`program_problem`
+(Slurm's checks of a power program, as slurmctld makes them for its own) says why a
+program cannot run here, and :meth:`PowerActions.report` tells the controller at
+registration which configured actions this node can run. A program that fails the check
+is never started either.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 
@@ -28,6 +35,31 @@ from slurmwords import agent_messages as am
 log = logging.getLogger(__name__)
 
 Emit = Callable[[am.Message], None]
+
+
+def program_problem(path: str) -> str:
+    """Why this node cannot run the power program ``path``, or "" when it can.
+
+    Slurm's rules for a power program (power_save.html, "PowerAction": "accessible and
+    executable by the user appropriate for the configured Location"; slurmctld also
+    refuses one that is not a regular file or that group or others may write). Owned
+    safely too: by root or by the agent's own user, who alone may have replaced it.
+    """
+    if not os.path.isabs(path):
+        return "not an absolute pathname"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"not found ({exc.strerror or exc})"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "has group or world write permission"
+    if st.st_uid not in (0, os.geteuid()):
+        return f"owned by uid {st.st_uid}, neither root nor the agent's user"
+    if not os.access(path, os.X_OK):
+        return "not executable"
+    return ""
 
 
 class PowerActions:
@@ -56,12 +88,22 @@ class PowerActions:
                       "(argv %.200r)", run_id, node, what, where, msg.argv)  # fmt: skip
             self._done(run_id, node, 127, f"{what} is not a Location=slurmd PowerAction in {where}")
             return
+        problem = program_problem(argv[0])
+        if problem:
+            log.error("power action %d on %s refused: program %s %s", run_id, node, argv[0], problem)
+            self._done(run_id, node, 127, f"program {argv[0]} {problem}")
+            return
         env = dict(os.environ)
         env.update({k: v for k, v in (msg.env or {}).items() if k.startswith("SLURM_")})
         env["SLURM_NODE_NAME"] = node
         task = asyncio.get_running_loop().create_task(self._run(run_id, node, argv, env))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    def report(self) -> dict[str, str]:
+        """Each Location=slurmd PowerAction of the agent's slurm.conf, with why this node
+        cannot run its program ("" when it can): sent with every ``register``."""
+        return {name: program_problem(argv[0]) for name, argv in sorted(self.rules.power_programs.items())}
 
     def _configured_argv(self, msg: am.PowerAction, node: str) -> list[str] | None:
         if msg.action is not None:

@@ -48,6 +48,8 @@ _ENTITIES = {
     "tres": "tres",
     "wckey": "wckey",
     "wckeys": "wckey",
+    "instance": "instance",
+    "instances": "instance",
 }
 # sacctmgr's column widths; others are 10.  Values are right-aligned and cut with '+'.
 _WIDTHS = {
@@ -79,7 +81,7 @@ _WIDTHS = {
 
 USAGE = """usage: sacctmgr [-i] [-n] [-p|-P] <command> <entity> [specs]
   commands: add|create, modify|update, delete|remove, show|list, dump, load
-  entities: account, user, qos, cluster, association, tres, wckey (show)
+  entities: account, user, qos, cluster, association, tres, wckey (show), instance (show)
   -i, --immediate   commit changes without asking
   -n, --noheader    no header line
   -p, --parsable    '|' after every field;  -P, --parsable2  '|' between fields
@@ -212,6 +214,18 @@ def _show(client: Client, entity: str, words: list[str], flags: dict[str, bool])
     return 0
 
 
+def _show_instances(client: Client, words: list[str], flags: dict[str, bool]) -> int:
+    from datetime import datetime  # noqa: PLC0415 - only this command reads the clock
+
+    from cli import instances  # noqa: PLC0415
+
+    found, fmt = instances.fetch(client, words, datetime.now().astimezone())
+    columns = _columns(fmt, list(instances.COLUMNS), [])
+    widths = [(c, w or instances.WIDTHS.get(c)) for c, w in columns]
+    sys.stdout.write(_table(widths, found, flags))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     flags, words = _split(argv)
     if flags.get("help") or not words:
@@ -231,6 +245,8 @@ def main(argv: list[str]) -> int:
         entity = _ENTITIES.get(words[1].lower())
         if entity is None:
             raise CliError(f"Unknown entity '{words[1]}'")
+        if verb == "show" and entity == "instance":
+            return _show_instances(client, words[2:], flags)
         if verb == "show":
             return _show(client, entity, words[2:], flags)
         names, where, options = _specs(words[2:])

@@ -25,7 +25,6 @@ IGNORED = (
     ("-d", "--dependency"),
     ("--deadline",),
     ("-m", "--distribution"),
-    ("--exclusive",),
     ("--get-user-env",),
     ("--gpus", "-G"),
     ("--hint",),
@@ -45,7 +44,7 @@ IGNORED = (
     ("--tmp",),
 )
 # Flags among IGNORED that take no value.
-IGNORED_FLAGS = ("--exclusive", "--get-user-env", "--propagate")
+IGNORED_FLAGS = ("--get-user-env", "--propagate")
 
 # SBATCH_* input environment variables -> option dest (Slurm's sbatch(1) list).
 INPUT_ENV = {
@@ -88,6 +87,10 @@ BODY_FIELDS = {
     "array": "array",
     "constraint": "constraint",
     "wckey": "wckey",
+    "exclusive": "exclusive",
+    "oversubscribe": "oversubscribe",
+    "extra": "extra",
+    "layout": "layout",
 }
 
 
@@ -108,7 +111,9 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-c", "--cpus-per-task"), "cpus_per_task", int, "ncpus", "number of cpus required per task"),
     (("-D", "--chdir"), "chdir", str, "directory", "set working directory for batch script"),
     (("-e", "--error"), "error", str, "err", "file for batch script's standard error"),
+    (("--exclusive",), "exclusive", True, None, "allocate nodes in exclusive mode"),
     (("--export",), "export", str, "names", "specify environment variables to export (ALL, NONE, list)"),
+    (("--extra",), "extra", str, "string", "an arbitrary string"),
     (("--gres",), "gres", str, "list", "required generic resources per node (gpu:2, gpu:tesla:1)"),
     (("-H", "--hold"), "hold", True, None, "submit job in held state"),
     (("-i", "--input"), "input", str, "in", "file for batch script's standard input"),
@@ -116,10 +121,12 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-L", "--licenses", "--license"), "licenses", str, "names", "required license"),
     clusters.ROW,
     (("--mem",), "mem", str, "MB", "minimum amount of real memory (4G, 500)"),
+    (("--layout",), "layout", str, "layout", "the job's layout (shown in SLURM_RESUME_FILE)"),
     (("-N", "--nodes"), "nodes", str, "N", "number of nodes on which to run (N = min[-max])"),
     (("-n", "--ntasks"), "ntasks", int, "ntasks", "number of tasks to run"),
     (("--no-requeue",), "requeue", False, None, "if set, do not requeue"),
     (("-o", "--output"), "output", str, "out", "file for batch script's standard output"),
+    (("-s", "--oversubscribe"), "oversubscribe", True, None, "over subscribe resources with other jobs"),
     (("-p", "--partition"), "partition", str, "partition", "partition requested"),
     (("--parsable",), "parsable", True, None, "outputs only the jobid"),
     (("-q", "--qos"), "qos", str, "qos", "quality of service"),

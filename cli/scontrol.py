@@ -154,7 +154,7 @@ def job_record(job: dict) -> Record:
         ],
         [("Features", null(job.get("features"))), ("DelayBoot", "00:00:00")],
         [
-            ("OverSubscribe", "OK"),
+            ("OverSubscribe", job.get("oversubscribe") or "OK"),
             ("Contiguous", "0"),
             ("Licenses", null(job.get("licenses"))),
             ("LicensesAlloc", null(job.get("licenses_alloc"))),

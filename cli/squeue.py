@@ -109,7 +109,7 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "E": ("DEPENDENCY", lambda j: "(null)"),
     "f": ("FEATURES", _s("features", "(null)")),
     "F": ("ARRAY_JOB_ID", lambda j: str(j.get("array_job_id") or j.get("job_id"))),
-    "h": ("OVER_SUBSCRIBE", lambda j: "OK"),
+    "h": ("OVER_SUBSCRIBE", lambda j: j.get("oversubscribe") or "OK"),
     "i": ("JOBID", job_id_str),
     "j": ("NAME", _s("name")),
     "K": ("ARRAY_TASK_ID", lambda j: j.get("_array_fold") or _s("array_task_id", "N/A")(j)),

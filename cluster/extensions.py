@@ -217,6 +217,12 @@ class ClusterExtension:
     def node_registering(self, node: Any, *, boot_time: float | None, now: datetime) -> None:
         pass
 
+    def node_reported(self, node: Any, info: Mapping[str, Any], *, now: datetime) -> Sequence[str]:
+        """What an agent reports for a registering node (``register``'s node record): keep
+        what this extension needs of it, and return why the registration is invalid
+        (Slurm's reasons; the node becomes INVALID_REG and is drained), or nothing."""
+        return ()
+
     def nodes_freed(self, freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
         pass
 

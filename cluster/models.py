@@ -208,6 +208,11 @@ class Job(models.Model):
     hold = models.CharField(max_length=8, blank=True, default="", help_text="'user', 'admin' or empty")
     begin_time = models.DateTimeField(null=True, blank=True)
     requeue = models.BooleanField(default=True)
+    # --exclusive: NODE (whole nodes, shared with no other job), or "" (may share).
+    exclusive = models.CharField(max_length=8, blank=True, default="")
+    oversubscribe = models.BooleanField(default=False, help_text="--oversubscribe")
+    extra = models.CharField(max_length=1024, blank=True, default="", help_text="--extra")
+    layout = models.CharField(max_length=256, blank=True, default="", help_text="--layout")
     restart_count = models.PositiveIntegerField(default=0)
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
@@ -15,7 +16,8 @@ from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import ServiceError
 from power import services
-from power.models import PowerRun
+from power.instances import instances
+from power.models import CloudInstance, PowerRun
 
 # More words than ``scontrol power down asap <nodes> Action= Reason=`` has.
 WORDS_MAX = 16
@@ -145,3 +147,39 @@ class PowerRuns(APIView):
                 ]
             }
         )
+
+
+INSTANCE_FILTERS = ("nodes", "instance_id", "instance_type", "extra", "start", "end")
+
+
+class Instances(APIView):
+    """``GET /api/power/instances/``: the cloud instances nodes ran on, past and current
+    (slurmrestd's ``/instances``; ``sacctmgr show instance``), as ``{"instances": [...]}``.
+    Filters: ``nodes`` (hostlist), ``instance_id``, ``instance_type``, ``extra`` (comma
+    lists), ``start`` and ``end`` (epoch seconds: records active at some time between)."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        given = request.query_params
+        inputs.known_fields(given, INSTANCE_FILTERS)
+        limit = max(Node.objects.count(), CloudInstance.objects.count(), 1)
+
+        def listed(key: str) -> list[str] | None:
+            if key not in given:
+                return None
+            return [w.strip() for w in inputs.text(given[key], key, max_length=4096).split(",") if w.strip()]
+
+        def moment(key: str) -> datetime | None:
+            if key not in given:
+                return None
+            return datetime.fromtimestamp(inputs.integer(given[key], key), UTC)
+
+        found = instances(
+            nodes=inputs.hostlist(given["nodes"], "nodes", limit=limit) if "nodes" in given else None,
+            instance_ids=listed("instance_id"),
+            instance_types=listed("instance_type"),
+            extras=listed("extra"),
+            start=moment("start"),
+            end=moment("end"),
+        )
+        return Response({"instances": found})

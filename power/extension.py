@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from cluster.core.scheduler import NodeView, Snapshot
 from cluster.core.states import NodeFlag
@@ -73,6 +74,8 @@ class PowerExtension(ClusterExtension):
         return True
 
     def node_fields_update(self, nodes: Sequence[Any], fields: Mapping[str, Any], *, how: str) -> None:
+        # InstanceId / InstanceType / Extra: the cloud accounting history (sacctmgr show instance).
+        services.cloud_fields_update(nodes, fields, now=timezone.now())
         if fields.get("suspend_time") is not None:
             # Per-node SuspendTime takes effect at once; before the save, so that a refused
             # value changes nothing.
@@ -88,6 +91,9 @@ class PowerExtension(ClusterExtension):
         # Judged against the previous boot time: the end of a power up, or "Node
         # unexpectedly rebooted".
         services.node_registering(node, boot_time=boot_time, now=now)
+
+    def node_reported(self, node: Any, info: Mapping[str, Any], *, now: datetime) -> Sequence[str]:
+        return services.node_reported(node, info, now=now)
 
     def nodes_freed(self, freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
         services.nodes_freed(freed, now=now)

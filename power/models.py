@@ -75,3 +75,40 @@ class PowerState(models.Model):
     @classmethod
     def current(cls) -> PowerState:
         return cls.objects.get_or_create(pk=1)[0]
+
+
+class NodePowerActions(models.Model):
+    """What a node's agent reported at its last registration about the ``Location=slurmd``
+    PowerActions of its slurm.conf: each name with why the node cannot run its program
+    ("" when it can).  The controller cannot see a node's files; power requests use it."""
+
+    node = models.CharField(max_length=64, unique=True)
+    actions = models.JSONField(default=dict, blank=True)
+    reported = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.actions}"
+
+    def unrunnable(self) -> dict[str, str]:
+        return {name: why for name, why in self.actions.items() if why}
+
+
+class CloudInstance(models.Model):
+    """One cloud instance a node ran on (Slurm's power_save.html, "Cloud Accounting"): its
+    InstanceId, InstanceType and Extra from ``time_start`` to ``time_end`` (None while it
+    is the node's current instance).  A change of InstanceId or InstanceType, reported by
+    the node's agent at registration or set with ``scontrol update``, ends the current
+    record and starts a new one; what ``sacctmgr show instance`` and the REST listing show."""
+
+    node_name = models.CharField(max_length=64, db_index=True)
+    instance_id = models.CharField(max_length=128, blank=True, default="")
+    instance_type = models.CharField(max_length=128, blank=True, default="")
+    extra = models.TextField(blank=True, default="")
+    time_start = models.DateTimeField()
+    time_end = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["time_start", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.node_name} {self.instance_id} {self.instance_type}"

@@ -41,6 +41,7 @@ from django.utils import timezone
 from cluster import extensions, publish, triggers
 from cluster.core.hostlists import fold
 from cluster.core.scheduler import Snapshot, parse_constraint
+from cluster.core.sharing import exclusive_text, oversubscribe_text
 from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
@@ -49,6 +50,7 @@ from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import (
     end_job,
+    fail_job,
     launch_configured,
     record_transition,
     refresh_usage,
@@ -64,6 +66,7 @@ from power.core.config import (
     cycle_due,
     exclusions_after_reconfigure,
     executable_check,
+    low_memory_reason,
     node_suspend_time_change,
     parse_exc_nodes,
     parse_exc_parts,
@@ -78,6 +81,7 @@ from power.core.features import (
     active_when_powered_down,
     join_features,
     load_node_features,
+    reported_features_problem,
     split_features,
 )
 from power.core.policy import (
@@ -88,6 +92,7 @@ from power.core.policy import (
     LaunchJobs,
     MarkDown,
     NodeChange,
+    NodeFailJobs,
     PowerJob,
     PowerNode,
     PowerRequestError,
@@ -103,7 +108,8 @@ from power.core.policy import (
     power_cycle,
 )
 from power.core.policy import power_request as core_power_request
-from power.models import PowerRun, PowerState
+from power.instances import instance_reported
+from power.models import NodePowerActions, PowerRun, PowerState
 from slurmwords.agent_messages import Cancel, PowerAction
 
 log = logging.getLogger(__name__)
@@ -221,8 +227,26 @@ def partition_membership() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def unrunnable_actions(names: Iterable[str] | None = None) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Node -> the Location=slurmd PowerActions its agent reported it cannot run, with why."""
+    rows = (
+        NodePowerActions.objects.all() if names is None else NodePowerActions.objects.filter(node__in=names)
+    )
+    out = {}
+    for row in rows:
+        bad = row.unrunnable()
+        if bad:
+            out[row.node] = tuple(sorted(bad.items()))
+    return out
+
+
 def power_node(
-    node: Node, partitions: Mapping[str, tuple[str, ...]], *, now: float, loaded: float
+    node: Node,
+    partitions: Mapping[str, tuple[str, ...]],
+    *,
+    now: float,
+    loaded: float,
+    unrunnable: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> PowerNode:
     busy = node.base_state in (NodeBase.ALLOCATED, NodeBase.MIXED) or node.flags & NodeFlag.COMPLETING
     last_busy = now if busy else (_epoch(node.last_busy) or loaded)
@@ -238,6 +262,7 @@ def power_node(
         boot_time=_epoch(node.boot_time),
         power_action=node.power_action or None,
         reason=node.reason,
+        unrunnable=(unrunnable or {}).get(node.name, ()),
     )
 
 
@@ -250,6 +275,10 @@ def power_job(job: Job) -> PowerJob:
         requeue=job.requeue,
         reservation=job.reservation,
         features=job.features,
+        exclusive=exclusive_text(job.exclusive),
+        oversubscribe=oversubscribe_text(job.exclusive, job.oversubscribe),
+        extra=job.extra,
+        layout=job.layout,
     )
 
 
@@ -316,6 +345,8 @@ class _Apply:
                 self.end_jobs(d.job_ids, requeue=True, why=d.reason)
             elif isinstance(d, CancelJobs):
                 self.end_jobs(d.job_ids, requeue=False, why=d.reason)
+            elif isinstance(d, NodeFailJobs):
+                self.fail_jobs(d.job_ids, why=d.reason)
             elif isinstance(d, LaunchJobs):
                 launch_jobs(d.job_ids, now=self.now)
         if self.timed_out:
@@ -360,6 +391,16 @@ class _Apply:
             if inv.host is None:
                 text = resume_file if kind == PowerRun.Kind.RESUME else None
                 transaction.on_commit(partial(_spawn, run.pk, inv.argv, inv.env, text))
+            elif why := self.cannot_run(inv.host, program):
+                # Its agent said it cannot run this program: recorded as failed, never sent.
+                log.error(
+                    "power run %d: %s cannot run PowerAction %s: %s", run.pk, inv.host, program.label, why
+                )
+                run.ended, run.exit_code = self.now, 127
+                run.failure = f"{inv.host} cannot run PowerAction {program.label} ({program.path}): {why}"[
+                    :512
+                ]
+                run.save(update_fields=["ended", "exit_code", "failure"])
             else:
                 action = PowerAction(
                     run_id=run.pk,
@@ -371,6 +412,19 @@ class _Apply:
                     env=dict(inv.env),
                 )
                 publish.to_agent(inv.host, action.to_wire())
+
+    def cannot_run(self, host: str, program: PowerProgram) -> str | None:
+        if program.action is None:
+            return None
+        row = NodePowerActions.objects.filter(node=host).first()
+        return row.unrunnable().get(program.action) if row is not None else None
+
+    def fail_jobs(self, ids: Sequence[int], *, why: str) -> None:
+        for job in Job.objects.select_for_update().filter(pk__in=list(ids)):
+            if job.state not in HOLDING_JOB_STATES:
+                continue
+            self.usage.update(job.alloc)
+            fail_job(job, now=self.now, why=why)
 
     def end_jobs(self, ids: Sequence[int], *, requeue: bool, why: str) -> None:
         for job in Job.objects.select_for_update().filter(pk__in=list(ids)):
@@ -565,7 +619,8 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         state = PowerState.objects.select_for_update().get(pk=state.pk)
         parts = partition_membership()
         loaded = _loaded()
-        nodes = [power_node(n, parts, now=t, loaded=loaded) for n in rows.values()]
+        unrunnable = unrunnable_actions()
+        nodes = [power_node(n, parts, now=t, loaded=loaded, unrunnable=unrunnable) for n in rows.values()]
         jobs = [power_job(j) for j in _holding_jobs()]
         result = power_cycle(
             power,
@@ -620,6 +675,65 @@ def node_registering(node: Node, *, boot_time: float | None, now: datetime) -> N
     if decisions:
         _Apply(power, {node.name: node}, now).run(decisions)
         mark_dirty()
+
+
+def node_reported(node: Node, info: Mapping[str, object], *, now: datetime) -> list[str]:
+    """An agent's report of a registering node (a locked row): keep which Location=slurmd
+    PowerActions it can run, and return why the registration is invalid, in Slurm's words:
+    too little memory for ``node_reg_mem_percent``, or Helper-reported active features
+    that miss some of the node's active changeable ones (power_save.html, "Node Features")."""
+    actions = info.get("power_actions")
+    if isinstance(actions, Mapping):
+        NodePowerActions.objects.update_or_create(
+            node=node.name,
+            defaults={"actions": {str(k): str(v) for k, v in actions.items()}, "reported": now},
+        )
+        bad = {k: v for k, v in actions.items() if v}
+        if bad:
+            log.warning("node %s cannot run PowerAction %s", node.name,
+                        "; ".join(f"{k}: {v}" for k, v in sorted(bad.items())))  # fmt: skip
+    _instance_from(node, info, now=now)
+    power = settings_in_force()
+    problems = []
+    reported_mb = info.get("real_memory")
+    if isinstance(reported_mb, int):
+        low = low_memory_reason(
+            power,
+            configured_mb=node.real_memory,
+            reported_mb=reported_mb,
+            cloud=bool(node.flags & NodeFlag.CLOUD),
+        )
+        if low:
+            problems.append(low)
+    reported = info.get("active_features")  # what the node's Helpers report
+    if power.node_features is not None and isinstance(reported, str):
+        wrong = reported_features_problem(
+            split_features(reported),
+            split_features(node.active_features),
+            power.node_features.changeable(node.name),
+        )
+        if wrong:
+            problems.append(wrong)
+    return problems
+
+
+# A node's cloud accounting fields (scontrol update names / register keys) -> Node field.
+CLOUD_FIELDS = {"instance_id": "instance_id", "instance_type": "instance_type", "extra": "extra_text"}
+
+
+def _instance_from(node: Node, given: Mapping[str, object], *, now: datetime) -> None:
+    """Cloud accounting: the instance the node will have once ``given`` (a registration's
+    report, an update's fields; an absent or None value keeps the node's) is stored."""
+    if not any(given.get(k) is not None for k in CLOUD_FIELDS):
+        return
+    new = {k: getattr(node, f) if given.get(k) is None else str(given[k]) for k, f in CLOUD_FIELDS.items()}
+    instance_reported(node.name, **new, now=now)
+
+
+def cloud_fields_update(nodes: Sequence[Node], fields: Mapping[str, object], *, now: datetime) -> None:
+    """``scontrol update NodeName=... InstanceId= InstanceType= Extra=`` (before the save)."""
+    for node in nodes:
+        _instance_from(node, fields, now=now)
 
 
 def scheduling_snapshot(snap: Snapshot) -> Snapshot:
@@ -948,13 +1062,14 @@ def power_request(
     parts = partition_membership()
     loaded = _loaded()
     jobs = [power_job(j) for j in _holding_jobs(names)]
+    unrunnable = unrunnable_actions(names)
     decisions: list[Decision] = []
     messages: list[str] = []
     for name in names:
         try:
             outcome = core_power_request(
                 power,
-                power_node(rows[name], parts, now=t, loaded=loaded),
+                power_node(rows[name], parts, now=t, loaded=loaded, unrunnable=unrunnable),
                 jobs,
                 op=op,
                 now=t,
@@ -987,12 +1102,14 @@ __all__ = [
     "agent_power_action_done",
     "apply_node_change",
     "check_config",
+    "cloud_fields_update",
     "config_loaded",
     "jobs_allocated",
     "launch_jobs",
     "mark_dirty",
     "node_features_update",
     "node_registering",
+    "node_reported",
     "node_suspend_time_set",
     "nodes_freed",
     "power_command",

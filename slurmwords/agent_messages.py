@@ -70,6 +70,11 @@ class NodeInfo(Record):
     instance_type: str | None = None
     extra: str | None = None
     conf: str | None = None  # slurmd -Z: the node's own line, for a node slurm.conf lacks
+    # The Location=slurmd PowerActions of the agent's slurm.conf, each with why this node
+    # cannot run its program ("" when it can): the controller cannot see a node's files.
+    power_actions: dict[str, str] | None = None
+    # NodeFeaturesPlugins=node_features/helpers: the active features its Helpers report.
+    active_features: str | None = None
 
 
 @dataclass(frozen=True)

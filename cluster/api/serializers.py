@@ -8,7 +8,7 @@ from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
 from rest_framework import serializers
 
-from cluster.core import states
+from cluster.core import sharing, states
 from cluster.core.outputs import expand_output_path
 from cluster.models import Job, Node, Partition
 from slurmwords.durations import format_minutes
@@ -30,6 +30,8 @@ class JobSerializer(serializers.ModelSerializer):
     restart_count = serializers.IntegerField()
     end_time = serializers.SerializerMethodField()
     licenses_alloc = serializers.SerializerMethodField()
+    exclusive = serializers.SerializerMethodField()
+    oversubscribe = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
@@ -82,6 +84,10 @@ class JobSerializer(serializers.ModelSerializer):
             "tres",
             "features",
             "array_max_tasks",
+            "exclusive",
+            "oversubscribe",
+            "extra",
+            "layout",
         ]
 
     def get_end_time(self, job: Job) -> str | None:
@@ -95,6 +101,12 @@ class JobSerializer(serializers.ModelSerializer):
     def get_licenses_alloc(self, job: Job) -> str:
         """What the job was charged when it started; a requeued, pending job holds nothing."""
         return "" if job.state == states.JobState.PENDING else job.licenses_alloc
+
+    def get_exclusive(self, job: Job) -> str:
+        return sharing.exclusive_text(job.exclusive)
+
+    def get_oversubscribe(self, job: Job) -> str:
+        return sharing.oversubscribe_text(job.exclusive, job.oversubscribe)
 
     def get_state_compact(self, job: Job) -> str:
         return states.JOB_STATE_COMPACT[states.JobState(job.state)]
@@ -182,6 +194,10 @@ class JobSubmitSerializer(serializers.Serializer):
     test_only = serializers.BooleanField(required=False)
     constraint = serializers.CharField(required=False)
     wckey = serializers.CharField(required=False)
+    exclusive = serializers.BooleanField(required=False)
+    oversubscribe = serializers.BooleanField(required=False)
+    extra = serializers.CharField(required=False)
+    layout = serializers.CharField(required=False)
 
 
 class NodeSerializer(serializers.ModelSerializer):

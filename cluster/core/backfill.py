@@ -52,7 +52,7 @@ class Timeline:
     which updates them when it starts a job (and calls :meth:`add_release`).
     """
 
-    __slots__ = ("cap_mem", "free_cpus", "free_mem", "horizon", "now", "releases", "reservations")
+    __slots__ = ("cap_cpus", "cap_mem", "free_cpus", "free_mem", "horizon", "now", "releases", "reservations")
 
     def __init__(
         self,
@@ -62,8 +62,10 @@ class Timeline:
         free_cpus: list[int],
         free_mem: list[int],
         cap_mem: list[int],
+        cap_cpus: list[int] | None = None,
     ) -> None:
         self.now = now
+        self.cap_cpus = cap_cpus  # needed only to plan whole nodes (``plan(whole_node=True)``)
         self.horizon = now + window
         self.free_cpus = free_cpus
         self.free_mem = free_mem
@@ -115,6 +117,7 @@ class Timeline:
         mem: int,
         whole_mem: bool,
         duration: float,
+        whole_node: bool = False,
         required: Sequence[int] = (),
         excluded: frozenset[int] | set[int] = frozenset(),
         all_now: bool = False,
@@ -122,7 +125,8 @@ class Timeline:
         """The earliest start for a job on ``count`` of ``candidates`` (preference order).
 
         ``cpus``/``mem`` are needed on every node (``whole_mem``: all of the node's memory,
-        Slurm's ``--mem=0``).  ``required`` nodes must be part of the plan.  With ``all_now``
+        Slurm's ``--mem=0``; ``whole_node``: every CPU and all the memory, ``--exclusive``).
+        ``required`` nodes must be part of the plan.  With ``all_now``
         a start-now plan lists every node that could take the job now (for node-selection
         plugins), not just the first ``count``.  None when no start fits within the window.
         """
@@ -138,11 +142,17 @@ class Timeline:
         starts: list[float] = []  # left ends of every node's feasible start intervals
         ends: list[float] = []  # right ends (inclusive) of the bounded ones
         end_now = now + duration
+        capc = self.cap_cpus if whole_node else None
+        need_cpus = cpus
         for i in candidates:
             if excluded and i in excluded:
                 continue
             need_mem = cap[i] if whole_mem else mem
-            if fc[i] >= cpus and fm[i] >= need_mem:
+            if capc is not None:
+                # A node smaller than one share never fits (needs exceed what it frees).
+                need_cpus = max(capc[i], cpus)
+                need_mem = max(cap[i], mem)
+            if fc[i] >= need_cpus and fm[i] >= need_mem:
                 ready = now
                 fits_now = True
             else:
@@ -156,7 +166,7 @@ class Timeline:
                 for end, dc, dm in rel:
                     free_c += dc
                     free_m += dm
-                    if free_c >= cpus and free_m >= need_mem:
+                    if free_c >= need_cpus and free_m >= need_mem:
                         ready = end
                         break
                 if ready > horizon:

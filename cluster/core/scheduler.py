@@ -37,7 +37,10 @@ Fit rules (Slurm's defaults for select/cons_tres without ``--exclusive``):
 * nodes are usable per :func:`cluster.core.states.is_usable`, not in ``exc_nodes``, and have the
   job's ``features`` (``a``, ``a&b``, ``a|b``; ``&`` binds tighter than ``|``);
 * nodes are taken in :func:`node_order_key` order (lowest Weight, then index, which is name
-  order) after the ``req_nodes``, which are always part of the allocation.
+  order) after the ``req_nodes``, which are always part of the allocation;
+* an ``exclusive`` job (Slurm's ``sbatch --exclusive``, OverSubscribe=NO) takes whole
+  nodes: only nodes with nothing allocated, each charged all its CPUs and all its memory,
+  so no other job shares them while it holds them.
 
 A job time limit of ``0`` is Slurm's "no limit" (INFINITE); ``None`` takes the partition's
 DefaultTime, else its MaxTime.  A partition in state DRAIN still runs the jobs already queued
@@ -122,6 +125,7 @@ class JobView:
     account: str = ""
     qos: str = ""
     gres: str = ""  # per node, as --gres (gpu:tesla:2)
+    exclusive: bool = False  # --exclusive: whole nodes, shared with no other job
 
 
 @dataclass(frozen=True)
@@ -832,7 +836,11 @@ class _Pass:
 
         req = self._req(job) if job.req_nodes else []
         exc = self._avoid(job) if job.exc_nodes or self.excluding else None
+        whole = job.exclusive
+        cc = self.cap_cpus
         for i in req:
+            if whole and not (mc[i] >= cc[i] >= need and mm[i] >= cap[i] >= max(mem, 0)):
+                return Blocked(Reason.RESOURCES)
             if mc[i] < need or mm[i] < (cap[i] if mem == WHOLE_MEM else mem):
                 return Blocked(Reason.RESOURCES)
         want = n - len(req)
@@ -841,7 +849,16 @@ class _Pass:
         if want or full:
             skip = (exc or frozenset()) | frozenset(req) if (exc or req) else None
             it = islice(usable, pos, None)
-            if mem == WHOLE_MEM:
+            if whole:
+                # Nothing allocated on the node (an unusable or withheld node reads -1).
+                floor = max(mem, 0)
+                for i in it:
+                    free = mc[i] >= cc[i] >= need and mm[i] >= cap[i] >= floor
+                    if free and (skip is None or i not in skip):
+                        picked.append(i)
+                        if not full and len(picked) >= want:
+                            break
+            elif mem == WHOLE_MEM:
                 for i in it:
                     if mc[i] >= need and mm[i] >= cap[i] and (skip is None or i not in skip):
                         picked.append(i)
@@ -894,6 +911,9 @@ class _Pass:
         mem = shape.mem
         mems = tuple([self.cap_mem[i] for i in nodes]) if mem == WHOLE_MEM else (mem,) * len(nodes)
         cpus = shape.charges
+        if job.exclusive:  # the whole node: every CPU and all its memory
+            cpus = tuple([self.cap_cpus[i] for i in nodes])
+            mems = tuple([self.cap_mem[i] for i in nodes])
         fc, fm, mc, mm = self.free_cpus, self.free_mem, self.main_cpus, self.main_mem
         for i, c, m in zip(nodes, cpus, mems, strict=True):
             fc[i] -= c
@@ -918,6 +938,7 @@ class _Pass:
             free_cpus=self.free_cpus,
             free_mem=self.free_mem,
             cap_mem=self.cap_mem,
+            cap_cpus=self.cap_cpus,
         )
         size = len(self.cap_cpus)
         releases = []
@@ -953,6 +974,7 @@ class _Pass:
                 cpus=shape.need,
                 mem=max(shape.mem, 0),
                 whole_mem=shape.mem == WHOLE_MEM,
+                whole_node=job.exclusive,
                 duration=duration,
                 required=req,
                 excluded=self._avoid(job),

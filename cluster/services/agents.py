@@ -28,6 +28,7 @@ from cluster.services.state import (
     ENDED_FIELDS,
     end_job,
     fail_job,
+    fail_jobs_on,
     launch_payload,
     mark_ended,
     refresh_usage,
@@ -136,6 +137,11 @@ def agent_register(
             continue
         # Called before the new boot time is stored (power saving judges a registration
         # against the previous one).
+        invalid = [why for ext in extensions.active() for why in ext.node_reported(node, info, now=now)]
+        if invalid and node.flags & NodeFlag.POWERING_UP and not node.flags & NodeFlag.INVALID_REG:
+            # Slurm kills the jobs of a node that was powering up when its registration is
+            # invalid: before the power up ends, so that none of them is launched there.
+            fail_jobs_on(node.name, now=now, why=", ".join(invalid))
         for ext in extensions.active():
             ext.node_registering(node, boot_time=info.get("boot_time"), now=now)
         node.agent_id = agent_id
@@ -150,6 +156,12 @@ def agent_register(
         remove = NodeFlag.NOT_RESPONDING
         base = None
         reason = None
+        if invalid:
+            _invalid_registration(node, ", ".join(invalid), now=now)
+            node.save()
+            result.accepted.append(name)
+            continue
+        remove |= NodeFlag.INVALID_REG  # a valid registration clears it (the DRAIN stays)
         if NodeBase(node.base_state) == NodeBase.UNKNOWN:
             base = NodeBase.IDLE
         elif (
@@ -204,6 +216,23 @@ def agent_register(
     publish.console_changed("nodes", "jobs")
     triggers.schedule_after_commit()
     return result
+
+
+def _invalid_registration(node: Node, reason: str, *, now: datetime) -> None:
+    """A registration that does not match the configuration (Slurm's validate_node_specs):
+    the node is INVALID_REG and drained with the reasons, unless it is already DOWN or
+    drained (a node that was powering up has lost its jobs already)."""
+    if not node.flags & NodeFlag.INVALID_REG:
+        log.error("Setting node %s state to INVAL with reason:%s", node.name, reason)
+    add = NodeFlag.INVALID_REG
+    drain_reason = None
+    if NodeBase(node.base_state) != NodeBase.DOWN and not node.flags & NodeFlag.DRAIN:
+        add |= NodeFlag.DRAIN
+        drain_reason = reason
+    # The node answers: it leaves UNKNOWN and NOT_RESPONDING as any registered node does.
+    base = NodeBase.IDLE if NodeBase(node.base_state) == NodeBase.UNKNOWN else None
+    set_node_state(node, base=base, add=add, remove=NodeFlag.NOT_RESPONDING, reason=drain_reason,
+                   user="slurm", now=now)  # fmt: skip
 
 
 def agent_ping(

@@ -101,6 +101,8 @@ _NAMED_FIELDS = {
     "time": ("time limit", 64),
     "begin": ("time", 256),
     "array": ("job array", 10_000),
+    "extra": ("--extra", 1024),
+    "layout": ("--layout", 256),
 }
 # Beyond this --begin is refused: later dates overflow datetime once a time limit is added.
 MAX_BEGIN_YEAR = 9000
@@ -133,6 +135,12 @@ def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
         out["hold"] = jobspec.check_flag(spec, "hold", default=False)
         out["requeue"] = jobspec.check_flag(spec, "requeue", default=True)
         out["test_only"] = jobspec.check_flag(spec, "test_only", default=False)
+        out["exclusive"] = jobspec.check_flag(spec, "exclusive", default=False)
+        out["oversubscribe"] = jobspec.check_flag(spec, "oversubscribe", default=False)
+        if out["exclusive"] and out["oversubscribe"]:
+            raise jobspec.SpecError(
+                "--exclusive and --oversubscribe are mutually exclusive", field="oversubscribe"
+            )
     except jobspec.SpecError as exc:
         raise ServiceError(str(exc), field=exc.field) from None
     return out
@@ -498,6 +506,11 @@ def _validate_submission(
         "hold": "user" if signal_hold else "",
         "begin_time": begin,
         "requeue": spec["requeue"],
+        # --exclusive is node exclusive (OverSubscribe=NO): the scheduler gives whole nodes.
+        "exclusive": "NODE" if spec["exclusive"] else "",
+        "oversubscribe": spec["oversubscribe"],
+        "extra": _field(spec, "extra") or "",
+        "layout": _field(spec, "layout") or "",
         "submit_time": now,
         "eligible_time": None if begin and begin > now else now,
         "array_max_tasks": throttle,

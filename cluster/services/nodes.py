@@ -121,6 +121,10 @@ def node_update(
             ("suspend_time", suspend_time),
             ("features", features),
             ("active_features", active_features),
+            # Cloud accounting: the extensions keep the instance history (sacctmgr show instance).
+            ("instance_id", instance_id),
+            ("instance_type", instance_type),
+            ("extra", extra),
         )
         if value is not None
     }

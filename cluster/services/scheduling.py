@@ -83,6 +83,7 @@ _PENDING_FIELDS = (
     "licenses",
     "array_job_id",
     "array_max_tasks",
+    "exclusive",
 )
 _HOLDING_FIELDS = (
     "id",
@@ -208,6 +209,7 @@ def build_snapshot(
         lic,
         array_id,
         throttle,
+        exclusive,
     ) in pending_rows:
         pending_views.append(
             scheduler.JobView(
@@ -231,6 +233,7 @@ def build_snapshot(
                 licenses=lic,
                 array_job_id=array_id,
                 array_max_tasks=throttle,
+                exclusive=bool(exclusive),
             )
         )
     snap = scheduler.Snapshot(
@@ -462,6 +465,7 @@ def estimate_start(common: dict, *, now: datetime) -> tuple[datetime | None, str
         time_limit=common["time_limit"],
         req_nodes=frozenset(NodeSet(common["req_nodes"])) if common["req_nodes"] else frozenset(),
         exc_nodes=frozenset(NodeSet(common["exc_nodes"])) if common["exc_nodes"] else frozenset(),
+        exclusive=bool(common.get("exclusive")),
     )
     alone = scheduler.Snapshot(
         now=snap.now, nodes=snap.nodes, partitions=snap.partitions, pending=(probe,), running=snap.running

@@ -189,6 +189,8 @@ class PowerConfig:
     idle_on_node_suspend: bool = False
     fast_power_up_launch: bool = False
     node_reg_mem_percent: int | None = None  # None: 100, or 90 for CLOUD nodes
+    # SlurmdParameters=config_overrides: nodes are taken as configured, whatever they report.
+    config_overrides: bool = False
     cloud_dns: bool = False
     debug_power: bool = False
     warnings: tuple[ConfigProblem, ...] = ()
@@ -457,7 +459,9 @@ def _program(
                 "Location=slurmctld (a powered down node cannot run a slurmd action)",
             )
             return None
-        if check is not None:
+        # A Location=slurmd program runs on the nodes, whose files the controller cannot
+        # see: each node's agent checks it and reports at registration (agent/power.py).
+        if check is not None and prog.location == "slurmctld":
             reason = check(prog.path)
             if reason:
                 probs.at_source(prog.source, f"PowerAction={value}: Program={prog.path}: {reason}")
@@ -669,6 +673,8 @@ def power_config(
         idle_on_node_suspend=bool(params.get("idle_on_node_suspend", False)),
         fast_power_up_launch=bool(params.get("fast_power_up_launch", False)),
         node_reg_mem_percent=params.get("node_reg_mem_percent"),  # type: ignore[arg-type]
+        config_overrides="config_overrides"
+        in {p.strip().lower() for p in (config.option("SlurmdParameters") or "").split(",")},
         cloud_dns=bool(params.get("cloud_dns", False)),
         debug_power="power" in debug,
         warnings=tuple(_in_order(probs.warnings, config)),
@@ -751,6 +757,23 @@ def registration_memory_ok(config: PowerConfig, *, configured_mb: int, reported_
     return reported_mb * 100 >= configured_mb * config.reg_mem_percent(cloud=cloud)
 
 
+def low_memory_reason(
+    config: PowerConfig, *, configured_mb: int, reported_mb: int, cloud: bool
+) -> str | None:
+    """The reason an invalid registration gets for too little memory, worded as slurmctld
+    words it ("Low RealMemory (reported:N < P.PP% of configured:M)"), or None when the
+    node reports enough of its RealMemory (``node_reg_mem_percent``)."""
+    # Slurm skips the check with SlurmdParameters=config_overrides (nodes sharing a host).
+    if (
+        config.config_overrides
+        or configured_mb <= 0
+        or registration_memory_ok(config, configured_mb=configured_mb, reported_mb=reported_mb, cloud=cloud)
+    ):
+        return None
+    percent = config.reg_mem_percent(cloud=cloud)
+    return f"Low RealMemory (reported:{reported_mb} < {percent:.2f}% of configured:{configured_mb})"
+
+
 __all__ = [
     "DEFAULT_RESUME_RATE",
     "DEFAULT_RESUME_TIMEOUT",
@@ -771,6 +794,7 @@ __all__ = [
     "exclusions_after_reconfigure",
     "executable_check",
     "fold",
+    "low_memory_reason",
     "node_suspend_time_change",
     "parse_exc_nodes",
     "parse_exc_parts",

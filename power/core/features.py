@@ -254,6 +254,19 @@ def active_at_allocation(
     return active
 
 
+def reported_features_problem(
+    reported: frozenset[str], active: frozenset[str], changeable: frozenset[str]
+) -> str | None:
+    """The reason an invalid registration gets when a Helper's reported active features
+    miss some of the node's active changeable ones (worded as slurmctld words it), or None."""
+    if reported_features_ok(reported, active, changeable):
+        return None
+    return (
+        f"Reported active features ({','.join(sorted(reported))}) are not a superset of "
+        f"currently active changeable features ({','.join(sorted(active & changeable))})"
+    )
+
+
 def reported_features_ok(
     reported: frozenset[str], active: frozenset[str], changeable: frozenset[str]
 ) -> bool:

@@ -9,7 +9,7 @@ decisions it gets back in one transaction, then starts the programs:
 
   1. **Timeouts.**  A node POWERING_UP that has not registered ResumeTimeout after its
      resume request becomes DOWN ("ResumeTimeout reached") and powered down, the jobs
-     allocated to it are requeued (cancelled when not requeueable) and ResumeFailProgram
+     allocated to it are requeued (NODE_FAIL when not requeueable) and ResumeFailProgram
      runs.  A node POWERING_DOWN for SuspendTimeout is POWERED_DOWN: only then can it be
      resumed (it is unusable until then).
   2. **Resumes.**  Powered-down nodes with a power-up request (a job allocated to them,
@@ -81,6 +81,15 @@ class PowerNode:
     boot_time: float | None = None  # BootTime from the last registration
     power_action: str | None = None  # PowerAction asked for with ``Action=``, for the next run
     reason: str = ""
+    # Location=slurmd PowerActions its agent reported it cannot run, with why.
+    unrunnable: tuple[tuple[str, str], ...] = ()
+
+    def cannot_run(self, program: PowerProgram | None) -> str | None:
+        """Why this node cannot run ``program`` (a Location=slurmd action its agent
+        reported unusable), or None."""
+        if program is None or program.location != "slurmd" or program.action is None:
+            return None
+        return dict(self.unrunnable).get(program.action)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +202,15 @@ class CancelJobs:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeFailJobs:
+    """Jobs that cannot be requeued, lost with a node that failed (ResumeTimeout): they
+    end NODE_FAIL, as slurmctld ends a job on a failed node that it cannot requeue."""
+
+    job_ids: tuple[int, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class LaunchJobs:
     """CONFIGURING jobs whose nodes are all up: start them (a conditional
     CONFIGURING -> RUNNING update, so a launch already done is not repeated)."""
@@ -201,7 +219,15 @@ class LaunchJobs:
 
 
 Decision = (
-    NodeChange | SuspendNodes | ResumeNodes | ResumeFailed | MarkDown | RequeueJobs | CancelJobs | LaunchJobs
+    NodeChange
+    | SuspendNodes
+    | ResumeNodes
+    | ResumeFailed
+    | MarkDown
+    | RequeueJobs
+    | CancelJobs
+    | NodeFailJobs
+    | LaunchJobs
 )
 
 
@@ -332,16 +358,17 @@ def _group(
     return [(prog, tuple(names)) for prog, names in groups.items()]
 
 
-def _kill_jobs(jobs: Iterable[PowerJob], reason: str) -> list[Decision]:
-    """Requeue the requeueable jobs, cancel the others (Slurm's node-failure handling)."""
+def _kill_jobs(jobs: Iterable[PowerJob], reason: str, *, node_failed: bool = False) -> list[Decision]:
+    """Requeue the requeueable jobs; cancel the others (``scontrol power ... force``), or,
+    when their node failed, end them NODE_FAIL (slurmctld's node failure handling)."""
     unique = {j.job_id: j for j in jobs}
     requeue = tuple(sorted(i for i, j in unique.items() if j.requeue))
-    cancel = tuple(sorted(i for i, j in unique.items() if not j.requeue))
+    others = tuple(sorted(i for i, j in unique.items() if not j.requeue))
     out: list[Decision] = []
     if requeue:
         out.append(RequeueJobs(requeue, reason))
-    if cancel:
-        out.append(CancelJobs(cancel, reason))
+    if others:
+        out.append(NodeFailJobs(others, reason) if node_failed else CancelJobs(others, reason))
     return out
 
 
@@ -428,7 +455,7 @@ class _Cycle:
                     )
                 )
         if killed:
-            self.out += _kill_jobs(killed, RESUME_TIMEOUT_REASON)
+            self.out += _kill_jobs(killed, RESUME_TIMEOUT_REASON, node_failed=True)
             dead = {j.job_id for j in killed}
             self.jobs = [j for j in self.jobs if j.job_id not in dead]
             self.holding = _holding(self.jobs)
@@ -546,6 +573,8 @@ class _Cycle:
                 continue
             if exc_states and exc_states & node_states(node):
                 continue
+            if node.cannot_run(_program_for(self.cfg, node, self.cfg.suspend_program)):
+                continue  # its agent cannot run the program: it would never power down
             candidates.append(node)
         counted = self.exc.counted
         if not counted:
@@ -829,6 +858,11 @@ def power_request(
             )
     if reason is not None and not op.startswith("POWER_DOWN"):
         raise PowerRequestError("Reason= is only accepted for power down")
+    if op.startswith("POWER_DOWN"):
+        prog = config.action(action) if action is not None else config.suspend_program
+        why = node.cannot_run(prog)
+        if why and prog is not None:
+            raise PowerRequestError(f"{node.name} cannot run PowerAction {prog.action} ({prog.path}): {why}")
     holding = [j for j in jobs if j.state in HOLDING_JOB_STATES and node.name in j.nodes]
     if op == "RESUME":
         return _resume(node, now)
@@ -975,6 +1009,7 @@ __all__ = [
     "LaunchJobs",
     "MarkDown",
     "NodeChange",
+    "NodeFailJobs",
     "PowerCommand",
     "PowerJob",
     "PowerNode",

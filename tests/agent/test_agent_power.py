@@ -36,7 +36,7 @@ def test_power_action_runs_once_on_its_node_with_the_node_name(tmp_path: Path) -
             {"type": "power_action", "run_id": 8, "node": "node01", "argv": [missing, "node01"], "env": {}}
         )
         gone = await ctl.expect("power_action_done")
-        assert gone["run_id"] == 8 and gone["exit_code"] == 127 and "could not start" in gone["error"]
+        assert gone["run_id"] == 8 and gone["exit_code"] == 127 and "not found" in gone["error"]
         await ctl.send(
             {"type": "power_action", "run_id": 9, "node": "node77", "argv": [str(script)], "env": {}}
         )

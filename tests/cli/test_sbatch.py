@@ -207,8 +207,9 @@ def test_unsupported_slurm_options_are_accepted_with_a_warning(api, capsys, tmp_
     captured = capsys.readouterr()
     assert captured.out == "Submitted batch job 5\n"
     assert "sbatch: warning: --mail-type is not supported by fsched; ignored" in captured.err
-    assert "sbatch: warning: --exclusive is not supported" in captured.err
+    assert "--exclusive" not in captured.err  # a whole-node allocation now (#13 point 7)
     assert "mail_type" not in api.requests[0]["body"]
+    assert api.requests[0]["body"]["exclusive"] is True
 
 
 def test_submission_over_http(api, capsys, tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ from power.core.policy import (
     Decision,
     LaunchJobs,
     NodeChange,
+    NodeFailJobs,
     PowerJob,
     PowerNode,
     RateState,
@@ -65,6 +66,7 @@ class Sim:
         self.log: list[tuple[float, Decision]] = []
         self.requeued: list[int] = []
         self.cancelled: list[int] = []
+        self.node_failed: list[int] = []
         self.launched: list[int] = []
 
     def cycle(self, **kwargs: object) -> CycleResult:
@@ -85,6 +87,10 @@ class Sim:
             self.log.append((self.now, d))
             if isinstance(d, NodeChange):
                 self.nodes[d.node] = d.apply(self.nodes[d.node])
+            elif isinstance(d, NodeFailJobs):
+                for i in d.job_ids:
+                    self.jobs.pop(i, None)
+                self.node_failed.extend(d.job_ids)
             elif isinstance(d, RequeueJobs | CancelJobs):
                 for i in d.job_ids:
                     self.jobs.pop(i, None)

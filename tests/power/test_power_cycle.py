@@ -335,7 +335,7 @@ def test_resume_timeout_marks_down_requeues_and_runs_resume_fail_program(sim) ->
     assert sorted(m.node for m in r.of(MarkDown)) == ["n1", "n3"]
     assert all(m.reason == RESUME_TIMEOUT_REASON for m in r.of(MarkDown))
     assert r.of(ResumeFailed) == [ResumeFailed(("n1", "n3"), cfg.resume_fail_program)]
-    assert s.requeued == [1] and s.cancelled == [2]
+    assert s.requeued == [1] and s.node_failed == [2] and s.cancelled == []  # NODE_FAIL, as slurmctld
     assert s.nodes["n1"].base == NodeBase.DOWN and s.flags("n1") == {"POWERED_DOWN"}
     assert s.nodes["n1"].reason == RESUME_TIMEOUT_REASON
     # The node boots late on its own: DOWN, "Node unexpectedly rebooted".

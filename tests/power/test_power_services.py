@@ -190,6 +190,48 @@ def test_a_node_that_never_registers_goes_down_and_its_job_is_requeued(
     assert node("cloud01").base_state == NodeBase.DOWN
 
 
+def test_the_resume_file_carries_the_jobs_real_exclusive_oversubscribe_extra_and_layout(
+    power_conf, users, ended, django_capture_on_commit_callbacks
+):
+    exclusive = cloud_job(users, exclusive=True, extra="arbitrary string", layout="tpu7x=2x2x4")
+    shared = cloud_job(users, oversubscribe=True)
+    now = timezone.now()
+    schedule_pass(now=now)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.power_pass(now=now + timedelta(seconds=1), force=True)
+    document = json.loads(wait_file(power_conf / "resume.json", "}"))
+    jobs = {j["job_id"]: j for j in document["jobs"]}
+    assert {k: jobs[exclusive][k] for k in ("exclusive", "oversubscribe", "extra", "layout")} == {
+        "exclusive": "NODE",
+        "oversubscribe": "NO",
+        "extra": "arbitrary string",
+        "layout": "tpu7x=2x2x4",
+    }
+    assert {k: jobs[shared][k] for k in ("exclusive", "oversubscribe", "extra", "layout")} == {
+        "exclusive": "NO",
+        "oversubscribe": "YES",
+        "extra": None,
+        "layout": None,
+    }
+    # The exclusive job holds its node whole: the other one is on another node.
+    assert jobs[exclusive]["nodes_alloc"] != jobs[shared]["nodes_alloc"]
+
+
+def test_a_job_that_cannot_be_requeued_ends_node_fail_when_its_node_fails_to_resume(
+    power_conf, users, ended, django_capture_on_commit_callbacks
+):
+    # slurmctld ends a job it cannot requeue (--no-requeue) NODE_FAIL on a failed node.
+    job_id = cloud_job(users, requeue=False)
+    now = timezone.now()
+    schedule_pass(now=now)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.power_pass(now=now, force=True)
+        services.power_pass(now=now + timedelta(seconds=61), force=True)
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "NODE_FAIL" and job.restart_count == 0 and job.end_time is not None
+    assert node("cloud01").alloc_cpus == 0
+
+
 def test_idle_nodes_power_down_after_suspend_time(
     power_conf, users, ended, sent, django_capture_on_commit_callbacks
 ):
