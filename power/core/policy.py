@@ -668,8 +668,11 @@ def on_registration(
     (and, with ``fast_power_up_launch``, the jobs now complete are launched -- pass
     ``all_nodes`` to judge their other nodes).  Booted after ResumeTimeout, or booting on
     its own while powered down or DOWN after a failed resume: DOWN with "Node unexpectedly
-    rebooted".  A boot time older than the resume request means slurmd was not restarted
-    by the power up (``slurmd -b`` reports now): it still waits.
+    rebooted" -- unless no ResumeProgram is configured: then nothing here can power a node
+    up, so a powered-down node that registers was started by its administrator and is up
+    (a ``State=CLOUD`` node whose agent is simply started, as in fsched's load thresholds'
+    example).  A boot time older than the resume request means slurmd was not restarted by
+    the power up (``slurmd -b`` reports now): it still waits.
     """
     holding = [j for j in jobs if j.state in HOLDING_JOB_STATES and node.name in j.nodes]
     rebooted = node.boot_time is None or boot_time > node.boot_time
@@ -694,6 +697,20 @@ def on_registration(
                 out.append(LaunchJobs(ready))
         return tuple(out)
     after_failed_resume = node.base == NodeBase.DOWN and node.reason == RESUME_TIMEOUT_REASON
+    if (
+        config.resume_program is None
+        and node.flags & NodeFlag.POWERED_DOWN
+        and not node.flags & NodeFlag.POWERING_DOWN
+        and not after_failed_resume
+    ):
+        return (
+            NodeChange(
+                node.name,
+                clear_flags=NodeFlag.POWERED_DOWN | NodeFlag.NOT_RESPONDING,
+                power_entered=now,
+                last_busy=now,
+            ),
+        )
     if (
         rebooted
         and not node.flags & NodeFlag.REBOOT_REQUESTED

@@ -1,10 +1,8 @@
 """Load thresholds with a real controller and a real agent, on the spec's own example
-(partition-U7KH5): the agent reads fed /proc files (``--proc-root``), its heartbeat carries
-the indices, and ``scontrol show node`` shows them with the thresholds in force.
-
-The example's node line says State=CLOUD; with no power programs configured a CLOUD node
-that registers is still marked DOWN ("Node unexpectedly rebooted"), which the load
-thresholds' issue asks to change. Until then this test's node line leaves State=CLOUD out."""
+(partition-U7KH5, compute1 State=CLOUD, no power programs): the agent that registers
+compute1 brings it up; it reads fed /proc files (``--proc-root``), its heartbeat carries
+the indices, ``scontrol show node`` shows them with the thresholds in force, and the load
+check drains, stops, continues and undrains as the figures cross the thresholds."""
 
 from __future__ import annotations
 
@@ -26,7 +24,7 @@ PARTITIONS = (
     "PartitionName=partition-U7KH5 Nodes=compute1 Default=YES "
     "LoadSchedMem=1300 LoadStopMem=1200  LoadSchedUt=80 LoadStopUt=90\n"
     "#   DUMMY\n\n#   NODES\n"
-    "NodeName=compute1 CPUs=16 RealMemory=13926  Weight=1\n"
+    "NodeName=compute1 CPUs=16 RealMemory=13926  Weight=1 State=CLOUD\n"
 )
 MEMINFO = "MemTotal:       14260224 kB\nMemFree:         2000000 kB\nMemAvailable:    {kib} kB\n"
 STAT = "cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\nprocs_running 3\nprocs_blocked 0\n"
@@ -35,6 +33,12 @@ STAT = "cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\nprocs_running 3\nprocs_blocked 0\n"
 def feed(proc: Path, *, mem_mib: int, busy: int = 0, idle: int = 0) -> None:
     (proc / "meminfo").write_text(MEMINFO.format(kib=mem_mib * 1024))
     (proc / "stat").write_text(STAT.format(busy=busy, idle=idle))
+
+
+def idle(cluster) -> bool:
+    """compute1 up and free: IDLE, with its CLOUD flag but no power state nor drain."""
+    state = cluster.nodes()["compute1"]["state"]
+    return state.split("+")[0] == "IDLE" and not {"DRAIN", "POWERED_DOWN"} & set(state.split("+"))
 
 
 def states(cluster, ids: list[int]) -> list[str]:
@@ -68,7 +72,8 @@ def test_the_spec_s_example_shows_its_indices_and_thresholds(tmp_path_factory, t
         cluster.start_server()
         cluster.wait_http()
         cluster.start_agent("compute1", "--proc-root", str(proc))
-        cluster.wait_for("compute1 up", lambda: cluster.nodes()["compute1"]["state"] == "IDLE")
+        # A State=CLOUD node an agent registers comes up, with no power programs configured.
+        cluster.wait_for("compute1 up", lambda: idle(cluster))
 
         def shown() -> str | None:
             out = cluster.cli("scontrol", "show", "node", "compute1").stdout
@@ -89,7 +94,7 @@ def test_the_spec_s_example_shows_its_indices_and_thresholds(tmp_path_factory, t
         reasons = cluster.cli("sinfo", "-R", "-h", "-o", "%E|%N").stdout
         assert reasons.startswith("Load: mem=1100<LoadSchedMem=1300|compute1")
         feed(proc, mem_mib=5000, busy=400, idle=100000)  # the CPU idle again, memory back
-        cluster.wait_for("the undrain", lambda: cluster.nodes()["compute1"]["state"] == "IDLE", timeout=60)
+        cluster.wait_for("the undrain", lambda: idle(cluster), timeout=60)
 
         # Two real jobs; below LoadStopMem the later one (equal priorities) is stopped: its
         # process really in state T, the job STOPPED; the last one keeps running.

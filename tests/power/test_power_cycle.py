@@ -452,3 +452,17 @@ def test_count_sets_parse_into_the_cycle_exclusions(sim, nodes) -> None:
     s.now = 600
     r = s.cycle(exclusions=Exclusions(parse_exc_nodes("n[1-4]:3")))
     assert suspended(r) == ["n1"]
+
+
+def test_without_a_resume_program_a_powered_down_node_that_registers_is_up(sim) -> None:
+    """No ResumeProgram: nothing but its administrator can have started a State=CLOUD node, so
+    its agent's registration brings it up (fsched's load thresholds' example needs this);
+    with one configured, booting on its own is still "Node unexpectedly rebooted"."""
+    bare = conf("NodeName=c1 CPUs=16 State=CLOUD\nPartitionName=p Nodes=c1 Default=YES\n")
+    cloud = PowerNode("c1", NodeBase.IDLE, NodeFlag.CLOUD | NodeFlag.POWERED_DOWN, partitions=("p",))
+    s = sim(bare, [cloud])
+    out = s.register("c1")
+    assert not any(isinstance(d, MarkDown) for d in out)
+    assert s.nodes["c1"].base == NodeBase.IDLE and s.flags("c1") == {"CLOUD"}
+    s = sim(conf(BASE + "NodeName=c1 CPUs=16 State=CLOUD\n"), [cloud])
+    assert MarkDown("c1", UNEXPECTED_REBOOT_REASON) in s.register("c1")
