@@ -76,7 +76,8 @@ def test_mode_1_natural_uses_one_layer_and_250_in_all(hres_cluster, tmp_path):
     c.wait_for("Licenses", lambda: c.jobs(late)[late]["reason"] == "Licenses")
     shown = show_job(c, late)
     assert shown["JobState"] == "PENDING"
-    assert shown["Reason"].startswith("Licenses,_natural:_1_requested,_layer_")
+    assert shown["Reason"] == "Licenses"  # Slurm's code alone; the figures are the API's detail
+    assert c.jobs(late)[late]["reason_detail"].startswith("natural: 1 requested, layer ")
     assert shown["Licenses"] == "natural:1"
     used = {name: e["used"] for name, e in layers(c, "natural").items()}
     assert used == {"top": 50, "low1": 100, "low2": 100}
@@ -97,7 +98,8 @@ def test_mode_2_flat_needs_every_layer_and_top_caps_at_24(hres_cluster, tmp_path
     c.wait_for("both running", lambda: running(c, b, d))
     late = sbatch(c, tmp_path, "flat:1", "node25")  # low4 and mid2 have room, top does not
     c.wait_for("Licenses", lambda: c.jobs(late)[late]["reason"] == "Licenses")
-    assert show_job(c, late)["Reason"] == "Licenses,_flat:_1_requested,_layer_top_has_0_free"
+    assert show_job(c, late)["Reason"] == "Licenses"
+    assert c.jobs(late)[late]["reason_detail"] == "flat: 1 requested, layer top has 0 free"
     view = layers(c, "flat")
     assert (view["top"]["used"], view["top"]["free"]) == (24, 0)
     assert (view["low4"]["used"], view["low4"]["free"]) == (0, 12)
