@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 
+from cli import clusters
 from cli.client import ApiError, Client, CliError
 from cli.fmt import make_parser
 
@@ -104,8 +105,11 @@ def main(argv: list[str]) -> int:
     parser = make_parser("sdiag")
     parser.add_argument("-a", "--all", action="store_true", help="report the statistics (the default)")
     parser.add_argument("-r", "--reset", action="store_true", help="reset the statistics (administrators)")
+    clusters.add_option(parser)
     args = parser.parse_args(argv)
     client = Client()
+    if args.clusters:
+        clusters.local_cluster(client, args.clusters, "sdiag")
     if args.reset:
         try:
             answer = client.post("/api/diag/reset/")

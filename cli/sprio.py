@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from functools import cmp_to_key
 
+from cli import clusters
 from cli.client import ApiError, Client, CliError
 from cli.fmt import Field, make_parser, pad, parse_format
 
@@ -203,6 +204,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-S", "--sort", default="i", help="comma separated list of fields to sort on")
     parser.add_argument("-u", "--user", "--users", dest="users", default="", help="users to view")
     parser.add_argument("-w", "--weights", action="store_true", help="show the weights of each factor")
+    clusters.add_option(parser)
     parser.add_argument("job_list", nargs="?", default=None, help="jobs to view (after -j)")
     args = parser.parse_args(argv)
     jobs_text = args.jobs
@@ -213,8 +215,11 @@ def main(argv: list[str]) -> int:
     params = {"user": args.users, "partition": args.partition}
     if jobs_text:
         params["job_id"] = _job_list(jobs_text)
+    client = Client()
+    if args.clusters:
+        clusters.local_cluster(client, args.clusters, "sprio")
     try:
-        answer = Client().get("/api/priority/", {k: v for k, v in params.items() if v})
+        answer = client.get("/api/priority/", {k: v for k, v in params.items() if v})
     except ApiError as exc:
         raise CliError(exc.message) from None
     assert isinstance(answer, dict)

@@ -48,6 +48,8 @@ def test_sbatch_names_the_cluster_it_submitted_to(cluster_api, capsys):
         ["scancel", "-M", "other", "5"],
         ["scontrol", "-M", "other", "show", "job", "5"],
         ["sshare", "-M", "other"],
+        ["sprio", "-M", "other"],
+        ["sdiag", "-M", "other"],
     ],
 )
 def test_another_cluster_is_refused_before_anything_is_sent(cluster_api, capsys, argv):
