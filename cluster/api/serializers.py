@@ -239,7 +239,7 @@ class NodeSerializer(serializers.ModelSerializer):
         ]
 
     def get_flags(self, node: Node) -> list[str]:
-        return states.flag_names(node.flags)
+        return states.flag_names(node.flags, node.base_state)
 
     def get_partitions(self, node: Node) -> list[str]:
         membership = self.context.get("membership")
