@@ -452,3 +452,14 @@ def test_count_sets_parse_into_the_cycle_exclusions(sim, nodes) -> None:
     s.now = 600
     r = s.cycle(exclusions=Exclusions(parse_exc_nodes("n[1-4]:3")))
     assert suspended(r) == ["n1"]
+
+
+def test_a_node_whose_reboot_was_issued_is_not_suspended(sim) -> None:
+    """scontrol reboot (#13 point 8): DOWN+REBOOT_ISSUED waits for its agent, as Slurm's
+    _node_state_suspendable() has it, while a plain DOWN node is suspended."""
+    nodes = [
+        PowerNode("n1", NodeBase.DOWN, NodeFlag.REBOOT_ISSUED, ("batch",)),
+        PowerNode("n2", NodeBase.DOWN, 0, ("batch",)),
+    ]
+    s = sim(conf(BASE), nodes)
+    assert suspended(s.advance(10_000)) == ["n2"]
