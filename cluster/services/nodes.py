@@ -17,6 +17,7 @@ from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
+from cluster.services.reboots import node_cancel_reboot
 from cluster.services.state import (
     fail_jobs_on,
     refresh_usage,
@@ -144,8 +145,6 @@ def node_update(
     now = timezone.now()
     who = actor.get_username()
     if state == "CANCEL_REBOOT":
-        from cluster.services.reboots import node_cancel_reboot  # noqa: PLC0415 - it imports this module
-
         node_cancel_reboot(actor=actor, nodes=nodes, now=now)
         state = None
     if owned:
