@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cluster', '0007_drop_plain_tokens'),
+        ('cluster', '0010_job_paused'),
     ]
 
     operations = [
