@@ -41,6 +41,7 @@ from agent.jobs import RESEND_AFTER, JobManager
 from agent.load_sampler import ProcLoad
 from agent.nodeconf import NodeRules
 from agent.power import PowerActions
+from agent.reboot import Reboots
 from agent.spool import Spool
 from load.core.indices import SAMPLE_INTERVAL
 from slurmwords import agent_messages as am
@@ -157,8 +158,10 @@ class Agent:
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)
+        self.reboots = Reboots(self.node_names, self._emit, config.rules, self.spool, clock=clock)
         self.ping_interval = config.ping_interval
         self.boot_time = config.boot_time if config.boot_time is not None else self.started_at
+        self.node_boot: dict[str, float] = {}  # nodes rebooted by scontrol reboot: their own
         self._queue: asyncio.Queue[am.Message] | None = None
         self._stop: asyncio.Event | None = None
         self._ws: ClientConnection | None = None
@@ -215,6 +218,10 @@ class Agent:
             if adopted and previous is not None:
                 self.boot_time = previous
         self.spool.write_boot_time(self.boot_time)
+        # A node whose RebootProgram ran (it restarted this agent) did reboot, whatever
+        # jobs of the other nodes were adopted.
+        for name in self.spool.take_rebooting() & set(self.node_names):
+            self.node_boot[name] = self.started_at
 
     async def _serve(self) -> int:
         assert self._stop is not None
@@ -347,7 +354,10 @@ class Agent:
         actions = self.power.report()
         return am.Register(
             agent_id=self.agent_id,
-            nodes=[n.info(self.boot_time, actions, active.get(n.name)) for n in self.config.nodes],
+            nodes=[
+                n.info(self.node_boot.get(n.name, self.boot_time), actions, active.get(n.name))
+                for n in self.config.nodes
+            ],
             running=self.jobs.running(),
             completions=self.jobs.unacknowledged(),
         )
@@ -519,6 +529,8 @@ class Agent:
                     self.jobs.ack(msg.job_ids)
                 case am.PowerAction():
                     self.power.run(msg)
+                case am.Reboot():
+                    self.reboots.run(msg)
                 case _:  # the protocol's, but not for now (a second challenge)
                     log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

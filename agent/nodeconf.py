@@ -9,12 +9,15 @@ whatever the controller sends (docs/agent-protocol.md, "What the agent decides i
   ``power_action`` message may run on this node.
 * ``NodeFeaturesPlugins=node_features/helpers``: the ``helpers.conf`` lines whose Helper
   programs report this node's active changeable features at registration.
+* ``RebootProgram``: what a ``reboot`` message runs (a path with its arguments, or the
+  name of a ``Location=slurmd`` PowerAction, as slurmd takes it); none, no reboot.
 
 Pure: no Django; the file is parsed with the controller's own parser.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +35,7 @@ class NodeRules:
     power_programs: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     source: str = ""  # the file they were read from, for messages
     node_features: NodeFeatures | None = field(default=None, hash=False)  # helpers.conf, if used
+    reboot_program: tuple[str, ...] = ()  # RebootProgram's words; empty: none usable
 
     def power_program(self, argv: list[str], node: str) -> str | None:
         """The PowerAction name whose Program, then ``node``, is exactly ``argv``; else None."""
@@ -48,12 +52,27 @@ def slurm_conf_path(conf_dir: str | None) -> Path:
 def rules_from(conf: SlurmConfig, *, source: str = "") -> NodeRules:
     disable = (conf.option("DisableRootJobs") or "").strip().lower()
     actions = power_config(conf).actions
+    slurmd = {n: p.argv for n, p in actions.items() if p.location == "slurmd"}
     return NodeRules(
         root_jobs=disable in ("no", "0", "false"),
-        power_programs={n: p.argv for n, p in actions.items() if p.location == "slurmd"},
+        power_programs=slurmd,
         source=source,
         node_features=load_node_features(conf),
+        reboot_program=reboot_argv(conf.option("RebootProgram") or "", slurmd),
     )
+
+
+def reboot_argv(value: str, actions: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """RebootProgram's words: a slurmd PowerAction's Program, or the value split as a shell
+    would (never run by one). A relative path or an unparsable value gives none."""
+    value = value.strip()
+    if value in actions:
+        return actions[value]
+    try:
+        words = tuple(shlex.split(value))
+    except ValueError:
+        return ()
+    return words if words and words[0].startswith("/") else ()
 
 
 def load_rules(path: Path) -> NodeRules:

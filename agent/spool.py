@@ -10,6 +10,7 @@ Layout (like slurmd's ``/var/spool/slurmd``)::
     <spool>/jobs/<job_id>/status   the wrapper writes the script's exit status here
     <spool>/done/<job_id>.json     a Completion not yet acknowledged by the controller
     <spool>/boot_time              the boot time reported for the hosted nodes
+    <spool>/rebooting              nodes whose RebootProgram ran (scontrol reboot), one a line
     <spool>/agent_id               the spool's id, part of the agent's id (``identity()``)
 
 Private: the root and its directories are 0700 and every file the agent writes is 0600
@@ -418,3 +419,32 @@ class Spool:
 
     def write_boot_time(self, value: float) -> None:
         _write_private(self.root / "boot_time", repr(value).encode())
+
+    def mark_rebooting(self, node: str) -> None:
+        """``node``'s RebootProgram is about to run: the next agent on this spool reports a
+        new boot time for it, even if it adopts jobs of the other nodes."""
+        names = self._rebooting() | {node}
+        _write_private(self.root / "rebooting", "".join(f"{n}\n" for n in sorted(names)).encode(), sync=True)
+
+    def unmark_rebooting(self, node: str) -> None:
+        """Its RebootProgram failed and this agent lives on: no reboot happened."""
+        names = self._rebooting() - {node}
+        if names:
+            _write_private(self.root / "rebooting", "".join(f"{n}\n" for n in sorted(names)).encode())
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.root / "rebooting")
+
+    def take_rebooting(self) -> set[str]:
+        """The nodes marked rebooting, and the marks gone (read once, at start)."""
+        names = self._rebooting()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.root / "rebooting")
+        return names
+
+    def _rebooting(self) -> set[str]:
+        try:
+            text = (self.root / "rebooting").read_text()
+        except (OSError, UnicodeDecodeError):
+            return set()
+        return {line.strip() for line in text.splitlines() if line.strip()}

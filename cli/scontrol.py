@@ -203,6 +203,7 @@ def node_record(node: dict) -> Record:
             ("Owner", "N/A"),
             ("MCS_label", "N/A"),
         ],
+        *([[("NextState", node["next_state"])]] if node.get("next_state") else []),
         [("Partitions", ",".join(node.get("partitions") or []) or "(null)")],
         [
             ("BootTime", slurm_time(node.get("boot_time"), "None")),
@@ -1016,6 +1017,78 @@ def cmd_power(client, words: list[str], opts: Opts) -> int:
     return 0
 
 
+def reboot_body(words: list[str]) -> dict:
+    """``scontrol reboot [ASAP] [nextstate={RESUME|DOWN}] [reason=<reason>] {ALL|<NodeList>}``
+    as the ``POST /api/nodes/reboot/`` body; ValueError with scontrol's words."""
+    if len(words) > 6:
+        raise ValueError("too many arguments for keyword:reboot")
+    body: dict = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq and word.upper() == "ASAP":
+            body["asap"] = True
+        elif not eq and word.upper() == "FORCE":
+            raise ValueError("FORCE is not supported: drain the node, or use ASAP")
+        elif eq and key.lower() == "reason":
+            if not value:
+                raise ValueError("missing reason")
+            if "reason" in body:
+                raise ValueError("multiple reasons specified")
+            body["reason"] = value
+        elif eq and key.lower() == "nextstate":
+            if not value:
+                raise ValueError("missing state")
+            # A prefix of either word, as Slurm takes it (nextstate=res).
+            state = next((s for s in ("DOWN", "RESUME") if s.startswith(value.upper())), None)
+            if state is None:
+                raise ValueError(f"Invalid state: {value}\n Valid states: DOWN, RESUME")
+            body["next_state"] = state
+        elif eq and key.lower() == "action":
+            raise ValueError("Action= is not supported: the RebootProgram of slurm.conf is run")
+        elif "nodes" in body:
+            raise ValueError("Multiple node lists specified")
+        else:
+            body["nodes"] = word
+    if "nodes" not in body:
+        raise ValueError("Missing node list. Specify ALL|<NodeList>")
+    return body
+
+
+# Slurm's scontrol checks its own slurm.conf and says this before asking slurmctld.
+NO_REBOOT_PROGRAM = "RebootProgram isn't defined"
+
+
+def cmd_reboot(client, words: list[str], opts: Opts) -> int:
+    from cli.client import ApiError  # noqa: PLC0415
+
+    try:
+        answer = client.post("/api/nodes/reboot/", reboot_body(words))
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except ApiError as exc:
+        if exc.message == NO_REBOOT_PROGRAM:
+            sys.stderr.write(f"scontrol: error: {NO_REBOOT_PROGRAM}\nscontrol_reboot_nodes error\n")
+        else:
+            sys.stderr.write(f"scontrol_reboot_nodes error: {exc.message}\n")
+        return 1
+    message = (answer or {}).get("message") if isinstance(answer, dict) else ""
+    if message:
+        sys.stderr.write(f"scontrol: error: {message}\n")
+    return 0
+
+
+def cmd_cancel_reboot(client, words: list[str], opts: Opts) -> int:
+    """``scontrol cancel_reboot <NodeList>``."""
+    if len(words) != 1:
+        many = "too many arguments" if words else "missing argument"
+        sys.stderr.write(f"{many} for keyword:cancel_reboot\n")
+        return 1
+    return _request(
+        lambda: client.post("/api/nodes/cancel_reboot/", {"nodes": words[0]}), "slurm_update error"
+    )[0]
+
+
 def show_hostnames(words: list[str]) -> int:
     """``scontrol show hostnames <hostlist>``: one name a line (no controller needed)."""
     if not words:
@@ -1042,6 +1115,9 @@ VERBS: dict[str, Callable[..., int]] = {
     "reconfigure": cmd_reconfigure,
     "version": cmd_version,
     "power": cmd_power,
+    # Slurm's keywords, taken by any prefix of three letters or more ("reboot").
+    "reboot_nodes": cmd_reboot,
+    "cancel_reboot": cmd_cancel_reboot,
     "create": cmd_create,
     "delete": cmd_delete,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},

@@ -48,9 +48,22 @@ _FLAG_BITS = {
     "POWER_DOWN": 0x20000,
     "POWER_UP": 0x40000,
     "POWERING_DOWN": 0x80000,
+    "REBOOT_ISSUED": 0x100000,
+    "PLANNED": 0x200000,
+    "INVALID_REG": 0x400000,
 }
-# sinfo -R lists nodes in these short states (or with a reason set).
-_TROUBLE = ("down", "drain", "drng", "fail", "failg", "maint")
+
+
+def _aio(node: dict) -> str:
+    """Which of sinfo's A/I/O counts a node joins: allocated (ALLOCATED, MIXED or
+    COMPLETING), other (DRAIN or DOWN) or idle, from its base state and flags as Slurm
+    counts them (a short state such as ``boot^`` or ``maint`` does not say)."""
+    base, flags = node.get("base_state") or "", node.get("flags") or []
+    if base in ("ALLOCATED", "MIXED") or "COMPLETING" in flags:
+        return "A"
+    if "DRAIN" in flags or base == "DOWN":
+        return "O"
+    return "I"
 
 
 _NO_NODE = {"state_short": "n/a", "state_sinfo": "n/a"}
@@ -174,7 +187,7 @@ def _cpus_aiot(rows: list[Row]) -> str:
         cpus, used = int(row.node.get("cpus") or 0), int(row.node.get("cpus_alloc") or 0)
         total += cpus
         alloc += used
-        if (row.node.get("state_short") or "").rstrip("*~#%!$@^-") in _TROUBLE:
+        if "DRAIN" in (row.node.get("flags") or []) or row.node.get("base_state") == "DOWN":
             other += cpus - used
         else:
             idle += cpus - used
@@ -182,17 +195,11 @@ def _cpus_aiot(rows: list[Row]) -> str:
 
 
 def _nodes_aiot(rows: list[Row]) -> str:
-    alloc = idle = other = 0
+    counts = {"A": 0, "I": 0, "O": 0}
     for row in rows:
-        if not row.node.get("name"):
-            continue
-        short = (row.node.get("state_short") or "").rstrip("*~#%!$@^-")
-        if short in _TROUBLE or short in ("unk", "futr"):
-            other += 1
-        elif short in ("alloc", "mix", "comp"):
-            alloc += 1
-        else:
-            idle += 1
+        if row.node.get("name"):
+            counts[_aio(row.node)] += 1
+    alloc, idle, other = counts["A"], counts["I"], counts["O"]
     return f"{alloc}/{idle}/{other}/{alloc + idle + other}"
 
 
@@ -228,8 +235,8 @@ PARTITION_KINDS = frozenset("PRalLghrsp")  # fields that need the partition dime
 
 
 def _trouble(node: dict) -> bool:
-    short = (node.get("state_short") or "").rstrip("*~#%!$@^-")
-    return bool(node.get("reason")) or short in _TROUBLE
+    """sinfo -R: a node with a reason, or DOWN, DRAINED/DRAINING (FAIL has no flag here)."""
+    return bool(node.get("reason")) or _aio(node) == "O" or "DRAIN" in (node.get("flags") or [])
 
 
 def format_sinfo(

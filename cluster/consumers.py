@@ -14,7 +14,7 @@ from django.conf import settings
 
 from agent import handshake
 from cluster import agent_keys, extensions, publish
-from cluster.services import agents
+from cluster.services import agents, reboots
 from cluster.services.errors import DATABASE_UNREACHABLE
 from slurmwords import agent_messages as am
 
@@ -324,6 +324,11 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                                        error=msg.error, run=msg.run)  # fmt: skip
                 case am.Ping():
                     ping = raw
+                case am.RebootDone():
+                    if msg.node in self.nodes:
+                        await self._db(
+                            reboots.agent_reboot_done, node=msg.node, exit_code=msg.exit_code, error=msg.error
+                        )
                 case am.Drain():
                     await self._db(
                         agents.agent_drain,

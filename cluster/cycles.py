@@ -111,6 +111,7 @@ def run_health() -> str:
 
     from cluster import liveness  # noqa: PLC0415
     from cluster.services.launch_watch import launch_watch_pass  # noqa: PLC0415
+    from cluster.services.reboots import reboot_pass  # noqa: PLC0415
     from cluster.services.scheduling import health_pass  # noqa: PLC0415
 
     with cycle_lock("health") as got:
@@ -119,7 +120,10 @@ def run_health() -> str:
         now = timezone.now()
         downed = health_pass(now=now, heard_since=liveness.heard_since())
         watched = launch_watch_pass(now=now)
-    return f"down={len(downed)} {watched}"
+        # scontrol reboot: issued once a node is idle, DOWN after ResumeTimeout without it.
+        with transaction.atomic():
+            rebooted = reboot_pass(now=now)
+    return f"down={len(downed)} {watched}" + (f" rebooted={len(rebooted)}" if rebooted else "")
 
 
 def run_cycle(cycle: extensions.Cycle) -> str:

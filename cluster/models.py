@@ -116,6 +116,12 @@ class Node(models.Model):
     # ``Action=`` waiting for the next power cycle.
     power_entered = models.DateTimeField(null=True, blank=True)
     power_action = models.CharField(max_length=64, blank=True, default="")
+    # scontrol reboot: the state the node takes when it registers after the reboot (Slurm's
+    # NextState: "" keeps its drain, RESUME, DOWN), whether ASAP drained it (the drain is
+    # undone then), and when the reboot was issued (ResumeTimeout counts from it).
+    reboot_next_state = models.CharField(max_length=16, blank=True, default="")
+    reboot_undrain = models.BooleanField(default=False)
+    reboot_issued_at = models.DateTimeField(null=True, blank=True)
     # Cloud accounting, as ``scontrol update NodeName=... InstanceId= InstanceType= Extra=``.
     instance_id = models.CharField(max_length=128, blank=True, default="")
     instance_type = models.CharField(max_length=128, blank=True, default="")

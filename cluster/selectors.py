@@ -39,16 +39,34 @@ NODE_COLOURS: tuple[tuple[str, str], ...] = (
     ("down", "down: unavailable"),
     ("futr", "future: defined, not yet in service"),
     ("unk", "unknown: not yet registered"),
+    ("boot", "reboot: requested, or issued and waiting for the node"),
+    ("maint", "maintenance: in a MAINT reservation"),
+    ("plnd", "planned: held by backfill for a pending job"),
+    ("resv", "reserved: in an advanced reservation"),
+    ("inval", "invalid registration"),
 )
 
-# sinfo's state suffixes that fsched produces (cluster.core.states.suffix), with their meaning.
+# sinfo's state suffixes (cluster.core.states), with their meaning, in Slurm's precedence.
 NODE_SUFFIXES: tuple[tuple[str, str], ...] = (
-    ("*", "not responding"),
-    ("~", "powered down"),
+    ("$", "in a maintenance reservation"),
+    ("^", "reboot issued"),
+    ("@", "reboot pending"),
     ("#", "powering up"),
     ("%", "powering down"),
+    ("~", "powered down"),
     ("!", "power down pending"),
+    ("*", "not responding"),
+    ("-", "planned by backfill for a higher priority job"),
+    ("+", "allocated while other jobs complete"),
 )
+# A state each suffix is seen on (``idle@`` never is: an idle node's reboot reads ``boot``).
+NODE_SUFFIX_EXAMPLES = {"$": "down$", "^": "boot^", "@": "mix@", "-": "mix-", "+": "alloc+"}
+
+
+def suffix_legend() -> list[tuple[str, str, str]]:
+    """(suffix, meaning, a state showing it) for the legend."""
+    return [(c, meaning, NODE_SUFFIX_EXAMPLES.get(c, "idle" + c)) for c, meaning in NODE_SUFFIXES]
+
 
 _POWER_CLASSES = (
     (NodeFlag.POWERING_UP, "p-up"),

@@ -152,7 +152,7 @@ def nodes(request: HttpRequest) -> HttpResponse:
         "nav": "nodes",
         "partitions": selectors.partition_names(),
         "colours": selectors.NODE_COLOURS,
-        "suffixes": selectors.NODE_SUFFIXES,
+        "suffixes": selectors.suffix_legend(),
         **_grid_context(request),
     }
     return render(request, "console/nodes.html", context)

@@ -8,6 +8,7 @@ had; nothing here changes a key or a value.
 
 Handshake (unsealed): ``hello`` → ``challenge`` → ``auth``. After it, the agent sends
 ``register`` and its reports; the controller answers ``registered`` and sends commands.
+``reboot`` and ``reboot_done`` are ``scontrol reboot``'s.
 ``power_action`` and ``power_action_done`` are power saving's (an extension of the
 cluster core), described here all the same: the agent speaks them.
 """
@@ -44,6 +45,8 @@ __all__ = [
     "Ping",
     "PowerAction",
     "PowerActionDone",
+    "Reboot",
+    "RebootDone",
     "Register",
     "Registered",
     "RunningJob",
@@ -256,6 +259,17 @@ class PowerActionDone(Message):
     error: str  # empty unless it could not start
 
 
+@dataclass(frozen=True)
+class RebootDone(Message):
+    """The node's RebootProgram ended (or could not start) and the agent lives on."""
+
+    TYPE = "reboot_done"
+    node: str
+    exit_code: int  # negative: killed by that signal; 127: not started or not configured
+    end_time: float
+    error: str  # empty unless it could not start
+
+
 # -- controller → agent ------------------------------------------------------------
 
 
@@ -317,14 +331,34 @@ class PowerAction(Message):
             raise MessageError(kind, "argv", "is missing (there is no action either)")
 
 
+@dataclass(frozen=True)
+class Reboot(Message):
+    """``scontrol reboot``: run the agent's own RebootProgram for ``node`` (its slurm.conf's,
+    never a program named here). The node is back when the agent registers again with a
+    later boot time."""
+
+    TYPE = "reboot"
+    node: str
+
+
 def _by_type(*classes: type[Message]) -> dict[str, type[Message]]:
     return {cls.TYPE: cls for cls in classes}
 
 
 AGENT_MESSAGES = _by_type(
-    Hello, Auth, Register, Started, LaunchFailed, Completed, CompletedBatch, Ping, Drain, PowerActionDone
+    Hello,
+    Auth,
+    Register,
+    Started,
+    LaunchFailed,
+    Completed,
+    CompletedBatch,
+    Ping,
+    Drain,
+    PowerActionDone,
+    RebootDone,
 )
-CONTROLLER_MESSAGES = _by_type(Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction)
+CONTROLLER_MESSAGES = _by_type(Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot)
 REGISTRY = {**AGENT_MESSAGES, **CONTROLLER_MESSAGES}
 
 

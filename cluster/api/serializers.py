@@ -212,6 +212,7 @@ class NodeSerializer(serializers.ModelSerializer):
     extra = serializers.CharField(source="extra_text")
     alloc_tres = serializers.SerializerMethodField()
     cfg_tres = serializers.SerializerMethodField()
+    next_state = serializers.SerializerMethodField()
 
     class Meta:
         model = Node
@@ -252,10 +253,11 @@ class NodeSerializer(serializers.ModelSerializer):
             "instance_id",
             "instance_type",
             "extra",
+            "next_state",
         ]
 
     def get_flags(self, node: Node) -> list[str]:
-        return states.flag_names(node.flags)
+        return states.flag_names(node.flags, node.base_state)
 
     def get_partitions(self, node: Node) -> list[str]:
         membership = self.context.get("membership")
@@ -266,6 +268,13 @@ class NodeSerializer(serializers.ModelSerializer):
 
     def get_alloc_tres(self, node: Node) -> str:
         return f"cpu={node.alloc_cpus},mem={node.alloc_mem}M" if node.alloc_cpus else ""
+
+    def get_next_state(self, node: Node) -> str:
+        """scontrol reboot's nextstate while the reboot is pending or issued (Slurm's
+        NextState=): DOWN, RESUME, or UNDRAIN for an ASAP reboot without one; else ""."""
+        if not node.flags & (states.NodeFlag.REBOOT_REQUESTED | states.NodeFlag.REBOOT_ISSUED):
+            return ""
+        return node.reboot_next_state or ("UNDRAIN" if node.reboot_undrain else "")
 
     def get_cfg_tres(self, node: Node) -> str:
         return f"cpu={node.cpus},mem={node.real_memory}M,billing={node.cpus}"

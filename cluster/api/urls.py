@@ -17,6 +17,8 @@ urlpatterns = [
     path("nodes/update/", views.NodeUpdate.as_view()),
     path("nodes/create/", views.NodeCreate.as_view()),
     path("nodes/delete/", views.NodeDelete.as_view()),
+    path("nodes/reboot/", views.NodeReboot.as_view()),
+    path("nodes/cancel_reboot/", views.NodeCancelReboot.as_view()),
     path("nodes/<str:name>/", views.NodeDetail.as_view()),
     path("partitions/", views.PartitionList.as_view()),
     path("reservations/", views.ReservationList.as_view()),

@@ -19,9 +19,10 @@ from cluster.api.permissions import StaffOnly, StaffWrites
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
 from cluster.core import hostlists, jobspec, states
 from cluster.models import ClusterConfig, Job, Node, Partition
-from cluster.services import dynamic_nodes
+from cluster.services import dynamic_nodes, inputs
 from cluster.services import jobs as job_services
 from cluster.services import nodes as node_services
+from cluster.services import reboots as reboot_services
 from cluster.services import reservations as reservation_services
 from cluster.services.configuration import config_load
 from cluster.services.errors import NotFound, ServiceError
@@ -313,6 +314,36 @@ class NodeUpdate(APIView):
         # The service checks the caller is staff before it reads the body (403, not 400/500).
         updated = node_services.node_update_request(actor=request.user, body=request.data)
         return Response({"updated": updated})
+
+
+class NodeReboot(APIView):
+    """``POST /api/nodes/reboot/`` ``{"nodes": "node[01-02]" | "ALL", "asap": false,
+    "next_state": "" | "RESUME" | "DOWN", "reason": "..."}``: ``scontrol reboot`` (staff)."""
+
+    permission_classes = [StaffOnly]
+    parser_classes = PARSERS
+
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request) -> Response:
+        data = inputs.body_object(request.data)
+        inputs.known_fields(data, reboot_services.FIELDS)
+        answer = reboot_services.node_reboot(actor=request.user, **{"nodes": "", **data})
+        return Response({"nodes": answer.queued, "skipped": answer.skipped, "message": answer.message})
+
+
+class NodeCancelReboot(APIView):
+    """``POST /api/nodes/cancel_reboot/`` ``{"nodes": "node01"}``: ``scontrol cancel_reboot``."""
+
+    permission_classes = [StaffOnly]
+    parser_classes = PARSERS
+
+    @extend_schema(request=dict, responses=dict)
+    def post(self, request: Request) -> Response:
+        data = inputs.body_object(request.data)
+        inputs.known_fields(data, ("nodes",))
+        return Response(
+            {"nodes": reboot_services.node_cancel_reboot(actor=request.user, nodes=data.get("nodes", ""))}
+        )
 
 
 class ReservationList(APIView):

@@ -138,6 +138,12 @@ class ReservationView:
         return not (self.accounts and not self.accounts.admits(account))
 
 
+def maintenance_nodes(reservations: Iterable[ReservationView], now: float) -> frozenset[str]:
+    """The nodes of the active MAINT reservations: Slurm flags them MAINTENANCE (sinfo's
+    ``$``, ``maint``) while the reservation lasts."""
+    return frozenset(n for r in reservations if r.maint and r.active(now) for n in r.nodes)
+
+
 class ReservationPlugin(SchedulerPlugin):
     """Gates jobs by reservation and withholds reserved nodes (see the module docstring).
 
@@ -234,5 +240,6 @@ __all__ = [
     "AccessList",
     "ReservationPlugin",
     "ReservationView",
+    "maintenance_nodes",
     "parse_flags",
 ]

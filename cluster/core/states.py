@@ -4,7 +4,8 @@ Pure module (no Django): shared by the models, the scheduler core, the API
 serialisers and the console.  A node has one *base* state and a set of
 *flags*; ``sinfo`` and ``scontrol`` print them in different ways
 (``IDLE+DRAIN`` long, ``drain`` short, ``idle~`` with a power suffix), and
-those spellings are built here and only here.
+those spellings are built here and only here, after Slurm's sinfo(1) NODE STATE
+CODES and their precedence.
 """
 
 from __future__ import annotations
@@ -35,15 +36,17 @@ class NodeFlag(enum.IntFlag):
     POWERING_DOWN = 1 << 7  # %
     POWERING_UP = 1 << 8  # #
     DYNAMIC = 1 << 9
-    REBOOT_REQUESTED = 1 << 10
+    REBOOT_REQUESTED = 1 << 10  # @: scontrol reboot, waiting for the node to be idle
     INVALID_REG = 1 << 11
     RESERVED = 1 << 12
-    PLANNED = 1 << 13
-    MAINTENANCE = 1 << 14
+    PLANNED = 1 << 13  # -: backfill holds the node for a pending job
+    MAINTENANCE = 1 << 14  # $: in an active reservation with Flags=MAINT
     POWER_DRAIN = 1 << 15  # the DRAIN was set by POWER_DOWN_ASAP (internal, not printed)
+    REBOOT_ISSUED = 1 << 16  # ^: the agent was told to reboot the node (scontrol reboot)
 
 
-# Order in which flags are appended to the long name (as scontrol prints them).
+# Order in which flags are appended to the long name (``scontrol show node``'s State=):
+# Slurm's node_state_string_complete() walks its flag table in this order.
 _LONG_FLAG_ORDER = (
     NodeFlag.CLOUD,
     NodeFlag.COMPLETING,
@@ -51,46 +54,65 @@ _LONG_FLAG_ORDER = (
     NodeFlag.DYNAMIC,
     NodeFlag.INVALID_REG,
     NodeFlag.MAINTENANCE,
+    NodeFlag.POWER_DOWN,
+    NodeFlag.POWER_UP,
+    NodeFlag.POWERED_DOWN,
+    NodeFlag.REBOOT_REQUESTED,
+    NodeFlag.REBOOT_ISSUED,
+    NodeFlag.RESERVED,
     NodeFlag.NOT_RESPONDING,
     NodeFlag.PLANNED,
-    NodeFlag.POWER_DOWN,
-    NodeFlag.POWERED_DOWN,
-    NodeFlag.POWERING_DOWN,
     NodeFlag.POWERING_UP,
-    NodeFlag.POWER_UP,
-    NodeFlag.REBOOT_REQUESTED,
-    NodeFlag.RESERVED,
+    NodeFlag.POWERING_DOWN,
 )
 
-# Suffix characters sinfo appends to the short state; first match wins, the
-# same precedence as Slurm's node_state_string_compact().
-_SUFFIXES = (
-    (NodeFlag.NOT_RESPONDING, "*"),
-    (NodeFlag.POWERING_DOWN, "%"),
-    (NodeFlag.POWER_DOWN, "!"),
-    (NodeFlag.POWERED_DOWN, "~"),
-    (NodeFlag.POWERING_UP, "#"),
+# The one suffix sinfo appends to a state (sinfo(1), NODE STATE CODES), first match wins:
+# Slurm's precedence when flags combine is $ ^ @ # % ~ ! *.
+SUFFIXES = (
+    (NodeFlag.MAINTENANCE, "$"),  # in a maintenance reservation
+    (NodeFlag.REBOOT_ISSUED, "^"),  # reboot issued
+    (NodeFlag.REBOOT_REQUESTED, "@"),  # reboot pending
+    (NodeFlag.POWERING_UP, "#"),  # powering up or being configured
+    (NodeFlag.POWERING_DOWN, "%"),  # powering down
+    (NodeFlag.POWERED_DOWN, "~"),  # powered off
+    (NodeFlag.POWER_DOWN, "!"),  # power down pending
+    (NodeFlag.NOT_RESPONDING, "*"),  # not responding
 )
+# "-" is not a suffix of that list: only an idle or mixed node planned by backfill shows
+# it (``mix-``; an idle one reads ``plnd``), and only when no other suffix applies.
+PLANNED_SUFFIX = "-"
+_REBOOTING = NodeFlag.REBOOT_REQUESTED | NodeFlag.REBOOT_ISSUED
+_BUSY = (NodeBase.ALLOCATED, NodeBase.MIXED)
 
-_SHORT_BASE = {
-    NodeBase.UNKNOWN: "unk",
-    NodeBase.IDLE: "idle",
-    NodeBase.MIXED: "mix",
-    NodeBase.ALLOCATED: "alloc",
-    NodeBase.DOWN: "down",
-    NodeBase.FUTURE: "futr",
+# (short, long) words of each base state, as sinfo %t and %T print them.
+_BASE_WORDS = {
+    NodeBase.UNKNOWN: ("unk", "unknown"),
+    NodeBase.IDLE: ("idle", "idle"),
+    NodeBase.MIXED: ("mix", "mixed"),
+    NodeBase.ALLOCATED: ("alloc", "allocated"),
+    NodeBase.DOWN: ("down", "down"),
+    NodeBase.FUTURE: ("futr", "future"),
 }
 
 
-def flag_names(flags: int) -> list[str]:
-    return [f.name for f in _LONG_FLAG_ORDER if flags & f]
+def flag_names(flags: int, base: NodeBase | str | None = None) -> list[str]:
+    """The flags' names in Slurm's order; a dynamic node's flag is DYNAMIC_FUTURE while it
+    is FUTURE and DYNAMIC_NORM once it is not (with no ``base``: DYNAMIC_NORM)."""
+    names = []
+    for f in _LONG_FLAG_ORDER:
+        if flags & f:
+            if f is NodeFlag.DYNAMIC:
+                names.append("DYNAMIC_FUTURE" if base == NodeBase.FUTURE else "DYNAMIC_NORM")
+            else:
+                names.append(str(f.name))
+    return names
 
 
 def drain_word(base: NodeBase, flags: int) -> str | None:
     """DRAINED when nothing runs any more, DRAINING while jobs still do."""
     if not flags & NodeFlag.DRAIN:
         return None
-    if base in (NodeBase.ALLOCATED, NodeBase.MIXED) or flags & NodeFlag.COMPLETING:
+    if base in _BUSY or flags & NodeFlag.COMPLETING:
         return "DRAINING"
     return "DRAINED"
 
@@ -98,42 +120,72 @@ def drain_word(base: NodeBase, flags: int) -> str | None:
 def long_state(base: NodeBase | str, flags: int) -> str:
     """State as ``scontrol show node`` prints it: ``IDLE+CLOUD+POWERED_DOWN``."""
     base = NodeBase(base)
-    return "+".join([base.value, *flag_names(flags)])
+    return "+".join([base.value, *flag_names(flags, base)])
 
 
 def sinfo_long(base: NodeBase | str, flags: int) -> str:
-    """``sinfo %T``: ``idle``, ``drained``, ``mixed``, ``allocated``, plus suffix."""
-    base = NodeBase(base)
-    word = drain_word(base, flags)
-    if word is None:
-        word = {NodeBase.MIXED: "mixed", NodeBase.ALLOCATED: "allocated", NodeBase.FUTURE: "future"}.get(
-            base, base.value.lower()
-        )
-        if flags & NodeFlag.COMPLETING and base is not NodeBase.DOWN:
-            word = "completing"
-    else:
-        word = word.lower()
-    return word + suffix(flags)
+    """``sinfo %T``: ``idle``, ``drained``, ``mixed-``, ``reboot^``, ``maint``, ``idle~``."""
+    return _sinfo_state(NodeBase(base), flags, short=False)
 
 
 def sinfo_short(base: NodeBase | str, flags: int) -> str:
-    """``sinfo %t``: ``idle``, ``drain``, ``drng``, ``mix``, ``alloc``, ``down*``, ``idle~``."""
-    base = NodeBase(base)
-    word = drain_word(base, flags)
-    if word == "DRAINED":
-        short = "drain"
-    elif word == "DRAINING":
-        short = "drng"
-    elif flags & NodeFlag.COMPLETING and base is not NodeBase.DOWN:
-        short = "comp"
-    else:
-        short = _SHORT_BASE[base]
-    return short + suffix(flags)
+    """``sinfo %t``: ``idle``, ``drain``, ``drng@``, ``mix-``, ``boot^``, ``down*``, ``idle~``."""
+    return _sinfo_state(NodeBase(base), flags, short=True)
+
+
+def _sinfo_state(base: NodeBase, flags: int, *, short: bool) -> str:
+    """The state word and its one suffix, with the precedence of Slurm's
+    node_state_string_compact() (%t) and node_state_string() (%T).
+
+    Some flags replace the word instead of adding a suffix: an invalid registration
+    (``inval``), a maintenance reservation on a node that is neither busy, down nor
+    drained (``maint``), a pending or issued reboot of a node that is not busy
+    (``boot``/``boot^``, long ``reboot``/``reboot^``), and backfill's plan on an idle
+    node (``plnd``).
+    """
+
+    def word(s: str, long: str) -> str:
+        return s if short else long
+
+    if flags & NodeFlag.INVALID_REG:
+        return "inval"
+    responding = "*" if flags & NodeFlag.NOT_RESPONDING else ""
+    if flags & NodeFlag.MAINTENANCE and not (flags & NodeFlag.DRAIN or base in (*_BUSY, NodeBase.DOWN)):
+        return "maint" + responding
+    if flags & _REBOOTING and base not in _BUSY:
+        if flags & NodeFlag.REBOOT_ISSUED:
+            return word("boot", "reboot") + "^"
+        return word("boot", "reboot") + responding
+    end = suffix(flags)
+    drained = drain_word(base, flags)
+    if drained == "DRAINING":
+        return word("drng", "draining") + end
+    if drained == "DRAINED":
+        return word("drain", "drained") + end
+    if base is NodeBase.DOWN:
+        return "down" + end
+    if base is NodeBase.ALLOCATED:
+        # Jobs still running while others complete: Slurm's "+" (alloc+).
+        return word("alloc", "allocated") + (end or ("+" if flags & NodeFlag.COMPLETING else ""))
+    if flags & NodeFlag.COMPLETING:
+        return word("comp", "completing") + end
+    if base is NodeBase.IDLE and not end:
+        if flags & NodeFlag.RESERVED:
+            return word("resv", "reserved")
+        if flags & NodeFlag.PLANNED:
+            return word("plnd", "planned")
+    if base is NodeBase.MIXED and not end and flags & NodeFlag.PLANNED:
+        end = PLANNED_SUFFIX
+    if base is NodeBase.UNKNOWN:
+        end = responding  # Slurm gives an unknown node no suffix but "*"
+    s, long = _BASE_WORDS[base]
+    return word(s, long) + end
 
 
 def suffix(flags: int) -> str:
-    for flag, char in _SUFFIXES:
-        if flag and flags & flag:
+    """The one suffix of sinfo's list that the flags earn (``""`` when none)."""
+    for flag, char in SUFFIXES:
+        if flags & flag:
             return char
     return ""
 

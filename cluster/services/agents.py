@@ -24,6 +24,7 @@ from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.services.dynamic_nodes import register_dynamic
 from cluster.services.nodes import NOT_RESPONDING_REASON
+from cluster.services.reboots import reboot_registration
 from cluster.services.state import (
     ENDED_FIELDS,
     end_job,
@@ -153,6 +154,8 @@ def agent_register(
                 setattr(node, attr, str(info[key]))
         node.slurmd_start_time = now
         node.last_contact = now
+        # Back from scontrol reboot (judged on the new boot time, stored above).
+        reboot_registration(node, boot_time=info.get("boot_time"), now=now)
         remove = NodeFlag.NOT_RESPONDING
         base = None
         reason = None
@@ -285,8 +288,8 @@ def agent_disconnected(
                 node.save(update_fields=["agent_id"])
             if node.flags & NodeFlag.NOT_RESPONDING:
                 continue
-            if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN):
-                continue  # its agent stopping is the power down itself: no NoResp
+            if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN | NodeFlag.REBOOT_ISSUED):
+                continue  # its agent stopping is the power down or the reboot itself: no NoResp
             set_node_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
             node.save(update_fields=["flags"])
         publish.console_changed("nodes")

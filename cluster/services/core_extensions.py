@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.conf import settings
+from django.db import transaction
+
 from cluster.core.arrays import ArrayThrottlePlugin
 from cluster.core.licenses import LicensePlugin, plain_alloc
 from cluster.core.reservations import ReservationPlugin
 from cluster.core.scheduler import SchedulerPlugin
 from cluster.core.states import HOLDING_JOB_STATES
-from cluster.extensions import LICENSE_MODES, LICENSE_ROWS, Allocation, ClusterExtension, PassContext
+from cluster.extensions import LICENSE_MODES, LICENSE_ROWS, Allocation, ClusterExtension, Cycle, PassContext
 from cluster.models import Job
 from cluster.services import reservations as reservation_services
 
@@ -33,6 +36,17 @@ class ReservationsExtension(ClusterExtension):
     def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
         views = reservation_services.pass_views(ctx.now)
         return (ReservationPlugin(views, reservation_services.pending_accounts()),)
+
+    def cycles(self) -> Sequence[Cycle]:
+        # A MAINT reservation's nodes are flagged MAINTENANCE when it begins, not when it
+        # was created, and lose the flag when it ends.
+        return (Cycle("maintenance", run_maintenance, settings.FSCHED_HEALTH_INTERVAL),)
+
+
+def run_maintenance() -> str:
+    with transaction.atomic():
+        changed = reservation_services.maintenance_sync()
+    return f"changed={len(changed)}"
 
 
 _PLUGIN = "licenses.plugin"

@@ -17,6 +17,7 @@ from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Node
 from cluster.services import inputs
 from cluster.services.errors import PermissionDenied, ServiceError
+from cluster.services.reboots import node_cancel_reboot
 from cluster.services.state import (
     fail_jobs_on,
     refresh_usage,
@@ -28,7 +29,9 @@ log = logging.getLogger(__name__)
 NOT_RESPONDING_REASON = "Not responding"
 
 
-_UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL"}
+_UPDATE_STATES = {"DRAIN", "UNDRAIN", "RESUME", "DOWN", "IDLE", "FAIL", "CANCEL_REBOOT"}
+# State=RESUME ends a pending or issued reboot too (scontrol(1)).
+_REBOOT_FLAGS = NodeFlag.REBOOT_REQUESTED | NodeFlag.REBOOT_ISSUED
 # The fields of POST /api/nodes/update/ (node_update's keywords), and their columns' lengths.
 UPDATE_FIELDS = (
     "nodes",
@@ -145,6 +148,9 @@ def node_update(
         raise ServiceError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
     now = timezone.now()
     who = actor.get_username()
+    if state == "CANCEL_REBOOT":
+        node_cancel_reboot(actor=actor, nodes=nodes, now=now)
+        state = None
     if owned:
         for ext in extensions.active():
             ext.node_fields_update([found[n] for n in names], owned, how="update")
@@ -163,7 +169,11 @@ def node_update(
                 base = None
                 if NodeBase(node.base_state) == NodeBase.DOWN and state != "UNDRAIN":
                     base = NodeBase.IDLE if node.last_contact else NodeBase.UNKNOWN
-                set_node_state(node, base=base, remove=NodeFlag.DRAIN, reason="", user=who, now=now)
+                remove = NodeFlag.DRAIN
+                if state == "RESUME" and node.flags & _REBOOT_FLAGS:
+                    remove |= _REBOOT_FLAGS
+                    node.reboot_next_state, node.reboot_undrain, node.reboot_issued_at = "", False, None
+                set_node_state(node, base=base, remove=remove, reason="", user=who, now=now)
             elif reason:
                 node.reason, node.reason_user, node.reason_time = reason, who, now
             if weight is not None:

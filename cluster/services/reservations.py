@@ -22,11 +22,12 @@ from django.utils import timezone
 
 from cluster import extensions, publish, triggers
 from cluster.core import hostlists
-from cluster.core.reservations import AccessList, ReservationView, parse_flags
-from cluster.core.states import HOLDING_JOB_STATES
+from cluster.core.reservations import AccessList, ReservationView, maintenance_nodes, parse_flags
+from cluster.core.states import HOLDING_JOB_STATES, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
 from cluster.services import inputs
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.services.state import sync_node_flag
 from slurmwords.begin_time import parse_begin_time
 from slurmwords.durations import parse_time_limit
 from slurmwords.licenses import parse_reservation_licenses
@@ -105,6 +106,16 @@ def pass_views(now: datetime) -> list[ReservationView]:
     """The reservations a scheduler pass must know: those not ended yet (a future one
     keeps jobs that would run into it off its nodes)."""
     return [view_of(r) for r in Reservation.objects.filter(end_time__gt=now)]
+
+
+def maintenance_sync(*, now: datetime | None = None) -> list[str]:
+    """MAINTENANCE on the nodes of the active MAINT reservations and on no other node, as
+    Slurm keeps it (sinfo's ``$``): run when a reservation changes, and by the
+    ``maintenance`` cycle for those that begin or end with time. The nodes that changed."""
+    now = now or timezone.now()
+    active = Reservation.objects.filter(start_time__lte=now, end_time__gt=now, flags__contains="MAINT")
+    wanted = maintenance_nodes([view_of(r) for r in active], now.timestamp())
+    return sync_node_flag(NodeFlag.MAINTENANCE, wanted, now=now)
 
 
 def pending_accounts() -> dict[int, str]:
@@ -330,6 +341,7 @@ def reservation_create(
     row.save()
     after = _snapshot(row, now)
     _audit("create", name, actor.get_username(), now, before={}, after=after)
+    maintenance_sync(now=now)
     return after
 
 
@@ -353,6 +365,7 @@ def reservation_update(
     row.save()
     after = _snapshot(row, now)
     _audit("update", name, actor.get_username(), now, before=before, after=after)
+    maintenance_sync(now=now)
     return after
 
 
@@ -368,3 +381,4 @@ def reservation_delete(*, actor: AbstractBaseUser, name: str, now: datetime | No
     before = _snapshot(row, now)
     row.delete()
     _audit("delete", name, actor.get_username(), now, before=before, after={})
+    maintenance_sync(now=now)

@@ -31,6 +31,7 @@ from cluster.services.state import (
     refresh_usage,
     set_node_state,
     start_jobs,
+    sync_node_flag,
     terminate_running,
 )
 
@@ -345,6 +346,8 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
         written = {job.id for job, _ in starting}
     if result.pending:
         _update_pending(result.pending)
+    if ctx.backfill:
+        _mark_planned(result.pending, names, now)
     for timeout in result.timeouts:
         job = Job.objects.select_for_update().filter(pk=timeout.job_id).first()
         if job is None or job.state not in HOLDING_JOB_STATES or job.final_state:
@@ -354,6 +357,14 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
     if result.starts or result.timeouts:
         publish.console_changed("jobs")
     return written
+
+
+def _mark_planned(pending: tuple[scheduler.Pending, ...], names: list[str], now: datetime) -> None:
+    """As Slurm's backfill does each cycle: the idle and mixed nodes it plans for pending
+    jobs are PLANNED (sinfo's ``plnd``, ``mix-``) until the next backfill pass, which
+    plans afresh; an allocated node does not show it."""
+    planned = {names[i] for p in pending if p.start_time is not None for i in p.sched_nodes}
+    sync_node_flag(NodeFlag.PLANNED, planned, now=now, bases=(NodeBase.IDLE, NodeBase.MIXED))
 
 
 def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> Placement:

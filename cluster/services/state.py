@@ -315,6 +315,35 @@ def set_node_state(
     record_node_transition(node, old, now=now, user=user, detail=detail)
 
 
+def sync_node_flag(
+    flag: NodeFlag, wanted: Iterable[str], *, now: datetime, bases: Iterable[NodeBase] | None = None
+) -> list[str]:
+    """Set ``flag`` on the ``wanted`` nodes (those whose base state is one of ``bases``,
+    when given) and clear it everywhere else: a flag derived from something else, such
+    as a maintenance reservation (MAINTENANCE) or backfill's plan (PLANNED). Only the
+    nodes that change are locked (by name) and written; returns their names."""
+    wanted = set(wanted)
+    allowed = None if bases is None else {NodeBase(b).value for b in bases}
+    changing = [
+        name
+        for name, base, flags in rows.select(Node, ("name", "base_state", "flags"))
+        if bool(flags & flag) != (name in wanted and (allowed is None or base in allowed))
+    ]
+    if not changing:
+        return []
+    changed = []
+    for node in rows.load(Node, None, {"name": sorted(changing)}, order_by=("name",), for_update=True):
+        on = node.name in wanted and (allowed is None or node.base_state in allowed)
+        if bool(node.flags & flag) == on:
+            continue  # changed since it was read
+        set_node_state(node, add=flag if on else NodeFlag.NONE, remove=NodeFlag.NONE if on else flag, now=now)
+        node.save(update_fields=["flags"])
+        changed.append(node.name)
+    if changed:
+        publish.console_changed("nodes")
+    return changed
+
+
 def configured_state(node: Node, conf_state: str, *, now: datetime) -> None:
     """The state a node takes from its ``State=`` (slurm.conf, or ``scontrol create``): set
     on the row, unsaved. A node that was running jobs keeps IDLE/MIXED/ALLOCATED."""

@@ -561,7 +561,8 @@ class _Cycle:
 
     def _auto_candidates(self) -> list[PowerNode]:
         exc_nodes, exc_parts, exc_states = self.exc.nodes, self.exc.parts, self.exc.states
-        skip = POWER_FLAGS | NodeFlag.COMPLETING | NodeFlag.REBOOT_REQUESTED
+        # Slurm's _node_state_suspendable(): never a node whose reboot is pending or issued.
+        skip = POWER_FLAGS | NodeFlag.COMPLETING | NodeFlag.REBOOT_REQUESTED | NodeFlag.REBOOT_ISSUED
         candidates = []
         for node in self.each():
             limit = self.cfg.effective_suspend_time(node.suspend_time, node.partitions)

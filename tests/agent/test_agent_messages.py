@@ -62,6 +62,7 @@ SAMPLES: list[am.Message] = [
     am.Ping(time=1699999999.5, nodes=["node01"], load={"node01": am.NodeLoad(cpu_load=0.25, free_mem=1024)}),
     am.Drain(nodes=["node01", "node02"], reason="spool unusable: No space left on device"),
     am.PowerActionDone(run_id=3, node="node01", exit_code=-9, end_time=1699999999.5, error=""),
+    am.RebootDone(node="node01", exit_code=127, end_time=1699999999.5, error="RebootProgram isn't defined"),
     am.Registered(
         nodes=["node01"], rejected={"node02": "node is served by another agent"}, kill=[5], ping_interval=5
     ),
@@ -76,6 +77,7 @@ SAMPLES: list[am.Message] = [
         argv=["/sbin/poweroff", "node01"],
         env={"SLURM_NODE_NAME": "node01"},
     ),
+    am.Reboot(node="node01"),
 ]
 
 
@@ -88,10 +90,10 @@ def test_the_registry_is_the_protocol_both_ways() -> None:
     # must be added here on purpose, with its sample below.
     assert set(am.AGENT_MESSAGES) == {
         "hello", "auth", "register", "started", "launch_failed", "completed", "completed_batch",
-        "ping", "drain", "power_action_done",
+        "ping", "drain", "power_action_done", "reboot_done",
     }  # fmt: skip
     assert set(am.CONTROLLER_MESSAGES) == {
-        "challenge", "registered", "launch", "signal", "cancel", "ack", "power_action",
+        "challenge", "registered", "launch", "signal", "cancel", "ack", "power_action", "reboot",
     }  # fmt: skip
     assert am.REGISTRY == {**am.AGENT_MESSAGES, **am.CONTROLLER_MESSAGES}
     assert not set(am.AGENT_MESSAGES) & set(am.CONTROLLER_MESSAGES)

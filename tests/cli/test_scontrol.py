@@ -204,3 +204,67 @@ def test_cloud_accounting_in_show_node_and_update_body():
     assert ("InstanceId", "i-1") in flat and ("InstanceType", "t3") in flat and ("Extra", "x=1") in flat
     body = node_update_body([("NodeName", "cloud01"), ("InstanceId", "i-2"), ("Extra", "y")])
     assert body == {"nodes": "cloud01", "instance_id": "i-2", "extra": "y"}
+
+
+def test_reboot_words_as_scontrol_takes_them():
+    from cli.scontrol import reboot_body
+
+    assert reboot_body(["ASAP", "nextstate=res", "Reason=new kernel", "node[01-02]"]) == {
+        "asap": True,
+        "next_state": "RESUME",
+        "reason": "new kernel",
+        "nodes": "node[01-02]",
+    }
+    assert reboot_body(["ALL"]) == {"nodes": "ALL"}
+    assert reboot_body(["NextState=D", "n1"]) == {"next_state": "DOWN", "nodes": "n1"}
+    for words, error in [
+        ([], "Missing node list. Specify ALL|<NodeList>"),
+        (["n1", "n2"], "Multiple node lists specified"),
+        (["nextstate=up", "n1"], "Invalid state: up\n Valid states: DOWN, RESUME"),
+        (["reason=", "n1"], "missing reason"),
+        (["a", "b", "c", "d", "e", "f", "g"], "too many arguments for keyword:reboot"),
+    ]:
+        with pytest.raises(ValueError) as caught:
+            reboot_body(words)
+        assert str(caught.value) == error
+
+
+def test_reboot_and_cancel_reboot_over_http(api, capsys, objs):
+    api.routes[("POST", "/api/nodes/reboot/")] = (
+        200,
+        {"nodes": ["node02"], "skipped": ["node01"],
+         "message": "Skipping reboot of nodes node01 due to current node state."},
+    )  # fmt: skip
+    assert main(["fsched", "scontrol", "reboot", "asap", "node[01-02]"]) == 0
+    assert api.requests[-1]["body"] == {"asap": True, "nodes": "node[01-02]"}
+    assert (
+        capsys.readouterr().err
+        == "scontrol: error: Skipping reboot of nodes node01 due to current node state.\n"
+    )
+    api.routes[("POST", "/api/nodes/reboot/")] = (400, {"error": "RebootProgram isn't defined"})
+    assert main(["fsched", "scontrol", "reboot_nodes", "node01"]) == 1
+    assert (
+        capsys.readouterr().err
+        == "scontrol: error: RebootProgram isn't defined\nscontrol_reboot_nodes error\n"
+    )
+    requests = len(api.requests)
+    assert main(["fsched", "scontrol", "reboot"]) == 1
+    assert capsys.readouterr().err == "Missing node list. Specify ALL|<NodeList>\n"
+    assert len(api.requests) == requests  # nothing asked
+    api.routes[("POST", "/api/nodes/cancel_reboot/")] = (400, {"error": "Invalid node state transition"})
+    assert main(["fsched", "scontrol", "cancel_reboot", "node01"]) == 1
+    assert capsys.readouterr().err == "slurm_update error: Invalid node state transition\n"
+    assert api.requests[-1]["body"] == {"nodes": "node01"}
+    assert main(["fsched", "scontrol", "cancel_reboot"]) == 1
+    assert capsys.readouterr().err == "missing argument for keyword:cancel_reboot\n"
+
+
+def test_show_node_prints_next_state_while_a_reboot_is_pending(objs):
+    from cli.scontrol import node_record, render_record
+
+    node = objs.node(
+        "node01", "boot", "reboot", "IDLE", flags=["DRAIN", "REBOOT_REQUESTED"], next_state="DOWN"
+    )
+    text = render_record(node_record(node))
+    assert "\n   NextState=DOWN\n" in text
+    assert "NextState" not in render_record(node_record(objs.node("node02")))

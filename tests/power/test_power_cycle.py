@@ -466,3 +466,14 @@ def test_without_a_resume_program_a_powered_down_node_that_registers_is_up(sim) 
     assert s.nodes["c1"].base == NodeBase.IDLE and s.flags("c1") == {"CLOUD"}
     s = sim(conf(BASE + "NodeName=c1 CPUs=16 State=CLOUD\n"), [cloud])
     assert MarkDown("c1", UNEXPECTED_REBOOT_REASON) in s.register("c1")
+
+
+def test_a_node_whose_reboot_was_issued_is_not_suspended(sim) -> None:
+    """scontrol reboot (#13 point 8): DOWN+REBOOT_ISSUED waits for its agent, as Slurm's
+    _node_state_suspendable() has it, while a plain DOWN node is suspended."""
+    nodes = [
+        PowerNode("n1", NodeBase.DOWN, NodeFlag.REBOOT_ISSUED, ("batch",)),
+        PowerNode("n2", NodeBase.DOWN, 0, ("batch",)),
+    ]
+    s = sim(conf(BASE), nodes)
+    assert suspended(s.advance(10_000)) == ["n2"]
