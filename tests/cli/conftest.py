@@ -244,7 +244,20 @@ def objs() -> type[Objects]:
 
 
 @pytest.fixture
-def live_cli(live_server, users, monkeypatch):
+def slurm_defaults(transactional_db) -> None:
+    """The rows the limits' data migration makes (the ``normal`` QOS, ``root``, the default
+    TRES), which the flush after an earlier transactional test took away.  Made again here
+    rather than with ``serialized_rollback``: that one's flush skips post_migrate, and every
+    transactional test after it then met an empty content-type table."""
+    import importlib
+
+    from django.apps import apps
+
+    importlib.import_module("limits.migrations.0002_defaults").forwards(apps, None)
+
+
+@pytest.fixture
+def live_cli(live_server, users, monkeypatch, slurm_defaults):
     """run(user, "squeue", "-h", ...) -> (exit status, stdout, stderr): the real ``fsched``
     command (cli.main) against the real controller's API on a live server."""
     import contextlib

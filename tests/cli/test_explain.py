@@ -20,7 +20,7 @@ from tests.hres.test_services import hres_conf  # noqa: F401 - a fixture
 from tests.limits.test_services import enforce, register
 from tests.power.test_power_runtime import without_programs
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def submit(user, **spec) -> int:

@@ -26,7 +26,7 @@ from limits.services import record_add, record_modify
 from tests.hres.test_services import hres_conf  # noqa: F401 - a fixture
 from tests.limits.test_services import enforce, register
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 
