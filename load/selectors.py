@@ -39,12 +39,16 @@ def thresholds_by_node(conf: SlurmConfig) -> dict[str, thresholds.Thresholds]:
 
 def thresholds_in_force(names: Sequence[str]) -> dict[str, thresholds.Thresholds]:
     """The thresholds of the configuration in force (checked when it was loaded), by node."""
+    rows = list(Partition.objects.order_by("position", "name").values_list("name", "nodes", "extra"))
+    keys = [{k: v for k, v in (extra or {}).items() if k in thresholds.KEYS} for _, _, extra in rows]
+    # Every node listing (sinfo, the console) asks: a cluster without thresholds pays one read.
+    if not any(keys):
+        return {}
     wanted = set(names)
-    partitions = []
     limit = selectors.hostlist_limit()
-    for part in Partition.objects.order_by("position", "name"):
-        extra = {k: v for k, v in (part.extra or {}).items() if k in thresholds.KEYS}
-        members = [n for n in expand(part.nodes or "", limit=limit) if n in wanted]
+    partitions = []
+    for (name, nodes, _), extra in zip(rows, keys, strict=True):
+        members = [n for n in expand(nodes or "", limit=limit) if n in wanted]
         if members:
-            partitions.append((part.name, members, thresholds.parse(extra)))
+            partitions.append((name, members, thresholds.parse(extra)))
     return thresholds.by_node(partitions)

@@ -49,7 +49,8 @@ def load_check(*, now: datetime | None = None) -> str:
     with transaction.atomic():
         # Nodes are locked by name, then the jobs, the writers' order (docs/locking.md).
         nodes = list(Node.objects.select_for_update().filter(name__in=limits).order_by("name"))
-        on_node = _jobs_by_node({n.name for n in nodes})
+        # Jobs matter only where stop thresholds are set: only those are read and locked.
+        on_node = _jobs_by_node({n.name for n in nodes if limits[n.name].stop})
         for node in nodes:
             if node.base_state == NodeBase.DOWN or node.flags & _UNJUDGED:
                 continue
@@ -87,13 +88,21 @@ def load_check(*, now: datetime | None = None) -> str:
 
 
 def _jobs_by_node(names: set[str]) -> dict[str, list[Job]]:
-    """The running and stopped jobs on these nodes, locked in id order."""
-    out: dict[str, list[Job]] = {}
+    """The running and stopped jobs on these nodes, locked in id order: found by a plain
+    read, then only they are locked (and read again, as they are now), not every running
+    job of the cluster."""
+    if not names:
+        return {}
     states = (JobState.RUNNING, JobState.STOPPED)
-    for job in Job.objects.select_for_update().filter(state__in=states).order_by("id"):
-        for name in job.alloc or {}:
-            if name in names:
-                out.setdefault(name, []).append(job)
+    found = [
+        job_id
+        for job_id, alloc in Job.objects.filter(state__in=states).values_list("id", "alloc")
+        if names.intersection(alloc or {})
+    ]
+    out: dict[str, list[Job]] = {}
+    for job in Job.objects.select_for_update().filter(pk__in=found, state__in=states).order_by("id"):
+        for name in names.intersection(job.alloc or {}):
+            out.setdefault(name, []).append(job)
     return out
 
 
