@@ -37,13 +37,13 @@ def _statements(users, **kwargs):
 def test_the_job_and_its_event_are_one_statement_message(users, demo):
     job_submit(user=users["alice"], spec=dict(SPEC))  # the caches of this configuration
     submitted, sql = _statements(users)
-    writes = [s for s in sql if s.startswith("INSERT")]
+    writes = [s for s in sql if "INSERT" in s]
     assert len(writes) == 1, sql
     assert 'INSERT INTO "cluster_job"' in writes[0] and 'INSERT INTO "cluster_event"' in writes[0]
-    # The message also takes the job's id. Besides, only the configuration's revision is
-    # read (it tells every cache whether it is current: the partitions', the limits'):
-    # two round trips.
-    assert writes[0].startswith('INSERT INTO "cluster_jobidcounter"'), writes
+    # The message also takes the job's id, from the sequence. Besides, only the
+    # configuration's revision is read (it tells every cache whether it is current: the
+    # partitions', the limits'): two round trips.
+    assert writes[0].startswith("SELECT nextval('cluster_job_ids')"), writes
     assert len(sql) == 2 and "revision" in sql[0], sql
     job = Job.objects.get(pk=submitted.job_ids[0])
     assert job.partition == "debug" and job.state == "PENDING"
@@ -76,18 +76,68 @@ def test_an_array_is_stored_whole_in_one_transaction(users, demo):
     assert Event.objects.filter(job_id__in=submitted.job_ids).count() == 10
 
 
-def test_ids_follow_each_other_across_single_jobs_and_arrays(users, demo):
-    from cluster.models import JobIdCounter
-
-    JobIdCounter.objects.all().delete()  # a new database: the first message makes the row
+def test_ids_increase_across_single_jobs_and_arrays(users, demo):
     ids = [job_submit(user=users["alice"], spec=dict(SPEC)).job_ids[0] for _ in range(2)]
-    array = job_submit(user=users["alice"], spec={**SPEC, "array": "0-2"}).job_ids
+    array = job_submit(user=users["alice"], spec={**SPEC, "array": "0-2"})
     ids.append(job_submit(user=users["alice"], spec=dict(SPEC)).job_ids[0])
-    assert ids[:2] == [1, 2] and array == [3, 4, 5] and ids[2] == 6
+    # One submission at a time: the sequence gives them one after the other.
+    assert ids[1] == ids[0] + 1 and array.job_ids == [ids[1] + 1, ids[1] + 2, ids[1] + 3]
+    assert array.array_job_id == array.job_ids[0] and ids[2] == array.job_ids[-1] + 1
     events = Event.objects.filter(job_id__in=ids).order_by("job_id")
     assert list(events.values_list("job_id", flat=True)) == ids
     key = job_submit(user=users["alice"], spec=dict(SPEC), idempotency_key="k-2")
+    assert key.job_ids == [ids[2] + 1]
     assert SubmitKey.objects.get(key="k-2").response == {"job_ids": key.job_ids, "array_job_id": None}
+
+
+def test_a_submission_never_waits_for_another_ones_transaction(users, demo):
+    """Another submission's transaction, still open after taking its id, holds nothing this
+    one needs (a counter row did: its lock was held until that transaction's commit)."""
+    import psycopg
+
+    settings = connection.settings_dict
+    other = psycopg.connect(
+        host=settings["HOST"], port=settings["PORT"], dbname=settings["NAME"], user=settings["USER"],
+        password=settings["PASSWORD"] or None,
+    )  # fmt: skip
+    try:
+        with other.cursor() as cursor:  # psycopg opens a transaction, left open here
+            cursor.execute("SELECT nextval('cluster_job_ids')")
+            (theirs,) = cursor.fetchone()
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        try:
+            single = job_submit(user=users["alice"], spec=dict(SPEC))
+            array = job_submit(user=users["alice"], spec={**SPEC, "array": "0-1"})
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+        assert single.job_ids[0] > theirs and array.job_ids[0] > single.job_ids[0]
+    finally:
+        other.rollback()
+        other.close()
+
+
+def test_the_sequence_starts_after_every_id_given(users, demo):
+    """Migrating a database whose counter row or jobs went further starts the sequence
+    after both (the migration's own function, run again on this database)."""
+    import importlib
+
+    from django.apps import apps as django_apps
+    from django.db import connection as conn
+
+    from cluster.models import JobIdCounter
+
+    migration = importlib.import_module("cluster.migrations.0013_job_id_sequence")
+    taken = job_submit(user=users["alice"], spec=dict(SPEC)).job_ids[0]
+    JobIdCounter.objects.update_or_create(pk=1, defaults={"next_id": taken + 50})
+    with conn.schema_editor() as editor:
+        migration.create_sequence(django_apps, editor)
+    assert job_submit(user=users["alice"], spec=dict(SPEC)).job_ids == [taken + 50]
+    Job.objects.create(id=taken + 500, user="alice", partition="debug", state="PENDING", submit_time=timezone.now())
+    with conn.schema_editor() as editor:
+        migration.create_sequence(django_apps, editor)
+    assert job_submit(user=users["alice"], spec=dict(SPEC)).job_ids == [taken + 501]
 
 
 def test_psycopg_keeps_its_parse_of_the_message(users, demo, monkeypatch):
