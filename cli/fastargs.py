@@ -17,10 +17,20 @@ A table row is ``(flags, dest, store, metavar, help)``, in ``--help`` order;
 * ``str`` or ``int``: takes a value of that type (default ``None``);
 * ``True`` or ``False``: a flag storing that constant (``store_const``, default ``None``);
 * ``"store_true"``: a flag, default ``False``;
-* ``"help"``: prints the help (argparse's ``help`` action; never parsed here).
+* ``"help"``: prints the help (argparse's ``help`` action; never parsed here);
+* ``OptionalValue(const)``: a long option whose value is optional and, as getopt_long's
+  ``optional_argument``, given only attached (``--nice=5``); alone it stores ``const``.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OptionalValue:
+    const: str
+
 
 Row = tuple[tuple[str, ...], str, object, str | None, str]
 
@@ -31,6 +41,11 @@ def add_rows(parser, rows: tuple[Row, ...]) -> None:
         if isinstance(store, type):
             kind = None if store is str else store
             parser.add_argument(*flags, dest=dest, type=kind, metavar=metavar, help=text)
+        elif isinstance(store, OptionalValue):
+            # argparse would also take a separate next word as the value; parse() does
+            # not, and it reads every form of such an option, so argparse sees one only
+            # when something else on the line needs it.
+            parser.add_argument(*flags, dest=dest, nargs="?", const=store.const, metavar=metavar, help=text)
         elif isinstance(store, str):
             parser.add_argument(*flags, dest=dest, action=store, help=text)
         else:
@@ -76,8 +91,12 @@ def parse(argv: list[str], rows: tuple[Row, ...], rest: tuple[str, str] | None =
         if word.startswith("--"):
             name, eq, value = word.partition("=")
             found = options.get(name) or _by_prefix(name, options)
-            if found is None or (eq and not isinstance(found[1], type)):
+            if found is None or (eq and not isinstance(found[1], type | OptionalValue)):
                 return None
+            if isinstance(found[1], OptionalValue):
+                result[found[0]] = value if eq else found[1].const
+                i += 1
+                continue
             pairs = [(found, value if eq else None)]
         else:
             if word == "-" or "=" in word:  # a positional; "-p=x" and "-Hp=x" differ in argparse
@@ -85,7 +104,7 @@ def parse(argv: list[str], rows: tuple[Row, ...], rest: tuple[str, str] | None =
             pairs = []
             for at in range(1, len(word)):
                 found = options.get("-" + word[at])
-                if found is None:
+                if found is None or isinstance(found[1], OptionalValue):
                     return None
                 if isinstance(found[1], type):
                     pairs.append((found, word[at + 1 :] or None))

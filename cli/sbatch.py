@@ -14,6 +14,7 @@ import sys
 from types import SimpleNamespace
 
 from cli import clusters, fastargs
+from slurmwords.nice import DEFAULT_NICE, parse_nice
 
 PROG = "sbatch"
 
@@ -31,7 +32,6 @@ IGNORED = (
     ("--mail-type",),
     ("--mail-user",),
     ("--mem-per-cpu",),
-    ("--nice",),
     ("--ntasks-per-node",),
     ("--open-mode",),
     ("--priority",),
@@ -91,6 +91,7 @@ BODY_FIELDS = {
     "oversubscribe": "oversubscribe",
     "extra": "extra",
     "layout": "layout",
+    "nice": "nice",
 }
 
 
@@ -99,6 +100,8 @@ def _ignored(flags: tuple[str, ...]) -> fastargs.Row:
     store = True if long in IGNORED_FLAGS else str
     return (flags, "ignored_" + long[2:].replace("-", "_"), store, None, "accepted; ignored by fsched")
 
+
+_NICE_ALONE = fastargs.OptionalValue(str(DEFAULT_NICE))
 
 # sbatch's options in --help order: (flags, dest, store, metavar, help) as
 # ``cli.fastargs`` reads them; ``str``/``int`` take a value, ``True``/``False``
@@ -123,6 +126,8 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--mem",), "mem", str, "MB", "minimum amount of real memory (4G, 500)"),
     (("--layout",), "layout", str, "layout", "the job's layout (shown in SLURM_RESUME_FILE)"),
     (("-N", "--nodes"), "nodes", str, "N", "number of nodes on which to run (N = min[-max])"),
+    # sbatch(1): --nice[=adjustment], 100 when given alone.
+    (("--nice",), "nice", _NICE_ALONE, "value", "decrease scheduling priority by value"),
     (("-n", "--ntasks"), "ntasks", int, "ntasks", "number of tasks to run"),
     (("--no-requeue",), "requeue", False, None, "if set, do not requeue"),
     (("-o", "--output"), "output", str, "out", "file for batch script's standard output"),
@@ -366,6 +371,11 @@ def main(argv: list[str]) -> int:
             return _err(f"Invalid #SBATCH directive: {bad!r}")
         script_opts = _namespace_dict(script_ns) if script_ns is not None else {}
     opts = merge_options(cli_opts, env_options(dict(os.environ)), script_opts)
+    if opts.get("nice") is not None:
+        try:
+            opts["nice"] = parse_nice(opts["nice"])
+        except ValueError as exc:
+            return _err(str(exc))
 
     for dest, value in opts.items():
         if dest.startswith("ignored_") and value is not None and not opts.get("quiet"):

@@ -94,7 +94,7 @@ def job_record(job: dict) -> Record:
         [("UserId", user_id), ("GroupId", group_id), ("MCS_label", "N/A")],
         [
             ("Priority", str(job.get("priority", 0))),
-            ("Nice", "0"),
+            ("Nice", str(job.get("nice") or 0)),
             ("Account", null(job.get("account"))),
             ("QOS", null(job.get("qos"))),
             # Slurm prints WCKey= with TrackWCKey, which gives every job one ('*' at least).
@@ -665,7 +665,27 @@ JOB_KEYS = {
     "stdout": "std_out",
     "stderr": "std_err",
 }
-_INT_FIELDS = frozenset({"priority", "nice", "num_tasks", "num_cpus"})
+_INT_FIELDS = frozenset({"priority", "num_tasks", "num_cpus"})
+
+
+def _nice_value(key: str, value: str) -> int:
+    from slurmwords.nice import MAX_NICE, OUT_OF_RANGE, parse_nice  # noqa: PLC0415
+
+    try:
+        return parse_nice(value)
+    except ValueError as exc:
+        if str(exc) == OUT_OF_RANGE:  # scontrol's own words for it, not sbatch's
+            message = f"Nice value out of range (+/- {MAX_NICE}). Value ignored"
+            raise ValueError(f"scontrol: error: {message}") from None
+        raise ValueError(f"Invalid {key} value: {value}") from None
+
+
+def _bare_nice(words: list[str]) -> list[str]:
+    """``scontrol update JobId=N Nice``: a Nice without a value is 100, as sbatch's --nice
+    (scontrol reads ``Ni``, ``Nic`` and ``Nice`` in any case so)."""
+    if not words or not words[0].lower().startswith("jobid="):
+        return words
+    return [f"{w}=100" if "=" not in w and len(w) >= 2 and "nice".startswith(w.lower()) else w for w in words]
 
 
 def job_update_body(pairs: list[tuple[str, str]]) -> dict:
@@ -675,7 +695,9 @@ def job_update_body(pairs: list[tuple[str, str]]) -> dict:
         field = JOB_KEYS.get(key.lower())
         if field is None:
             raise ValueError(f"Update of this parameter is not supported: {key}={value}")
-        if field in _INT_FIELDS:
+        if field == "nice":
+            body[field] = _nice_value(key, value)
+        elif field in _INT_FIELDS:
             try:
                 body[field] = int(value)
             except ValueError:
@@ -840,7 +862,7 @@ UPDATE: dict[str, Callable[..., int]] = {
 
 def cmd_update(client, words: list[str], opts: Opts) -> int:
     try:
-        pairs = parse_pairs(words)
+        pairs = parse_pairs(_bare_nice(words))
     except ValueError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1

@@ -135,7 +135,7 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "w": ("WCKEY", _s("wckey", "(null)")),
     "W": ("LICENSES", _s("licenses", "(null)")),
     "x": ("EXC_NODES", _s("exc_nodes")),
-    "y": ("NICE", lambda j: "0"),
+    "y": ("NICE", _s("nice", "0")),
     "Z": ("WORK_DIR", _s("work_dir")),
 }
 
@@ -163,6 +163,7 @@ SORT_KEYS: dict[str, Callable[[dict], object]] = {
     "T": lambda j: j.get("state") or "",
     "u": lambda j: j.get("user") or "",
     "V": lambda j: j.get("submit_time") or "",
+    "y": lambda j: int(j.get("nice") or 0),
 }
 
 
@@ -248,6 +249,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--me",), "me", "store_true", None, "equivalent to --user=<my username>"),
     (("-n", "--name"), "name", str, "job_name(s)", "comma separated list of job names to view"),
     (("-o", "--format"), "format", str, "format", "format specification"),
+    (("-O", "--Format"), "format_long", str, "format", "format specification by field names"),
     (("-p", "--partition"), "partition", str, "partition(s)", "comma separated list of partitions to view"),
     (("-q", "--qos"), "qos", str, "qos(s)", "comma separated list of qos's to view"),
     (("-r", "--array"), "array", "store_true", None, "display one job array element per line"),
@@ -293,6 +295,19 @@ def query(ns) -> dict:
     return params
 
 
+def _long_format(ns, argv: list[str]) -> str:
+    from cli.squeue_long_format import to_format  # noqa: PLC0415 - only -O pays for it
+
+    if ns.format is not None:
+        # squeue refuses whichever of the two comes second.
+        long_at = max((i for i, w in enumerate(argv) if w.startswith(("-O", "--F"))), default=-1)
+        short_at = max((i for i, w in enumerate(argv) if w.startswith(("-o", "--fo"))), default=-1)
+        if long_at > short_at:
+            raise ValueError("-O (--Format) is incompatible with -o (--format)")
+        raise ValueError("-o (--format) is incompatible with -O (--Format)")
+    return to_format(ns.format_long)
+
+
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
@@ -304,6 +319,8 @@ def main(argv: list[str]) -> int:
         ns.user = current_user()
     fmt = ns.format or (LONG_FORMAT if ns.long else DEFAULT_FORMAT)
     try:
+        if ns.format_long is not None:
+            fmt = _long_format(ns, argv)
         parse_format(fmt)
         format_jobs([], fmt, header=False)
     except ValueError as exc:

@@ -66,6 +66,7 @@ class PendingCause:
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
+BASIC_PRIORITY = "priority/basic"  # the core's own: submit order, less the nice
 
 
 @dataclass
@@ -193,6 +194,11 @@ class ClusterExtension:
     def priority_report(self, ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
         """The factors of the priorities this extension gives (sprio), or None when it
         gives none (the core's priority/basic)."""
+        return None
+
+    def priority_type(self) -> str | None:
+        """The PriorityType whose priorities this extension gives instead of the core's
+        priority/basic, or None when it gives none."""
         return None
 
     def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:
@@ -367,6 +373,11 @@ def priority_report(ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
         if report is not None:
             return report
     return None
+
+
+def priority_type() -> str:
+    """The priority plugin in force: the first extension's, else the core's priority/basic."""
+    return next((t for ext in active() if (t := ext.priority_type()) is not None), BASIC_PRIORITY)
 
 
 def cycles() -> list[Cycle]:

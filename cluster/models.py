@@ -233,6 +233,9 @@ class Job(models.Model):
     paused_seconds = models.PositiveIntegerField(default=0)
     paused_at = models.DateTimeField(null=True, blank=True)
     priority = models.BigIntegerField(default=0)
+    # sbatch --nice / scontrol update Nice=: subtracted from the priority the scheduler
+    # computes (Slurm's nice, +/- 2147483645; negative only for operators).
+    nice = models.IntegerField(default=0)
     submit_time = models.DateTimeField()
     eligible_time = models.DateTimeField(null=True, blank=True)
     start_time = models.DateTimeField(null=True, blank=True)

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from cluster.core.scheduler import PassResult, SchedulerPlugin, Snapshot
 from cluster.extensions import ClusterExtension, Cycle, PassContext, PriorityReport
-from limits import pending, priority_report, services
+from limits import pending, priority_report, selectors, services
 from limits.models import QOS
 
 
@@ -35,6 +35,9 @@ class LimitsExtension(ClusterExtension):
 
     def priority_report(self, ctx: PassContext, snap: Snapshot) -> PriorityReport | None:
         return priority_report.priority_report(snap, ctx.plugins)
+
+    def priority_type(self) -> str | None:
+        return selectors.MULTIFACTOR if selectors.context().multifactor_active else None
 
     def after_apply(self, ctx: PassContext, result: PassResult) -> None:
         services.apply_pass(result, ctx.plugins, ctx.now)

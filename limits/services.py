@@ -1029,8 +1029,12 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
     infos = plugin.jobs if plugin is not None else _job_infos()
     usage = plugin.usage if plugin is not None else selectors.usage_records()
+    # The job's own nice (sbatch --nice), which multifactor takes off the sum.
+    nice = {j.job_id: j.nice for j in snapshot.pending}
     info = {
-        job_id: JobPriorityInfo(account=i.account, qos=i.qos, accrue_time=i.accrue_time)
+        job_id: JobPriorityInfo(
+            account=i.account, qos=i.qos, accrue_time=i.accrue_time, nice=nice.get(job_id, 0)
+        )
         for job_id, i in infos.items()
     }
     if not ctx.enforce.associations:
@@ -1040,6 +1044,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
                 account=info.get(j.job_id, JobPriorityInfo()).account,
                 qos=info.get(j.job_id, JobPriorityInfo()).qos,
                 accrue_time=j.submit_time,
+                nice=j.nice,
             )
             for j in snapshot.pending
         }

@@ -50,6 +50,7 @@ class JobSerializer(serializers.ModelSerializer):
             "reason",
             "reason_detail",
             "priority",
+            "nice",
             "min_nodes",
             "max_nodes",
             "num_tasks",
@@ -198,6 +199,7 @@ class JobSubmitSerializer(serializers.Serializer):
     oversubscribe = serializers.BooleanField(required=False)
     extra = serializers.CharField(required=False)
     layout = serializers.CharField(required=False)
+    nice = serializers.IntegerField(required=False, help_text="sbatch --nice: -2147483645 to 2147483645")
 
 
 class NodeSerializer(serializers.ModelSerializer):

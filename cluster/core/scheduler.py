@@ -126,6 +126,7 @@ class JobView:
     qos: str = ""
     gres: str = ""  # per node, as --gres (gpu:tesla:2)
     exclusive: bool = False  # --exclusive: whole nodes, shared with no other job
+    nice: int = 0  # sbatch --nice: taken off the computed priority
 
 
 @dataclass(frozen=True)
@@ -290,12 +291,13 @@ def job_priority(job: JobView, partition: PartitionView | None, now: float) -> i
 
     An explicit ``job.priority`` wins.  Otherwise partition PriorityTier first, then submit
     order: ``tier * 10**10 + (10**10 - job_id)``, positive and sorting the same way as
-    (tier, -job_id).  Multifactor priority replaces this function.
+    (tier, -job_id), less the job's nice as Slurm's priority/basic takes it off, and at
+    least 1 (0 is a held job's).  Multifactor priority replaces this function.
     """
     if job.priority:
         return job.priority
     tier = partition.priority_tier if partition is not None else 0
-    return tier * _TIER_SCALE + max(1, _TIER_SCALE - job.job_id)
+    return max(1, tier * _TIER_SCALE + max(1, _TIER_SCALE - job.job_id) - job.nice)
 
 
 # --------------------------------------------------------------------------- per-job rules

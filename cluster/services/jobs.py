@@ -38,6 +38,7 @@ from slurmwords import durations, memory
 from slurmwords.agent_messages import Signal
 from slurmwords.begin_time import parse_begin_time
 from slurmwords.licenses import combine, parse_license_request, parse_resources_request
+from slurmwords.nice import INVALID_NICE, parse_nice
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,11 @@ def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
         out["test_only"] = jobspec.check_flag(spec, "test_only", default=False)
         out["exclusive"] = jobspec.check_flag(spec, "exclusive", default=False)
         out["oversubscribe"] = jobspec.check_flag(spec, "oversubscribe", default=False)
+        if spec.get("nice") is not None:
+            try:
+                out["nice"] = parse_nice(spec["nice"])
+            except ValueError as exc:
+                raise jobspec.SpecError(str(exc), field="nice") from None
         if out["exclusive"] and out["oversubscribe"]:
             raise jobspec.SpecError(
                 "--exclusive and --oversubscribe are mutually exclusive", field="oversubscribe"
@@ -463,6 +469,11 @@ def _validate_submission(
         tasks = list(task_ids)
 
     signal_hold = spec["hold"]
+    nice = spec.get("nice", 0)
+    if nice < 0 and not user.is_staff:
+        # slurmctld's validate_job_create_req: a negative nice is for operators only, and
+        # the refusal is ESLURM_INVALID_NICE.
+        raise PermissionDenied(INVALID_NICE, field="nice")
     work_dir = _field(spec, "work_dir") or "/tmp"  # noqa: S108 - the CLI always sends its cwd
     if not os.path.isabs(work_dir):
         raise ServiceError(f"Invalid working directory: {work_dir} (must be absolute)", field="work_dir")
@@ -515,6 +526,7 @@ def _validate_submission(
         "array_max_tasks": throttle,
         "reason": Reason.JOB_HELD_USER.value if signal_hold else Reason.NONE.value,
         "priority": 0 if signal_hold else 1,
+        "nice": nice,
     }
     # What the extensions add (the accounting's default account and QOS, submit limits).
     for ext in extensions.active():
@@ -765,19 +777,24 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 @transaction.atomic
 def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any]) -> Job:
-    """scontrol update JobId=: TimeLimit, Partition and Licenses (pending only), Name."""
+    """scontrol update JobId=: TimeLimit, Partition and Licenses (pending only), Name, Nice."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
-    allowed = {"time_limit", "partition", "name", "licenses"}
+    allowed = {"time_limit", "partition", "name", "licenses", "nice"}
     unknown = set(changes) - allowed
     if unknown:
         shown = ", ".join(sorted(jobspec.quoted(u) for u in unknown))
         raise ServiceError(f"Update of {shown} is not supported", field=jobspec.quoted(min(unknown, key=str)))
+    changes = dict(changes)
+    nice = _checked_nice(changes.pop("nice")) if "nice" in changes else None
     changes = _checked_changes(changes)
     fields: list[str] = []
-    before = {f: getattr(job, f) for f in allowed}
+    before = {f: getattr(job, f) for f in (*allowed, "priority")}
+    if nice is not None and nice != job.nice:
+        _update_nice(actor, job, nice)
+        fields += ["nice", "priority"]
     if "time_limit" in changes:
         try:
             limit = durations.parse_time_limit(changes["time_limit"])
@@ -825,6 +842,27 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         publish.console_changed("jobs")
         triggers.schedule_after_commit()
     return job
+
+
+def _checked_nice(value: Any) -> int:
+    try:
+        return parse_nice(value)
+    except ValueError as exc:
+        raise ServiceError(str(exc).replace("--nice", "Nice"), field="nice") from None
+
+
+def _update_nice(actor: AbstractBaseUser, job: Job, nice: int) -> None:
+    """scontrol update Nice=, as slurmctld's update_job takes it: anyone who may update the
+    job may set a nice of 0 or more, only an operator a negative one.  Under priority/basic
+    the priority moves by the difference at once (at least 2), a running job's too;
+    priority/multifactor gives a pending job its new priority at the next pass and leaves
+    a running job's as it started (Slurm's default, without PriorityFlags=CALCULATE_RUNNING).
+    A held job keeps its priority of 0 until released."""
+    if nice < 0 and not actor.is_staff:
+        raise PermissionDenied("Access/permission denied", field="nice")
+    if job.priority and extensions.priority_type() == extensions.BASIC_PRIORITY:
+        job.priority = max(job.priority + job.nice - nice, 2)
+    job.nice = nice
 
 
 def _check_moved_job(job: Job, partition: _PartitionRow, cfg: ClusterConfig) -> None:

@@ -85,6 +85,7 @@ _PENDING_FIELDS = (
     "array_job_id",
     "array_max_tasks",
     "exclusive",
+    "nice",
 )
 _HOLDING_FIELDS = (
     "id",
@@ -211,6 +212,7 @@ def build_snapshot(
         array_id,
         throttle,
         exclusive,
+        nice,
     ) in pending_rows:
         pending_views.append(
             scheduler.JobView(
@@ -235,6 +237,7 @@ def build_snapshot(
                 array_job_id=array_id,
                 array_max_tasks=throttle,
                 exclusive=bool(exclusive),
+                nice=nice,
             )
         )
     snap = scheduler.Snapshot(

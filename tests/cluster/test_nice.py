@@ -1,0 +1,92 @@
+"""A job's nice (#14 point 6) in the cluster core: the submission field (API), priority/basic
+taking it off the priority as Slurm's basic plugin does, and ``scontrol update Nice=`` (the
+owner any value from 0 up, an operator a negative one; a running job's priority moves by the
+difference at once under priority/basic), recorded with what it was."""
+
+from __future__ import annotations
+
+from cluster.core import scheduler
+from cluster.models import Event, Job
+from cluster.services import agents
+from cluster.services.jobs import job_submit, job_update
+from cluster.services.scheduling import schedule_pass
+from slurmwords.nice import MAX_NICE
+
+
+def register():
+    agents.agent_register(
+        agent_id="test:1",
+        nodes=[
+            {"name": f"node{i:02d}", "cpus": 4, "real_memory": 2000, "boot_time": 1.0} for i in range(1, 33)
+        ],
+        running=[],
+        completions=[],
+    )
+
+
+def submit(user, **spec) -> int:
+    return job_submit(user=user, spec={"wrap": "true", "work_dir": "/tmp", **spec}).job_ids[0]
+
+
+def test_priority_basic_takes_the_nice_off():
+    part = scheduler.PartitionView(name="p", node_indices=(0,))
+    plain = scheduler.JobView(job_id=7, partition="p", user="u", submit_time=0.0)
+    niced = scheduler.JobView(job_id=7, partition="p", user="u", submit_time=0.0, nice=40)
+    assert scheduler.job_priority(plain, part, 0.0) - scheduler.job_priority(niced, part, 0.0) == 40
+    # Never below 1 (0 is a held job's), and a negative nice raises it.
+    late = scheduler.JobView(10**10 - 5, "p", "u", 0.0, nice=40)  # a base of 5
+    assert scheduler.job_priority(late, None, 0.0) == 1
+    boosted = scheduler.JobView(7, "p", "u", 0.0, nice=-5)
+    assert scheduler.job_priority(boosted, part, 0.0) == scheduler.job_priority(plain, part, 0.0) + 5
+
+
+def test_the_pass_orders_by_the_priority_less_the_nice(demo, users):
+    first = submit(users["alice"], begin="now+3600", nice=10)
+    second = submit(users["alice"], begin="now+3600")
+    schedule_pass()
+    prio = dict(Job.objects.filter(pk__in=[first, second]).values_list("id", "priority"))
+    # Submit order gives the first 1 more; its nice of 10 puts it 9 below the second.
+    assert prio[second] - prio[first] == 9
+
+
+def test_the_api_takes_and_shows_the_nice(demo, users, api):
+    answer = api("alice").post("/api/jobs/", {"wrap": "true", "nice": 12, "array": "1-2"}, format="json")
+    assert answer.status_code == 201, answer.content
+    for job_id in answer.json()["job_ids"]:
+        assert api("alice").get(f"/api/jobs/{job_id}/").json()["nice"] == 12
+    refused = api("alice").post("/api/jobs/", {"wrap": "true", "nice": -1}, format="json")
+    assert refused.status_code == 403
+    assert refused.json()["error"] == "Invalid --nice value"
+    for bad in (MAX_NICE + 1, True, "1.5", [1]):
+        answer = api("admin").post("/api/jobs/", {"wrap": "true", "nice": bad}, format="json")
+        assert answer.status_code == 400, bad
+        assert answer.json()["error"].startswith("Invalid --nice value")
+    assert Job.objects.count() == 2
+    assert api("admin").post("/api/jobs/", {"wrap": "true", "nice": "-3"}, format="json").status_code == 201
+
+
+def test_update_nice_of_a_running_job_moves_its_priority_under_basic(demo, users):
+    register()
+    job_id = submit(users["alice"])
+    schedule_pass()
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "RUNNING"
+    started = job.priority
+    job_update(actor=users["alice"], job_id=job_id, changes={"nice": 30})
+    job = Job.objects.get(pk=job_id)
+    assert (job.nice, job.priority) == (30, started - 30)
+    event = Event.objects.filter(job_id=job_id).latest("id")
+    assert event.reason == "update nice,priority" and event.user == "alice"
+    assert event.detail == {
+        "before": {"nice": 0, "priority": started},
+        "after": {"nice": 30, "priority": started - 30},
+    }
+    job_update(actor=users["admin"], job_id=job_id, changes={"nice": -20})
+    assert Job.objects.get(pk=job_id).priority == started + 20
+
+
+def test_a_held_job_keeps_its_priority_of_0(demo, users):
+    job_id = submit(users["alice"], hold=True)
+    job_update(actor=users["alice"], job_id=job_id, changes={"nice": 5})
+    job = Job.objects.get(pk=job_id)
+    assert (job.nice, job.priority, job.reason) == (5, 0, "JobHeldUser")
