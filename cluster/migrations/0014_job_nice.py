@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cluster', '0012_symbols_reboot'),
+        ('cluster', '0013_job_id_sequence'),
     ]
 
     operations = [
