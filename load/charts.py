@@ -63,6 +63,7 @@ def node_chart(name: str, *, now: datetime) -> dict[str, Any]:
         "since": _when(since),
         "until": _when(now),
         "hours": settings.FSCHED_LOAD_HISTORY_HOURS,
+        "sample_interval": settings.FSCHED_LOAD_SAMPLE_INTERVAL,
         "partition": limits.partition if limits else "",
         "times": [_when(r[0]) for r in rows],
         "series": {f: [r[i + 1] for r in rows] for i, f in enumerate(history.FIELDS)},

@@ -14,6 +14,8 @@
   var COLOURS = { drain: "#c2410c", undrain: "#15803d", stop: "#b91c1c", continue: "#1d4ed8" };
   var SYMBOLS = { drain: "triangle-down", undrain: "triangle-up", stop: "x", continue: "circle" };
   var GAP = 0.03;
+  // The time range the user zoomed to, kept across live redraws (null: the whole window).
+  var userRange = null;
 
   function figure(d) {
     var rows = d.indices.length;
@@ -22,7 +24,14 @@
     var layout = {
       height: 150 * rows + 60, margin: { t: 10, l: 60, r: 10, b: 30 }, showlegend: true,
       legend: { orientation: "h" }, hovermode: "closest",
-      xaxis: { type: "date", range: [d.since, d.until], anchor: "y" + (rows > 1 ? rows : "") },
+      xaxis: {
+        type: "date", range: userRange || [d.since, d.until], anchor: "y" + (rows > 1 ? rows : ""),
+        rangeselector: { buttons: [
+          { count: 1, label: "1 h", step: "hour", stepmode: "backward" },
+          { count: 6, label: "6 h", step: "hour", stepmode: "backward" },
+          { step: "all", label: "all" },
+        ] },
+      },
       shapes: [], paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
     };
     d.indices.forEach(function (index, i) {
@@ -73,6 +82,13 @@
     if (!plot || !json || !window.Plotly) return;
     var f = figure(JSON.parse(json.textContent));
     window.Plotly.react(plot, f.data, f.layout, { displayModeBar: false, responsive: true });
+    if (!plot.getAttribute("data-drawn")) {
+      plot.on("plotly_relayout", function (ev) {
+        if (ev["xaxis.range[0]"] !== undefined) userRange = [ev["xaxis.range[0]"], ev["xaxis.range[1]"]];
+        else if (ev["xaxis.range"]) userRange = ev["xaxis.range"];
+        else if (ev["xaxis.autorange"]) userRange = null;
+      });
+    }
     plot.setAttribute("data-drawn", String(Number(plot.getAttribute("data-drawn") || 0) + 1));
   }
 
