@@ -12,13 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
-from cluster import selectors
-from cluster.core.hostlists import expand
 from cluster.core.states import JobState
-from cluster.models import Event, Job
+from cluster.models import Event
 from load import history
 from load.core.thresholds import INDICES
 from load.models import NodeLoad, NodeLoadSample
@@ -78,35 +75,23 @@ def _drain_words(state: str) -> bool:
 
 def _marks(name: str, since: datetime) -> list[dict[str, Any]]:
     """The load check's drains and undrains of the node, and its stops and continues of the
-    jobs on it, oldest first.  A drain is the load check's when its reason is the check's
-    (``Load: ...``), an undrain when the check signed it: an administrator's are not marks."""
-    marks: list[tuple[Event, dict[str, Any]]] = []
-    node_events = Event.objects.filter(kind=Event.Kind.NODE, node=name, time__gte=since, user=SIGNER)
-    for e in node_events.order_by("time", "id"):
-        was, now = _drain_words(e.old_state), _drain_words(e.new_state)
-        if now and not was and e.reason.startswith(LOAD_REASON):
-            marks.append((e, _mark(e, "drain", f"drained: {e.reason}")))
-        elif was and not now:
-            marks.append((e, _mark(e, "undrain", "undrained: thresholds met")))
-    # Job events carry no node: the jobs' node lists say which ran here.
-    job_events = list(
-        Event.objects.filter(kind=Event.Kind.JOB, time__gte=since, user=SIGNER)
-        .filter(Q(new_state=JobState.STOPPED) | Q(old_state=JobState.STOPPED, new_state=JobState.RUNNING))
-        .order_by("time", "id")
-    )
-    if job_events:
-        lists = dict(Job.objects.filter(pk__in={e.job_id for e in job_events}).values_list("id", "node_list"))
-        cap = selectors.hostlist_limit()
-        here = {job_id for job_id, nodes in lists.items() if nodes and name in expand(nodes, limit=cap)}
-        for e in job_events:
-            if e.job_id in here:
-                stop = e.new_state == JobState.STOPPED
-                verb = "stopped" if stop else "continued"
-                marks.append(
-                    (e, _mark(e, "stop" if stop else "continue", f"job {e.job_id} {verb}: {e.reason}"))
-                )
-    marks.sort(key=lambda pair: (pair[0].time, pair[0].id))
-    return [mark for _, mark in marks]
+    jobs on it (their events name the node), oldest first.  A drain is the load check's
+    when its reason is the check's (``Load: ...``), an undrain when the check signed it:
+    an administrator's are not marks."""
+    marks = []
+    events = Event.objects.filter(node=name, time__gte=since, user=SIGNER).order_by("time", "id")
+    for e in events:
+        if e.kind == Event.Kind.NODE:
+            was, now = _drain_words(e.old_state), _drain_words(e.new_state)
+            if now and not was and e.reason.startswith(LOAD_REASON):
+                marks.append(_mark(e, "drain", f"drained: {e.reason}"))
+            elif was and not now:
+                marks.append(_mark(e, "undrain", "undrained: thresholds met"))
+        elif e.kind == Event.Kind.JOB and e.new_state == JobState.STOPPED:
+            marks.append(_mark(e, "stop", f"job {e.job_id} stopped: {e.reason}"))
+        elif e.kind == Event.Kind.JOB and e.old_state == JobState.STOPPED and e.new_state == JobState.RUNNING:
+            marks.append(_mark(e, "continue", f"job {e.job_id} continued: {e.reason}"))
+    return marks
 
 
 def _mark(event: Event, action: str, text: str) -> dict[str, Any]:

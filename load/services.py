@@ -83,7 +83,9 @@ def load_check(*, now: datetime | None = None) -> str:
                     )
                 else:
                     job = next(j for j in on_node[node.name] if j.id == decision.job_id)
-                    _stop_or_continue(job, decision.action, decision.reason, now=now, figures=figures)
+                    _stop_or_continue(
+                        job, decision.action, decision.reason, now=now, figures=figures, node=node.name
+                    )
                     done.append(f"{decision.action} job {job.id} on {node.name}")
                     continue
                 rows.update_rows([node], ["flags", "reason", "reason_user", "reason_time"])
@@ -117,12 +119,12 @@ def _view(job: Job) -> NodeJob:
     return NodeJob(job.id, job.priority, start, stopped=job.state == JobState.STOPPED)
 
 
-def _stop_or_continue(job: Job, action: str, reason: str, *, now: datetime, figures: dict) -> None:
+def _stop_or_continue(job: Job, action: str, reason: str, *, now: datetime, figures: dict, node: str) -> None:
     if action == "stop":
         job.reason_detail = reason[:512]
         job.save(update_fields=["reason_detail"])
-        pause_job(job, JobState.STOPPED, now=now, why=reason, user=SIGNER, detail=figures)
+        pause_job(job, JobState.STOPPED, now=now, why=reason, user=SIGNER, detail=figures, node=node)
     else:
         job.reason_detail = ""
         job.save(update_fields=["reason_detail"])
-        unpause_job(job, now=now, why=reason, user=SIGNER, detail=figures)
+        unpause_job(job, now=now, why=reason, user=SIGNER, detail=figures, node=node)

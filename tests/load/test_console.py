@@ -74,6 +74,10 @@ def test_the_node_page_charts_the_history_with_thresholds_and_the_check_s_marks(
         ("continue", "job 2 continued: Load: thresholds met", 5000),
         ("undrain", "undrained: thresholds met", 5000),
     ]
+    # The stop and the continue are events of the job that name the node: the node page's
+    # events list them too.
+    assert set(Event.objects.filter(job_id=2, user="slurm").values_list("node", flat=True)) == {"compute1"}
+    assert '<a href="/jobs/2/">job 2</a>' in html
     # The fragment live.js re-fetches renders the same data.
     fragment = user_client.get("/load/nodes/compute1/_chart").content.decode()
     assert chart(fragment)["marks"] == data["marks"]
