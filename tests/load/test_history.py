@@ -89,7 +89,10 @@ def test_samples_past_the_retention_are_pruned_by_the_check(cluster, settings):
     now = timezone.now()
     for hours in (30, 24.5, 23.5, 1):
         NodeLoadSample.objects.create(node="compute1", time=now - timedelta(hours=hours), **INDICES)
-    assert load_check(now=now) == "no node with thresholds and indices"  # pruned all the same
+    with CaptureQueriesContext(connection) as queries:
+        assert load_check(now=now) == "no node with thresholds and indices"  # pruned all the same
+    deletes = [q["sql"] for q in queries if q["sql"].startswith("DELETE")]
+    assert len(deletes) == 1  # one statement, not a row at a time
     times = NodeLoadSample.objects.values_list("time", flat=True)
     kept = sorted(round((now - t).total_seconds() / 3600, 1) for t in times)
     assert kept == [1.0, 23.5]
