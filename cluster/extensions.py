@@ -63,6 +63,18 @@ class PendingCause:
     release: str
 
 
+@dataclass(frozen=True)
+class PageSection:
+    """A section an extension adds to a console page (``node_page_sections``): ``template``
+    rendered with ``section`` = ``context``, and the scripts and style sheets (URLs) the
+    page's head loads for it."""
+
+    template: str
+    context: Mapping[str, Any] = field(default_factory=dict)
+    scripts: tuple[str, ...] = ()
+    styles: tuple[str, ...] = ()
+
+
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
@@ -245,6 +257,10 @@ class ClusterExtension:
         """Fields this extension adds to the API's node objects, by node name."""
         return {}
 
+    def node_page_sections(self, name: str) -> Sequence[PageSection]:
+        """Sections this extension adds to the console's page of node ``name``."""
+        return ()
+
     def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
         """Nodes back to their configured state (powered down, or failed to resume): what
         runtime updates gave them is undone."""
@@ -357,6 +373,10 @@ def node_details(names: Sequence[str]) -> dict[str, dict[str, Any]]:
         for name, fields in ext.node_details(names).items():
             out.setdefault(name, {}).update(fields)
     return out
+
+
+def node_page_sections(name: str) -> list[PageSection]:
+    return [section for ext in active() for section in ext.node_page_sections(name)]
 
 
 def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:

@@ -20,7 +20,14 @@ from django.utils import timezone
 from cluster import extensions
 from cluster.core import states
 from cluster.core.outputs import expand_output_path
-from cluster.core.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState, NodeFlag
+from cluster.core.states import (
+    FINISHED_JOB_STATES,
+    HOLDING_JOB_STATES,
+    JOB_STATE_COMPACT,
+    PAUSED_JOB_STATES,
+    JobState,
+    NodeFlag,
+)
 from cluster.extensions import PendingCause
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
 from slurmwords import durations, memory
@@ -313,6 +320,12 @@ class JobRow:
     def reason_help(self) -> str:
         """What the reason means in plain words; empty when it needs no saying."""
         return REASON_TEXT.get(self.reason, "")
+
+    @property
+    def paused_detail(self) -> str:
+        """Why a suspended or stopped job is paused, as whoever paused it wrote it (the
+        load check: ``Load: mem=1100<LoadStopMem=1200``); empty for any other job."""
+        return self.reason_detail if self.state in PAUSED_JOB_STATES else ""
 
 
 def _run_seconds(job: Job, now: datetime) -> int:

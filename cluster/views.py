@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import selectors
+from cluster import extensions, selectors
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -184,7 +184,10 @@ def _node_context(name: str) -> dict[str, Any]:
 
 @console_view
 def node(request: HttpRequest, name: str) -> HttpResponse:
-    return render(request, "console/node_detail.html", {"nav": "nodes", **_node_context(name)})
+    # The extensions' sections sit below the live body: each keeps itself current.
+    sections = extensions.node_page_sections(name)
+    context = {"nav": "nodes", "sections": sections, **_node_context(name)}
+    return render(request, "console/node_detail.html", context)
 
 
 @console_view

@@ -182,6 +182,10 @@ FSCHED_POWER_INTERVAL = envfloat("FSCHED_POWER_INTERVAL", 1)
 # Seconds between checks of the nodes' load against their partitions' load thresholds
 # (fsched's own, docs/load-thresholds.md: 30, as they are specified; shorter for tests).
 FSCHED_LOAD_INTERVAL = envfloat("FSCHED_LOAD_INTERVAL", 30)
+# The node page's load chart: one sample per node at most every this many seconds (and
+# at most one per check), kept this many hours (docs/load-thresholds.md, "The console").
+FSCHED_LOAD_SAMPLE_INTERVAL = envfloat("FSCHED_LOAD_SAMPLE_INTERVAL", 60)
+FSCHED_LOAD_HISTORY_HOURS = envfloat("FSCHED_LOAD_HISTORY_HOURS", 24)
 # Seconds between usage accounting cycles (charge running jobs, decay; see Slurm's
 # resource_limits.html).
 FSCHED_USAGE_INTERVAL = envfloat("FSCHED_USAGE_INTERVAL", 30)

@@ -22,5 +22,6 @@ urlpatterns = [
     path("hres/", include("hres.urls")),
     path("limits/", include("limits.urls")),
     path("power/", include("power.urls")),
+    path("load/", include("load.urls")),
     path("", include("cluster.urls")),
 ]

@@ -17,10 +17,11 @@ from typing import Any
 
 from django.conf import settings
 
-from cluster.extensions import ClusterExtension, ConfigCheck, Cycle
+from cluster.extensions import ClusterExtension, ConfigCheck, Cycle, PageSection
 from load import services
 from load.models import NodeLoad
 from load.selectors import thresholds_by_node, thresholds_in_force
+from load.views import node_section
 
 _FIELDS = ("mem", "ut", "r15s", "r1m", "r15m", "run_queue")
 
@@ -53,3 +54,6 @@ class LoadExtension(ClusterExtension):
             if found:
                 out.setdefault(name, {})["load_thresholds"] = dict(found.keys())
         return out
+
+    def node_page_sections(self, name: str) -> Sequence[PageSection]:
+        return (node_section(name),)

@@ -23,6 +23,7 @@ from cluster.core.states import JobState, NodeBase, NodeFlag
 from cluster.models import Job, Node
 from cluster.services import rows
 from cluster.services.state import pause_job, set_node_state, unpause_job
+from load import history
 from load.core.decisions import CHECK_INTERVAL, NodeJob, check_node
 from load.models import NodeLoad
 from load.selectors import thresholds_in_force
@@ -42,6 +43,10 @@ def load_check(*, now: datetime | None = None) -> str:
     """One check of every node with thresholds and fresh indices; what it did, in words."""
     now = now or timezone.now()
     latest = {row.node: row for row in NodeLoad.objects.filter(at__gte=now - STALE_AFTER)}
+    # The chart's history: every node with fresh figures, thresholds or not (an
+    # administrator choosing thresholds wants to see the load before setting any).
+    if history.record(latest.values(), now=now) + history.prune(now=now):
+        publish.console_changed("load")
     limits = {name: t for name, t in thresholds_in_force(list(latest)).items() if t}
     if not limits:
         return "no node with thresholds and indices"
@@ -73,17 +78,20 @@ def load_check(*, now: datetime | None = None) -> str:
                         node, add=NodeFlag.DRAIN, reason=decision.reason, user=SIGNER, now=now, detail=figures
                     )
                 elif decision.action == "undrain":
-                    set_node_state(node, remove=NodeFlag.DRAIN, reason="", now=now, detail=figures)
+                    set_node_state(
+                        node, remove=NodeFlag.DRAIN, reason="", user=SIGNER, now=now, detail=figures
+                    )
                 else:
                     job = next(j for j in on_node[node.name] if j.id == decision.job_id)
-                    _stop_or_continue(job, decision.action, decision.reason, now=now, figures=figures)
+                    _stop_or_continue(
+                        job, decision.action, decision.reason, now=now, figures=figures, node=node.name
+                    )
                     done.append(f"{decision.action} job {job.id} on {node.name}")
                     continue
                 rows.update_rows([node], ["flags", "reason", "reason_user", "reason_time"])
                 done.append(f"{decision.action} {node.name}")
     if done:
-        publish.console_changed("nodes")
-        publish.console_changed("jobs")
+        publish.console_changed("nodes", "jobs", "load")
     return ", ".join(done) or "nothing to do"
 
 
@@ -111,12 +119,12 @@ def _view(job: Job) -> NodeJob:
     return NodeJob(job.id, job.priority, start, stopped=job.state == JobState.STOPPED)
 
 
-def _stop_or_continue(job: Job, action: str, reason: str, *, now: datetime, figures: dict) -> None:
+def _stop_or_continue(job: Job, action: str, reason: str, *, now: datetime, figures: dict, node: str) -> None:
     if action == "stop":
         job.reason_detail = reason[:512]
         job.save(update_fields=["reason_detail"])
-        pause_job(job, JobState.STOPPED, now=now, why=reason, user=SIGNER, detail=figures)
+        pause_job(job, JobState.STOPPED, now=now, why=reason, user=SIGNER, detail=figures, node=node)
     else:
         job.reason_detail = ""
         job.save(update_fields=["reason_detail"])
-        unpause_job(job, now=now, why=reason, user=SIGNER, detail=figures)
+        unpause_job(job, now=now, why=reason, user=SIGNER, detail=figures, node=node)

@@ -222,19 +222,27 @@ def pause_job(
     why: str,
     user: str = "",
     detail: dict[str, Any] | None = None,
+    node: str = "",
 ) -> None:
     """RUNNING → SUSPENDED (``scontrol suspend``) or STOPPED (the load thresholds) on a
     locked row: its processes get SIGSTOP and keep their nodes, and the pause's time will
-    not count against the time limit."""
+    not count against the time limit.  ``node``: the node whose state caused it, for the
+    event (the node page lists it)."""
     job.state = state
     job.paused_at = now
     job.save(update_fields=["state", "paused_at"])
     publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="STOP").to_wire())
-    record_transition(job, JobState.RUNNING, now=now, why=why, user=user, detail=detail)
+    record_transition(job, JobState.RUNNING, now=now, why=why, user=user, node=node, detail=detail)
 
 
 def unpause_job(
-    job: Job, *, now: datetime, why: str, user: str = "", detail: dict[str, Any] | None = None
+    job: Job,
+    *,
+    now: datetime,
+    why: str,
+    user: str = "",
+    detail: dict[str, Any] | None = None,
+    node: str = "",
 ) -> None:
     """SUSPENDED or STOPPED → RUNNING on a locked row: its processes get SIGCONT."""
     old = job.state
@@ -244,7 +252,7 @@ def unpause_job(
     job.paused_at = None
     job.save(update_fields=["state", "paused_seconds", "paused_at"])
     publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
-    record_transition(job, old, now=now, why=why, user=user, detail=detail)
+    record_transition(job, old, now=now, why=why, user=user, node=node, detail=detail)
 
 
 def suspend_job(job: Job, *, now: datetime, user: str) -> None:
