@@ -17,8 +17,8 @@ from typing import Any
 
 from django.conf import settings
 
-from cluster.extensions import ClusterExtension, ConfigCheck, Cycle
-from load import services
+from cluster.extensions import ClusterExtension, ConfigCheck, Cycle, PendingCause
+from load import explainer, services
 from load.models import NodeLoad
 from load.selectors import thresholds_by_node, thresholds_in_force
 
@@ -53,3 +53,6 @@ class LoadExtension(ClusterExtension):
             if found:
                 out.setdefault(name, {})["load_thresholds"] = dict(found.keys())
         return out
+
+    def pending_causes(self, job: Any) -> list[PendingCause]:
+        return explainer.pending_causes(job)
