@@ -7,6 +7,9 @@ check drains, stops, continues and undrains as the figures cross the thresholds.
 from __future__ import annotations
 
 import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -113,5 +116,132 @@ def test_the_spec_s_example_shows_its_indices_and_thresholds(tmp_path_factory, t
         assert process_state("sleep 602") in "RS"
         cluster.wait_for("the undrain", lambda: cluster.nodes()["compute1"]["state"] != "DRAIN", timeout=30)
         cluster.cli("scancel", *map(str, ids))
+    finally:
+        cluster.stop()
+
+
+class StatFeed:
+    """A fed /proc/stat whose cpu counters move on as the kernel's do: every half second
+    100 jiffies, all busy or all idle as set.  The agent measures ut between two reads, so
+    a file left as it is would read as no CPU time passed (ut 0), busy or not."""
+
+    def __init__(self, proc: Path) -> None:
+        self.proc, self.busy, self.idle, self.loaded = proc, 0, 0, False
+        self._stop = threading.Event()
+        self._write()
+
+    def _write(self) -> None:
+        # Written aside and renamed in, so that the agent never reads half a file.
+        part = self.proc / "stat.part"
+        part.write_text(STAT.format(busy=self.busy, idle=self.idle))
+        part.replace(self.proc / "stat")
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            if self.loaded:
+                self.busy += 100
+            else:
+                self.idle += 100
+            self._write()
+
+    @contextmanager
+    def running(self) -> Iterator[StatFeed]:
+        thread = threading.Thread(target=self._run, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            thread.join()
+
+
+def pid_state(command: str) -> str:
+    """The state of the one process running ``command``, as the kernel gives it in
+    /proc/PID/stat (the field after the parenthesised name): T when stopped by SIGSTOP."""
+    wanted = command.encode().replace(b" ", b"\0") + b"\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "cmdline").read_bytes() == wanted:
+                found.append((entry / "stat").read_text().rpartition(")")[2].split()[0])
+        except OSError:  # gone meanwhile
+            continue
+    assert len(found) == 1, f"{len(found)} processes {command!r}"
+    return found[0]
+
+
+def test_load_stop_ut_stops_the_lowest_priority_job_and_recovery_continues_it(tmp_path_factory, tmp_path):
+    """LoadStopUt with a fed /proc/stat: the utilisation's EMA (tau 15 s, a sample every
+    5 s) passes LoadSchedUt=80 at the 5th busy sample and LoadStopUt=90 at the 7th; the
+    node is drained, then the lowest-priority job is stopped (its process in state T), the
+    last keeps running; idle counters bring ut back under 80 within a sample or two, the
+    job is continued and the node undrained.  The explainer says each step."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "slurm.conf").write_text(SLURM_CONF)
+    (conf / "partitions.conf").write_text(PARTITIONS)
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "meminfo").write_text(MEMINFO.format(kib=5000 * 1024))  # memory never short here
+    stat = StatFeed(proc)
+    cluster = make_cluster(tmp_path_factory, "embedded", conf_dir=conf, env={"FSCHED_LOAD_INTERVAL": "1"})
+    try:
+        with stat.running():
+            cluster.start_server()
+            cluster.wait_http()
+            cluster.start_agent("compute1", "--proc-root", str(proc))
+            cluster.wait_for("compute1 up", lambda: idle(cluster))
+            command = {
+                int(
+                    cluster.cli("sbatch", "--parsable", "--wrap", f"sleep {n}", cwd=tmp_path).stdout
+                ): f"sleep {n}"
+                for n in (611, 612)
+            }
+            ids = list(command)
+            cluster.wait_for("both running", lambda: states(cluster, ids) == ["R", "R"])
+            out = cluster.cli("squeue", "-h", "-o", "%i %Q", "-j", ",".join(map(str, ids))).stdout
+            priority = {int(i): int(q) for i, q in (line.split() for line in out.splitlines())}
+
+            stat.loaded = True
+            cluster.wait_for(
+                "the load drain", lambda: "DRAIN" in cluster.nodes()["compute1"]["state"], timeout=90
+            )
+            reasons = cluster.cli("sinfo", "-R", "-h", "-o", "%E|%u|%N").stdout
+            assert reasons.startswith("Load: ut=") and ">LoadSchedUt=80|slurm|compute1" in reasons
+            # A job submitted now waits: the explainer names the drain with its figures.
+            waiting = int(cluster.cli("sbatch", "--parsable", "--wrap", "sleep 613", cwd=tmp_path).stdout)
+            cluster.wait_for("a reason given", lambda: states(cluster, [waiting]) == ["PD"])
+
+            def explained() -> str | None:
+                out = cluster.cli("explain", str(waiting)).stdout
+                return out if "[node load]" in out else None
+
+            why = cluster.wait_for("the load named", explained)
+            assert "compute1: drained by the load check: ut=" in why and "> LoadSchedUt=80 (partition " in why
+
+            cluster.wait_for("one job stopped", lambda: "ST" in states(cluster, ids), timeout=60)
+            stopped, kept = sorted(ids, key=lambda i: states(cluster, [i]) != ["ST"])
+            assert states(cluster, [kept]) == ["R"]  # the last job left running is never stopped
+            # The lowest priority (at equal priority the later started, the later id here).
+            assert (priority[stopped], -stopped) < (priority[kept], -kept)
+            assert pid_state(command[stopped]) == "T"
+            assert pid_state(command[kept]) in "RS"
+            detail = cluster.cli("scontrol", "show", "job", str(stopped)).stdout
+            assert "JobState=STOPPED" in detail
+            why = cluster.cli("explain", str(stopped)).stdout
+            assert "STOPPED: compute1: stopped by the load check: ut=" in why and "> LoadStopUt=90" in why
+
+            stat.loaded = False
+            cluster.wait_for("the job continued", lambda: states(cluster, ids) == ["R", "R"], timeout=60)
+            assert pid_state(command[stopped]) in "RS"
+            cluster.wait_for(
+                "the undrain", lambda: "DRAIN" not in cluster.nodes()["compute1"]["state"], timeout=30
+            )
+            cluster.wait_for(
+                "the waiting job started", lambda: states(cluster, [waiting]) == ["R"], timeout=30
+            )
+            cluster.cli("scancel", *map(str, [*ids, waiting]))
     finally:
         cluster.stop()
