@@ -133,3 +133,18 @@ def test_a_job_stopped_by_load_says_why_and_what_continues_it(users, api, tmp_pa
     # A job suspended by scontrol is no load stop.
     Job.objects.filter(pk=1).update(state="SUSPENDED", paused_at=timezone.now() - timedelta(seconds=1))
     assert explain(api, 1)["causes"] == []
+
+
+@pytest.mark.django_db
+def test_beyond_eight_drained_nodes_the_rest_are_one_cause(users, api, tmp_path):
+    up(tmp_path, THREE.replace("node[01-03]", "node[01-10]"))
+    for n in range(1, 11):
+        report(f"node{n:02d}", ut=95.0)
+    load_check()
+    job_id = submit(users["alice"])
+    schedule_pass()
+    load = [c["holder"] for c in explain(api, job_id)["causes"] if c["level"] == "node load"]
+    assert load[:8] == [
+        f"node{n:02d}: drained by the load check: ut=95 > LoadSchedUt=80 (partition p1)" for n in range(1, 9)
+    ]
+    assert load[8:] == ["node[09-10]: 2 more nodes drained by the load check"]
