@@ -7,6 +7,8 @@ release it (``GET /api/jobs/{id}/explain/``).
 
 Slurm has no such command: squeue and scontrol print the reason code alone
 (``QOSGrpJobsLimit``), and the limit, level, HRES layer or node states behind it are here.
+A job the load thresholds STOPPED is explained too: the figures that stopped it and
+what continues it, on a line that starts with its state.
 ``JOBID`` is a job id or an array task (``12_3``); ``--json`` prints the API's answer.
 """
 
@@ -36,7 +38,11 @@ def render(answer: dict) -> str:
     state, reason = answer.get("state") or "UNKNOWN", answer.get("reason") or "None"
     lines = [f"JobId={answer.get('job_id')} JobState={state} Reason={reason}"]
     causes = answer.get("causes") or []
-    if state != "PENDING":
+    if state != "PENDING" and causes:
+        # A job stopped by the load thresholds: why, and what continues it, under its state
+        # (its reason code is Slurm's for a job holding nodes, which says nothing of this).
+        lines.extend(cause_line({**c, "reason": state}) for c in causes)
+    elif state != "PENDING":
         lines.append(f"Job {answer.get('job_id')} is not pending: nothing holds it.")
     elif causes:
         lines.extend(cause_line(c) for c in causes)

@@ -629,8 +629,9 @@ def job_detail(job_id: int, *, now: datetime) -> JobDetail | None:
 
 def pending_causes(job: Job) -> list[PendingCause]:
     """ "Why is this job pending?": the limit and level, HRES layer, node state or reservation
-    holding it and what would release it, from every extension that explains some (empty
-    for a job that is not pending)."""
-    if job.state != JobState.PENDING:
+    holding it and what would release it, from every extension that explains some.  A job
+    STOPPED (by the load thresholds) is asked too: why it is stopped, what continues it.
+    Empty for any other job that is not pending."""
+    if job.state not in (JobState.PENDING, JobState.STOPPED):
         return []
     return [cause for ext in extensions.active() for cause in ext.pending_causes(job)]

@@ -17,8 +17,8 @@ from typing import Any
 
 from django.conf import settings
 
-from cluster.extensions import ClusterExtension, ConfigCheck, Cycle, PageSection
-from load import services
+from cluster.extensions import ClusterExtension, ConfigCheck, Cycle, PageSection, PendingCause
+from load import explainer, services
 from load.models import NodeLoad
 from load.selectors import thresholds_by_node, thresholds_in_force
 from load.views import node_section
@@ -57,3 +57,6 @@ class LoadExtension(ClusterExtension):
 
     def node_page_sections(self, name: str) -> Sequence[PageSection]:
         return (node_section(name),)
+
+    def pending_causes(self, job: Any) -> list[PendingCause]:
+        return explainer.pending_causes(job)

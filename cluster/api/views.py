@@ -163,8 +163,9 @@ class JobDetail(generics.RetrieveAPIView):
 
 
 class JobExplain(APIView):
-    """GET /api/jobs/{id}/explain/: what holds a pending job, cause by cause, with what would
-    release it (``fsched explain``).  Slurm's reason code stays in ``reason``, bare."""
+    """GET /api/jobs/{id}/explain/: what holds a pending job (or keeps a job STOPPED by the
+    load thresholds), cause by cause, with what would release it (``fsched explain``).
+    Slurm's reason code stays in ``reason``, bare."""
 
     @extend_schema(responses=dict)
     def get(self, request: Request, job_id: int) -> Response:

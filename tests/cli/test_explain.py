@@ -142,3 +142,40 @@ def test_an_array_task_is_explained_by_its_slurm_id(users, demo, live_cli):
     header, *causes = explain(live_cli, f"{task.array_job_id}_2")
     assert header == f"JobId={task.id} JobState=PENDING Reason=JobHeldUser"
     assert causes[0].startswith("JobHeldUser: ")
+
+
+def test_nodes_drained_by_load_and_a_job_stopped_by_load(users, tmp_path, live_cli):
+    """#14 point 5: the load check's drain is named, with its figures, under the reason the
+    scheduler gave; a job the load check stopped says why and what continues it."""
+    from cluster.core.states import NodeBase, NodeFlag
+    from cluster.models import Node
+    from load.services import load_check
+    from tests.load.test_check import running
+    from tests.load.test_config import EXAMPLE, write
+    from tests.load.test_explain import report
+
+    config_load(path=write(tmp_path, EXAMPLE.replace(" State=CLOUD", "")))
+    Node.objects.update(base_state=NodeBase.IDLE, flags=NodeFlag.NONE)
+    running(901, priority=100, started_ago=600)
+    running(902, priority=50, started_ago=500)
+    report("compute1", mem=1100, ut=95.0)
+    assert load_check() == "drain compute1, stop job 902 on compute1"
+    pending = submit(users["alice"])
+    schedule_pass()
+    reason = Job.objects.get(pk=pending).reason
+    header, *causes = explain(live_cli, pending)
+    assert header == f"JobId={pending} JobState=PENDING Reason={reason}"
+    assert (
+        f"{reason}: compute1: drained by the load check: mem=1100 < LoadSchedMem=1300, ut=95 > "
+        "LoadSchedUt=80 (partition partition-U7KH5) [node load] -> It is undrained when every "
+        "LoadSched threshold is satisfied again (mem > 1300, ut < 80) and its stopped jobs are "
+        "continued; the load check runs every 30 s."
+    ) in causes
+    assert explain(live_cli, 902) == [
+        f"JobId=902 JobState=STOPPED Reason={Job.objects.get(pk=902).reason}",
+        "STOPPED: compute1: stopped by the load check: mem=1100 < LoadStopMem=1200, ut=95 > LoadStopUt=90 "
+        "(partition partition-U7KH5); now mem=1100 < LoadStopMem=1200, ut=95 > LoadStopUt=90; its "
+        "memory, CPUs and nodes stay allocated to it [node load] -> It is continued when every "
+        "LoadSched threshold is satisfied again (mem > 1300, ut < 80), the stopped jobs of a node "
+        "one per check, the highest priority first (at equal priority the earliest started).",
+    ]

@@ -134,7 +134,8 @@ def test_the_sequence_starts_after_every_id_given(users, demo):
     with conn.schema_editor() as editor:
         migration.create_sequence(django_apps, editor)
     assert job_submit(user=users["alice"], spec=dict(SPEC)).job_ids == [taken + 50]
-    Job.objects.create(id=taken + 500, user="alice", partition="debug", state="PENDING", submit_time=timezone.now())
+    now = timezone.now()
+    Job.objects.create(id=taken + 500, user="alice", partition="debug", state="PENDING", submit_time=now)
     with conn.schema_editor() as editor:
         migration.create_sequence(django_apps, editor)
     assert job_submit(user=users["alice"], spec=dict(SPEC)).job_ids == [taken + 501]
