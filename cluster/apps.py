@@ -36,6 +36,14 @@ class ClusterAppConfig(AppConfig):
 
             triggers.install(CeleryTriggers())
 
+        from django.core.signals import request_finished, request_started  # noqa: PLC0415
+
+        from cluster.models import ClusterConfig  # noqa: PLC0415
+
+        # A revision the token check noted serves its own request only (ClusterConfig.current).
+        for signal in (request_started, request_finished):
+            signal.connect(ClusterConfig.forget_noted_revision, dispatch_uid="fsched-noted-revision")
+
         from django.test.signals import setting_changed  # noqa: PLC0415
 
         from cluster import extensions  # noqa: PLC0415

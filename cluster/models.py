@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterable
 
@@ -33,20 +35,43 @@ class ClusterConfig(models.Model):
         return f"{self.cluster_name} (v{self.version})"
 
     def save(self, *args: object, update_fields: Iterable[str] | None = None, **kwargs: object) -> None:
+        _noted.value = None  # this request's own change: what it noted before is old now
         self.revision = uuid.uuid4().hex
         if update_fields is not None:
             update_fields = {*update_fields, "revision"}
         super().save(*args, update_fields=update_fields, **kwargs)  # type: ignore[arg-type]
 
     @classmethod
+    def revision_sql(cls) -> str:
+        """The statement that reads the revision (also a subquery of another statement)."""
+        table = connection.ops.quote_name(cls._meta.db_table)
+        return f"SELECT revision FROM {table} WHERE id = 1"  # noqa: S608 - the model's table
+
+    @classmethod
+    def note_revision(cls, revision: str | None) -> None:
+        """The revision another statement of this request read just now: the next
+        :meth:`current` of this thread takes it instead of a round trip of its own."""
+        _noted.value = (connection.alias, revision, time.monotonic())
+
+    @staticmethod
+    def forget_noted_revision(**_: object) -> None:
+        """At each request's start and end: a revision noted by another request is never
+        used."""
+        _noted.value = None
+
+    @classmethod
     def current(cls) -> ClusterConfig:
         """The configuration in force, shared read-only by this process's threads: to
         change it, use :meth:`for_update`."""
         cached = _config_cache.get(connection.alias)
-        with connection.cursor() as cursor:
-            table = connection.ops.quote_name(cls._meta.db_table)
-            cursor.execute(f"SELECT revision FROM {table} WHERE id = 1")  # noqa: S608 - the model's table
-            row = cursor.fetchone()
+        noted = getattr(_noted, "value", None)
+        _noted.value = None  # used once: a later call in the same request reads again
+        if noted is not None and noted[0] == connection.alias and time.monotonic() - noted[2] < _NOTED_FOR:
+            row: tuple[str, ...] | None = None if noted[1] is None else (noted[1],)
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(cls.revision_sql())
+                row = cursor.fetchone()
         if cached is not None and row is not None and cached.revision == row[0]:
             return cached
         fresh = cls.objects.get_or_create(pk=1)[0]
@@ -58,6 +83,7 @@ class ClusterConfig(models.Model):
         """A new revision, nothing else changed: for a change of state that processes cache
         by the revision (an extension's, such as the limits in force), so that the one read
         of the revision per request tells every cache whether it is current."""
+        _noted.value = None
         cls.objects.filter(pk=1).update(revision=uuid.uuid4().hex)
 
     @classmethod
@@ -73,6 +99,10 @@ class ClusterConfig(models.Model):
 
 
 _config_cache: dict[str, ClusterConfig] = {}
+# A revision read by another statement of the request running on this thread (the token
+# check's), with when; older than _NOTED_FOR seconds it is not used.
+_noted = threading.local()
+_NOTED_FOR = 1.0
 
 
 class Node(models.Model):

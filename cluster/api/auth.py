@@ -2,10 +2,11 @@
 
 A token (``<prefix>.<secret>``, :mod:`cluster.services.api_tokens`) is checked in one plain
 statement: the row found by its indexed prefix, joined to its user, with whether it is
-revoked or expired computed by the database.  DRF's own ORM check cost about 0.5 ms of
-Python per request, a fifth of a whole job submission.  The user comes back with only the
-fields a request needs loaded; any other is read from the database if touched, and a
-``save()`` writes only the loaded ones (Django's deferred-field rules).
+revoked or expired computed by the database, and the configuration's revision besides.
+DRF's own ORM check cost about 0.5 ms of Python per request, a fifth of a whole job
+submission. The user comes back with only the fields a request needs loaded; any other is
+read from the database if touched, and a ``save()`` writes only the loaded ones (Django's
+deferred-field rules).
 
 ``Authorization: Token <token>`` (what the CLI sends) and ``Authorization: Bearer <token>``
 are both accepted.
@@ -22,7 +23,7 @@ from django.db.models import BooleanField
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from cluster.models import ApiToken
+from cluster.models import ApiToken, ClusterConfig
 from cluster.services.api_tokens import matches, split
 
 _USER_FIELDS = {"id", "username", "is_active", "is_staff", "is_superuser"}
@@ -48,7 +49,8 @@ def _query(vendor: str) -> tuple[str, tuple[Any, ...]]:
     sql = (
         f"SELECT t.{quote(ApiToken._meta.pk.column)}, t.{quote('digest')}, "  # noqa: S608 - names from model metadata
         f"t.{column['revoked']} IS NOT NULL, "
-        f"(t.{column['expires']} IS NOT NULL AND t.{column['expires']} <= {now}), {columns} "
+        f"(t.{column['expires']} IS NOT NULL AND t.{column['expires']} <= {now}), "
+        f"({ClusterConfig.revision_sql()}), {columns} "
         f"FROM {quote(ApiToken._meta.db_table)} t "
         f"JOIN {quote(user._meta.db_table)} u ON u.{quote(user._meta.pk.column)} = t.{column['user']} "
         f"WHERE t.{quote('prefix')} = %s"
@@ -84,7 +86,11 @@ class TokenAuthentication(authentication.TokenAuthentication):
         # An unknown prefix and a wrong secret answer alike: neither says which prefixes exist.
         if row is None or not matches(key, row[1]):
             raise exceptions.AuthenticationFailed("Invalid token.")
-        token_id, _digest, revoked, expired, *user_values = row
+        token_id, _digest, revoked, expired, revision, *user_values = row
+        # The configuration's revision came in the same round trip: the request's first
+        # ClusterConfig.current() takes it instead of asking again (a round trip of every
+        # API request, a third of a submission's on PostgreSQL).
+        ClusterConfig.note_revision(revision)
         if revoked:
             raise exceptions.AuthenticationFailed(
                 "Token revoked: log in again for a new one.", "token_revoked"
