@@ -57,6 +57,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    # Swagger UI's files from a package: /api/docs/ fetches nothing from the internet.
+    "drf_spectacular_sidecar",
     "django_htmx",
     "auditlog",
     "axes",
@@ -275,6 +277,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema maps every endpoint and field: for the cluster's users, not for anyone.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # drf-spectacular's default is a CDN's "@latest"; the sidecar package serves the files.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {
