@@ -14,7 +14,7 @@ from pathlib import Path
 import dj_database_url
 
 from cluster.core.state_files import read_key
-from config.env import envbool, envfloat, envint, envlevel, envzone
+from config.env import envbool, envfloat, envint, envlevel, envnetworks, envzone
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -206,6 +206,11 @@ FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # Embedded mode runs the cycles in a thread of the server process unless told not to
 # (tests that drive the cycles by hand turn it off).
 FSCHED_RUN_CYCLES = envbool("FSCHED_RUN_CYCLES", not DISTRIBUTED)
+
+# Who may read /metrics (docs/metrics.md): a scraper sending this bearer token, or a client
+# in these networks; anyone else gets 403.
+FSCHED_METRICS_TOKEN = os.environ.get("FSCHED_METRICS_TOKEN", "")
+FSCHED_METRICS_ALLOW = envnetworks("FSCHED_METRICS_ALLOW", "127.0.0.1/32,::1/128")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": f"django.contrib.auth.password_validation.{name}"}
