@@ -20,7 +20,7 @@ from cluster import extensions, selectors
 from cluster.core import states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag
 from cluster.extensions import OverviewPanel, UsageBar
-from cluster.models import Job, Node, OverviewSample
+from cluster.models import Event, Job, Node, OverviewSample
 from slurmwords.memory import format_memory_mb
 from slurmwords.tres import TresError, gres_tres
 
@@ -36,6 +36,7 @@ POWER_STATES: tuple[tuple[NodeFlag, str], ...] = (
 )
 POWER_ON = "on"
 TOP_REASONS = 5
+EVENTS = 10
 TREND_SPAN = timedelta(hours=24)
 SAMPLE_EVERY = timedelta(minutes=5)  # 288 rows for a day
 GPU = "gres/gpu"
@@ -66,6 +67,7 @@ class ClusterFigures:
 
     taken: datetime
     node_states: dict[str, int]  # sinfo long state word -> nodes
+    node_colours: dict[str, str]  # that word -> the grid's colour class (sinfo's short word)
     power_states: dict[str, int]  # POWER_STATES word or "on" -> nodes
     nodes_total: int
     nodes_unavailable: int  # the scheduler may not place work there (cluster.core.states.is_usable)
@@ -89,6 +91,7 @@ class ClusterFigures:
 def read_figures(*, now: datetime) -> ClusterFigures:
     """The core's figures in four queries."""
     node_states: Counter[str] = Counter()
+    colours: dict[str, str] = {}
     power: Counter[str] = Counter()
     cpus = cpus_alloc = mem = mem_alloc = gpus = unavailable = not_responding = 0
     agents: set[str] = set()
@@ -96,7 +99,9 @@ def read_figures(*, now: datetime) -> ClusterFigures:
         "base_state", "flags", "cpus", "alloc_cpus", "real_memory", "alloc_mem", "gres", "agent_id"
     )
     for base, flags, n_cpus, n_alloc, n_mem, n_mem_alloc, gres, agent in rows:
-        node_states[node_state_word(base, flags)] += 1
+        word = node_state_word(base, flags)
+        node_states[word] += 1
+        colours.setdefault(word, states.sinfo_short(base, flags).rstrip(_SUFFIX_CHARS))
         power[power_state(flags)] += 1
         cpus += n_cpus
         cpus_alloc += n_alloc
@@ -118,6 +123,7 @@ def read_figures(*, now: datetime) -> ClusterFigures:
     return ClusterFigures(
         taken=now,
         node_states=dict(sorted(node_states.items())),
+        node_colours=colours,
         power_states=dict(sorted(power.items())),
         nodes_total=sum(node_states.values()),
         nodes_unavailable=unavailable,
@@ -207,6 +213,15 @@ class Overview:
     figures: ClusterFigures
     panels: list[OverviewPanel]
     trend: Trend
+    events: list[Event]
+
+    @property
+    def node_states(self) -> list[tuple[str, str, int]]:
+        """(state word, colour class, nodes) in the grid legend's order."""
+        order = {name: i for i, (name, _) in enumerate(selectors.NODE_COLOURS)}
+        f = self.figures
+        rows = [(word, f.node_colours[word], n) for word, n in f.node_states.items()]
+        return sorted(rows, key=lambda r: (order.get(r[1], len(order)), r[0]))
 
     @property
     def top_reasons(self) -> list[selectors.ReasonCount]:
@@ -221,7 +236,12 @@ class Overview:
 def read_overview(*, now: datetime) -> Overview:
     """Everything the dashboard shows, in a fixed number of queries."""
     figures = read_figures(now=now)
-    return Overview(figures=figures, panels=extensions.overview_panels(), trend=_trend(figures))
+    return Overview(
+        figures=figures,
+        panels=extensions.overview_panels(),
+        trend=_trend(figures),
+        events=selectors.recent_events(limit=EVENTS),
+    )
 
 
 def job_counts_by_state() -> dict[str, int]:

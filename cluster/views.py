@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import selectors
+from cluster import overview_publisher, selectors
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -121,13 +121,8 @@ def _events_context() -> dict[str, Any]:
 
 @console_view
 def dashboard(request: HttpRequest) -> HttpResponse:
-    context = {
-        "nav": "dashboard",
-        "cluster_name": _cluster_name(),
-        **_grid_context(request, compact=True),
-        **_summary_context(),
-        **_events_context(),
-    }
+    # The first render reads; every update after it comes from the shared publisher.
+    context = {"nav": "dashboard", "cluster_name": _cluster_name(), **overview_publisher.context()}
     return render(request, "console/dashboard.html", context)
 
 
