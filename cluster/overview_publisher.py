@@ -71,6 +71,7 @@ class Publisher:
         self._listener: asyncio.Task[None] | None = None
         self._last_pass = float("-inf")
         self._reading = False
+        self._stale = True  # something changed since ``latest`` was read
         # Reads in a thread of their own, not the one thread that channels gives every
         # consumer's database calls (the agents' messages would wait behind a read).
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="fsched-overview")
@@ -94,11 +95,12 @@ class Publisher:
                     await task
 
     def changed(self) -> None:
+        self._stale = True
         self._dirty.set()
 
     async def subscribe(self, consumer: AsyncWebsocketConsumer) -> None:
         self.subscribers.add(consumer)
-        if self.latest:
+        if self.latest and not self._stale:
             await consumer.send(text_data=self.latest)
         elif not self._reading:
             self.changed()  # the first dashboard; one arriving during the first read gets its text
@@ -152,12 +154,14 @@ class Publisher:
             if gap > 0:
                 await asyncio.sleep(gap)  # the rest of a burst joins this pass
             self._dirty.clear()
+            self._stale = False  # a note from now on asks for the pass after this one
             self._last_pass = time.monotonic()
             self._reading = True
             try:
                 text = await loop.run_in_executor(self.executor, render)
             except Exception:
                 log.exception("the dashboard's overview could not be read")
+                self._stale = True
                 continue
             finally:
                 self._reading = False
