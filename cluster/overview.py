@@ -10,10 +10,12 @@ cycle for every open dashboard (cluster/overview_publisher.py).
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.db import DatabaseError, transaction
 from django.db.models import Count
 
 from cluster import extensions, selectors
@@ -23,6 +25,8 @@ from cluster.extensions import OverviewPanel, UsageBar
 from cluster.models import Event, Job, Node, OverviewSample
 from slurmwords.memory import format_memory_mb
 from slurmwords.tres import TresError, gres_tres
+
+log = logging.getLogger(__name__)
 
 # sinfo's state suffixes (powered down, not responding...) are shown as labels of their own.
 _SUFFIX_CHARS = "".join(c for c, _ in selectors.NODE_SUFFIXES)
@@ -177,8 +181,9 @@ class Trend:
         return self._points(self.cpu_pct, 100)
 
 
-def _trend(figures: ClusterFigures) -> Trend:
-    """The last day's samples, and this one added when the latest is SAMPLE_EVERY old."""
+def _trend(figures: ClusterFigures, *, record: bool) -> Trend:
+    """The last day's samples, and with ``record`` this one added when the latest is
+    SAMPLE_EVERY old."""
     now = figures.taken
     start = now - TREND_SPAN
     rows = list(
@@ -186,19 +191,24 @@ def _trend(figures: ClusterFigures) -> Trend:
         .order_by("time")
         .values_list("time", "jobs_running", "jobs_pending", "cpus_alloc", "cpus_total")
     )
-    if not rows or now - rows[-1][0] >= SAMPLE_EVERY:
+    if record and (not rows or now - rows[-1][0] >= SAMPLE_EVERY):
         cpus = figures.cpus
         fresh = (now, figures.jobs_running, figures.jobs_pending, int(cpus.used), int(cpus.total or 0))
-        OverviewSample.objects.create(
-            time=now,
-            jobs_running=fresh[1],
-            jobs_pending=fresh[2],
-            cpus_alloc=fresh[3],
-            cpus_total=fresh[4],
-            nodes_unavailable=figures.nodes_unavailable,
-        )
-        OverviewSample.objects.filter(time__lt=start).delete()
-        rows.append(fresh)
+        try:
+            with transaction.atomic():
+                OverviewSample.objects.create(
+                    time=now,
+                    jobs_running=fresh[1],
+                    jobs_pending=fresh[2],
+                    cpus_alloc=fresh[3],
+                    cpus_total=fresh[4],
+                    nodes_unavailable=figures.nodes_unavailable,
+                )
+                OverviewSample.objects.filter(time__lt=start).delete()
+        except DatabaseError as exc:  # a busy database: the next pass takes the sample
+            log.warning("the dashboard's trend sample was not stored: %s", exc)
+        else:
+            rows.append(fresh)
     return Trend(
         start=start,
         times=[r[0] for r in rows],
@@ -233,13 +243,14 @@ class Overview:
         return [f.cpus, f.memory, f.gpus] if f.gpus.total else [f.cpus, f.memory]
 
 
-def read_overview(*, now: datetime) -> Overview:
-    """Everything the dashboard shows, in a fixed number of queries."""
+def read_overview(*, now: datetime, record: bool = False) -> Overview:
+    """Everything the dashboard shows, in a fixed number of queries.  ``record``: take the
+    trend's sample when one is due (the publisher does; a page's GET writes nothing)."""
     figures = read_figures(now=now)
     return Overview(
         figures=figures,
         panels=extensions.overview_panels(),
-        trend=_trend(figures),
+        trend=_trend(figures, record=record),
         events=selectors.recent_events(limit=EVENTS),
     )
 

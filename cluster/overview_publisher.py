@@ -42,9 +42,9 @@ REFRESH = 10.0  # seconds: figures that change without a note (usage, the trend'
 REJOIN = 3600.0  # seconds: the channel layer forgets group members after a day
 
 
-def context() -> dict[str, Any]:
+def context(*, record: bool = False) -> dict[str, Any]:
     """What ``console/_overview.html`` shows: one read of the overview."""
-    ov = overview.read_overview(now=timezone.now())
+    ov = overview.read_overview(now=timezone.now(), record=record)
     return {"ov": ov, "sample_minutes": int(overview.SAMPLE_EVERY.total_seconds() // 60)}
 
 
@@ -52,7 +52,7 @@ def render() -> str:
     """One read and one render: the text every dashboard is sent."""
     close_old_connections()
     try:
-        html = render_to_string("console/_overview.html", context())
+        html = render_to_string("console/_overview.html", context(record=True))
     finally:
         close_old_connections()
     return json.dumps({"type": "overview", "html": html})
