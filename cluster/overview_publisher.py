@@ -34,6 +34,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from cluster import overview, publish
+from cluster.services.errors import DATABASE_UNREACHABLE
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +160,10 @@ class Publisher:
             self._reading = True
             try:
                 text = await loop.run_in_executor(self.executor, render)
+            except DATABASE_UNREACHABLE as exc:  # a restart or a lock: the next pass tries again
+                log.warning("the dashboard's overview could not be read: %s", exc)
+                self._stale = True
+                continue
             except Exception:
                 log.exception("the dashboard's overview could not be read")
                 self._stale = True

@@ -10,7 +10,7 @@ from cluster.extensions import OverviewPanel, Sample, UsageBar
 from hres import services
 from hres.core.layers import LicenseView, license_view
 
-PANEL_BARS = 8  # the fullest layers; /hres/ shows them all
+LAYERS_PER_RESOURCE = 3  # the fullest of each resource; /hres/ shows them all
 
 
 def _views() -> tuple[LicenseView, ...]:
@@ -32,17 +32,18 @@ def samples() -> list[Sample]:
 
 
 def panels() -> Sequence[OverviewPanel]:
+    """Per resource, its fullest layers (ties: in the file's order)."""
     views = _views()
     if not views:
         return ()
+    by_resource: dict[str, list[UsageBar]] = {}
+    for v in views:
+        total = "INFINITE" if v.total is None else v.total
+        bar = UsageBar(f"{v.license_name} {v.layer_name}", v.used, v.total, f"{v.used}/{total}")
+        by_resource.setdefault(v.license_name, []).append(bar)
     bars = [
-        UsageBar(
-            f"{v.license_name} {v.layer_name}",
-            v.used,
-            v.total,
-            f"{v.used}/{'INFINITE' if v.total is None else v.total}",
-        )
-        for v in views
+        bar
+        for resource in by_resource.values()
+        for bar in sorted(resource, key=lambda b: -(b.pct or 0))[:LAYERS_PER_RESOURCE]
     ]
-    bars.sort(key=lambda b: (-(b.pct or 0), b.label))
-    return (OverviewPanel("HRES use", tuple(bars[:PANEL_BARS]), link="/hres/"),)
+    return (OverviewPanel("HRES use", tuple(bars), link="/hres/"),)

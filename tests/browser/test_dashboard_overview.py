@@ -35,7 +35,9 @@ def test_the_dashboard_renders_and_updates_without_a_reload(page: Page, live_clu
     job_id = live_cluster.sbatch("--wrap=true", "-J", "dash-held", "--hold")
 
     # The held job shows as pending with its reason, pushed by the publisher.
-    expect(counter(page, "data-job-state", "PENDING")).to_have_text(str(held_before + 1), timeout=UPDATE_TIMEOUT)
+    expect(counter(page, "data-job-state", "PENDING")).to_have_text(
+        str(held_before + 1), timeout=UPDATE_TIMEOUT
+    )
     expect(page.locator('#overview [data-reason="JobHeldUser"] strong')).to_have_text(
         re.compile(r"^[1-9]\d*$"), timeout=UPDATE_TIMEOUT
     )

@@ -70,3 +70,21 @@ def test_gpus_in_use_count_each_node_a_job_holds(demo):
     assert (figures.gpus.used, figures.gpus.total) == (4, 10)
     assert figures.gpus.pct == 40
     assert [b.label for b in overview.read_overview(now=now).shares] == ["CPUs", "Memory", "GPUs"]
+
+
+def test_the_hres_panel_shows_each_resource_s_fullest_layers(demo, users):
+    from cluster.services.jobs import job_submit
+    from cluster.services.scheduling import schedule_pass
+
+    Node.objects.filter(name="node05").update(base_state=NodeBase.IDLE, flags=NodeFlag.NONE)
+    spec = {"wrap": "sleep 100", "work_dir": "/tmp", "licenses": "flat:6", "nodelist": "node05"}
+    job_submit(user=users["alice"], spec=spec)
+    schedule_pass()
+    panel = next(p for p in overview.read_overview(now=timezone.now()).panels if p.title == "HRES use")
+    bars = {b.label: (b.pct, b.text) for b in panel.bars}
+    # node05 is in flat's low1 (12), mid1 (16) and top (24), each charged 6 (Mode 2).
+    assert list(bars)[:3] == ["flat low1", "flat mid1", "flat top"]
+    assert bars["flat low1"] == (50, "6/12") and bars["flat mid1"] == (38, "6/16")
+    assert bars["flat top"] == (25, "6/24")
+    assert {label.split()[0] for label in bars} == {"flat", "natural", "power"}
+    assert len(bars) == 9
