@@ -7,6 +7,9 @@ carries ``data-live-topic`` and ``hx-get`` (its own URL with the page's filters)
 ``static/js/live.js`` re-fetches it when the websocket says one of its topics changed, or
 every few seconds while the websocket is down.
 
+The dashboard is the exception: its body comes whole from the one publisher of the server
+process (cluster/overview_publisher.py), so that open browsers do not multiply its reads.
+
 Read only: every view is GET (HEAD) only and writes nothing.
 """
 
