@@ -75,6 +75,46 @@ class PageSection:
     styles: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One Prometheus sample an extension exposes at ``/metrics`` (a gauge): its metric
+    name (``fsched_...``), the family's help text, its labels and value.  Samples of one
+    name form one family; every sample of a name must carry the same label names."""
+
+    name: str
+    help: str
+    labels: Mapping[str, str]
+    value: float
+
+
+@dataclass(frozen=True)
+class UsageBar:
+    """One line of a dashboard panel: ``used`` of ``total`` (None: no limit)."""
+
+    label: str
+    used: float
+    total: float | None
+    text: str = ""  # how the figures read, e.g. "3/10 GPUs"; empty: "used/total"
+
+    @property
+    def pct(self) -> int | None:
+        if self.total is None:
+            return None
+        if not self.total:
+            return 100 if self.used else 0
+        return min(100, round(100 * self.used / self.total))
+
+
+@dataclass(frozen=True)
+class OverviewPanel:
+    """A panel an extension adds to the dashboard: a title, bars of use, a link to its page."""
+
+    title: str
+    bars: tuple[UsageBar, ...]
+    link: str = ""
+    empty: str = "Nothing to show."
+
+
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
@@ -283,6 +323,16 @@ class ClusterExtension:
         explain endpoint and ``fsched explain``)."""
         return []
 
+    def metrics(self) -> Sequence[Sample]:
+        """This extension's samples for ``/metrics``, read at scrape time in a fixed
+        number of queries whatever the cluster's size."""
+        return ()
+
+    def overview_panels(self) -> Sequence[OverviewPanel]:
+        """This extension's panels of the dashboard, read once per publishing cycle for
+        every open dashboard (cluster/overview_publisher.py)."""
+        return ()
+
 
 _registered: dict[str, ClusterExtension] = {}
 _active: tuple[ClusterExtension, ...] | None = None
@@ -402,6 +452,14 @@ def priority_type() -> str:
 
 def cycles() -> list[Cycle]:
     return [cycle for ext in active() for cycle in ext.cycles()]
+
+
+def metric_samples() -> list[Sample]:
+    return [sample for ext in active() for sample in ext.metrics()]
+
+
+def overview_panels() -> list[OverviewPanel]:
+    return [panel for ext in active() for panel in ext.overview_panels()]
 
 
 def agent_handler(kind: str) -> AgentHandler | None:

@@ -417,3 +417,20 @@ class SchedulerStats(models.Model):
 
     def __str__(self) -> str:
         return f"scheduler statistics since {self.since:%Y-%m-%dT%H:%M:%S}"
+
+
+class OverviewSample(models.Model):
+    """The dashboard's 24-hour trend: the cluster as the overview publisher saw it, one
+    row every few minutes (cluster.overview.SAMPLE_EVERY), rows older than a day deleted.
+    No other history holds these figures over time, and a row in the database is shared by
+    every server process and outlives a restart, where a process's memory would not."""
+
+    time = models.DateTimeField(db_index=True)
+    jobs_running = models.PositiveIntegerField(default=0)
+    jobs_pending = models.PositiveIntegerField(default=0)
+    cpus_alloc = models.PositiveIntegerField(default=0)
+    cpus_total = models.PositiveIntegerField(default=0)
+    nodes_unavailable = models.PositiveIntegerField(default=0, help_text="down, drained or powered down")
+
+    def __str__(self) -> str:
+        return f"overview at {self.time:%Y-%m-%dT%H:%M:%S}"

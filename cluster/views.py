@@ -7,6 +7,9 @@ carries ``data-live-topic`` and ``hx-get`` (its own URL with the page's filters)
 ``static/js/live.js`` re-fetches it when the websocket says one of its topics changed, or
 every few seconds while the websocket is down.
 
+The dashboard is the exception: its body comes whole from the one publisher of the server
+process (cluster/overview_publisher.py), so that open browsers do not multiply its reads.
+
 Read only: every view is GET (HEAD) only and writes nothing.
 """
 
@@ -25,7 +28,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import extensions, selectors
+from cluster import extensions, overview_publisher, selectors
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -121,13 +124,8 @@ def _events_context() -> dict[str, Any]:
 
 @console_view
 def dashboard(request: HttpRequest) -> HttpResponse:
-    context = {
-        "nav": "dashboard",
-        "cluster_name": _cluster_name(),
-        **_grid_context(request, compact=True),
-        **_summary_context(),
-        **_events_context(),
-    }
+    # The first render reads; every update after it comes from the shared publisher.
+    context = {"nav": "dashboard", "cluster_name": _cluster_name(), **overview_publisher.context()}
     return render(request, "console/dashboard.html", context)
 
 

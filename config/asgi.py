@@ -27,7 +27,7 @@ django_app = get_wsgi_application()
 from asgiref.sync import sync_to_async  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from cluster import liveness, publish  # noqa: E402
+from cluster import liveness, overview_publisher, publish  # noqa: E402
 from cluster.consumers import AgentConsumer, ConsoleConsumer  # noqa: E402
 from config import helpers  # noqa: E402
 from config.env import envbool  # noqa: E402
@@ -59,6 +59,12 @@ router = ProtocolTypeRouter(
                 path("ws/agent/", AgentConsumer.as_asgi()),
                 path(
                     "ws/console/", AllowedHostsOriginValidator(AuthMiddlewareStack(ConsoleConsumer.as_asgi()))
+                ),
+                path(
+                    "ws/overview/",
+                    AllowedHostsOriginValidator(
+                        AuthMiddlewareStack(overview_publisher.OverviewConsumer.as_asgi())
+                    ),
                 ),
                 re_path(r"", NoSuchSocket.as_asgi()),
             ]
@@ -139,8 +145,10 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 log.exception("start-up failed")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
+            overview_publisher.start_with_server()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            await overview_publisher.stop()
             await sync_to_async(_shutdown, thread_sensitive=False)()
             await send({"type": "lifespan.shutdown.complete"})
             return

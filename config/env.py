@@ -82,3 +82,23 @@ def envzone(name: str, default: str) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         return default
     return value
+
+
+def envnetworks(name: str, default: str) -> tuple[str, ...]:
+    """A comma list of networks (``10.0.0.0/8,::1``; an address alone is its own network),
+    each checked here so that a typo stops the server instead of closing or opening a door."""
+    import ipaddress  # noqa: PLC0415 - only read at start
+
+    value = _raw(name)
+    text = default if value is None else value
+    out = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        try:
+            out.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}={text!r}: {item!r} is not a network (expected addresses or CIDRs such as 10.0.0.0/8)"
+            ) from None
+    return tuple(out)

@@ -14,7 +14,7 @@ from pathlib import Path
 import dj_database_url
 
 from cluster.core.state_files import read_key
-from config.env import envbool, envfloat, envint, envlevel, envzone
+from config.env import envbool, envfloat, envint, envlevel, envnetworks, envzone
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -57,6 +57,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    # Swagger UI's files from a package: /api/docs/ fetches nothing from the internet.
+    "drf_spectacular_sidecar",
     "django_htmx",
     "auditlog",
     "axes",
@@ -209,6 +211,11 @@ FSCHED_QUEUE_DEPTH = envint("FSCHED_QUEUE_DEPTH", 100)
 # (tests that drive the cycles by hand turn it off).
 FSCHED_RUN_CYCLES = envbool("FSCHED_RUN_CYCLES", not DISTRIBUTED)
 
+# Who may read /metrics (docs/metrics.md): a scraper sending this bearer token, or a client
+# in these networks; anyone else gets 403.
+FSCHED_METRICS_TOKEN = os.environ.get("FSCHED_METRICS_TOKEN", "")
+FSCHED_METRICS_ALLOW = envnetworks("FSCHED_METRICS_ALLOW", "127.0.0.1/32,::1/128")
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": f"django.contrib.auth.password_validation.{name}"}
     for name in (
@@ -279,6 +286,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema maps every endpoint and field: for the cluster's users, not for anyone.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # drf-spectacular's default is a CDN's "@latest"; the sidecar package serves the files.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

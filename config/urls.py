@@ -3,10 +3,13 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from cluster.metrics_view import metrics_view
 from hres.api import HresUpdate, LicenseList
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Prometheus' scrape: a token or a network, not a login (cluster/metrics_view.py).
+    path("metrics", metrics_view, name="metrics"),
     # Both need a login (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"]): the schema answers 401,
     # the docs page, which a browser opens, sends to the login form.
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -19,11 +19,13 @@ from cluster.extensions import (
     Allocation,
     ClusterExtension,
     ConfigCheck,
+    OverviewPanel,
     PassContext,
+    Sample,
 )
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
-from hres import preemption, services
+from hres import metrics, preemption, services
 from hres.core.feasibility import never_serves
 from hres.core.reservation_window import ReservationConflict, check_window
 from slurmwords.licenses import Mode, parse_license_request, parse_reservation_licenses
@@ -130,6 +132,12 @@ class HresExtension(ClusterExtension):
             charges = [str(c) for c in plugin.started.get(job_id, ())]
             # LicensesAlloc lists the hierarchical charges before the plain licenses.
             allocation.licenses.setdefault(job_id, [])[:0] = charges
+
+    def metrics(self) -> Sequence[Sample]:
+        return metrics.samples()
+
+    def overview_panels(self) -> Sequence[OverviewPanel]:
+        return metrics.panels()
 
     def after_apply(self, ctx: PassContext, result: PassResult) -> None:
         if not ctx.backfill:

@@ -9,8 +9,8 @@ from typing import Any
 from django.conf import settings
 
 from cluster.core.scheduler import PassResult, SchedulerPlugin, Snapshot
-from cluster.extensions import ClusterExtension, Cycle, PassContext, PriorityReport
-from limits import pending, priority_report, selectors, services
+from cluster.extensions import ClusterExtension, Cycle, OverviewPanel, PassContext, PriorityReport, Sample
+from limits import metrics, pending, priority_report, selectors, services
 from limits.models import QOS
 
 
@@ -41,6 +41,12 @@ class LimitsExtension(ClusterExtension):
 
     def after_apply(self, ctx: PassContext, result: PassResult) -> None:
         services.apply_pass(result, ctx.plugins, ctx.now)
+
+    def metrics(self) -> Sequence[Sample]:
+        return metrics.samples()
+
+    def overview_panels(self) -> Sequence[OverviewPanel]:
+        return metrics.panels()
 
     def cycles(self) -> Sequence[Cycle]:
         # Charge running jobs, decay, reset.

@@ -13,10 +13,10 @@ from django.utils import timezone
 
 from cluster.core.scheduler import NodeView, Snapshot
 from cluster.core.states import NodeFlag
-from cluster.extensions import Allocation, ClusterExtension, ConfigCheck, Cycle, PassContext
+from cluster.extensions import Allocation, ClusterExtension, ConfigCheck, Cycle, PassContext, Sample
 from cluster.services.errors import ServiceError
 from cluster.services.inputs import INT_MAX, text
-from power import services
+from power import metrics, services
 from power.core.policy import power_node_order_key
 from power.models import PowerRun
 
@@ -28,6 +28,9 @@ _POWER_RESUME = NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN | NodeFlag.POWER_
 
 class PowerExtension(ClusterExtension):
     name = "power"
+
+    def metrics(self) -> Sequence[Sample]:
+        return metrics.samples()
 
     def check_config(self, conf: Any, *, path: Path, node_names: set[str]) -> ConfigCheck:
         # The power keys, with the programs checked on this host: refused before any change.

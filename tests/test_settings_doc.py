@@ -12,7 +12,7 @@ PACKAGES = ("agent", "cli", "cluster", "config", "hres", "limits", "load", "powe
 # config.env's envbool("X") / envint / envfloat / envlevel: reads of the environment,
 # not a Django setting that happens to share a variable's name (settings.FSCHED_...).
 READ = re.compile(
-    r"""(?:\benviron(?:\.get|\.setdefault|\.pop)?\s*[(\[]\s*|\bgetenv\s*\(\s*|\benv(?:bool|int|float|level)\s*\(\s*"""
+    r"""(?:\benviron(?:\.get|\.setdefault|\.pop)?\s*[(\[]\s*|\bgetenv\s*\(\s*|\benv(?:bool|int|float|level|networks)\s*\(\s*"""
     r"""|\benv(?:\.get)?\s*[(\[]\s*)["'](FSCHED_[A-Z0-9_]+)["']"""
 )
 ROW = re.compile(r"^\| `(FSCHED_[A-Z0-9_]+)` \|", re.MULTILINE)

@@ -154,7 +154,7 @@ def _job_counts(since: datetime) -> dict[str, int]:
     return out
 
 
-def _agent_queue() -> int:
+def agent_queue() -> int:
     """Requests sent to node agents and not yet answered: launches not reported started,
     and cancels of jobs still holding their nodes (what launch_watch times out).  The
     nearest fsched has to Slurm's agent retry list."""
@@ -199,7 +199,7 @@ def statistics(*, server_threads: int, now: datetime | None = None) -> dict[str,
         "req_time": now,
         "req_time_start": row.since,
         "server_thread_count": server_threads,
-        "agent_queue_size": _agent_queue(),
+        "agent_queue_size": agent_queue(),
         "dbd_agent_queue_size": 0,
         "jobs": _job_counts(row.since),
         "job_states_ts": now,

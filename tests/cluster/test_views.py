@@ -312,12 +312,21 @@ def test_node_detail_shows_scontrol_fields_jobs_and_events(user_client):
     assert rows(html) == {"7": "RUNNING"}
 
 
-def test_dashboard_has_grid_summary_and_events(user_client):
+def test_dashboard_has_node_counts_summary_and_events(user_client):
     html = user_client.get("/").content.decode()
-    assert len(tiles(html)) == 4
+    # Nodes by state and power state instead of the grid (the nodes page has it).
+    assert dict(re.findall(r'data-node-state="(\w+)"><dt>\w+</dt><dd>(\d+)</dd>', html)) == {
+        "mixed": "1",
+        "idle": "1",
+        "drained": "1",
+        "down": "1",
+    }
+    assert 'data-power-state="powered_down"' in html
     assert 'data-job-state="RUNNING"' in html
     assert 'href="/jobs/7/">job 7</a>' in html
-    assert 'hx-get="/_grid"' in html
+    # Kept current by the shared publisher's socket: nothing on it is re-fetched per browser.
+    assert 'data-overview-ws="/ws/overview/"' in html
+    assert "data-live-topic" not in html
 
 
 # --- escaping -----------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""The dashboard's one publisher on the real ASGI application (#15 point 6): fifty open
+dashboards cost one read of the cluster per change, not fifty."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing.websocket import WebsocketCommunicator
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from cluster import overview_publisher
+from cluster.models import OverviewSample
+from cluster.services.jobs import job_submit
+from config.asgi import router
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CLIENTS = 50
+ORIGIN = (b"origin", b"http://127.0.0.1")
+
+
+def pending_count(html: str) -> int:
+    found = re.search(r'data-job-state="PENDING">.*?<dd>(\d+)</dd>', html, re.S)
+    assert found, html[:500]
+    return int(found.group(1))
+
+
+def node_reads(queries: list[dict]) -> int:
+    """The overview's read of the node table (states and resources): one per pass."""
+    return sum('"cluster_node"."base_state"' in q["sql"] for q in queries)
+
+
+async def receive_overview(comm: WebsocketCommunicator) -> str:
+    message = json.loads(await comm.receive_from(timeout=10))
+    assert message["type"] == "overview"
+    return message["html"]
+
+
+@pytest.fixture
+def session_cookie(demo, users, client) -> bytes:
+    client.force_login(users["bob"])
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+def test_fifty_dashboards_cost_one_read_per_change(demo, users, session_cookie):
+    # A trend sample of now: no pass of this test is due to write one.
+    OverviewSample.objects.create(time=timezone.now())
+    # What one pass of the overview costs, read here directly (the second: caches warm).
+    overview_publisher.render()
+    with CaptureQueriesContext(connection) as one_pass:
+        overview_publisher.render()
+    assert node_reads(one_pass.captured_queries) == 1
+
+    async def scenario() -> tuple[list[str], int, list[dict]]:
+        comms = [
+            WebsocketCommunicator(router, "/ws/overview/", headers=[ORIGIN, (b"cookie", session_cookie)])
+            for _ in range(CLIENTS)
+        ]
+        for comm in comms:
+            connected, _ = await comm.connect()
+            assert connected
+        # Each has been sent the overview: the first connection's pass, the text kept for the others.
+        first = [await receive_overview(comm) for comm in comms]
+        assert {pending_count(html) for html in first} == {0}
+        for comm in comms:
+            assert await comm.receive_nothing(timeout=0.05)
+        publisher = overview_publisher.publisher()
+        assert len(publisher.subscribers) == CLIENTS
+        passes_before = publisher.passes
+
+        loop = asyncio.get_running_loop()
+        # Count the queries of the publisher's own thread, where each pass reads.
+        capture = CaptureQueriesContext(connection)
+        await loop.run_in_executor(publisher.executor, capture.__enter__)
+        # A change, as a user's submission makes it: its note reaches the publisher after the commit.
+        await sync_to_async(job_submit)(
+            user=users["bob"], spec={"wrap": "true", "work_dir": "/tmp", "hold": True}
+        )
+        # Each dashboard gets the new figures once per pass: drained until quiet.
+        pushed = [[await receive_overview(comm)] for comm in comms]
+        await asyncio.sleep(1.0)  # long enough for any further pass to show
+        for comm, got in zip(comms, pushed, strict=True):
+            while not await comm.receive_nothing(timeout=0.05):
+                got.append(await receive_overview(comm))
+
+        def captured() -> list[dict]:  # the thread's own connection holds its log
+            capture.__exit__(None, None, None)
+            return list(capture.captured_queries)
+
+        queries = await loop.run_in_executor(publisher.executor, captured)
+        passes = publisher.passes - passes_before
+        for comm in comms:
+            await comm.disconnect()
+        await overview_publisher.stop()
+        return pushed, passes, queries
+
+    pushed, passes, queries = async_to_sync(scenario)()
+    # Every dashboard got the same texts, the last with the new job in it...
+    assert all(got == pushed[0] for got in pushed) and pending_count(pushed[0][-1]) == 1
+    # ...one per pass (the submission's notes may come in two commits), and each pass is
+    # one read whatever the number of dashboards: the queries of one read, not fifty.
+    assert 1 <= passes <= 2 and len(pushed[0]) == passes
+    assert node_reads(queries) == passes
+    assert len(queries) == passes * len(one_pass.captured_queries)
+
+
+def test_a_dashboard_needs_a_login(demo):
+    async def refused() -> bool:
+        comm = WebsocketCommunicator(router, "/ws/overview/", headers=[ORIGIN])
+        connected, _ = await comm.connect()
+        return connected
+
+    assert async_to_sync(refused)() is False
