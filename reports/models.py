@@ -1,0 +1,105 @@
+"""The rollup tables: usage by the hour and by the day, as slurmdbd keeps them.
+
+Each table holds both periods (``period`` = ``hour`` or ``day``); a day's rows are the sums
+of its hours.  Reports read day rows for whole days and hour rows only for the ragged ends
+of a range, so a report over a year reads about 365 rows per key, never the raw jobs.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Period(models.TextChoices):
+    HOUR = "hour"
+    DAY = "day"
+
+
+class RollupState(models.Model):
+    """The watermark: every hour before ``rolled_to`` is in the tables (one row)."""
+
+    rolled_to = models.DateTimeField(null=True, blank=True)
+    last_run = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"rolled to {self.rolled_to}"
+
+
+class ClusterUsage(models.Model):
+    """Cluster utilisation of one TRES (cpu, mem, node) in one hour or day: ``count`` units
+    (the TRES count; a day's is the hourly mean) and seconds of units in each part."""
+
+    period = models.CharField(max_length=4, choices=Period.choices)
+    start = models.DateTimeField()
+    tres = models.CharField(max_length=16)
+    count = models.BigIntegerField(default=0)
+    alloc_secs = models.FloatField(default=0)
+    down_secs = models.FloatField(default=0)
+    pdown_secs = models.FloatField(default=0)
+    plan_secs = models.FloatField(default=0)
+    idle_secs = models.FloatField(default=0)
+    resv_secs = models.FloatField(default=0)
+    over_secs = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["period", "start", "tres"], name="reports_cluster_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.period} {self.start:%Y-%m-%dT%H} {self.tres}"
+
+
+class AssocUsage(models.Model):
+    """TRES-seconds and billing-seconds of one (account, user) in one hour or day."""
+
+    period = models.CharField(max_length=4, choices=Period.choices)
+    start = models.DateTimeField()
+    account = models.CharField(max_length=64)
+    user = models.CharField(max_length=64)
+    cpu_secs = models.FloatField(default=0)
+    mem_secs = models.FloatField(default=0, help_text="MB-seconds")
+    node_secs = models.FloatField(default=0)
+    billing_secs = models.FloatField(default=0)
+    gpu_secs = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["period", "start", "account", "user"], name="reports_assoc_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["period", "start"])]
+
+    def __str__(self) -> str:
+        return f"{self.period} {self.start:%Y-%m-%dT%H} {self.account}/{self.user}"
+
+
+class JobUsage(models.Model):
+    """Jobs of one (account, user) with one CPU count in one hour or day: how many started
+    and ended, their CPU-seconds, the sums of their waits (of those started) and run times
+    (of those ended), and both as histograms (reports.core.rollup.DURATION_LABELS)."""
+
+    period = models.CharField(max_length=4, choices=Period.choices)
+    start = models.DateTimeField()
+    account = models.CharField(max_length=64)
+    user = models.CharField(max_length=64)
+    cpus = models.PositiveIntegerField()
+    started = models.PositiveIntegerField(default=0)
+    ended = models.PositiveIntegerField(default=0)
+    cpu_secs = models.FloatField(default=0)
+    wait_secs = models.FloatField(default=0)
+    run_secs = models.FloatField(default=0)
+    wait_hist = models.JSONField(default=list)
+    run_hist = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["period", "start", "account", "user", "cpus"], name="reports_job_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["period", "start"])]
+
+    def __str__(self) -> str:
+        return f"{self.period} {self.start:%Y-%m-%dT%H} {self.account}/{self.user} {self.cpus} CPUs"
