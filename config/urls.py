@@ -23,5 +23,6 @@ urlpatterns = [
     path("hres/", include("hres.urls")),
     path("limits/", include("limits.urls")),
     path("power/", include("power.urls")),
+    path("reports/", include("reports.urls")),
     path("", include("cluster.urls")),
 ]

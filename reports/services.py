@@ -35,6 +35,7 @@ from slurmwords.tres import BillingWeights, TresError, billing, gres_tres, parse
 log = logging.getLogger(__name__)
 
 MAX_HOURS_PER_RUN = 24 * 7
+MAX_JOB_HOSTS = 100_000
 PURGE_ACTOR = "rollup (PurgeJobAfter/PurgeEventAfter)"
 HOUR = timedelta(hours=1)
 
@@ -171,7 +172,15 @@ def _jobs(begin: datetime, end: datetime) -> list[core.JobSpan]:
     out = []
     for (jid, account, user, part, tasks, cpt, alloc, node_list, min_nodes, mem_per_node, gres,
          submit, eligible, start, stop, resv, hold) in rows:  # fmt: skip
-        nodes = len(alloc) if alloc else (hostlists.count(node_list) if node_list else min_nodes)
+        try:
+            hosts = (
+                tuple(alloc) or tuple(hostlists.expand(node_list, limit=MAX_JOB_HOSTS))
+                if node_list or alloc
+                else ()
+            )
+        except hostlists.HostlistError:
+            hosts = ()
+        nodes = len(hosts) or min_nodes
         cpus = sum(v[0] for v in alloc.values()) if alloc else tasks * cpt
         mem = sum(v[1] for v in alloc.values()) if alloc else (mem_per_node or 0) * nodes
         try:
@@ -190,6 +199,7 @@ def _jobs(begin: datetime, end: datetime) -> list[core.JobSpan]:
                 start=start.timestamp() if start else None,
                 end=stop.timestamp() if stop else None,
                 reservation=resv,
+                hosts=hosts,
             )
         )  # fmt: skip
     return out

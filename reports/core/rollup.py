@@ -76,6 +76,7 @@ class JobSpan:
     start: float | None
     end: float | None
     reservation: str = ""
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,15 @@ def overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
 
+def union_length(spans: list[tuple[float, float]]) -> float:
+    total, reach = 0.0, float("-inf")
+    for a, b in sorted(spans):
+        if b > reach:
+            total += b - max(a, reach)
+            reach = b
+    return total
+
+
 def node_segments(
     initial: Mapping[str, str], changes: Iterable[tuple[float, str, str]], start: float, end: float
 ) -> dict[str, list[tuple[float, float, str]]]:
@@ -180,6 +190,7 @@ def roll_hour(
     stats: dict[tuple[str, str, int], JobFigures] = {}
     plan = dict.fromkeys(TRES, 0.0)
     used_in_resv: dict[str, dict[str, float]] = {}
+    busy: dict[str, list[tuple[float, float]]] = {}
     for job in jobs:
         size = {"cpu": job.cpus, "mem": job.mem, "node": job.nodes}
         key3 = (job.account, job.user, job.cpus)
@@ -198,8 +209,15 @@ def roll_hour(
         run_end = job.end if job.end is not None else end
         secs = overlap(job.start, run_end, start, end)
         if secs > 0:
-            for tres in TRES:
+            for tres in ("cpu", "mem"):
                 cluster[tres].alloc += secs * size[tres]
+            # A node is allocated while any job holds it: two jobs sharing one count once.
+            if job.hosts:
+                span = (max(job.start, start), min(run_end, end))
+                for host in job.hosts:
+                    busy.setdefault(host, []).append(span)
+            else:
+                cluster["node"].alloc += secs * job.nodes
             a = assocs.setdefault((job.account, job.user), AssocFigures())
             a.cpu += secs * job.cpus
             a.mem += secs * job.mem
@@ -225,6 +243,7 @@ def roll_hour(
                 s.ended += 1
                 s.run_secs += run
                 s.run_hist[duration_bucket(run)] += 1
+    cluster["node"].alloc += sum(union_length(spans) for spans in busy.values())
     for resv in reservations:
         secs = overlap(resv.start, resv.end, start, end)
         if secs <= 0:
