@@ -103,3 +103,63 @@ class JobUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.period} {self.start:%Y-%m-%dT%H} {self.account}/{self.user} {self.cpus} CPUs"
+
+
+class EventCount(models.Model):
+    """How many times something happened in one hour or day, counted from the events:
+    ``load_drain`` (a node drained by the load check; ``name`` the node) and ``load_stop``
+    (a job stopped by it; ``name`` the job's user)."""
+
+    period = models.CharField(max_length=4, choices=Period.choices)
+    start = models.DateTimeField()
+    what = models.CharField(max_length=16)
+    name = models.CharField(max_length=64)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["period", "start", "what", "name"], name="reports_event_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.period} {self.start:%Y-%m-%dT%H} {self.what} {self.name}: {self.count}"
+
+
+class Sample(models.Model):
+    """A figure that has no history in the raw rows, sampled by the rollup cycle each hour
+    (the last sample of the hour stands; a day holds its hours' mean): ``hres`` (a layer's
+    ``used`` of its ``total``) and ``pending`` (the pending jobs held for one reason)."""
+
+    period = models.CharField(max_length=4, choices=Period.choices)
+    start = models.DateTimeField()
+    kind = models.CharField(max_length=8)
+    name = models.CharField(max_length=128)
+    value = models.FloatField(default=0)
+    total = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["period", "start", "kind", "name"], name="reports_sample_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.period} {self.start:%Y-%m-%dT%H} {self.kind} {self.name}: {self.value}/{self.total}"
+
+
+class NodeHours(models.Model):
+    """One node's seconds down and planned down (powered down, FUTURE) in one hour or day;
+    only nodes that were not up the whole period have a row."""
+
+    period = models.CharField(max_length=4, choices=Period.choices)
+    start = models.DateTimeField()
+    node = models.CharField(max_length=64)
+    down_secs = models.FloatField(default=0)
+    pdown_secs = models.FloatField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["period", "start", "node"], name="reports_node_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.period} {self.start:%Y-%m-%dT%H} {self.node}"

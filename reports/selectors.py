@@ -19,7 +19,7 @@ from django.utils import timezone
 from cluster.models import ClusterConfig
 from limits.models import Association
 from reports.core.rollup import DURATION_LABELS
-from reports.models import AssocUsage, ClusterUsage, JobUsage, Period
+from reports.models import AssocUsage, ClusterUsage, JobUsage, Period, RollupState
 from reports.services import day_start, floor_hour, next_day
 
 # sreport's -T names and the rollup column that holds each in the association tables.
@@ -70,6 +70,10 @@ def _rows_in(model: type, w: Window) -> QuerySet:
     if first_day < w.start:
         first_day = next_day(first_day)
     last_day = day_start(w.end)
+    # Days not rolled up whole yet are read from their hours.
+    rolled = RollupState.objects.values_list("rolled_to", flat=True).first()
+    if rolled is not None and day_start(rolled) < last_day:
+        last_day = max(first_day, day_start(rolled))
     if first_day >= last_day:
         return model.objects.filter(period=Period.HOUR, start__gte=w.start, start__lt=w.end)
     return model.objects.filter(

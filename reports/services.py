@@ -21,15 +21,25 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Min, OuterRef, Q, Subquery
+from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from cluster.core import hostlists, states
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
 from cluster.services.purge import records_purge
+from load.services import LOAD_REASON
 from reports.core import rollup as core
 from reports.core.retention import RetentionError, purge_cutoff
-from reports.models import AssocUsage, ClusterUsage, JobUsage, Period, RollupState
+from reports.models import (
+    AssocUsage,
+    ClusterUsage,
+    EventCount,
+    JobUsage,
+    NodeHours,
+    Period,
+    RollupState,
+    Sample,
+)
 from slurmwords.tres import BillingWeights, TresError, billing, gres_tres, parse_billing_weights
 
 log = logging.getLogger(__name__)
@@ -73,6 +83,7 @@ def report_rollup(*, now: datetime | None = None) -> str:
             state.rolled_to = max(state.rolled_to, end)
         state.last_run = now
         state.save()
+        _sample(floor_hour(now))
     hours = max(0, int((end - begin) / HOUR))
     purged = _purge(now, state.rolled_to)
     return f"rolled {hours} hours to {state.rolled_to:%Y-%m-%dT%H:%M}{purged}"
@@ -272,9 +283,58 @@ def roll_hours(begin: datetime, end: datetime) -> None:
                     run_secs=s.run_secs, wait_hist=s.wait_hist, run_hist=s.run_hist,
                 )
             )  # fmt: skip
+    NodeHours.objects.filter(period=Period.HOUR, start__gte=begin, start__lt=end).delete()
+    NodeHours.objects.bulk_create(_node_hours(hours, segments), batch_size=1000)
     ClusterUsage.objects.bulk_create(cluster_rows, batch_size=1000)
     AssocUsage.objects.bulk_create(assoc_rows, batch_size=1000)
     JobUsage.objects.bulk_create(job_rows, batch_size=1000)
+    _count_events(begin, end)
+
+
+def _node_hours(hours: list[datetime], segments: dict) -> list[NodeHours]:
+    out = []
+    for hour in hours:
+        h0 = hour.timestamp()
+        for node, segs in segments.items():
+            secs = {"down": 0.0, "pdown": 0.0}
+            for a, b, category in segs:
+                if category in secs:
+                    secs[category] += core.overlap(a, b, h0, h0 + core.HOUR)
+            if secs["down"] or secs["pdown"]:
+                out.append(
+                    NodeHours(
+                        period=Period.HOUR,
+                        start=hour,
+                        node=node,
+                        down_secs=secs["down"],
+                        pdown_secs=secs["pdown"],
+                    )
+                )
+    return out
+
+
+def _count_events(begin: datetime, end: datetime) -> None:
+    """The load check's drains (a node entering DRAIN with a ``Load:`` reason) and stops (a
+    job entering STOPPED, which only the load check does), per hour."""
+    EventCount.objects.filter(period=Period.HOUR, start__gte=begin, start__lt=end).delete()
+    counts: dict[tuple[datetime, str, str], int] = defaultdict(int)
+    drains = Event.objects.filter(
+        kind=Event.Kind.NODE,
+        time__gte=begin,
+        time__lt=end,
+        reason__startswith=LOAD_REASON,
+        new_state__contains="DRAIN",
+    ).exclude(old_state__contains="DRAIN")
+    for t, node in drains.values_list("time", "node"):
+        counts[(floor_hour(t), "load_drain", node)] += 1
+    stops = Event.objects.filter(kind=Event.Kind.JOB, time__gte=begin, time__lt=end, new_state="STOPPED")
+    users = dict(Job.objects.filter(id__in=stops.values("job_id")).values_list("id", "user"))
+    for t, job_id in stops.values_list("time", "job_id"):
+        counts[(floor_hour(t), "load_stop", users.get(job_id, ""))] += 1
+    EventCount.objects.bulk_create(
+        EventCount(period=Period.HOUR, start=t, what=what, name=name, count=n)
+        for (t, what, name), n in counts.items()
+    )
 
 
 def roll_days(begin: datetime, end: datetime) -> None:
@@ -314,6 +374,40 @@ def _roll_day(begin: datetime, end: datetime) -> None:
     AssocUsage.objects.bulk_create(
         AssocUsage(period=Period.DAY, start=begin, account=a, user=u, **v) for (a, u), v in assoc.items()
     )
+    events: dict = {}
+    for row in EventCount.objects.filter(**hours).values("what", "name", "count"):
+        _sum_into(events, (row["what"], row["name"]), [("count", row["count"])])
+    EventCount.objects.filter(period=Period.DAY, start=begin).delete()
+    EventCount.objects.bulk_create(
+        EventCount(period=Period.DAY, start=begin, what=w, name=n, count=int(v["count"]))
+        for (w, n), v in events.items()
+    )
+    per_node: dict = {}
+    for row in NodeHours.objects.filter(**hours).values("node", "down_secs", "pdown_secs"):
+        _sum_into(
+            per_node, (row["node"],), [("down_secs", row["down_secs"]), ("pdown_secs", row["pdown_secs"])]
+        )
+    NodeHours.objects.filter(period=Period.DAY, start=begin).delete()
+    NodeHours.objects.bulk_create(
+        NodeHours(period=Period.DAY, start=begin, node=n, **v) for (n,), v in per_node.items()
+    )
+    samples: dict = {}
+    for row in Sample.objects.filter(**hours).values("kind", "name", "value", "total"):
+        _sum_into(
+            samples, (row["kind"], row["name"]), [("value", row["value"]), ("total", row["total"]), ("n", 1)]
+        )
+    Sample.objects.filter(period=Period.DAY, start=begin).delete()
+    Sample.objects.bulk_create(
+        Sample(
+            period=Period.DAY,
+            start=begin,
+            kind=k,
+            name=n,
+            value=v["value"] / v["n"],
+            total=v["total"] / v["n"],
+        )
+        for (k, n), v in samples.items()
+    )
     jobs: dict = {}
     hists: dict = {}
     fields = ("started", "ended", "cpu_secs", "wait_secs", "run_secs")
@@ -335,6 +429,40 @@ def _roll_day(begin: datetime, end: datetime) -> None:
         )
         for (a, u, c), v in jobs.items()
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- samples
+
+
+def _sample(hour: datetime) -> None:
+    """This hour's samples, replacing an earlier run's in the same hour: each HRES layer's
+    use, and the pending jobs per reason (which the raw rows keep only for now)."""
+    Sample.objects.filter(period=Period.HOUR, start=hour).delete()
+    rows = [
+        Sample(period=Period.HOUR, start=hour, kind="pending", name=reason, value=n)
+        for reason, n in Job.objects.filter(state="PENDING")
+        .values_list("reason")
+        .annotate(n=Count("id"))
+        .values_list("reason", "n")
+    ]
+    layers = {}
+    for entry in _hres_layers():
+        if entry.get("total") is None:
+            continue  # an infinite layer has no share in use
+        name = f"{entry['license_name']}:{entry['layer_name']}"[:128]
+        layers[name] = Sample(
+            period=Period.HOUR, start=hour, kind="hres", name=name, value=entry["used"], total=entry["total"]
+        )
+    rows.extend(layers.values())
+    Sample.objects.bulk_create(rows)
+
+
+def _hres_layers() -> list[dict]:
+    if "hres" not in settings.FSCHED_EXTENSIONS:
+        return []
+    from hres.services import license_entries  # noqa: PLC0415 - only with the hres extension
+
+    return [e for e in license_entries() if e.get("hres")]
 
 
 # ---------------------------------------------------------------------------- purge

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Q, Sum
 
 from reports import selectors
 from reports.core.rollup import DURATION_LABELS
-from reports.models import JobUsage
+from reports.models import EventCount, JobUsage, NodeHours, Sample
 
 PARTS = (
     ("alloc", "Allocated"),
@@ -29,7 +29,13 @@ REPORTS = {
     "usage": "Usage by account and user",
     "jobs": "Job sizes, waits and run times",
     "power": "Power saving",
+    "nodes": "Power-state hours per node",
+    "hres": "HRES layer utilisation",
+    "load": "Load-threshold drains and stops",
+    "limits": "Limits hit, by reason",
 }
+# Slurm's reason codes for a job held by an association's or a QOS's limit.
+LIMIT_PREFIXES = ("Assoc", "QOS")
 
 
 @dataclass
@@ -140,6 +146,92 @@ def power(w: selectors.Window) -> Table:
     return Table("power", headers, rows, {"stack": chart})
 
 
+def nodes(w: selectors.Window) -> Table:
+    """Each node's hours powered down (PLND Down) and down over the range, the most first."""
+    per = (
+        selectors._rows_in(NodeHours, w)
+        .values("node")
+        .annotate(pdown=Sum("pdown_secs"), down=Sum("down_secs"))
+    )
+    rows = sorted(
+        ([r["node"], hours(r["pdown"] or 0), hours(r["down"] or 0)] for r in per),
+        key=lambda r: (-r[1], -r[2], r[0]),
+    )
+    headers = ["Node", "Powered-down hours", "Down hours"]
+    chart = {
+        "x": [r[0] for r in rows[:50]],
+        "series": [
+            {"name": "powered down", "y": [r[1] for r in rows[:50]]},
+            {"name": "down", "y": [r[2] for r in rows[:50]]},
+        ],
+        "unit": "hours",
+    }
+    return Table("nodes", headers, rows, {"stack": chart})
+
+
+def hres(w: selectors.Window) -> Table:
+    """Each layer's use over time, from the hourly samples (days: their hours' mean)."""
+    qs = selectors._rows_in(Sample, w).filter(kind="hres").order_by("start", "name")
+    headers = ["Start", "Period", "Layer", "Used", "Total", "Use %"]
+    rows = [
+        [r.start, r.period, r.name, round(r.value, 2), round(r.total, 2),
+         round(100 * r.value / r.total, 1) if r.total else 0.0]
+        for r in qs
+    ]  # fmt: skip
+    layers: dict[str, dict[str, list]] = {}
+    for r in rows:
+        layer = layers.setdefault(r[2], {"x": [], "y": []})
+        layer["x"].append(r[0].isoformat())
+        layer["y"].append(r[5])
+    return Table(
+        "hres",
+        headers,
+        rows,
+        {"lines": {"series": [{"name": k, **v} for k, v in layers.items()], "unit": "% used"}},
+    )
+
+
+def load(w: selectors.Window, users: Sequence[str] = ()) -> Table:
+    """The load check's drains (per node) and stops (per user: one's own only when ``users``)."""
+    qs = (
+        selectors._rows_in(EventCount, w)
+        .filter(what__in=("load_drain", "load_stop"))
+        .order_by("start", "what", "name")
+    )
+    if users:
+        qs = qs.filter(Q(what="load_drain") | Q(name__in=users))
+    words = {"load_drain": "node drained", "load_stop": "job stopped"}
+    headers = ["Start", "Period", "What", "Node or user", "Count"]
+    rows = [[r.start, r.period, words[r.what], r.name, r.count] for r in qs]
+    per: dict[str, dict[str, int]] = {w_: defaultdict(int) for w_ in words.values()}
+    for r in rows:
+        per[r[2]][r[0].isoformat()] += r[4]
+    x = sorted({r[0].isoformat() for r in rows})
+    chart = {
+        "x": x,
+        "series": [{"name": k, "y": [v.get(t, 0) for t in x]} for k, v in per.items()],
+        "unit": "times",
+    }
+    return Table("load", headers, rows, {"stack": chart})
+
+
+def limits(w: selectors.Window) -> Table:
+    """The pending jobs held by an association's or a QOS's limit, by reason, as sampled each
+    hour (a day: the mean of its hours)."""
+    qs = selectors._rows_in(Sample, w).filter(kind="pending").order_by("start", "name")
+    headers = ["Start", "Period", "Reason", "Pending jobs"]
+    rows = [[r.start, r.period, r.name, round(r.value, 2)] for r in qs if r.name.startswith(LIMIT_PREFIXES)]
+    totals: dict[str, float] = defaultdict(float)
+    for r in rows:
+        totals[r[2]] += r[3]
+    chart = {
+        "x": list(totals),
+        "y": [round(v, 2) for v in totals.values()],
+        "unit": "pending jobs (summed samples)",
+    }
+    return Table("limits", headers, rows, {"top": chart})
+
+
 def build(report: str, w: selectors.Window, *, accounts: Sequence[str], users: Sequence[str]) -> Table:
     if report == "usage":
         return usage(w, accounts=accounts, users=users)
@@ -147,4 +239,10 @@ def build(report: str, w: selectors.Window, *, accounts: Sequence[str], users: S
         return jobs(w, accounts=accounts, users=users)
     if report == "power":
         return power(w)
+    if report == "load":
+        return load(w, users)
+    if report == "nodes":
+        return nodes(w)
+    if report in ("hres", "limits"):
+        return {"hres": hres, "limits": limits}[report](w)
     return utilization(w)

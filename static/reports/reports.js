@@ -15,8 +15,12 @@
       return [d.series.map(function (s) { return { type: "bar", name: s.name, x: d.x, y: s.y }; }),
         layout({ barmode: "stack", yaxis: { title: d.unit, rangemode: "tozero" } })];
     },
+    lines: function (d) {
+      return [d.series.map(function (s) { return { type: "scatter", mode: "lines+markers", name: s.name, x: s.x, y: s.y }; }),
+        layout({ yaxis: { title: d.unit, rangemode: "tozero" } })];
+    },
     top: function (d) {
-      return [[{ type: "bar", name: "top users", x: d.x, y: d.y }],
+      return [[{ type: "bar", name: d.name || "top users", x: d.x, y: d.y }],
         layout({ yaxis: { title: d.unit, rangemode: "tozero" } })];
     },
     durations: function (d) {
