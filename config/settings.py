@@ -193,6 +193,11 @@ FSCHED_ROLLUP_INTERVAL = envfloat("FSCHED_ROLLUP_INTERVAL", 300)
 # them for ever.
 FSCHED_PURGE_JOB_AFTER = os.environ.get("FSCHED_PURGE_JOB_AFTER", "")
 FSCHED_PURGE_EVENT_AFTER = os.environ.get("FSCHED_PURGE_EVENT_AFTER", "")
+# Scheduled reports are emailed through this SMTP server when it is set (empty: kept for
+# download only).
+EMAIL_HOST = os.environ.get("FSCHED_EMAIL_HOST", "")
+EMAIL_PORT = envint("FSCHED_EMAIL_PORT", 25)
+DEFAULT_FROM_EMAIL = os.environ.get("FSCHED_EMAIL_FROM", "fsched@localhost")
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # Embedded mode: child processes serving API reads and submissions on the other cores

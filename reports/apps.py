@@ -11,3 +11,8 @@ class ReportsAppConfig(AppConfig):
         from reports.extension import ReportsExtension  # noqa: PLC0415
 
         extensions.register(ReportsExtension())
+        from auditlog.registry import auditlog  # noqa: PLC0415
+
+        from reports.models import SavedReport  # noqa: PLC0415
+
+        auditlog.register(SavedReport)

@@ -7,6 +7,7 @@ of a range, so a report over a year reads about 365 rows per key, never the raw 
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -163,3 +164,47 @@ class NodeHours(models.Model):
 
     def __str__(self) -> str:
         return f"{self.period} {self.start:%Y-%m-%dT%H} {self.node}"
+
+
+class Schedule(models.TextChoices):
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    MONTHLY = "monthly"
+
+
+class SavedReport(models.Model):
+    """A report a user saved with a schedule: the cycle renders it over the day, week
+    (Monday to Sunday) or month just ended, keeps the file and emails it to the owner when
+    email is configured."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_reports"
+    )
+    report = models.CharField(max_length=16)
+    accounts = models.CharField(max_length=1024, blank=True, default="")
+    users = models.CharField(max_length=1024, blank=True, default="")
+    schedule = models.CharField(max_length=8, choices=Schedule.choices)
+    format = models.CharField(max_length=4, default="csv")
+    next_run = models.DateTimeField()
+    created = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.report} {self.schedule} for {self.owner}"
+
+
+class ReportFile(models.Model):
+    """One rendering of a saved report, kept for download."""
+
+    saved = models.ForeignKey(SavedReport, on_delete=models.CASCADE, related_name="files")
+    start = models.DateTimeField()
+    end = models.DateTimeField()
+    created = models.DateTimeField()
+    filename = models.CharField(max_length=128)
+    content = models.BinaryField()
+    emailed = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return self.filename
