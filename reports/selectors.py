@@ -228,19 +228,18 @@ def account_by_user(
     rows: list[dict] = []
     shown = set(subtree(accounts)) if accounts else None
 
+    # Each association's usage added to its account and every ancestor, once.
+    totals: dict[str, dict[str, float]] = defaultdict(lambda: dict(zero))
+    for (a, _u), v in usage.items():
+        at, seen = a, set()
+        while at and at not in seen:
+            for t in tres:
+                totals[at][t] += v[t]
+            seen.add(at)
+            at = parents.get(at, "")
+
     def total(account: str) -> dict[str, float]:
-        out = dict(zero)
-        for (a, _u), v in usage.items():
-            at = a
-            seen = set()
-            while at and at not in seen:
-                if at == account:
-                    for t in tres:
-                        out[t] += v[t]
-                    break
-                seen.add(at)
-                at = parents.get(at, "")
-        return out
+        return dict(totals[account]) if account in totals else dict(zero)
 
     def walk(account: str, depth: int) -> None:
         if shown is None or account in shown:
