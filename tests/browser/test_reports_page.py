@@ -67,3 +67,19 @@ def test_usage_report_renders_and_its_csv_matches_the_table(page: Page, live_clu
     page.click("#report-filter button[type=submit]")
     expect(page.locator('[data-chart="stack"] .main-svg').first).to_be_visible(timeout=10_000)
     assert cells(page)[1][:2] == ["2026-01-03 00:00", "day"]
+
+
+def test_every_report_has_no_serious_accessibility_finding(page: Page, live_cluster) -> None:
+    from axe_playwright_python.sync_playwright import Axe  # ships axe.min.js: nothing downloaded
+
+    live_cluster.cluster.manage("shell", "-c", HISTORY)
+    for report in ("utilization", "usage", "jobs", "power", "nodes", "hres", "load", "limits"):
+        page.goto(f"{live_cluster.url}/reports/?report={report}&start=2026-01-03&end=2026-01-03")
+        expect(page.locator("#report-h")).to_be_visible()
+        found = Axe().run(page).response["violations"]
+        serious = [
+            (v["id"], [n["target"] for n in v["nodes"]])
+            for v in found
+            if v["impact"] in ("serious", "critical")
+        ]
+        assert not serious, f"{report}: {serious}"
