@@ -2,8 +2,8 @@
 
 Each run rolls the hours that ended since the watermark (``RollupState.rolled_to``), at most
 a week of them (a first run over a long history catches up over several runs), and again
-the hours a late change touched: a job that changed since the last run (its completion
-arrived late, say) with a start or end before the watermark.  Rolling an hour deletes its
+the hours a late change touched: a job whose completion (or start) was recorded since the
+last run with a time before the watermark.  Rolling an hour deletes its
 rows and writes them anew, so running it twice gives the same rows.  The days whose hours
 changed are summed again from their hours.
 
@@ -99,16 +99,20 @@ def _earliest_history() -> datetime | None:
 
 
 def _late_change(last_run: datetime | None, rolled_to: datetime) -> datetime | None:
-    """The earliest hour before the watermark that a job changed since the last run touches."""
+    """The earliest hour before the watermark that a change recorded since the last run
+    touches: a job that ended before the watermark (its completion came late: the hours from
+    its end counted it as running), or started before it (the hours from its start counted it
+    as pending).  A long job ending now changes no rolled hour."""
     if last_run is None:
         return None
-    changed = Event.objects.filter(kind=Event.Kind.JOB, time__gte=last_run).values("job_id")
-    first = (
-        Job.objects.filter(id__in=changed)
-        .filter(Q(end_time__lt=rolled_to) | Q(start_time__lt=rolled_to))
-        .aggregate(start=Min("start_time"), end=Min("end_time"))
+    recent = Event.objects.filter(kind=Event.Kind.JOB, time__gte=last_run)
+    ended = Job.objects.filter(id__in=recent.values("job_id"), end_time__lt=rolled_to).aggregate(
+        t=Min("end_time")
     )
-    found = [t for t in (first["start"], first["end"]) if t is not None and t < rolled_to]
+    started = Job.objects.filter(
+        id__in=recent.filter(new_state="RUNNING").values("job_id"), start_time__lt=rolled_to
+    ).aggregate(t=Min("start_time"))
+    found = [t for t in (ended["t"], started["t"]) if t is not None]
     return floor_hour(min(found)) if found else None
 
 

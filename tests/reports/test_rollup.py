@@ -79,9 +79,18 @@ def test_only_new_hours_are_rolled_and_a_late_change_rolls_its_hours_again(histo
     Job.objects.filter(id=2).update(end_time=at(11))
     Event.objects.filter(job_id=2, new_state="COMPLETED").update(time=at(13, 5))
     summary = report_rollup(now=at(13, 10))
-    assert summary.startswith("rolled 3 hours")  # 10:00 again (job 2's start), 11:00, 12:00
+    assert summary.startswith("rolled 2 hours")  # 11:00 again (job 2's new end) and 12:00
     w = selectors.window(at(10), at(12))
     assert selectors.assoc_usage(w, ["cpu"])[("chem", "bob")]["cpu"] / MIN == 2 * 30
+    # A job that ran for hours and ends now changes no rolled hour.
+    Job.objects.create(
+        id=4, user="dan", account="chem", partition="debug", num_tasks=1, node_list="n1",
+        submit_time=at(8), start_time=at(8), end_time=at(14, 5), state="COMPLETED",
+    )  # fmt: skip
+    Event.objects.create(
+        time=at(14, 5), kind=Event.Kind.JOB, job_id=4, old_state="RUNNING", new_state="COMPLETED"
+    )
+    assert report_rollup(now=at(14, 10)).startswith("rolled 1 hours")
 
 
 def test_a_first_run_over_a_long_history_catches_up_a_week_at_a_time(history):
