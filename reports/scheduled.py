@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
+from auditlog.context import set_actor
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import EmailMessage
@@ -68,17 +69,19 @@ def saved_report_create(
     now = now or timezone.now()
     if not owner.is_staff:
         users = owner.get_username()  # someone not staff reports on their own usage
-    return SavedReport.objects.create(
-        owner=owner, report=report, schedule=schedule, format=fmt, accounts=accounts, users=users,
-        next_run=period_end_after(schedule, now), created=now,
-    )  # fmt: skip
+    with set_actor(owner):  # the audit log names who saved it
+        return SavedReport.objects.create(
+            owner=owner, report=report, schedule=schedule, format=fmt, accounts=accounts, users=users,
+            next_run=period_end_after(schedule, now), created=now,
+        )  # fmt: skip
 
 
 def saved_report_delete(*, actor: AbstractBaseUser, saved_id: int) -> None:
     saved = SavedReport.objects.filter(pk=saved_id).first()
     if saved is None or (saved.owner_id != actor.pk and not actor.is_staff):
         raise ServiceError(f"saved report {saved_id}: not found")
-    saved.delete()
+    with set_actor(actor):
+        saved.delete()
 
 
 def _names(text: str) -> list[str]:

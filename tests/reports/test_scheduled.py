@@ -8,6 +8,7 @@ import csv
 import io
 
 import pytest
+from auditlog.models import LogEntry
 from django.core import mail
 
 from reports.extension import rollup_and_scheduled
@@ -85,6 +86,10 @@ def test_bad_input_and_deletion(saved, client):
     assert client.get("/reports/saved/").status_code == 405
     assert client.post(f"/reports/saved/{saved.pk}/delete/").status_code == 302
     assert not SavedReport.objects.exists()
+    entries = LogEntry.objects.get_for_model(SavedReport).order_by("timestamp")
+    assert [(e.action, e.actor.get_username()) for e in entries] == [
+        (LogEntry.Action.CREATE, "admin"), (LogEntry.Action.DELETE, "admin"),
+    ]  # fmt: skip
 
 
 def test_someone_not_staff_schedules_their_own_usage(client, users, db):
