@@ -83,3 +83,12 @@ def test_every_report_has_no_serious_accessibility_finding(page: Page, live_clus
             if v["impact"] in ("serious", "critical")
         ]
         assert not serious, f"{report}: {serious}"
+
+
+def test_fsched_sreport_reads_the_same_rollups_over_http(live_cluster) -> None:
+    live_cluster.cluster.manage("shell", "-c", HISTORY)
+    out = live_cluster.cli(
+        "sreport", "-P", "-n", "-t", "hours", "user", "topusage", "start=uts1767398400", "end=uts1767484800"
+    )
+    # 3 January 2026 (UTC): ann 4 CPUs x 2 h, ben 2 CPUs x 30 min.
+    assert out.splitlines() == ["demo|ann||physics|8|0", "demo|ben||chem|1|0"]
