@@ -21,6 +21,7 @@ COMMANDS = {
     "sshare": "cli.sshare",
     "sprio": "cli.sprio",
     "sdiag": "cli.sdiag",
+    "sreport": "cli.sreport",
     "explain": "cli.explain",
     "login": "cli.login",
     "agent": "agent.main",

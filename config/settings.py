@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "power",
     "limits",
     "load",
+    "reports",
 ]
 
 MIDDLEWARE = [
@@ -172,7 +173,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # The cluster core's extensions, in the order it calls their hooks (cluster/extensions.py):
 # the order of the scheduler's gates, the first that holds a job giving its reason.  An
 # entry is the name an app registers, or the dotted path of a ClusterExtension class.
-FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power", "load"]
+FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power", "load", "reports"]
 
 # How often the cycles run when nothing triggers them (seconds).
 FSCHED_SCHED_INTERVAL = envfloat("FSCHED_SCHED_INTERVAL", 2)
@@ -191,6 +192,18 @@ FSCHED_LOAD_HISTORY_HOURS = envfloat("FSCHED_LOAD_HISTORY_HOURS", 24)
 # Seconds between usage accounting cycles (charge running jobs, decay; see Slurm's
 # resource_limits.html).
 FSCHED_USAGE_INTERVAL = envfloat("FSCHED_USAGE_INTERVAL", 30)
+# Seconds between report rollups (reports/): each run rolls the hours that ended since.
+FSCHED_ROLLUP_INTERVAL = envfloat("FSCHED_ROLLUP_INTERVAL", 300)
+# How long raw job rows and events are kept once rolled up, in slurmdbd.conf's words and
+# spelling (PurgeJobAfter, PurgeEventAfter: "12month", "30days", "720hours"); empty keeps
+# them for ever.
+FSCHED_PURGE_JOB_AFTER = os.environ.get("FSCHED_PURGE_JOB_AFTER", "")
+FSCHED_PURGE_EVENT_AFTER = os.environ.get("FSCHED_PURGE_EVENT_AFTER", "")
+# Scheduled reports are emailed through this SMTP server when it is set (empty: kept for
+# download only).
+EMAIL_HOST = os.environ.get("FSCHED_EMAIL_HOST", "")
+EMAIL_PORT = envint("FSCHED_EMAIL_PORT", 25)
+DEFAULT_FROM_EMAIL = os.environ.get("FSCHED_EMAIL_FROM", "fsched@localhost")
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # Embedded mode: child processes serving API reads and submissions on the other cores

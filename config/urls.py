@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="schema")), name="api-docs"),
     path("api/power/", include("power.api_urls")),
     path("api/limits/", include("limits.api")),
+    path("api/reports/", include("reports.api")),
     # The extensions' routes under /api/, beside the core's.
     path("api/licenses/", LicenseList.as_view()),
     path("api/hres/", HresUpdate.as_view()),
@@ -26,5 +27,6 @@ urlpatterns = [
     path("limits/", include("limits.urls")),
     path("power/", include("power.urls")),
     path("load/", include("load.urls")),
+    path("reports/", include("reports.urls")),
     path("", include("cluster.urls")),
 ]

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("agent", "cli", "cluster", "config", "hres", "limits", "load", "power")
+PACKAGES = ("agent", "cli", "cluster", "config", "hres", "limits", "load", "power", "reports")
 # os.environ.get("X"), os.environ["X"], os.getenv("X"), env.get("X"), env["X"] and
 # config.env's envbool("X") / envint / envfloat / envlevel: reads of the environment,
 # not a Django setting that happens to share a variable's name (settings.FSCHED_...).

@@ -1,4 +1,5 @@
-"""Purging old records by age: the one way the audit trail shrinks (``manage.py fsched_purge``).
+"""Purging old records by age: the one way the audit trail shrinks (``manage.py fsched_purge``,
+and the report rollup for slurmdbd's ``PurgeJobAfter``/``PurgeEventAfter``).
 
 The admin and the API cannot delete events or log entries (cluster.record_admin); this
 deletes those older than a given age and records that it did (who, when, the cut-offs and
@@ -16,7 +17,7 @@ from django.contrib.admin.models import LogEntry as AdminLogEntry
 from django.db import transaction
 from django.utils import timezone
 
-from cluster.models import Event, SubmitKey
+from cluster.models import Event, Job, SubmitKey
 from cluster.services.errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ MAX_DAYS = 36500.0  # timedelta's range ends near 2.7 million days; a century is
 @dataclass(frozen=True)
 class PurgeResult:
     events: int
+    jobs: int
     auditlog_entries: int
     admin_entries: int
     submit_keys: int
@@ -43,6 +45,7 @@ def records_purge(
     actor: str,
     events_days: float | None = None,
     auditlog_days: float | None = None,
+    jobs_days: float | None = None,
     submit_key_days: float | None = DEFAULT_SUBMIT_KEY_DAYS,
     dry_run: bool = False,
     now: datetime | None = None,
@@ -50,7 +53,9 @@ def records_purge(
     """Delete the records older than the ages given in days (None: that kind is kept).
 
     Events recording an earlier purge are never deleted.  ``auditlog_days`` covers both
-    django-auditlog's entries and the admin's own history.
+    django-auditlog's entries and the admin's own history.  ``jobs_days`` deletes jobs that
+    ended before the cut-off (never one still pending or running), as slurmdbd's
+    ``PurgeJobAfter`` does.
     """
     now = now or timezone.now()
     cutoffs = {
@@ -59,6 +64,7 @@ def records_purge(
             ("events", events_days),
             ("auditlog", auditlog_days),
             ("submit_keys", submit_key_days),
+            ("jobs", jobs_days),
         )
     }
     audit = get_logentry_model()
@@ -77,12 +83,14 @@ def records_purge(
         "submit_keys": SubmitKey.objects.filter(created__lt=cutoffs["submit_keys"])
         if cutoffs["submit_keys"]
         else SubmitKey.objects.none(),
+        "jobs": Job.objects.filter(end_time__lt=cutoffs["jobs"]) if cutoffs["jobs"] else Job.objects.none(),
     }
     with transaction.atomic():
         if dry_run:
             counts = {name: qs.count() for name, qs in selections.items()}
             return PurgeResult(**counts, dry_run=True, record_id=None)
-        counts = {name: qs.delete()[0] for name, qs in selections.items()}
+        # Counted per model: a job's deletion also takes its rows in other tables.
+        counts = {name: qs.delete()[1].get(qs.model._meta.label, 0) for name, qs in selections.items()}
         record = Event.objects.create(
             time=now,
             kind=Event.Kind.CONFIG,

@@ -1,4 +1,4 @@
-"""``manage.py fsched_purge``: delete events, audit-log entries and idempotency keys older
+"""``manage.py fsched_purge``: delete ended jobs, events, audit-log entries and idempotency keys older
 than given ages, and record that it ran (docs/audit.md)."""
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ class Command(BaseCommand):
             "--events-older-than", type=_days, metavar="DAYS", help="job, node and config events"
         )
         parser.add_argument(
+            "--jobs-older-than", type=_days, metavar="DAYS", help="jobs that ended (slurmdbd's PurgeJobAfter)"
+        )
+        parser.add_argument(
             "--auditlog-older-than",
             type=_days,
             metavar="DAYS",
@@ -56,6 +59,7 @@ class Command(BaseCommand):
                 actor=str(options["actor"]),
                 events_days=options["events_older_than"],  # type: ignore[arg-type]
                 auditlog_days=options["auditlog_older_than"],  # type: ignore[arg-type]
+                jobs_days=options["jobs_older_than"],  # type: ignore[arg-type]
                 submit_key_days=options["submit_keys_older_than"],  # type: ignore[arg-type]
                 dry_run=bool(options["dry_run"]),
             )
@@ -63,8 +67,9 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         verb = "would delete" if result.dry_run else "deleted"
         self.stdout.write(
-            f"{verb}: {result.events} events, {result.auditlog_entries} auditlog entries, "
-            f"{result.admin_entries} admin log entries, {result.submit_keys} submit keys"
+            f"{verb}: {result.events} events, {result.jobs} jobs, "
+            f"{result.auditlog_entries} auditlog entries, {result.admin_entries} admin log entries, "
+            f"{result.submit_keys} submit keys"
         )
         if result.record_id is not None:
             self.stdout.write(f"recorded as event {result.record_id}")
