@@ -96,7 +96,6 @@
     document.documentElement.setAttribute("data-theme", theme);
     syncButton();
     relayoutCharts();
-    document.dispatchEvent(new CustomEvent("fsched:theme", { detail: { theme: theme } }));
   }
 
   function toggle() {
