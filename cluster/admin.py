@@ -26,6 +26,11 @@ from cluster.services import jobs as job_services
 from cluster.services import nodes as node_services
 from cluster.services.errors import ServiceError
 
+# fsched's names in the admin's header and titles, not Django's ("Django administration").
+admin.site.site_header = "fsched administration"
+admin.site.site_title = "fsched admin"
+admin.site.index_title = "Cluster administration"
+
 _NODE_EDITABLE = ("weight", "features", "reason")
 
 

@@ -30,7 +30,7 @@
         line: { width: 1 },
       },
     };
-    var layout = { margin: { t: 0, l: 0, r: 0, b: 0 }, height: 260, paper_bgcolor: "rgba(0,0,0,0)" };
+    var layout = window.fschedTheme.plotLayout({ margin: { t: 0, l: 0, r: 0, b: 0 }, height: 260 });
     window.Plotly.newPlot(el, [trace], layout, { displayModeBar: false, responsive: true });
     el.setAttribute("data-drawn", "1");
     el.on("plotly_click", function (ev) {

@@ -32,7 +32,7 @@
           { step: "all", label: "all" },
         ] },
       },
-      shapes: [], paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+      shapes: [],
     };
     d.indices.forEach(function (index, i) {
       var axis = i === 0 ? "y" : "y" + (i + 1);
@@ -73,7 +73,7 @@
         line: { color: COLOURS[m.action], width: 1, dash: "dot" }, name: m.action,
       });
     });
-    return { data: traces, layout: layout };
+    return { data: traces, layout: window.fschedTheme.plotLayout(layout) };
   }
 
   function draw(dataEl) {

@@ -19,8 +19,8 @@
       };
     });
     var layout = { margin: { t: 10, l: 40, r: 10, b: 30 }, height: 240, yaxis: { title: "nodes", rangemode: "tozero" },
-      legend: { orientation: "h" }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
-    window.Plotly.newPlot(el, traces, layout, { displayModeBar: false, responsive: true });
+      legend: { orientation: "h" } };
+    window.Plotly.newPlot(el, traces, window.fschedTheme.plotLayout(layout), { displayModeBar: false, responsive: true });
   }
 
   function timeline(el) {
@@ -42,8 +42,8 @@
     var nodes = Array.from(new Set(d.timeline.map(function (s) { return s.node; }))).sort();
     var layout = { barmode: "overlay", margin: { t: 10, l: 70, r: 10, b: 30 }, height: 80 + 22 * nodes.length,
       xaxis: { type: "date" }, yaxis: { categoryorder: "array", categoryarray: nodes.slice().reverse() },
-      legend: { orientation: "h" }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
-    window.Plotly.newPlot(el, traces, layout, { displayModeBar: false, responsive: true });
+      legend: { orientation: "h" } };
+    window.Plotly.newPlot(el, traces, window.fschedTheme.plotLayout(layout), { displayModeBar: false, responsive: true });
   }
 
   function drawAll(root) {
