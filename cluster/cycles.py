@@ -269,6 +269,7 @@ class EmbeddedCycles:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_plan: Mapping[str, tuple[float, bool]] = {}
+        self._plan_read_at = -ROWS_POLL
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="fsched-cycles", daemon=True)
@@ -289,18 +290,18 @@ class EmbeddedCycles:
     power = kick
 
     def _plan(self, cycles: Mapping[str, tuple[Callable[[], str], float]]) -> dict[str, tuple[float, bool]]:
-        """name → (interval, enabled): the rows', else the defaults of :func:`periodic`."""
+        """name → (interval, enabled): the rows', else the defaults of :func:`periodic`.
+        The rows are looked at once per ROWS_POLL, not at every pass a burst of events wakes."""
         rows = _rows
+        now = time.monotonic()
+        if rows is not None and now - self._plan_read_at >= ROWS_POLL:
+            self._plan_read_at = now
+            try:
+                self._last_plan = rows.plan()
+            except DatabaseError as exc:
+                log.warning("cycles' rows unreadable, their last values kept: %s", exc)
         plan = {name: (interval, True) for name, (_, interval) in cycles.items()}
-        if rows is None:
-            return plan
-        try:
-            edited = rows.plan()
-        except DatabaseError as exc:
-            log.warning("cycles' rows unreadable, their last values kept: %s", exc)
-            edited = self._last_plan
-        self._last_plan = edited
-        plan.update((name, value) for name, value in edited.items() if name in plan)
+        plan.update((name, value) for name, value in self._last_plan.items() if name in plan)
         return plan
 
     def _loop(self) -> None:

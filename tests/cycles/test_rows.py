@@ -142,3 +142,18 @@ def test_only_staff_edit_the_cycles(client, users, demo):
         ).status_code
         == 403
     )
+
+
+def test_disabling_from_beat_s_own_page_is_audited_and_seen(staff, users):
+    reader = rows.BeatRows()
+    task = _status("load").task
+    response = staff.post(
+        "/admin/django_celery_beat/periodictask/", {"action": "disable_tasks", "_selected_action": [task.pk]}
+    )
+    assert response.status_code == 302
+    assert reader.plan()["load"][1] is False
+    entry = LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(PeriodicTask), object_pk=str(task.pk)
+    ).latest("timestamp")
+    assert (entry.actor, entry.changes_dict["enabled"]) == (users["admin"], ["True", "False"])
+    assert rows.source(_status("load")) == "default"  # the interval itself was not edited
