@@ -15,6 +15,7 @@ from cluster import cycles
 from cluster.services.configuration import config_load
 from cycles import rows
 from cycles.models import CycleStatus
+from tests.cluster.database_lock import write_lock
 
 
 @pytest.fixture
@@ -157,3 +158,32 @@ def test_disabling_from_beat_s_own_page_is_audited_and_seen(staff, users):
     ).latest("timestamp")
     assert (entry.actor, entry.changes_dict["enabled"]) == (users["admin"], ["True", "False"])
     assert rows.source(_status("load")) == "default"  # the interval itself was not edited
+
+
+def test_the_embedded_thread_plans_with_the_rows_and_keeps_them_through_a_database_error(transactional_db):
+    thread = cycles.EmbeddedCycles()  # not started: its plan is read as its loop reads it
+    defaults = cycles.periodic()
+    rows.cycle_update(status=_status("schedule"), seconds=45, enabled=True)
+    rows.cycle_update(status=_status("health"), seconds=2, enabled=False)
+    plan = thread._plan(defaults)
+    assert plan["schedule"] == (45.0, True)
+    assert plan["health"] == (2.0, False)
+    assert set(plan) == set(defaults)
+
+    rows.cycle_update(status=_status("schedule"), seconds=50, enabled=True)  # the marker moves
+    thread._plan_read_at = -cycles.ROWS_POLL  # due for a look at the rows
+    with write_lock("django_celery_beat_periodictask"):  # the rows unreadable
+        assert thread._plan(defaults)["schedule"] == (45.0, True)  # the last values read
+    thread._plan_read_at = -cycles.ROWS_POLL
+    assert thread._plan(defaults)["schedule"] == (50.0, True)
+
+
+def test_a_failed_run_is_recorded_on_its_row(db):
+    def broken() -> str:
+        raise RuntimeError("no agent answered")
+
+    with pytest.raises(RuntimeError):
+        cycles.run_recorded("usage", broken)
+    assert _status("usage").last_result == "failed: RuntimeError: no agent answered"
+    assert cycles.run_recorded("usage", lambda: "busy") == "busy"  # nothing ran: not a run
+    assert _status("usage").last_result == "failed: RuntimeError: no agent answered"
