@@ -236,6 +236,21 @@ def _record_run(name: str, started: datetime, seconds: float, result: str) -> No
         log.warning("cycle %s: its row not updated: %s", name, exc)
 
 
+def interval_in_force(name: str) -> float:
+    """The interval of the cycle ``name`` now: its row's (an admin's edit), else its default.
+    For a cycle whose decisions depend on how often it runs (load's "one check interval")."""
+    rows = _rows
+    if rows is not None:
+        try:
+            found = rows.plan().get(name)
+        except DatabaseError as exc:
+            log.warning("cycle %s: its row unreadable, its default used: %s", name, exc)
+            found = None
+        if found is not None:
+            return found[0]
+    return periodic()[name][1]
+
+
 def sync_rows() -> None:
     """Bring the cycles' rows up to date (at a start: an extension added, a setting changed)."""
     rows = _rows
@@ -319,7 +334,6 @@ class EmbeddedCycles:
                 # single jobs from 8 clients: passes back to back took 55% of the GIL).
                 self._stop.wait(max(settings.FSCHED_SCHED_MIN_INTERVAL, spent))
             plan = self._plan(cycles)
-            close_old_connections()
             now = time.monotonic()
             kicked = self._wake.is_set()
             self._wake.clear()

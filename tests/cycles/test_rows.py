@@ -86,6 +86,9 @@ def test_the_admin_lists_the_cycles_with_their_source_and_last_run(staff):
         assert text in page
     health = _status("health")
     assert health.last_run is not None and health.last_duration is not None
+    form = staff.get(f"/admin/cycles/cyclestatus/{health.pk}/change/").content.decode()
+    assert 'name="interval"' in form and 'name="enabled"' in form
+    assert rows.source(health) in form  # "default", or "environment (FSCHED_HEALTH_INTERVAL)"
     assert health.last_result.startswith("down=0")
 
 
@@ -187,3 +190,10 @@ def test_a_failed_run_is_recorded_on_its_row(db):
     assert _status("usage").last_result == "failed: RuntimeError: no agent answered"
     assert cycles.run_recorded("usage", lambda: "busy") == "busy"  # nothing ran: not a run
     assert _status("usage").last_result == "failed: RuntimeError: no agent answered"
+
+
+def test_a_cycle_reads_its_interval_in_force(db):
+    assert cycles.interval_in_force("load") == 30.0  # FSCHED_LOAD_INTERVAL's default
+    rows.cycle_update(status=_status("load"), seconds=90, enabled=True)
+    # The load check's "one check interval" before it stops a job is the edited one.
+    assert cycles.interval_in_force("load") == 90.0
