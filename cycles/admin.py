@@ -123,7 +123,7 @@ class PeriodicTaskAdmin(BeatPeriodicTaskAdmin):
 
     def _set_enabled(self, request: HttpRequest, queryset: QuerySet[PeriodicTask], how: str) -> None:
         with transaction.atomic():
-            tasks = list(queryset.select_for_update())
+            tasks = list(queryset.select_for_update(of=("self",)))
             for task in tasks:
                 task.enabled = {"enable": True, "disable": False}.get(how, not task.enabled)
                 task.save()  # bumps beat's change marker, and auditlog sees it

@@ -75,6 +75,9 @@ def passes_within(cluster: E2ECluster, seconds: float) -> int:
 
 def test_the_scheduler_interval_edited_in_the_admin_is_in_force_without_a_restart(cluster):
     admin = Admin(cluster.url)
+    # Passes at the start's interval (1 s): the cycle thread, or beat and a worker, are up.
+    start = passes(cluster)
+    cluster.wait_for("periodic passes", lambda: passes(cluster) >= start + 2, timeout=120)
     admin.set_interval("schedule", "3600")
     # In force within a second (the embedded thread) or five (beat's DatabaseScheduler).
     time.sleep(7)
