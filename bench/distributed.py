@@ -78,7 +78,7 @@ def start_celery(env: dict[str, str], state: Path) -> list[subprocess.Popen[byte
     celery = str(BIN / "celery")
     commands = [
         [celery, "-A", "config", "worker", "-l", "warning", "--pool", "threads", "--concurrency", "2"],
-        [celery, "-A", "config", "beat", "-l", "warning", "-s", str(state / "beat")],
+        [celery, "-A", "config", "beat", "-l", "warning"],
     ]
     with open(state / "celery.log", "ab") as log:  # the children keep their own copies
         return [

@@ -5,6 +5,12 @@ completion) or every FSCHED_SCHED_INTERVAL seconds; it is the triggers' backend 
 Distributed: Celery beat runs the same functions from :func:`periodic`; the triggers wake the
 scheduling loop of a Celery worker (cluster.tasks), coalesced so a burst of completions
 costs one pass, and a database lock keeps two passes from overlapping, on any machine.
+
+Each cycle is also a row an administrator edits (interval, enabled): the cycles app keeps
+django-celery-beat's PeriodicTask rows, which beat's DatabaseScheduler reads, and installs
+itself here (:func:`install_rows`) so that the embedded thread reads the same rows and
+every run is recorded on its row.  Without it (the app not installed) the intervals of
+:func:`periodic` apply.
 """
 
 from __future__ import annotations
@@ -14,13 +20,15 @@ import logging
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, close_old_connections, connection, transaction
+from django.utils import timezone
 
 from cluster import extensions, triggers
 
@@ -63,6 +71,7 @@ def cycle_lock(name: str) -> Iterator[bool]:
 
 
 def run_schedule(*, backfill: bool = False, queue_depth: int | None = None) -> str:
+    """A scheduler pass over every pending job (Slurm's main scheduling loop, sched_interval)."""
     from cluster.services.scheduling import schedule_pass  # noqa: PLC0415 - keep import light
 
     with cycle_lock("schedule") as got:
@@ -97,6 +106,7 @@ def _record(summary: PassSummary, elapsed_ms: float, *, backfill: bool) -> None:
 
 
 def run_backfill() -> str:
+    """A backfill pass: the whole queue planned, started early what delays no job (bf_interval)."""
     return run_schedule(backfill=True)
 
 
@@ -134,19 +144,122 @@ def run_cycle(cycle: extensions.Cycle) -> str:
         return cycle.run()
 
 
-def periodic() -> dict[str, tuple[Callable[[], str], float]]:
-    """name → (function, interval in seconds): the core's cycles, then the extensions'.
-    Celery beat and the embedded thread both read this."""
-    out: dict[str, tuple[Callable[[], str], float]] = {
-        "schedule": (run_schedule, settings.FSCHED_SCHED_INTERVAL),
-        "backfill": (run_backfill, settings.FSCHED_BACKFILL_INTERVAL),
-        "health": (run_health, settings.FSCHED_HEALTH_INTERVAL),
-    }
+def cycle_specs() -> list[extensions.Cycle]:
+    """Every periodic cycle with where its default interval is set: the core's, then the
+    extensions'.  The scheduler's and backfill's follow slurm.conf's SchedulerParameters
+    (sched_interval, bf_interval) when it sets them."""
+    out = [
+        extensions.Cycle(
+            "schedule",
+            run_schedule,
+            settings.FSCHED_SCHED_INTERVAL,
+            setting="FSCHED_SCHED_INTERVAL",
+            slurm_parameter="SchedulerParameters=sched_interval",
+        ),
+        extensions.Cycle(
+            "backfill",
+            run_backfill,
+            settings.FSCHED_BACKFILL_INTERVAL,
+            setting="FSCHED_BACKFILL_INTERVAL",
+            slurm_parameter="SchedulerParameters=bf_interval",
+        ),
+        extensions.Cycle(
+            "health", run_health, settings.FSCHED_HEALTH_INTERVAL, setting="FSCHED_HEALTH_INTERVAL"
+        ),
+    ]
+    names = {c.name for c in out}
     for cycle in extensions.cycles():
-        if cycle.name in out:
+        if cycle.name in names:
             raise ImproperlyConfigured(f"two cycles are named {cycle.name!r}")
-        out[cycle.name] = (partial(run_cycle, cycle), cycle.interval)
+        names.add(cycle.name)
+        out.append(cycle)
     return out
+
+
+_CORE = frozenset({"schedule", "backfill", "health"})
+
+
+def periodic() -> dict[str, tuple[Callable[[], str], float]]:
+    """name → (function, default interval in seconds): the core's cycles, then the
+    extensions'.  Celery beat and the embedded thread both run these (at the intervals
+    of their rows when the cycles app keeps them)."""
+    return {c.name: (c.run if c.name in _CORE else partial(run_cycle, c), c.interval) for c in cycle_specs()}
+
+
+class CycleRows(Protocol):
+    """The cycles' rows (the cycles app): what the administrator set, and each run's outcome."""
+
+    def plan(self) -> Mapping[str, tuple[float, bool]]:
+        """name → (interval in seconds, enabled), cheap when nothing changed."""
+
+    def record(self, name: str, *, started: datetime, seconds: float, result: str) -> None:
+        """One run of the cycle ``name`` and what it returned."""
+
+    def sync(self) -> None:
+        """A row for every cycle of :func:`cycle_specs`, defaults from slurm.conf and the settings."""
+
+
+_rows: CycleRows | None = None
+
+
+def install_rows(rows: CycleRows | None) -> None:
+    global _rows  # noqa: PLW0603 - one source of rows per process
+    _rows = rows
+
+
+# What a run answers when it did nothing: not recorded as a run on the row.
+_NOT_RUNS = frozenset({"busy", "not due", "unknown"})
+
+
+def run_recorded(name: str, func: Callable[[], str]) -> str:
+    """Run one cycle and record it on its row (last run, duration, result)."""
+    started = timezone.now()
+    clock = time.perf_counter()
+    try:
+        result = func()
+    except Exception as exc:
+        _record_run(name, started, time.perf_counter() - clock, f"failed: {type(exc).__name__}: {exc}")
+        raise
+    if result not in _NOT_RUNS:
+        _record_run(name, started, time.perf_counter() - clock, result)
+    return result
+
+
+def _record_run(name: str, started: datetime, seconds: float, result: str) -> None:
+    rows = _rows
+    if rows is None:
+        return
+    try:
+        rows.record(name, started=started, seconds=seconds, result=result)
+    except DatabaseError as exc:
+        # A busy database must not turn a pass that ran into a failed one.
+        log.warning("cycle %s: its row not updated: %s", name, exc)
+
+
+def interval_in_force(name: str) -> float:
+    """The interval of the cycle ``name`` now: its row's (an admin's edit), else its default.
+    For a cycle whose decisions depend on how often it runs (load's "one check interval")."""
+    rows = _rows
+    if rows is not None:
+        try:
+            found = rows.plan().get(name)
+        except DatabaseError as exc:
+            log.warning("cycle %s: its row unreadable, its default used: %s", name, exc)
+            found = None
+        if found is not None:
+            return found[0]
+    return periodic()[name][1]
+
+
+def sync_rows() -> None:
+    """Bring the cycles' rows up to date (at a start: an extension added, a setting changed)."""
+    rows = _rows
+    if rows is None:
+        return
+    try:
+        rows.sync()
+    except DatabaseError as exc:
+        log.warning("cycles' rows not synchronised: %s", exc)
 
 
 def run_named(name: str) -> str:
@@ -155,7 +268,12 @@ def run_named(name: str) -> str:
     if found is None:
         log.warning("no cycle named %r: ignored", name)
         return "unknown"
-    return found[0]()
+    return run_recorded(name, found[0])
+
+
+# How often the embedded thread looks whether the rows changed (one indexed read of
+# django-celery-beat's change marker): an edit in the admin is in force within this.
+ROWS_POLL = 1.0
 
 
 class EmbeddedCycles:
@@ -165,6 +283,8 @@ class EmbeddedCycles:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._last_plan: Mapping[str, tuple[float, bool]] = {}
+        self._plan_read_at = -ROWS_POLL
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="fsched-cycles", daemon=True)
@@ -184,8 +304,24 @@ class EmbeddedCycles:
     schedule = kick
     power = kick
 
+    def _plan(self, cycles: Mapping[str, tuple[Callable[[], str], float]]) -> dict[str, tuple[float, bool]]:
+        """name → (interval, enabled): the rows', else the defaults of :func:`periodic`.
+        The rows are looked at once per ROWS_POLL, not at every pass a burst of events wakes."""
+        rows = _rows
+        now = time.monotonic()
+        if rows is not None and now - self._plan_read_at >= ROWS_POLL:
+            self._plan_read_at = now
+            try:
+                self._last_plan = rows.plan()
+            except DatabaseError as exc:
+                log.warning("cycles' rows unreadable, their last values kept: %s", exc)
+        plan = {name: (interval, True) for name, (_, interval) in cycles.items()}
+        plan.update((name, value) for name, value in self._last_plan.items() if name in plan)
+        return plan
+
     def _loop(self) -> None:
         cycles = periodic()
+        sync_rows()
         last: dict[str, float] = {}
         spent = 0.0  # seconds the last event-driven pass took
         while not self._stop.is_set():
@@ -197,17 +333,21 @@ class EmbeddedCycles:
                 # goes to the submissions and completions that feed them (measured, 1,000
                 # single jobs from 8 clients: passes back to back took 55% of the GIL).
                 self._stop.wait(max(settings.FSCHED_SCHED_MIN_INTERVAL, spent))
+            plan = self._plan(cycles)
             now = time.monotonic()
             kicked = self._wake.is_set()
             self._wake.clear()
-            for name, (func, interval) in cycles.items():
-                due = now - last.get(name, 0) >= interval
+            for name, (func, _default) in cycles.items():
+                interval, enabled = plan[name]
+                # A disabled row stops the periodic runs only: a submission or a completion
+                # still asks for a pass (Slurm's sched_interval=-1 leaves those too).
+                due = enabled and now - last.get(name, 0) >= interval
                 if due or (name == "schedule" and kicked):
                     if due:
                         last[name] = now
                     started = time.monotonic()
                     try:
-                        func() if due else run_event_schedule()
+                        run_recorded(name, func) if due else run_event_schedule()
                     except Exception:
                         log.exception("cycle %s failed", name)
                     finally:
@@ -215,7 +355,9 @@ class EmbeddedCycles:
                     if not due:
                         spent = time.monotonic() - started
             # Coalesce bursts: many kicks during a pass cause one more pass, not many.
-            self._wake.wait(timeout=min(i for _, i in cycles.values()))
+            # Wake for the next cycle due, and at least every ROWS_POLL for the rows.
+            waits = [interval for interval, enabled in plan.values() if enabled]
+            self._wake.wait(timeout=min([ROWS_POLL, *waits]))
 
 
 _embedded: EmbeddedCycles | None = None

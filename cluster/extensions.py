@@ -43,11 +43,18 @@ class ConfigCheck:
 @dataclass(frozen=True)
 class Cycle:
     """A periodic job of an extension: ``run`` every ``interval`` seconds, by the embedded
-    cycle thread or by Celery beat, one process at a time (cluster.cycles.cycle_lock)."""
+    cycle thread or by Celery beat, one process at a time (cluster.cycles.cycle_lock).
+
+    ``interval`` is the default of the cycle's row, which an administrator may edit (the
+    cycles app); ``setting`` names the environment variable it was read from and
+    ``slurm_parameter`` ("SchedulerParameters=sched_interval") the slurm.conf option that,
+    when set, overrides it, so that the admin can say where a value comes from."""
 
     name: str
     run: Callable[[], str]
     interval: float
+    setting: str = ""
+    slurm_parameter: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,14 @@
-"""The Celery app (distributed mode); beat's schedule comes from cluster.cycles.periodic()."""
+"""The Celery app (distributed mode).  Beat's schedule is the cycles' rows in the database
+(django-celery-beat's DatabaseScheduler, settings.CELERY_BEAT_SCHEDULER): beat brings them
+up to date at its start (cluster.cycles.sync_rows) and reads them again whenever they
+change, so an edit in the admin is in force without a restart."""
 
 from __future__ import annotations
 
 import os
 
 from celery import Celery
+from celery.signals import beat_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -13,12 +17,11 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["cluster"])
 
 
-@app.on_after_finalize.connect
-def _beat_schedule(sender: Celery, **_: object) -> None:
+@beat_init.connect
+def _rows_for_beat(**_: object) -> None:
     import django  # noqa: PLC0415
 
     django.setup()  # the extensions' cycles are known once the apps are ready
-    from cluster.cycles import periodic  # noqa: PLC0415 - needs Django set up
+    from cluster.cycles import sync_rows  # noqa: PLC0415 - needs Django set up
 
-    for name, (_func, interval) in periodic().items():
-        sender.add_periodic_task(interval, sender.signature("fsched.cycle", args=(name,)), name=name)
+    sync_rows()

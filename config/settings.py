@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "auditlog",
+    "django_celery_beat",
     "axes",
     "channels",
     "cluster",
@@ -69,6 +70,7 @@ INSTALLED_APPS = [
     "limits",
     "load",
     "reports",
+    "cycles",
 ]
 
 MIDDLEWARE = [
@@ -165,9 +167,9 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CELERY_BROKER_URL = "memory://"
 CELERY_TASK_IGNORE_RESULT = True
-# Beat's own bookkeeping (last run of each periodic task) lives with the rest of the
-# state, not in the directory it was started from; `celery beat -s` overrides it.
-CELERY_BEAT_SCHEDULE_FILENAME = str(STATE_DIR / "celerybeat-schedule")
+# Beat reads the cycles' rows (the cycles app: PeriodicTask rows an administrator edits)
+# and its bookkeeping lives there too, not in a file.
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # The cluster core's extensions, in the order it calls their hooks (cluster/extensions.py):

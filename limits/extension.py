@@ -50,7 +50,14 @@ class LimitsExtension(ClusterExtension):
 
     def cycles(self) -> Sequence[Cycle]:
         # Charge running jobs, decay, reset.
-        return (Cycle("usage", services.usage_cycle_run, settings.FSCHED_USAGE_INTERVAL),)
+        return (
+            Cycle(
+                "usage",
+                services.usage_cycle_run,
+                settings.FSCHED_USAGE_INTERVAL,
+                setting="FSCHED_USAGE_INTERVAL",
+            ),
+        )
 
     def qos_preemption(self) -> Mapping[str, tuple[int, frozenset[str]]]:
         # sacctmgr modify qos high set Preempt=low

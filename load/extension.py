@@ -33,7 +33,14 @@ class LoadExtension(ClusterExtension):
         return ConfigCheck(thresholds_by_node(conf))
 
     def cycles(self) -> Sequence[Cycle]:
-        return (Cycle("load", services.load_check, settings.FSCHED_LOAD_INTERVAL),)
+        return (
+            Cycle(
+                "load",
+                services.load_check,
+                settings.FSCHED_LOAD_INTERVAL,
+                setting="FSCHED_LOAD_INTERVAL",
+            ),
+        )
 
     def node_heartbeat(self, load: Mapping[str, Mapping[str, Any]], *, now: datetime) -> None:
         rows = [

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import publish
+from cluster import cycles, publish
 from cluster.core.states import JobState, NodeBase, NodeFlag
 from cluster.models import Job, Node
 from cluster.services import rows
@@ -50,6 +49,8 @@ def load_check(*, now: datetime | None = None) -> str:
     limits = {name: t for name, t in thresholds_in_force(list(latest)).items() if t}
     if not limits:
         return "no node with thresholds and indices"
+    # A job is stopped once it has run one check interval: the one in force, an admin's edit included.
+    check_interval = cycles.interval_in_force("load")
     done: list[str] = []
     with transaction.atomic():
         # Nodes are locked by name, then the jobs, the writers' order (docs/locking.md).
@@ -69,7 +70,7 @@ def load_check(*, now: datetime | None = None) -> str:
                 load_drained=drained_by_load,
                 admin_drained=bool(node.flags & NodeFlag.DRAIN) and not drained_by_load,
                 now=now.timestamp(),
-                check_interval=settings.FSCHED_LOAD_INTERVAL,
+                check_interval=check_interval,
             )
             figures = {**row.indices(), "run_queue": row.run_queue}
             for decision in decisions:

@@ -103,7 +103,14 @@ class PowerExtension(ClusterExtension):
 
     def cycles(self) -> Sequence[Cycle]:
         # Due every power_save_interval or sooner after a change, so polled often.
-        return (Cycle("power", services.power_pass, settings.FSCHED_POWER_INTERVAL),)
+        return (
+            Cycle(
+                "power",
+                services.power_pass,
+                settings.FSCHED_POWER_INTERVAL,
+                setting="FSCHED_POWER_INTERVAL",
+            ),
+        )
 
     def agent_messages(self) -> Mapping[str, Callable[..., None]]:
         return {"power_action_done": power_action_done}

@@ -20,4 +20,11 @@ class ReportsExtension(ClusterExtension):
     name = "reports"
 
     def cycles(self) -> Sequence[Cycle]:
-        return (Cycle("report_rollup", rollup_and_scheduled, settings.FSCHED_ROLLUP_INTERVAL),)
+        return (
+            Cycle(
+                "report_rollup",
+                rollup_and_scheduled,
+                settings.FSCHED_ROLLUP_INTERVAL,
+                setting="FSCHED_ROLLUP_INTERVAL",
+            ),
+        )

@@ -109,8 +109,7 @@ if ((DISTRIBUTED)); then
   PIDS+=($!)
   "$VENV/bin/celery" -A config worker -l warning -c 2 -P threads >"$WORK/worker.log" 2>&1 &
   PIDS+=($!)
-  "$VENV/bin/celery" -A config beat -l warning -s "$FSCHED_STATE_DIR/celerybeat-schedule" \
-    >"$WORK/beat.log" 2>&1 &
+  "$VENV/bin/celery" -A config beat -l warning >"$WORK/beat.log" 2>&1 &
   PIDS+=($!)
 else
   "$FSCHED" server --log-level info >"$WORK/server.log" 2>&1 &

@@ -40,10 +40,18 @@ class ReservationsExtension(ClusterExtension):
     def cycles(self) -> Sequence[Cycle]:
         # A MAINT reservation's nodes are flagged MAINTENANCE when it begins, not when it
         # was created, and lose the flag when it ends.
-        return (Cycle("maintenance", run_maintenance, settings.FSCHED_HEALTH_INTERVAL),)
+        return (
+            Cycle(
+                "maintenance",
+                run_maintenance,
+                settings.FSCHED_HEALTH_INTERVAL,
+                setting="FSCHED_HEALTH_INTERVAL",
+            ),
+        )
 
 
 def run_maintenance() -> str:
+    """MAINT reservations' nodes flagged MAINTENANCE when they begin, unflagged when they end."""
     with transaction.atomic():
         changed = reservation_services.maintenance_sync()
     return f"changed={len(changed)}"

@@ -85,16 +85,7 @@ class E2ECluster(Cluster):
                 [celery, "-A", "config", "worker", "-l", "warning", "-c", "2", "-P", "threads"], **common
             ),
             subprocess.Popen(
-                [
-                    celery,
-                    "-A",
-                    "config",
-                    "beat",
-                    "-l",
-                    "warning",
-                    "-s",
-                    str(self.state_dir / "celerybeat-schedule"),
-                ],
+                [celery, "-A", "config", "beat", "-l", "warning"],  # the schedule: the cycles' rows
                 **common,
             ),
         ]
