@@ -63,6 +63,16 @@ class PendingCause:
     release: str
 
 
+@dataclass(frozen=True)
+class AccountRoles:
+    """What the accounting knows of a login user (``account_roles``): the accounts it
+    coordinates, each with every account beneath it (``sacctmgr add coordinator``), and
+    whether its AdminLevel is Operator or Administrator."""
+
+    coordinated: frozenset[str] = frozenset()
+    operator: bool = False
+
+
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
@@ -256,6 +266,10 @@ class ClusterExtension:
         """Agent message types this extension handles, by their ``type``."""
         return {}
 
+    def account_roles(self, username: str) -> AccountRoles | None:
+        """The user's coordinated accounts and operator standing (cluster.visibility)."""
+        return None
+
     def pending_causes(self, job: Any) -> list[PendingCause]:
         """What holds a pending job, for "Why is this job pending?" (the console, the API's
         explain endpoint and ``fsched explain``)."""
@@ -351,6 +365,17 @@ def node_details(names: Sequence[str]) -> dict[str, dict[str, Any]]:
         for name, fields in ext.node_details(names).items():
             out.setdefault(name, {}).update(fields)
     return out
+
+
+def account_roles(username: str) -> AccountRoles:
+    coordinated: set[str] = set()
+    operator = False
+    for ext in active():
+        roles = ext.account_roles(username)
+        if roles is not None:
+            coordinated |= roles.coordinated
+            operator = operator or roles.operator
+    return AccountRoles(frozenset(coordinated), operator)
 
 
 def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:

@@ -12,9 +12,10 @@ from rest_framework.views import APIView
 from cluster.api.permissions import StaffOnly
 from cluster.services import inputs
 from cluster.services.errors import ServiceError
-from limits import reports, selectors, services
+from limits import coordinators, reports, selectors, services
 from limits.dump import dump_text, load_text
 
+COORDINATOR = ("coordinator", "coordinators")
 # More words than any sacctmgr command line holds.
 WORDS_MAX = 1000
 
@@ -58,6 +59,15 @@ class Add(APIView):
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, entity: str) -> Response:
         d = _body(request.data, ("names", "options"))
+        if entity.lower() in COORDINATOR:
+            return _change(
+                coordinators.coordinator_add(
+                    actor=request.user,
+                    names=_strings(d, "names"),
+                    options=_strings(d, "options"),
+                    commit=_commit(d),
+                )
+            )
         return _change(
             services.record_add(
                 actor=request.user,
@@ -92,6 +102,12 @@ class Delete(APIView):
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, entity: str) -> Response:
         d = _body(request.data, ("where",))
+        if entity.lower() in COORDINATOR:
+            return _change(
+                coordinators.coordinator_delete(
+                    actor=request.user, where=_strings(d, "where"), commit=_commit(d)
+                )
+            )
         return _change(
             services.record_delete(
                 actor=request.user,

@@ -9,8 +9,8 @@ from typing import Any
 from django.conf import settings
 
 from cluster.core.scheduler import PassResult, SchedulerPlugin, Snapshot
-from cluster.extensions import ClusterExtension, Cycle, PassContext, PriorityReport
-from limits import pending, priority_report, services
+from cluster.extensions import AccountRoles, ClusterExtension, Cycle, PassContext, PriorityReport
+from limits import coordinators, pending, priority_report, services
 from limits.models import QOS
 
 
@@ -50,6 +50,9 @@ class LimitsExtension(ClusterExtension):
             preempts = frozenset(n.strip() for n in (row.preempt or "").split(",") if n.strip())
             out[row.name] = (row.priority, preempts)
         return out
+
+    def account_roles(self, username: str) -> AccountRoles:
+        return coordinators.account_roles(username)
 
     def pending_causes(self, job: Any) -> list:
         return pending.pending_causes(job)
