@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import selectors
+from cluster import selectors, visibility
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -69,7 +69,7 @@ def _grid_context(request: HttpRequest, *, compact: bool = False) -> dict[str, A
     """The node grid and the per-state counts above it (the page renders both from one read)."""
     partition = request.GET.get("partition", "").strip()
     grouped = request.GET.get("group", "") == "partition"
-    tiles = selectors.node_tiles(partition=partition)
+    tiles = _tiles(request, partition)
     groups = (
         selectors.group_by_partition(tiles) if grouped else [selectors.TileGroup("", tiles)] if tiles else []
     )
@@ -86,6 +86,11 @@ def _grid_context(request: HttpRequest, *, compact: bool = False) -> dict[str, A
     }
 
 
+def _tiles(request: HttpRequest, partition: str) -> list[selectors.NodeTile]:
+    # PrivateData=nodes: no node state for regular users (the slurm.conf man page).
+    return [] if visibility.hides(request.user, "nodes") else selectors.node_tiles(partition=partition)
+
+
 def _counts_context(tiles: list[selectors.NodeTile], query: str) -> dict[str, Any]:
     return {
         "node_counts": selectors.node_state_counts(tiles),
@@ -96,7 +101,9 @@ def _counts_context(tiles: list[selectors.NodeTile], query: str) -> dict[str, An
 
 def _job_table_context(request: HttpRequest, *, limit: int = 500) -> dict[str, Any]:
     flt = selectors.JobFilter.from_query(request.GET)
-    page = selectors.job_rows(flt, now=timezone.now(), limit=limit)
+    page = selectors.job_rows(
+        flt, now=timezone.now(), limit=limit, visible=visibility.visible_jobs(request.user)
+    )
     return {
         "filter": flt,
         "page": page,
@@ -105,15 +112,16 @@ def _job_table_context(request: HttpRequest, *, limit: int = 500) -> dict[str, A
     }
 
 
-def _summary_context() -> dict[str, Any]:
+def _summary_context(request: HttpRequest) -> dict[str, Any]:
+    visible = visibility.visible_jobs(request.user)
     return {
-        "job_counts": selectors.job_state_counts(now=timezone.now()),
-        "pending_reasons": selectors.pending_reasons(),
+        "job_counts": selectors.job_state_counts(now=timezone.now(), visible=visible),
+        "pending_reasons": selectors.pending_reasons(visible=visible),
     }
 
 
-def _events_context() -> dict[str, Any]:
-    return {"events": selectors.recent_events(limit=25)}
+def _events_context(request: HttpRequest) -> dict[str, Any]:
+    return {"events": selectors.recent_events(limit=25, visible=visibility.visible_jobs(request.user))}
 
 
 # --- pages ---------------------------------------------------------------------------------
@@ -125,8 +133,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "nav": "dashboard",
         "cluster_name": _cluster_name(),
         **_grid_context(request, compact=True),
-        **_summary_context(),
-        **_events_context(),
+        **_summary_context(request),
+        **_events_context(request),
     }
     return render(request, "console/dashboard.html", context)
 
@@ -138,12 +146,12 @@ def dashboard_grid(request: HttpRequest) -> HttpResponse:
 
 @console_view
 def job_summary(request: HttpRequest) -> HttpResponse:
-    return render(request, "console/_job_summary.html", _summary_context())
+    return render(request, "console/_job_summary.html", _summary_context(request))
 
 
 @console_view
 def events(request: HttpRequest) -> HttpResponse:
-    return render(request, "console/_events.html", _events_context())
+    return render(request, "console/_events.html", _events_context(request))
 
 
 @console_view
@@ -161,7 +169,7 @@ def nodes(request: HttpRequest) -> HttpResponse:
 @console_view
 def node_counts(request: HttpRequest) -> HttpResponse:
     partition = request.GET.get("partition", "").strip()
-    tiles = selectors.node_tiles(partition=partition)
+    tiles = _tiles(request, partition)
     query = urlencode({"partition": partition}) if partition else ""
     return render(request, "console/_node_counts.html", _counts_context(tiles, query))
 
@@ -171,8 +179,13 @@ def node_grid(request: HttpRequest) -> HttpResponse:
     return render(request, "console/_node_grid.html", _grid_context(request))
 
 
-def _node_context(name: str) -> dict[str, Any]:
-    detail = selectors.node_detail(name, now=timezone.now())
+def _node_context(request: HttpRequest, name: str) -> dict[str, Any]:
+    hidden = visibility.hides(request.user, "nodes")
+    detail = (
+        None
+        if hidden
+        else selectors.node_detail(name, now=timezone.now(), visible=visibility.visible_jobs(request.user))
+    )
     if detail is None:
         raise Http404(f"Node {name} not found")
     return {
@@ -184,12 +197,12 @@ def _node_context(name: str) -> dict[str, Any]:
 
 @console_view
 def node(request: HttpRequest, name: str) -> HttpResponse:
-    return render(request, "console/node_detail.html", {"nav": "nodes", **_node_context(name)})
+    return render(request, "console/node_detail.html", {"nav": "nodes", **_node_context(request, name)})
 
 
 @console_view
 def node_body(request: HttpRequest, name: str) -> HttpResponse:
-    return render(request, "console/_node_body.html", _node_context(name))
+    return render(request, "console/_node_body.html", _node_context(request, name))
 
 
 @console_view
@@ -215,8 +228,13 @@ def job_table(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _job_context(job_id: int) -> dict[str, Any]:
-    detail = selectors.job_detail(job_id, now=timezone.now())
+def _job_context(request: HttpRequest, job_id: int) -> dict[str, Any]:
+    detail = selectors.job_detail(
+        job_id,
+        now=timezone.now(),
+        visible=visibility.visible_jobs(request.user),
+        private=visibility.manageable_jobs(request.user),
+    )
     if detail is None:
         raise Http404(f"Invalid job id specified: {job_id}")
     return {
@@ -233,9 +251,9 @@ def _why_pending(job_id: int) -> list[Any]:
 
 @console_view
 def job(request: HttpRequest, job_id: int) -> HttpResponse:
-    return render(request, "console/job_detail.html", {"nav": "jobs", **_job_context(job_id)})
+    return render(request, "console/job_detail.html", {"nav": "jobs", **_job_context(request, job_id)})
 
 
 @console_view
 def job_body(request: HttpRequest, job_id: int) -> HttpResponse:
-    return render(request, "console/_job_body.html", _job_context(job_id))
+    return render(request, "console/_job_body.html", _job_context(request, job_id))

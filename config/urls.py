@@ -1,12 +1,16 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from cluster.auth_views import ConsoleLoginView, ConsoleLogoutView
 from hres.api import HresUpdate, LicenseList
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("login/", ConsoleLoginView.as_view(), name="login"),
+    path("logout/", ConsoleLogoutView.as_view(), name="logout"),
     # Both need a login (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"]): the schema answers 401,
     # the docs page, which a browser opens, sends to the login form.
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -24,3 +28,6 @@ urlpatterns = [
     path("power/", include("power.urls")),
     path("", include("cluster.urls")),
 ]
+
+if "mozilla_django_oidc" in settings.INSTALLED_APPS:  # FSCHED_AUTH_BACKENDS (docs/authentication.md)
+    urlpatterns.insert(0, path("oidc/", include("mozilla_django_oidc.urls")))
