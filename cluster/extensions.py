@@ -71,6 +71,7 @@ class AccountRoles:
 
     coordinated: frozenset[str] = frozenset()
     operator: bool = False
+    accounts: frozenset[str] = frozenset()  # the accounts it has an association in
 
 
 # Keys of PassContext.shared that more than one extension reads.
@@ -369,13 +370,15 @@ def node_details(names: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 def account_roles(username: str) -> AccountRoles:
     coordinated: set[str] = set()
+    accounts: set[str] = set()
     operator = False
     for ext in active():
         roles = ext.account_roles(username)
         if roles is not None:
             coordinated |= roles.coordinated
+            accounts |= roles.accounts
             operator = operator or roles.operator
-    return AccountRoles(frozenset(coordinated), operator)
+    return AccountRoles(frozenset(coordinated), operator, frozenset(accounts))
 
 
 def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:

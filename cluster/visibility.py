@@ -17,28 +17,51 @@ CLI command (through the API) applies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.db.models import Q
 
 from cluster import extensions
 from cluster.core.private_data import parse_private_data
+from cluster.core.reservations import AccessList
 from cluster.models import ClusterConfig
 
 _CACHE_ATTR = "_fsched_viewer"
 
 
-@dataclass(frozen=True)
 class Viewer:
-    username: str
-    privileged: bool  # staff, Operator or Administrator
-    coordinated: frozenset[str]  # accounts whose jobs they manage (subtree included)
-    private: frozenset[str]  # slurm.conf's PrivateData words in force
+    """A user as the rule sees them.  The accounting's roles (coordinated accounts,
+    AdminLevel) are read only when a decision needs them: a staff user, or a page without
+    PrivateData, costs no query for them."""
+
+    def __init__(self, username: str, staff: bool, private: frozenset[str]) -> None:
+        self.username = username
+        self.staff = staff
+        self.private = private  # slurm.conf's PrivateData words in force
+
+    @cached_property
+    def _roles(self) -> extensions.AccountRoles:
+        return extensions.account_roles(self.username) if self.username else extensions.AccountRoles()
+
+    @property
+    def privileged(self) -> bool:
+        """Staff, or an accounting Operator or Administrator: sees and does everything."""
+        return self.staff or (bool(self.username) and self._roles.operator)
+
+    @property
+    def coordinated(self) -> frozenset[str]:
+        """Accounts whose jobs they manage (each coordinated account and its subtree)."""
+        return self._roles.coordinated
+
+    @property
+    def accounts(self) -> frozenset[str]:
+        """Accounts they have an association in."""
+        return self._roles.accounts
 
     def hides(self, what: str) -> bool:
         """Whether PrivateData keeps ``what`` (jobs, usage, nodes...) of others from them."""
-        return not self.privileged and what in self.private
+        return what in self.private and not self.privileged
 
 
 def private_data(cfg: ClusterConfig | None = None) -> frozenset[str]:
@@ -57,10 +80,10 @@ def viewer(user: Any) -> Viewer:
     cached = getattr(user, _CACHE_ATTR, None)
     if cached is not None:
         return cached
-    name = user.get_username() if user is not None and user.is_authenticated else ""
-    roles = extensions.account_roles(name) if name else extensions.AccountRoles()
-    privileged = bool(name) and (bool(user.is_staff) or roles.operator)
-    out = Viewer(name, privileged, roles.coordinated, private_data())
+    authenticated = user is not None and user.is_authenticated
+    out = Viewer(
+        user.get_username() if authenticated else "", authenticated and bool(user.is_staff), private_data()
+    )
     if user is not None:
         setattr(user, _CACHE_ATTR, out)
     return out
@@ -86,7 +109,9 @@ def visible_jobs(user: Any) -> Q:
 def may_manage(user: Any, job: Any) -> bool:
     """:func:`manageable_jobs` for one job already read."""
     v = viewer(user)
-    return v.privileged or (bool(v.username) and job.user == v.username) or job.account in v.coordinated
+    if v.staff or (bool(v.username) and job.user == v.username):
+        return True
+    return v.privileged or job.account in v.coordinated
 
 
 def may_see(user: Any, job: Any) -> bool:
@@ -95,3 +120,18 @@ def may_see(user: Any, job: Any) -> bool:
 
 def hides(user: Any, what: str) -> bool:
     return viewer(user).hides(what)
+
+
+def may_see_reservation(user: Any, users: str, accounts: str) -> bool:
+    """PrivateData=reservations: a regular user sees the reservations they may use only
+    (their name in Users=, or an account of theirs in Accounts=)."""
+    v = viewer(user)
+    if not v.hides("reservations"):
+        return True
+    try:
+        by_user, by_account = AccessList.parse(users), AccessList.parse(accounts, "accounts")
+    except ValueError:
+        return False
+    return (bool(by_user) and by_user.admits(v.username)) or (
+        bool(by_account) and any(by_account.admits(a) for a in v.accounts)
+    )

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cluster import visibility
 from cluster.api.permissions import StaffOnly
 from cluster.services import inputs
 from cluster.services.errors import ServiceError
@@ -118,6 +119,18 @@ class Delete(APIView):
         )
 
 
+def _private_rows(request: Request, entity: str, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """PrivateData=accounts: a regular user sees the accounts (and their associations) they
+    belong to or coordinate; PrivateData=users: their own user record and associations."""
+    viewer = visibility.viewer(request.user)
+    if entity in ("account", "association") and viewer.hides("accounts"):
+        mine = viewer.accounts | viewer.coordinated
+        rows = [r for r in rows if r.get("Account") in mine]
+    if entity in ("user", "association") and viewer.hides("users"):
+        rows = [r for r in rows if r.get("User") in ("", None, viewer.username)]
+    return rows
+
+
 class Show(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request, entity: str) -> Response:
@@ -126,9 +139,8 @@ class Show(APIView):
         if word not in selectors.DEFAULT_COLUMNS:
             raise ServiceError(f"Unknown entity '{entity}'")
         where = services.parse_where(request.query_params.getlist("where"))
-        return Response(
-            {"columns": selectors.default_columns(word), "rows": selectors.list_rows(word, where)}
-        )
+        rows = _private_rows(request, word, selectors.list_rows(word, where))
+        return Response({"columns": selectors.default_columns(word), "rows": rows})
 
 
 class Share(APIView):
@@ -138,6 +150,9 @@ class Share(APIView):
         accounts = [a for a in q.get("accounts", "").split(",") if a]
         users = [u for u in q.get("users", "").split(",") if u]
         all_users = q.get("all") == "1"
+        if visibility.hides(request.user, "usage"):
+            # PrivateData=usage: a regular user sees their own usage only (sshare).
+            users, all_users = [request.user.get_username()], False
         if not users and not all_users:
             users = [request.user.get_username()]
         return Response({"rows": reports.share_rows(accounts=accounts, users=users, all_users=all_users)})

@@ -14,7 +14,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from cluster.extensions import AccountRoles
 from cluster.services.errors import ServiceError
-from limits.models import Account, Cluster, Coordinator, LimitsUser
+from limits.models import Account, Association, Cluster, Coordinator, LimitsUser
 from limits.services import Change, _run, _subtree, accounting_cluster, parse_where, require_admin
 
 _NEED = "You need to specify a user list and account list here."
@@ -109,4 +109,5 @@ def account_roles(username: str) -> AccountRoles:
     cluster = Cluster.objects.filter(name=accounting_cluster()).first()
     if direct and cluster is not None:
         coordinated |= _subtree(cluster, direct)
-    return AccountRoles(frozenset(coordinated), level in _OPERATOR_LEVELS)
+    member = Association.objects.filter(user__name=username).values_list("account__name", flat=True)
+    return AccountRoles(frozenset(coordinated), level in _OPERATOR_LEVELS, frozenset(member))
