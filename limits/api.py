@@ -13,7 +13,7 @@ from cluster import visibility
 from cluster.api.permissions import StaffOnly
 from cluster.services import inputs
 from cluster.services.errors import ServiceError
-from limits import coordinators, reports, selectors, services
+from limits import coordinators, private_data, reports, selectors, services
 from limits.dump import dump_text, load_text
 
 COORDINATOR = ("coordinator", "coordinators")
@@ -119,18 +119,6 @@ class Delete(APIView):
         )
 
 
-def _private_rows(request: Request, entity: str, rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    """PrivateData=accounts: a regular user sees the accounts (and their associations) they
-    belong to or coordinate; PrivateData=users: their own user record and associations."""
-    viewer = visibility.viewer(request.user)
-    if entity in ("account", "association") and viewer.hides("accounts"):
-        mine = viewer.accounts | viewer.coordinated
-        rows = [r for r in rows if r.get("Account") in mine]
-    if entity in ("user", "association") and viewer.hides("users"):
-        rows = [r for r in rows if r.get("User") in ("", None, viewer.username)]
-    return rows
-
-
 class Show(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request, entity: str) -> Response:
@@ -139,7 +127,7 @@ class Show(APIView):
         if word not in selectors.DEFAULT_COLUMNS:
             raise ServiceError(f"Unknown entity '{entity}'")
         where = services.parse_where(request.query_params.getlist("where"))
-        rows = _private_rows(request, word, selectors.list_rows(word, where))
+        rows = private_data.show_rows(request.user, word, selectors.list_rows(word, where))
         return Response({"columns": selectors.default_columns(word), "rows": rows})
 
 
