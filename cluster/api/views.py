@@ -158,6 +158,7 @@ class JobDetail(generics.RetrieveAPIView):
 
     def patch(self, request: Request, job_id: int) -> Response:
         _body(request)
+        visible_job(request, job_id)
         job = job_services.job_update(actor=request.user, job_id=job_id, changes=dict(request.data))
         return Response(JobSerializer(job).data)
 
@@ -218,6 +219,7 @@ class JobAction(APIView):
 
     @extend_schema(request=None, responses=JobSerializer)
     def post(self, request: Request, job_id: int) -> Response:
+        visible_job(request, job_id)
         if self.action == "cancel":
             signal = _body(request).get("signal")
             job = job_services.job_cancel(actor=request.user, job_id=job_id, signal=signal)
@@ -245,10 +247,12 @@ class JobBulkCancel(APIView):
         signal = data.get("signal")
         if signal is not None and not isinstance(signal, str):
             raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
-        qs = Job.objects.filter(state__in=[s.value for s in states.ACTIVE_JOB_STATES])
+        # A job PrivateData=jobs hides is reported as unknown, as Slurm does.
+        visible = visibility.visible_jobs(request.user)
+        qs = Job.objects.filter(visible, state__in=[s.value for s in states.ACTIVE_JOB_STATES])
         errors: list[dict[str, Any]] = []
         if ids:
-            existing = Job.objects.filter(_job_id_filter(ids))
+            existing = Job.objects.filter(visible).filter(_job_id_filter(ids))
             found = {str(j.id) for j in existing} | {f"{j.array_job_id}_{j.array_task_id}" for j in existing}
             found |= {str(j.array_job_id) for j in existing if j.array_job_id}
             for value in ids:

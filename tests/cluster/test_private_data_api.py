@@ -41,6 +41,12 @@ def test_with_private_data_jobs_another_user_cannot_see_the_job_nor_its_script(p
         assert answer.json() == {"error": "Invalid job id specified"}
         assert "alice-secret-script-5150" not in answer.content.decode()
     assert api("admin").get(f"/api/jobs/{job_id}/script/").json()["script"] == SCRIPT
+    # Acting on it answers the same: nothing says the job exists.
+    for action in ("cancel", "hold", "release"):
+        answer = bob.post(f"/api/jobs/{job_id}/{action}/", {}, format="json")
+        assert (answer.status_code, answer.json()) == (404, {"error": "Invalid job id specified"})
+    bulk = bob.post("/api/jobs/cancel/", {"job_ids": [job_id]}, format="json").json()
+    assert bulk == {"cancelled": [], "errors": [{"job_id": str(job_id), "error": "Invalid job id specified"}]}
 
 
 def test_without_private_data_others_see_the_job_but_not_its_script_or_output_paths(demo, api):
