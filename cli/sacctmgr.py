@@ -8,6 +8,7 @@
     sacctmgr show assoc [where user=bob] [format=Account,User,GrpTRESMins%20] [-P|-p] [-n]
     sacctmgr [-i] add user bob WCKeys=w1,w2 DefaultWCKey=w1     sacctmgr show wckey
     sacctmgr dump demo [file=demo.cfg]          sacctmgr load file=demo.cfg
+    sacctmgr [-i] add coordinator account=science names=bob   (remove: the same words)
 
 Changes go through the REST API (``/api/limits/...``) to the one service the admin and the
 console use.  Without ``-i`` the change is first run as a preview (nothing kept), shown,
@@ -50,6 +51,8 @@ _ENTITIES = {
     "wckeys": "wckey",
     "instance": "instance",
     "instances": "instance",
+    "coordinator": "coordinator",
+    "coordinators": "coordinator",
 }
 # sacctmgr's column widths; others are 10.  Values are right-aligned and cut with '+'.
 _WIDTHS = {
@@ -81,7 +84,8 @@ _WIDTHS = {
 
 USAGE = """usage: sacctmgr [-i] [-n] [-p|-P] <command> <entity> [specs]
   commands: add|create, modify|update, delete|remove, show|list, dump, load
-  entities: account, user, qos, cluster, association, tres, wckey (show), instance (show)
+  entities: account, user, qos, cluster, association, tres, wckey (show), instance (show),
+            coordinator (add, remove: account=A names=U)
   -i, --immediate   commit changes without asking
   -n, --noheader    no header line
   -p, --parsable    '|' after every field;  -P, --parsable2  '|' between fields

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from cli import clusters
+from cli import batch_script, clusters
 from cli.fmt import (
     make_parser,
     null,
@@ -1142,6 +1142,7 @@ VERBS: dict[str, Callable[..., int]] = {
     "cancel_reboot": cmd_cancel_reboot,
     "create": cmd_create,
     "delete": cmd_delete,
+    "write": batch_script.cmd_write,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},
 }
 NO_CLIENT = frozenset({"version"})

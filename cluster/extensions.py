@@ -122,6 +122,17 @@ class OverviewPanel:
     empty: str = "Nothing to show."
 
 
+@dataclass(frozen=True)
+class AccountRoles:
+    """What the accounting knows of a login user (``account_roles``): the accounts it
+    coordinates, each with every account beneath it (``sacctmgr add coordinator``), and
+    whether its AdminLevel is Operator or Administrator."""
+
+    coordinated: frozenset[str] = frozenset()
+    operator: bool = False
+    accounts: frozenset[str] = frozenset()  # the accounts it has an association in
+
+
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
@@ -325,6 +336,10 @@ class ClusterExtension:
         """Agent message types this extension handles, by their ``type``."""
         return {}
 
+    def account_roles(self, username: str) -> AccountRoles | None:
+        """The user's coordinated accounts and operator standing (cluster.visibility)."""
+        return None
+
     def pending_causes(self, job: Any) -> list[PendingCause]:
         """What holds a pending job, for "Why is this job pending?" (the console, the API's
         explain endpoint and ``fsched explain``)."""
@@ -434,6 +449,19 @@ def node_details(names: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 def node_page_sections(name: str) -> list[PageSection]:
     return [section for ext in active() for section in ext.node_page_sections(name)]
+
+
+def account_roles(username: str) -> AccountRoles:
+    coordinated: set[str] = set()
+    accounts: set[str] = set()
+    operator = False
+    for ext in active():
+        roles = ext.account_roles(username)
+        if roles is not None:
+            coordinated |= roles.coordinated
+            accounts |= roles.accounts
+            operator = operator or roles.operator
+    return AccountRoles(frozenset(coordinated), operator, frozenset(accounts))
 
 
 def qos_preemption() -> dict[str, tuple[int, frozenset[str]]]:

@@ -208,6 +208,8 @@ def node_state_counts(tiles: list[NodeTile]) -> list[StateCount]:
 
 # --- jobs ------------------------------------------------------------------------------
 
+_ALL = Q()  # no restriction: what a staff viewer, or a caller outside a request, sees
+
 ACTIVE_STATES = tuple(
     s.value
     for s in (
@@ -386,9 +388,10 @@ class JobPage:
         return self.total > len(self.rows)
 
 
-def job_rows(flt: JobFilter, *, now: datetime, limit: int = 500) -> JobPage:
-    """Jobs matching the filter, as squeue orders them (running, then pending by priority)."""
-    qs = Job.objects.all()
+def job_rows(flt: JobFilter, *, now: datetime, limit: int = 500, visible: Q = _ALL) -> JobPage:
+    """Jobs matching the filter, as squeue orders them (running, then pending by priority);
+    ``visible``: the viewer's jobs (cluster.visibility)."""
+    qs = Job.objects.filter(visible)
     wanted = flt.states()
     if wanted is not None:
         qs = qs.filter(state__in=wanted)
@@ -413,11 +416,14 @@ class JobCount:
     count: int
 
 
-def job_state_counts(*, now: datetime, finished_window: timedelta = timedelta(hours=24)) -> list[JobCount]:
+def job_state_counts(
+    *, now: datetime, finished_window: timedelta = timedelta(hours=24), visible: Q = _ALL
+) -> list[JobCount]:
     """Active jobs per state, and jobs that ended in the last day per final state (one query)."""
     since = now - finished_window
     rows = (
-        Job.objects.filter(Q(state__in=ACTIVE_STATES) | Q(end_time__gte=since))
+        Job.objects.filter(visible)
+        .filter(Q(state__in=ACTIVE_STATES) | Q(end_time__gte=since))
         .values("state")
         .annotate(n=Count("id"))
     )
@@ -439,10 +445,10 @@ class ReasonCount:
     help: str
 
 
-def pending_reasons() -> list[ReasonCount]:
+def pending_reasons(*, visible: Q = _ALL) -> list[ReasonCount]:
     """Pending jobs per reason, most common first (one query): what holds the queue back."""
     rows = (
-        Job.objects.filter(state=JobState.PENDING)
+        Job.objects.filter(visible, state=JobState.PENDING)
         .values("reason")
         .annotate(n=Count("id"))
         .order_by("-n", "reason")
@@ -453,8 +459,12 @@ def pending_reasons() -> list[ReasonCount]:
 # --- events ----------------------------------------------------------------------------
 
 
-def recent_events(*, limit: int = 20, node: str = "", job_id: int | None = None) -> list[Event]:
+def recent_events(
+    *, limit: int = 20, node: str = "", job_id: int | None = None, visible: Q = _ALL
+) -> list[Event]:
     qs = Event.objects.all()
+    if visible != _ALL:  # PrivateData=jobs: the events of jobs the viewer may not see go
+        qs = qs.filter(Q(job_id__isnull=True) | Q(job_id__in=Job.objects.filter(visible).values("id")))
     if node:
         qs = qs.filter(node=node)
     if job_id is not None:
@@ -482,7 +492,7 @@ class NodeDetail:
     events: list[Event] = field(default_factory=list)
 
 
-def node_detail(name: str, *, now: datetime) -> NodeDetail | None:
+def node_detail(name: str, *, now: datetime, visible: Q = _ALL) -> NodeDetail | None:
     """``scontrol show node`` as a key/value table, the jobs on the node and its events."""
     node = Node.objects.filter(name=name).first()
     if node is None:
@@ -527,16 +537,16 @@ def node_detail(name: str, *, now: datetime) -> NodeDetail | None:
     ]
     if reason:
         fields.append(("Reason", reason))
-    jobs = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES], alloc__has_key=name).order_by(
-        "id"
-    )
+    jobs = Job.objects.filter(
+        visible, state__in=[s.value for s in HOLDING_JOB_STATES], alloc__has_key=name
+    ).order_by("id")
     tile = _tile((node.name, node.base_state, node.flags, node.cpus, node.alloc_cpus, node.reason))
     return NodeDetail(
         tile=tile,
         fields=fields,
         partitions=partitions,
         jobs=[job_row(j, now) for j in jobs.only(*_ROW_FIELDS)],
-        events=recent_events(node=name, limit=50),
+        events=recent_events(node=name, limit=50, visible=visible),
     )
 
 
@@ -548,18 +558,30 @@ def _suspend_time(value: int | None) -> str:
     return f"{value}s"
 
 
+# What only the job's owner, its account's coordinators and staff see (cluster.visibility).
+PRIVATE_JOB_FIELDS = frozenset(("Command", "WorkDir", "StdErr", "StdIn", "StdOut"))
+
+
 @dataclass(frozen=True)
 class JobDetail:
     row: JobRow
     fields: list[tuple[str, str]]
     events: list[Event]
+    private: bool = False  # the viewer sees the script, environment and output paths
+    script: str = ""
+    environment: list[tuple[str, str]] = field(default_factory=list)
+    job_user: str = ""
+    cancellable: bool = False
 
 
-def job_detail(job_id: int, *, now: datetime) -> JobDetail | None:
-    """``scontrol show job`` as a key/value table plus the job's event timeline (oldest first)."""
-    job = Job.objects.filter(id=job_id).first()
+def job_detail(job_id: int, *, now: datetime, visible: Q = _ALL, private: Q = _ALL) -> JobDetail | None:
+    """``scontrol show job`` as a key/value table plus the job's event timeline (oldest first).
+    ``visible``: the jobs the viewer may see; ``private``: those whose script, environment
+    and output paths they may see (cluster.visibility)."""
+    job = Job.objects.filter(visible, id=job_id).first()
     if job is None:
         return None
+    owner_view = Job.objects.filter(private, id=job_id).exists() if private != _ALL else True
     nodes = len(job.alloc) or job.min_nodes
     mem = sum(v[1] for v in job.alloc.values()) if job.alloc else (job.mem_per_node or 0) * nodes
     out = job.std_out or ("slurm-%A_%a.out" if job.array_job_id is not None else "slurm-%j.out")
@@ -623,8 +645,21 @@ def job_detail(job_id: int, *, now: datetime) -> JobDetail | None:
         ("StdIn", job.std_in or "/dev/null"),
         ("StdOut", path(out)),
     ]
+    if not owner_view:
+        fields = [(k, v) for k, v in fields if k not in PRIVATE_JOB_FIELDS]
     events = list(Event.objects.filter(job_id=job.id).order_by("time", "id"))
-    return JobDetail(row=job_row(job, now), fields=fields, events=events)
+    return JobDetail(
+        row=job_row(job, now),
+        fields=fields,
+        events=events,
+        private=owner_view,
+        script=job.script if owner_view else "",
+        environment=sorted(job.environment.items())
+        if owner_view and isinstance(job.environment, dict)
+        else [],
+        job_user=job.user,
+        cancellable=owner_view and job.state not in FINISHED_JOB_STATES,
+    )
 
 
 def pending_causes(job: Job) -> list[PendingCause]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from cluster import views
+from cluster import job_cancel_view, views
 
 urlpatterns = [
     path("", views.dashboard, name="home"),
@@ -20,4 +20,5 @@ urlpatterns = [
     path("jobs/_table", views.job_table, name="job-table"),
     path("jobs/<int:job_id>/", views.job, name="job"),
     path("jobs/<int:job_id>/_body", views.job_body, name="job-body"),
+    path("jobs/<int:job_id>/cancel", job_cancel_view.job_cancel, name="job-cancel"),
 ]

@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import extensions, overview_publisher, selectors
+from cluster import extensions, overview_publisher, selectors, visibility
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -72,7 +72,7 @@ def _grid_context(request: HttpRequest, *, compact: bool = False) -> dict[str, A
     """The node grid and the per-state counts above it (the page renders both from one read)."""
     partition = request.GET.get("partition", "").strip()
     grouped = request.GET.get("group", "") == "partition"
-    tiles = selectors.node_tiles(partition=partition)
+    tiles = _tiles(request, partition)
     groups = (
         selectors.group_by_partition(tiles) if grouped else [selectors.TileGroup("", tiles)] if tiles else []
     )
@@ -89,6 +89,11 @@ def _grid_context(request: HttpRequest, *, compact: bool = False) -> dict[str, A
     }
 
 
+def _tiles(request: HttpRequest, partition: str) -> list[selectors.NodeTile]:
+    # PrivateData=nodes: no node state for regular users (the slurm.conf man page).
+    return [] if visibility.hides(request.user, "nodes") else selectors.node_tiles(partition=partition)
+
+
 def _counts_context(tiles: list[selectors.NodeTile], query: str) -> dict[str, Any]:
     return {
         "node_counts": selectors.node_state_counts(tiles),
@@ -99,7 +104,9 @@ def _counts_context(tiles: list[selectors.NodeTile], query: str) -> dict[str, An
 
 def _job_table_context(request: HttpRequest, *, limit: int = 500) -> dict[str, Any]:
     flt = selectors.JobFilter.from_query(request.GET)
-    page = selectors.job_rows(flt, now=timezone.now(), limit=limit)
+    page = selectors.job_rows(
+        flt, now=timezone.now(), limit=limit, visible=visibility.visible_jobs(request.user)
+    )
     return {
         "filter": flt,
         "page": page,
@@ -108,15 +115,16 @@ def _job_table_context(request: HttpRequest, *, limit: int = 500) -> dict[str, A
     }
 
 
-def _summary_context() -> dict[str, Any]:
+def _summary_context(request: HttpRequest) -> dict[str, Any]:
+    visible = visibility.visible_jobs(request.user)
     return {
-        "job_counts": selectors.job_state_counts(now=timezone.now()),
-        "pending_reasons": selectors.pending_reasons(),
+        "job_counts": selectors.job_state_counts(now=timezone.now(), visible=visible),
+        "pending_reasons": selectors.pending_reasons(visible=visible),
     }
 
 
-def _events_context() -> dict[str, Any]:
-    return {"events": selectors.recent_events(limit=25)}
+def _events_context(request: HttpRequest) -> dict[str, Any]:
+    return {"events": selectors.recent_events(limit=25, visible=visibility.visible_jobs(request.user))}
 
 
 # --- pages ---------------------------------------------------------------------------------
@@ -136,12 +144,12 @@ def dashboard_grid(request: HttpRequest) -> HttpResponse:
 
 @console_view
 def job_summary(request: HttpRequest) -> HttpResponse:
-    return render(request, "console/_job_summary.html", _summary_context())
+    return render(request, "console/_job_summary.html", _summary_context(request))
 
 
 @console_view
 def events(request: HttpRequest) -> HttpResponse:
-    return render(request, "console/_events.html", _events_context())
+    return render(request, "console/_events.html", _events_context(request))
 
 
 @console_view
@@ -159,7 +167,7 @@ def nodes(request: HttpRequest) -> HttpResponse:
 @console_view
 def node_counts(request: HttpRequest) -> HttpResponse:
     partition = request.GET.get("partition", "").strip()
-    tiles = selectors.node_tiles(partition=partition)
+    tiles = _tiles(request, partition)
     query = urlencode({"partition": partition}) if partition else ""
     return render(request, "console/_node_counts.html", _counts_context(tiles, query))
 
@@ -169,8 +177,13 @@ def node_grid(request: HttpRequest) -> HttpResponse:
     return render(request, "console/_node_grid.html", _grid_context(request))
 
 
-def _node_context(name: str) -> dict[str, Any]:
-    detail = selectors.node_detail(name, now=timezone.now())
+def _node_context(request: HttpRequest, name: str) -> dict[str, Any]:
+    hidden = visibility.hides(request.user, "nodes")
+    detail = (
+        None
+        if hidden
+        else selectors.node_detail(name, now=timezone.now(), visible=visibility.visible_jobs(request.user))
+    )
     if detail is None:
         raise Http404(f"Node {name} not found")
     return {
@@ -184,13 +197,13 @@ def _node_context(name: str) -> dict[str, Any]:
 def node(request: HttpRequest, name: str) -> HttpResponse:
     # The extensions' sections sit below the live body: each keeps itself current.
     sections = extensions.node_page_sections(name)
-    context = {"nav": "nodes", "sections": sections, **_node_context(name)}
+    context = {"nav": "nodes", "sections": sections, **_node_context(request, name)}
     return render(request, "console/node_detail.html", context)
 
 
 @console_view
 def node_body(request: HttpRequest, name: str) -> HttpResponse:
-    return render(request, "console/_node_body.html", _node_context(name))
+    return render(request, "console/_node_body.html", _node_context(request, name))
 
 
 @console_view
@@ -216,8 +229,13 @@ def job_table(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _job_context(job_id: int) -> dict[str, Any]:
-    detail = selectors.job_detail(job_id, now=timezone.now())
+def _job_context(request: HttpRequest, job_id: int) -> dict[str, Any]:
+    detail = selectors.job_detail(
+        job_id,
+        now=timezone.now(),
+        visible=visibility.visible_jobs(request.user),
+        private=visibility.manageable_jobs(request.user),
+    )
     if detail is None:
         raise Http404(f"Invalid job id specified: {job_id}")
     return {
@@ -234,9 +252,9 @@ def _why_pending(job_id: int) -> list[Any]:
 
 @console_view
 def job(request: HttpRequest, job_id: int) -> HttpResponse:
-    return render(request, "console/job_detail.html", {"nav": "jobs", **_job_context(job_id)})
+    return render(request, "console/job_detail.html", {"nav": "jobs", **_job_context(request, job_id)})
 
 
 @console_view
 def job_body(request: HttpRequest, job_id: int) -> HttpResponse:
-    return render(request, "console/_job_body.html", _job_context(job_id))
+    return render(request, "console/_job_body.html", _job_context(request, job_id))

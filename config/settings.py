@@ -242,7 +242,24 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # django-axes checks every password login (the admin's form and POST /api/auth/token/)
 # before the model backend tries it.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# FSCHED_AUTH_BACKENDS adds single sign-on or a directory (docs/authentication.md), tried
+# before the local accounts: e.g. mozilla_django_oidc.auth.OIDCAuthenticationBackend or
+# django_auth_ldap.backend.LDAPBackend, whose own settings come from FSCHED_AUTH_SETTINGS.
+FSCHED_AUTH_BACKENDS = [b.strip() for b in os.environ.get("FSCHED_AUTH_BACKENDS", "").split(",") if b.strip()]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    *FSCHED_AUTH_BACKENDS,
+    "django.contrib.auth.backends.ModelBackend",
+]
+if any(b.startswith("mozilla_django_oidc.") for b in FSCHED_AUTH_BACKENDS):
+    INSTALLED_APPS.append("mozilla_django_oidc")
+# A module whose UPPER_CASE names become settings (OIDC_RP_CLIENT_ID, AUTH_LDAP_SERVER_URI...).
+FSCHED_AUTH_SETTINGS = os.environ.get("FSCHED_AUTH_SETTINGS", "")
+if FSCHED_AUTH_SETTINGS:
+    import importlib
+
+    _auth = importlib.import_module(FSCHED_AUTH_SETTINGS)
+    globals().update({k: v for k, v in vars(_auth).items() if k.isupper()})
 # Failures are counted per user name and client address together: users of a cluster log
 # in from the same few login nodes, so counting per address alone would let one user's
 # typos lock out everyone on that node.
@@ -270,8 +287,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = STATE_DIR / "static"
-LOGIN_URL = "/admin/login/"
+# The console's own login page, for every user; the admin keeps its staff-only one.
+LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
 
 # A batch script may reach Slurm's 4 MB max_script_size; the JSON that carries it is larger.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("FSCHED_MAX_BODY", 6 * 1024 * 1024)

@@ -1,8 +1,10 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from cluster.auth_views import ConsoleLoginView, ConsoleLogoutView
 from cluster.metrics_view import metrics_view
 from hres.api import HresUpdate, LicenseList
 
@@ -10,6 +12,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # Prometheus' scrape: a token or a network, not a login (cluster/metrics_view.py).
     path("metrics", metrics_view, name="metrics"),
+    path("login/", ConsoleLoginView.as_view(), name="login"),
+    path("logout/", ConsoleLogoutView.as_view(), name="logout"),
     # Both need a login (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"]): the schema answers 401,
     # the docs page, which a browser opens, sends to the login form.
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -30,3 +34,6 @@ urlpatterns = [
     path("reports/", include("reports.urls")),
     path("", include("cluster.urls")),
 ]
+
+if "mozilla_django_oidc" in settings.INSTALLED_APPS:  # FSCHED_AUTH_BACKENDS (docs/authentication.md)
+    urlpatterns.insert(0, path("oidc/", include("mozilla_django_oidc.urls")))

@@ -19,6 +19,8 @@ from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_http_methods, require_safe
 
+from cluster import visibility
+from cluster.models import Job
 from cluster.services.errors import ServiceError
 from cluster.views import console_view
 from hres import services
@@ -42,7 +44,18 @@ def tree(request: HttpRequest) -> HttpResponse:
     return render(request, "hres/_tree.html", _tree_context())
 
 
-def _layer_context(resource: str, layer: str) -> dict[str, Any]:
+def _visible_holders(request: HttpRequest, holders: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """PrivateData=jobs: other users' jobs are left out of the holders (cluster.visibility)."""
+    if not visibility.hides(request.user, "jobs"):
+        return holders
+    ids = [h["job_id"] for h in holders]
+    shown = set(
+        Job.objects.filter(visibility.visible_jobs(request.user), pk__in=ids).values_list("id", flat=True)
+    )
+    return [h for h in holders if h["job_id"] in shown]
+
+
+def _layer_context(request: HttpRequest, resource: str, layer: str) -> dict[str, Any]:
     found = next(
         (la for r in services.layer_tree() if r.name == resource for la in r.layers() if la.name == layer),
         None,
@@ -51,7 +64,7 @@ def _layer_context(resource: str, layer: str) -> dict[str, Any]:
         raise Http404(f"No layer {layer} in hierarchical resource {resource}")
     return {
         "layer": found,
-        "holders": services.layer_holders(resource, layer),
+        "holders": _visible_holders(request, services.layer_holders(resource, layer)),
         "body_url": reverse("hres-layer-body", kwargs={"resource": resource, "layer": layer}),
         "base_text": ",".join(f"{n}:{v}" for n, v in found.base),
     }
@@ -59,7 +72,7 @@ def _layer_context(resource: str, layer: str) -> dict[str, Any]:
 
 @console_view
 def layer_body(request: HttpRequest, resource: str, layer: str) -> HttpResponse:
-    return render(request, "hres/_layer_body.html", _layer_context(resource, layer))
+    return render(request, "hres/_layer_body.html", _layer_context(request, resource, layer))
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -88,7 +101,7 @@ def layer(request: HttpRequest, resource: str, layer: str) -> HttpResponse:
         else:
             return redirect("hres-layer", resource=resource, layer=layer)
     context = {"nav": "hres", "error": error, "form": request.POST if error else {}}
-    context.update(_layer_context(resource, layer))
+    context.update(_layer_context(request, resource, layer))
     return render(request, "hres/layer.html", context, status=400 if error else 200)
 
 

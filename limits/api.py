@@ -9,12 +9,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cluster import visibility
 from cluster.api.permissions import StaffOnly
 from cluster.services import inputs
 from cluster.services.errors import ServiceError
-from limits import reports, selectors, services
+from limits import coordinators, private_data, reports, selectors, services
 from limits.dump import dump_text, load_text
 
+COORDINATOR = ("coordinator", "coordinators")
 # More words than any sacctmgr command line holds.
 WORDS_MAX = 1000
 
@@ -58,6 +60,15 @@ class Add(APIView):
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, entity: str) -> Response:
         d = _body(request.data, ("names", "options"))
+        if entity.lower() in COORDINATOR:
+            return _change(
+                coordinators.coordinator_add(
+                    actor=request.user,
+                    names=_strings(d, "names"),
+                    options=_strings(d, "options"),
+                    commit=_commit(d),
+                )
+            )
         return _change(
             services.record_add(
                 actor=request.user,
@@ -92,6 +103,12 @@ class Delete(APIView):
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, entity: str) -> Response:
         d = _body(request.data, ("where",))
+        if entity.lower() in COORDINATOR:
+            return _change(
+                coordinators.coordinator_delete(
+                    actor=request.user, where=_strings(d, "where"), commit=_commit(d)
+                )
+            )
         return _change(
             services.record_delete(
                 actor=request.user,
@@ -110,9 +127,8 @@ class Show(APIView):
         if word not in selectors.DEFAULT_COLUMNS:
             raise ServiceError(f"Unknown entity '{entity}'")
         where = services.parse_where(request.query_params.getlist("where"))
-        return Response(
-            {"columns": selectors.default_columns(word), "rows": selectors.list_rows(word, where)}
-        )
+        rows = private_data.show_rows(request.user, word, selectors.list_rows(word, where))
+        return Response({"columns": selectors.default_columns(word), "rows": rows})
 
 
 class Share(APIView):
@@ -122,6 +138,9 @@ class Share(APIView):
         accounts = [a for a in q.get("accounts", "").split(",") if a]
         users = [u for u in q.get("users", "").split(",") if u]
         all_users = q.get("all") == "1"
+        if visibility.hides(request.user, "usage"):
+            # PrivateData=usage: a regular user sees their own usage only (sshare).
+            users, all_users = [request.user.get_username()], False
         if not users and not all_users:
             users = [request.user.get_username()]
         return Response({"rows": reports.share_rows(accounts=accounts, users=users, all_users=all_users)})

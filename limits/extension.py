@@ -9,8 +9,16 @@ from typing import Any
 from django.conf import settings
 
 from cluster.core.scheduler import PassResult, SchedulerPlugin, Snapshot
-from cluster.extensions import ClusterExtension, Cycle, OverviewPanel, PassContext, PriorityReport, Sample
-from limits import metrics, pending, priority_report, selectors, services
+from cluster.extensions import (
+    AccountRoles,
+    ClusterExtension,
+    Cycle,
+    OverviewPanel,
+    PassContext,
+    PriorityReport,
+    Sample,
+)
+from limits import coordinators, metrics, pending, priority_report, selectors, services
 from limits.models import QOS
 
 
@@ -66,6 +74,9 @@ class LimitsExtension(ClusterExtension):
             preempts = frozenset(n.strip() for n in (row.preempt or "").split(",") if n.strip())
             out[row.name] = (row.priority, preempts)
         return out
+
+    def account_roles(self, username: str) -> AccountRoles:
+        return coordinators.account_roles(username)
 
     def pending_causes(self, job: Any) -> list:
         return pending.pending_causes(job)

@@ -181,6 +181,21 @@ class WCKey(models.Model):
         return f"{self.name} ({self.user.name})"
 
 
+class Coordinator(models.Model):
+    """``sacctmgr add coordinator``: a user who manages the jobs (and sees the private data)
+    of an account and of every account beneath it."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="coordinators")
+    user = models.ForeignKey(LimitsUser, on_delete=models.CASCADE, related_name="coordinated")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "user"], name="limits_coordinator_unique")]
+        ordering = ["account__name", "user__name"]
+
+    def __str__(self) -> str:
+        return f"{self.user.name} coordinates {self.account.name}"
+
+
 class Association(AssocLimitColumns):
     """(cluster, account, user, partition).  Without a user it is the account's node in the
     tree (``parent`` is its parent account, NULL for root); with one it is a user

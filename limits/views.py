@@ -6,10 +6,11 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from cluster import visibility
 from cluster.core.states import JobState
 from cluster.models import Job, Partition
 from cluster.views import console_view
-from limits import reports, selectors
+from limits import private_data, reports, selectors
 from limits.core.policy import PolicyError
 from limits.core.usage import EMPTY, UsageRecord
 from slurmwords.tres import format_count
@@ -57,7 +58,7 @@ def _count_used(field: str, user: bool, counter: object | None) -> float | None:
     return float(counter.running if running else counter.submitted)
 
 
-def _tree_context() -> dict:
+def _tree_context(request: HttpRequest) -> dict:
     ctx = selectors.context()
     policy = ctx.policy
     usage = selectors.usage_records()
@@ -94,9 +95,11 @@ def _tree_context() -> dict:
                 "half_life": ",".join(f"{k}={v}" for k, v in a.tres_decay_half_life.items()),
             }
         )
-    held = Job.objects.filter(state=JobState.PENDING).exclude(reason__in=["None", "Priority", "Resources"])
+    held = Job.objects.filter(visibility.visible_jobs(request.user), state=JobState.PENDING).exclude(
+        reason__in=["None", "Priority", "Resources"]
+    )
     return {
-        "rows": rows,
+        "rows": private_data.tree_rows(request.user, rows),
         "enforce": str(ctx.enforce),
         "multifactor": ctx.multifactor_active,
         "held": held.order_by("id")[:200],
@@ -118,12 +121,12 @@ def _num(used: float | None) -> float | int | None:
 
 @console_view
 def tree(request: HttpRequest) -> HttpResponse:
-    return render(request, "limits/tree.html", {"nav": "limits", **_tree_context()})
+    return render(request, "limits/tree.html", {"nav": "limits", **_tree_context(request)})
 
 
 @console_view
 def tree_fragment(request: HttpRequest) -> HttpResponse:
-    return render(request, "limits/_tree.html", _tree_context())
+    return render(request, "limits/_tree.html", _tree_context(request))
 
 
 @console_view
@@ -165,7 +168,7 @@ def calculator(request: HttpRequest) -> HttpResponse:
 
 @console_view
 def job_explain(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = Job.objects.filter(pk=job_id).first()
+    job = Job.objects.filter(visibility.visible_jobs(request.user), pk=job_id).first()
     if job is None:
         raise Http404(f"Invalid job id specified: {job_id}")
     blocks = [

@@ -9,25 +9,35 @@ from __future__ import annotations
 from pathlib import Path
 
 import plotly
+from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
+from cluster import visibility
 from cluster.views import console_view
 from power import selectors
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
+def _nodes_visible(request: HttpRequest) -> None:
+    # PrivateData=nodes: node (and so power) state is not shown to regular users.
+    if visibility.hides(request.user, "nodes"):
+        raise PermissionDenied("Access/permission denied")
+
+
 @console_view
 def power(request: HttpRequest) -> HttpResponse:
+    _nodes_visible(request)
     return render(request, "power/power.html", {"nav": "power", **selectors.power_page(timezone.now())})
 
 
 @console_view
 def power_body(request: HttpRequest) -> HttpResponse:
+    _nodes_visible(request)
     return render(request, "power/_power_body.html", selectors.power_page(timezone.now()))
 
 

@@ -8,11 +8,14 @@ from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
 from rest_framework import serializers
 
+from cluster import visibility
 from cluster.core import sharing, states
 from cluster.core.outputs import expand_output_path
 from cluster.models import Job, Node, Partition
 from slurmwords.durations import format_minutes
 from slurmwords.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
+
+PRIVATE_FIELDS = ("std_out", "std_err", "std_in", "command", "work_dir")
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -90,6 +93,16 @@ class JobSerializer(serializers.ModelSerializer):
             "extra",
             "layout",
         ]
+
+    def to_representation(self, instance: Job) -> dict:
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        # The output paths, command and working directory are the owner's, its account's
+        # coordinators' and staff's (cluster.visibility), as the console's job page shows them.
+        if request is not None and not visibility.may_manage(request.user, instance):
+            for name in PRIVATE_FIELDS:
+                data[name] = None
+        return data
 
     def get_end_time(self, job: Job) -> str | None:
         """The expected end while the job runs, as Slurm shows it (start + time limit)."""

@@ -9,6 +9,7 @@ urlpatterns = [
     path("jobs/cancel/", views.JobBulkCancel.as_view()),
     path("jobs/<int:job_id>/", views.JobDetail.as_view()),
     path("jobs/<int:job_id>/explain/", views.JobExplain.as_view()),
+    path("jobs/<int:job_id>/script/", views.JobScript.as_view()),
     *[
         path(f"jobs/<int:job_id>/{action}/", views.JobAction.as_view(action=action))
         for action in ("cancel", "hold", "release", "requeue", "suspend", "resume")

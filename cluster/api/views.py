@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import extensions, selectors
+from cluster import extensions, selectors, visibility
 from cluster.api.parsers import JSONParser
 from cluster.api.permissions import StaffOnly, StaffWrites
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
@@ -25,7 +25,7 @@ from cluster.services import nodes as node_services
 from cluster.services import reboots as reboot_services
 from cluster.services import reservations as reservation_services
 from cluster.services.configuration import config_load
-from cluster.services.errors import NotFound, ServiceError
+from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 
 _COMPACT_TO_STATE = {v: k.value for k, v in states.JOB_STATE_COMPACT.items()}
 
@@ -98,7 +98,7 @@ class JobListCreate(generics.ListCreateAPIView):
     parser_classes = PARSERS
 
     def get_queryset(self) -> QuerySet[Job]:
-        qs = Job.objects.all().order_by("id")
+        qs = Job.objects.filter(visibility.visible_jobs(self.request.user)).order_by("id")
         params = self.request
         ids = _csv(params, "job_id")
         if ids:
@@ -154,10 +154,11 @@ class JobDetail(generics.RetrieveAPIView):
     parser_classes = PARSERS
 
     def get_object(self) -> Job:
-        return job_services.get_job(self.kwargs["job_id"])
+        return visible_job(self.request, self.kwargs["job_id"])
 
     def patch(self, request: Request, job_id: int) -> Response:
         _body(request)
+        visible_job(request, job_id)
         job = job_services.job_update(actor=request.user, job_id=job_id, changes=dict(request.data))
         return Response(JobSerializer(job).data)
 
@@ -169,7 +170,7 @@ class JobExplain(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request: Request, job_id: int) -> Response:
-        job = job_services.get_job(job_id)
+        job = visible_job(request, job_id)
         return Response(
             {
                 "job_id": job.id,
@@ -182,6 +183,26 @@ class JobExplain(APIView):
                 ],
             }
         )
+
+
+def visible_job(request: Request, job_id: int) -> Job:
+    """The job, or Slurm's "Invalid job id specified" when PrivateData=jobs hides it."""
+    job = job_services.get_job(job_id)
+    if not visibility.may_see(request.user, job):
+        raise NotFound("Invalid job id specified")
+    return job
+
+
+class JobScript(APIView):
+    """GET /api/jobs/{id}/script/: the batch script and environment (``scontrol write
+    batch_script``), for the job's owner, its account's coordinators and staff only."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = visible_job(request, job_id)
+        if not visibility.may_manage(request.user, job):
+            raise PermissionDenied("Access/permission denied")
+        return Response({"job_id": job.id, "script": job.script, "environment": job.environment})
 
 
 class JobAction(APIView):
@@ -199,6 +220,7 @@ class JobAction(APIView):
 
     @extend_schema(request=None, responses=JobSerializer)
     def post(self, request: Request, job_id: int) -> Response:
+        visible_job(request, job_id)
         if self.action == "cancel":
             signal = _body(request).get("signal")
             job = job_services.job_cancel(actor=request.user, job_id=job_id, signal=signal)
@@ -226,10 +248,12 @@ class JobBulkCancel(APIView):
         signal = data.get("signal")
         if signal is not None and not isinstance(signal, str):
             raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
-        qs = Job.objects.filter(state__in=[s.value for s in states.ACTIVE_JOB_STATES])
+        # A job PrivateData=jobs hides is reported as unknown, as Slurm does.
+        visible = visibility.visible_jobs(request.user)
+        qs = Job.objects.filter(visible, state__in=[s.value for s in states.ACTIVE_JOB_STATES])
         errors: list[dict[str, Any]] = []
         if ids:
-            existing = Job.objects.filter(_job_id_filter(ids))
+            existing = Job.objects.filter(visible).filter(_job_id_filter(ids))
             found = {str(j.id) for j in existing} | {f"{j.array_job_id}_{j.array_task_id}" for j in existing}
             found |= {str(j.array_job_id) for j in existing if j.array_job_id}
             for value in ids:
@@ -274,6 +298,8 @@ class NodeList(generics.ListAPIView):
         return response
 
     def get_queryset(self) -> QuerySet[Node]:
+        if visibility.hides(self.request.user, "nodes"):  # PrivateData=nodes: none shown
+            return Node.objects.none()
         qs = Node.objects.all()
         if names := self.request.query_params.get("name"):
             try:
@@ -296,7 +322,7 @@ class NodeDetail(generics.RetrieveAPIView):
 
     def get_object(self) -> Node:
         node = Node.objects.filter(name=self.kwargs["name"]).first()
-        if node is None:
+        if node is None or visibility.hides(self.request.user, "nodes"):
             raise NotFound(f"Node {self.kwargs['name']} not found")
         return node
 
@@ -356,7 +382,11 @@ class ReservationList(APIView):
     @extend_schema(responses=dict, operation_id="reservations_list")
     def get(self, request: Request) -> Response:
         name = request.query_params.get("name") or None
-        return Response({"reservations": reservation_services.reservation_list(name)})
+        rows = reservation_services.reservation_list(name)
+        rows = [r for r in rows if visibility.may_see_reservation(request.user, r["users"], r["accounts"])]
+        if name and not rows:
+            raise NotFound(f"Reservation {name} not found")
+        return Response({"reservations": rows})
 
     @extend_schema(request=dict, responses=dict, operation_id="reservations_create")
     def post(self, request: Request) -> Response:
@@ -374,7 +404,10 @@ class ReservationDetail(APIView):
 
     @extend_schema(responses=dict, operation_id="reservations_get")
     def get(self, request: Request, name: str) -> Response:
-        return Response(reservation_services.reservation_list(name)[0])
+        row = reservation_services.reservation_list(name)[0]
+        if not visibility.may_see_reservation(request.user, row["users"], row["accounts"]):
+            raise NotFound(f"Reservation {name} not found")
+        return Response(row)
 
     @extend_schema(request=dict, responses=dict, operation_id="reservations_update")
     def patch(self, request: Request, name: str) -> Response:

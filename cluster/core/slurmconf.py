@@ -46,6 +46,7 @@ from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
 from cluster.core.hostlists import HostlistError, HostlistTooLarge
 from cluster.core.hostlists import count as hostlist_size
+from cluster.core.private_data import parse_private_data
 from slurmwords.durations import parse_time_limit
 from slurmwords.hostlists import split_top
 from slurmwords.memory import parse_memory_mb
@@ -1184,6 +1185,7 @@ class _Builder:
             )
             priority = DEFAULT_PRIORITY_TYPE
         resources = options.get("ResourcesFile")
+        get("PrivateData", parse_private_data, None)  # checked here, read where it is honoured
         return {
             "cluster_name": cluster,
             "slurmctld_host": hosts[0] if hosts else "",

@@ -16,7 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from cluster import extensions, publish, selectors, triggers
+from cluster import extensions, publish, selectors, triggers, visibility
 from cluster.core import feasibility, hostlists, jobspec
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
@@ -686,7 +686,8 @@ def get_job(job_id: int) -> Job:
 
 
 def _check_owner(actor: AbstractBaseUser, job: Job) -> None:
-    if not (actor.is_staff or job.user == actor.get_username()):
+    # The owner, a coordinator of the job's account, staff (cluster.visibility).
+    if not visibility.may_manage(actor, job):
         raise PermissionDenied("Access/permission denied")
 
 

@@ -123,14 +123,14 @@ def browser():
 
 @pytest.fixture(scope="session")
 def login_state(browser, live_cluster: LiveCluster) -> dict:
-    """Log in once through the admin login form; contexts reuse the session cookie."""
+    """Log in once through the console's login form; contexts reuse the session cookie."""
     context = browser.new_context()
     page = context.new_page()
     page.goto(f"{live_cluster.url}/nodes/")
-    assert "/admin/login/" in page.url  # the console requires a login
+    assert page.url.startswith(f"{live_cluster.url}/login/")  # the console requires a login
     page.fill("#id_username", live_cluster.username)
     page.fill("#id_password", live_cluster.password)
-    page.click("input[type=submit]")
+    page.click("[type=submit]")
     page.wait_for_url(f"{live_cluster.url}/nodes/")
     state = context.storage_state()
     context.close()

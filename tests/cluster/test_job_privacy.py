@@ -1,4 +1,6 @@
-"""A job's script and environment reach only its owner's agent: no API answer carries them."""
+"""A job's script and environment reach only its owner's agent and, through
+``/api/jobs/{id}/script/`` alone, its owner, coordinators and staff
+(tests/cluster/test_private_data_api.py): no job listing or job object carries them."""
 
 from __future__ import annotations
 

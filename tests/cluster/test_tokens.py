@@ -109,7 +109,7 @@ def test_the_schema_and_the_docs_need_a_login(users, api):
     assert APIClient().get("/api/schema/").status_code == 401
     assert api("alice").get("/api/schema/").status_code == 200
     docs = APIClient().get("/api/docs/")
-    assert docs.status_code == 302 and docs["Location"].startswith("/admin/login/")
+    assert docs.status_code == 302 and docs["Location"].startswith("/login/")
     session = APIClient()
     session.force_login(users["alice"])
     assert session.get("/api/docs/").status_code == 200

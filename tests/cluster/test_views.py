@@ -106,10 +106,10 @@ def rows(html: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("url", PAGES + FRAGMENTS)
-def test_anonymous_is_sent_to_the_admin_login(client, cluster_data, url):
+def test_anonymous_is_sent_to_the_console_login(client, cluster_data, url):
     response = client.get(url)
     assert response.status_code == 302
-    assert response["Location"].startswith("/admin/login/?next=")
+    assert response["Location"].startswith("/login/?next=")
 
 
 def test_anonymous_fragment_request_redirects_the_whole_page(client, cluster_data):
@@ -117,7 +117,7 @@ def test_anonymous_fragment_request_redirects_the_whole_page(client, cluster_dat
         "/nodes/_grid", headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/nodes/"}
     )
     assert response.status_code == 200
-    assert response["HX-Redirect"] == "/admin/login/?next=/nodes/"
+    assert response["HX-Redirect"] == "/login/?next=/nodes/"
     assert b"data-node" not in response.content
 
 
@@ -210,8 +210,9 @@ def test_grid_for_2048_nodes_is_one_query_and_fast(user_client):
         response = user_client.get("/nodes/_grid")
     elapsed = time.perf_counter() - started
     assert len(tiles(response.content.decode())) == 2052
-    # session + user + the nodes: nothing per node.
-    assert len(queries) <= 3, [q["sql"] for q in queries]
+    # session + user + the configuration's revision (PrivateData=nodes) + the nodes:
+    # nothing per node.
+    assert len(queries) <= 4, [q["sql"] for q in queries]
     assert elapsed < 2.0, f"grid for 2052 nodes took {elapsed:.2f} s"
 
 
