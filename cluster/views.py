@@ -137,6 +137,10 @@ def events(request: HttpRequest) -> HttpResponse:
 
 @console_view
 def nodes(request: HttpRequest) -> HttpResponse:
+    if request.GET.get("view") == "table":
+        from cluster.lists.views import node_table_page  # noqa: PLC0415 - it imports this module
+
+        return node_table_page(request)
     context = {
         "nav": "nodes",
         "partitions": selectors.partition_names(),

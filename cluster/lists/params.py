@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 PER_PAGE_CHOICES = (25, 50, 100, 200, 500)
 DEFAULT_PER_PAGE = 100
@@ -143,3 +144,16 @@ def page_span(requested: int, per_page: int, total: int) -> PageSpan:
     """The page asked for, or the last page when it asks past the end."""
     last = max(1, math.ceil(total / per_page))
     return PageSpan(min(requested, last), per_page, total)
+
+
+def timestamp(query: Mapping[str, str], param: str) -> datetime | None:
+    """``2026-12-01`` or ``2026-12-01T08:30[:00]`` (sacct's -S/-E forms); naive, in the
+    site's time zone, for the caller to make aware."""
+    raw = text(query, param, max_len=32)
+    if not raw:
+        return None
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        raise ParamError(param, f"Invalid {param}: {raw!r} (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS)") from None
+    return value.replace(tzinfo=None) if value.tzinfo is None else value
