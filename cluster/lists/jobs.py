@@ -84,13 +84,13 @@ class JobQuery:
         """The GET parameters that give this list again (with ``changes`` applied)."""
         q = replace(self, **changes) if changes else self
         pairs = [
+            ("state", q.state),
             ("id", ",".join(q.ids)),
             ("name", q.name),
             ("user", ",".join(q.users)),
             ("account", ",".join(q.accounts)),
             ("qos", ",".join(q.qos)),
             ("partition", ",".join(q.partitions)),
-            ("state", q.state),
             ("reason", ",".join(q.reasons)),
             ("node", q.node),
             ("layer", q.layer),

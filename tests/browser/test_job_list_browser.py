@@ -56,7 +56,7 @@ def foot(page: Page):
 def test_filters_narrow_the_list_and_the_url(page: Page, live_cluster, many_jobs):
     page.goto(f"{live_cluster.url}/jobs/?state=all")
     page.fill("#f-user", OWNER)
-    expect(page).to_have_url(re.compile(rf"/jobs/\?user={OWNER}&state=all$"))
+    expect(page).to_have_url(re.compile(rf"/jobs/\?state=all&user={OWNER}$"))
     expect(foot(page)).to_contain_text(f"of {MANY},")
     page.fill("#f-name", "pager-000")
     expect(page).to_have_url(re.compile(rf"user={OWNER}.*name=pager-000|name=pager-000.*user={OWNER}"))
@@ -98,6 +98,10 @@ def test_sort_by_a_column_and_back(page: Page, live_cluster, many_jobs):
     page.locator('th a.sort[data-sort="name"]').click()
     expect(rows(page).first.locator("td.jobname")).to_have_text("pager-0000")
     expect(rows(page).nth(1).locator("td.jobname")).to_have_text("pager-0001")
+    # A filter typed after a sort keeps the sort.
+    page.fill("#f-name", "pager-19")
+    expect(page).to_have_url(re.compile(r"name=pager-19.*sort=name"))
+    expect(rows(page).first.locator("td.jobname")).to_have_text("pager-1900")
 
 
 def test_a_held_array_shows_as_one_row_and_expands(page: Page, live_cluster):
