@@ -26,8 +26,9 @@ from django.db.models import Case, DurationField, ExpressionWrapper, F, Func, Mi
 from django.db.models.functions import Coalesce
 
 from cluster.core import hostlists
-from cluster.core.states import JOB_STATE_COMPACT, JobState
+from cluster.core.states import HOLDING_JOB_STATES, JOB_STATE_COMPACT, JobState
 from cluster.lists import params
+from cluster.lists.node_match import nodelist_pattern
 from cluster.lists.params import PageSpan, ParamError, Sort
 from cluster.models import Job
 from cluster.selectors import ACTIVE_STATES, JobRow, job_row
@@ -213,15 +214,16 @@ def _id_q(values: Iterable[str]) -> Q:
 
 
 def _node_q(nodes: Iterable[str]) -> Q:
-    """Jobs holding one of the nodes now (squeue -w), and ended jobs whose NodeList names it
-    on its own (``node02``, ``node01,node02``); a NodeList folded into a range
-    (``node[01-03]``) is matched through the node's allocation only while the job holds it."""
-    q = Q(alloc__has_any_keys=list(nodes))
+    """Jobs holding one of the nodes now (squeue -w), and jobs whose NodeList holds one,
+    folded or not (``node[01-03]``: cluster.lists.node_match), as sacct -N finds them."""
+    # Only jobs holding nodes have an allocation: the state test spares the JSON read.
+    q = Q(state__in=[s.value for s in HOLDING_JOB_STATES], alloc__has_any_keys=list(nodes))
     for name in nodes:
-        # LIKE first: the regular expression is a function call per row on SQLite.
-        q |= Q(node_list__contains=name) & (
-            Q(node_list=name) | Q(node_list__regex=rf"(^|,){re.escape(name)}(,|$)")
-        )
+        head = name.rstrip("0123456789")
+        # LIKE first: the regular expression is a function call per row on SQLite, and a
+        # NodeList that holds the node names it or folds its head ("node[").
+        maybe = Q(node_list__contains=name) | (Q(node_list__contains=head + "[") if head else Q())
+        q |= maybe & Q(node_list__regex=nodelist_pattern(name))
     return q
 
 

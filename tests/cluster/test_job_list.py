@@ -179,6 +179,7 @@ def test_filters_narrow_the_list(client_in):
         licenses="qpu:1",
         **common,
     )
+    Job.objects.create(id=5, name="wide", user="dan", state="COMPLETED", node_list="node[01-03,06]", **common)
     cases = {
         "name=SIM": {1, 2},
         "user=bob": {2, 3},
@@ -187,7 +188,11 @@ def test_filters_narrow_the_list(client_in):
         "reason=Resources": {2},
         "id=3,4": {3, 4},  # squeue -j shows named jobs whatever their state
         "node=node03": {3},
+        "node=node03&state=all": {3, 5},  # a folded NodeList of an ended job too
+        "node=node[06-07]&state=all": {5},
         "node=node05&state=all": {4},
+        "node=node02&state=all": {3, 5},
+        "node=node[04-05]&state=all": {4},
         "layer=power": {3},
         "layer=rack1": {3},
         "layer=power(rack1)": {3},
