@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
-from django.db.models import Case, Count, Q, Value, When
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from cluster import extensions
@@ -221,62 +221,6 @@ ACTIVE_STATES = tuple(
         JobState.COMPLETING,
     )
 )
-_BY_COMPACT = {code: state for state, code in JOB_STATE_COMPACT.items()}
-# squeue shows running work first, then what waits.
-_STATE_ORDER = {s: i for i, s in enumerate(("RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "PENDING"))}
-
-
-@dataclass(frozen=True)
-class JobFilter:
-    """The job list's filter, from query parameters as ``squeue -t/-u/-p`` take them."""
-
-    state: str = ""  # "" = active jobs (squeue's default), "all", or a comma list (names or codes)
-    user: str = ""
-    partition: str = ""
-    errors: tuple[str, ...] = ()
-
-    @classmethod
-    def from_query(cls, query: dict[str, str]) -> JobFilter:
-        state = query.get("state", "").strip()
-        errors = []
-        if state and state.lower() != "all":
-            for word in state.split(","):
-                if _job_state(word) is None:
-                    errors.append(f"Invalid job state specified: {word}")
-        return cls(
-            state="all" if state.lower() == "all" else state.upper(),
-            user=query.get("user", "").strip(),
-            partition=query.get("partition", "").strip(),
-            errors=tuple(errors),
-        )
-
-    def states(self) -> list[str] | None:
-        """The job states to show; None = all of them."""
-        if self.state == "all":
-            return None
-        if not self.state:
-            return list(ACTIVE_STATES)
-        wanted = [_job_state(w) for w in self.state.split(",")]
-        return [s.value for s in wanted if s is not None]
-
-    def query_string(self) -> str:
-        from urllib.parse import urlencode  # noqa: PLC0415 - tiny, only here
-
-        pairs = [
-            (k, v)
-            for k, v in (("state", self.state), ("user", self.user), ("partition", self.partition))
-            if v
-        ]
-        return urlencode(pairs)
-
-
-def _job_state(word: str) -> JobState | None:
-    word = word.strip().upper()
-    if word in JobState.__members__:
-        return JobState(word)
-    return _BY_COMPACT.get(word)
-
-
 # Plain words for the reasons a job waits (after squeue(1)'s JOB REASON CODES), shown
 # where the raw code alone leaves a user guessing.
 REASON_TEXT = {
@@ -375,38 +319,6 @@ _ROW_FIELDS = (
     "alloc",
     "min_nodes",
 )
-
-
-@dataclass(frozen=True)
-class JobPage:
-    rows: list[JobRow]
-    total: int  # matching jobs, of which rows shows the first `limit`
-    limit: int
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > len(self.rows)
-
-
-def job_rows(flt: JobFilter, *, now: datetime, limit: int = 500, visible: Q = _ALL) -> JobPage:
-    """Jobs matching the filter, as squeue orders them (running, then pending by priority);
-    ``visible``: the viewer's jobs (cluster.visibility)."""
-    qs = Job.objects.filter(visible)
-    wanted = flt.states()
-    if wanted is not None:
-        qs = qs.filter(state__in=wanted)
-    if flt.user:
-        qs = qs.filter(user__in=[u.strip() for u in flt.user.split(",") if u.strip()])
-    if flt.partition:
-        qs = qs.filter(partition__in=[p.strip() for p in flt.partition.split(",") if p.strip()])
-    total = qs.count()
-    if wanted is None or any(s in FINISHED_JOB_STATES for s in wanted):
-        qs = qs.order_by("-id")  # history: newest first
-    else:
-        rank = Case(*(When(state=s, then=Value(i)) for s, i in _STATE_ORDER.items()), default=Value(9))
-        qs = qs.annotate(state_rank=rank).order_by("state_rank", "-priority", "id")
-    jobs = list(qs.only(*_ROW_FIELDS)[:limit])
-    return JobPage(rows=[job_row(j, now) for j in jobs], total=total, limit=limit)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from cluster import job_cancel_view, views
 
 urlpatterns = [
+    path("", include("cluster.lists.urls")),
     path("", views.dashboard, name="home"),
     path("_grid", views.dashboard_grid, name="dashboard-grid"),
     path("_summary", views.job_summary, name="job-summary"),
@@ -16,8 +17,6 @@ urlpatterns = [
     path("nodes/_counts", views.node_counts, name="node-counts"),
     path("nodes/<str:name>/", views.node, name="node"),
     path("nodes/<str:name>/_body", views.node_body, name="node-body"),
-    path("jobs/", views.jobs, name="jobs"),
-    path("jobs/_table", views.job_table, name="job-table"),
     path("jobs/<int:job_id>/", views.job, name="job"),
     path("jobs/<int:job_id>/_body", views.job_body, name="job-body"),
     path("jobs/<int:job_id>/cancel", job_cancel_view.job_cancel, name="job-cancel"),

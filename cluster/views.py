@@ -102,19 +102,6 @@ def _counts_context(tiles: list[selectors.NodeTile], query: str) -> dict[str, An
     }
 
 
-def _job_table_context(request: HttpRequest, *, limit: int = 500) -> dict[str, Any]:
-    flt = selectors.JobFilter.from_query(request.GET)
-    page = selectors.job_rows(
-        flt, now=timezone.now(), limit=limit, visible=visibility.visible_jobs(request.user)
-    )
-    return {
-        "filter": flt,
-        "page": page,
-        "jobs_url": reverse("jobs"),
-        "table_url": _with_query("job-table", flt.query_string()),
-    }
-
-
 def _summary_context(request: HttpRequest) -> dict[str, Any]:
     visible = visibility.visible_jobs(request.user)
     return {
@@ -154,6 +141,10 @@ def events(request: HttpRequest) -> HttpResponse:
 
 @console_view
 def nodes(request: HttpRequest) -> HttpResponse:
+    if request.GET.get("view") == "table":
+        from cluster.lists.views import node_table_page  # noqa: PLC0415 - it imports this module
+
+        return node_table_page(request)
     context = {
         "nav": "nodes",
         "partitions": selectors.partition_names(),
@@ -204,29 +195,6 @@ def node(request: HttpRequest, name: str) -> HttpResponse:
 @console_view
 def node_body(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "console/_node_body.html", _node_context(request, name))
-
-
-@console_view
-def jobs(request: HttpRequest) -> HttpResponse:
-    context = {
-        "nav": "jobs",
-        "partitions": selectors.partition_names(),
-        "state_choices": [s for s in selectors.JobState],
-        **_job_table_context(request),
-    }
-    return render(request, "console/jobs.html", context)
-
-
-@console_view
-def job_table(request: HttpRequest) -> HttpResponse:
-    context = _job_table_context(request)
-    response = render(request, "console/_job_table.html", context)
-    # A filter change on /jobs/ fetches this fragment; keep the address bar (and so a
-    # reload or a shared link) on the page with the same filter.
-    current = getattr(request, "htmx", None) and request.htmx.current_url_abs_path
-    if current and current.startswith(reverse("jobs")):
-        response["HX-Replace-Url"] = _with_query("jobs", context["filter"].query_string())
-    return response
 
 
 def _job_context(request: HttpRequest, job_id: int) -> dict[str, Any]:

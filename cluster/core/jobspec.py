@@ -114,9 +114,7 @@ def check_text(value: Any, field: str, what: str, *, max_len: int, printable: bo
     if len(value) > max_len:
         raise SpecError(f"Invalid {what} specification: longer than {max_len} characters", field=field)
     if printable and has_control_character(value):
-        raise SpecError(
-            f"Invalid {what} specification: {quoted(value)} has a control character", field=field
-        )
+        raise SpecError(f"Invalid {what} specification: {quoted(value)} has a control character", field=field)
     if "\0" in value:
         raise SpecError(f"Invalid {what} specification: it contains a NUL character", field=field)
     return value
