@@ -44,6 +44,8 @@ class Field:
     label: str
     placeholder: str = ""
     required: bool = False
+    # (value, label) pairs: a select instead of a text input.
+    choices: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
