@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 UPDATE_TIMEOUT = 20_000
 
 
-def test_hold_and_release_a_job_from_its_page(page: Page, live_cluster):
+def test_hold_and_release_a_job_from_its_page(page: Page, live_cluster, screenshot_dir):
     # --begin keeps it pending for the whole test, whatever the scheduler does.
     job_id = live_cluster.sbatch("--wrap=true", "-J", "to-hold", "-p", "debug", "--begin=now+3600")
     page.goto(f"{live_cluster.url}/jobs/{job_id}/")
@@ -37,6 +37,7 @@ def test_hold_and_release_a_job_from_its_page(page: Page, live_cluster):
     expect(page.locator(".action-message")).to_have_text(f"Job {job_id} held.", timeout=UPDATE_TIMEOUT)
     assert questions == [f"Hold job {job_id}?"]
     expect(page.locator("#job-body .callout")).to_contain_text("JobHeldUser")
+    page.screenshot(path=str(screenshot_dir / "job-actions.png"))
 
     page.once("dialog", lambda d: d.accept())
     page.click('#job-actions button[data-action="release"]')
@@ -44,7 +45,7 @@ def test_hold_and_release_a_job_from_its_page(page: Page, live_cluster):
     expect(page.locator("#job-body .callout")).not_to_contain_text("JobHeldUser")
 
 
-def test_drain_and_resume_a_node_from_its_page(page: Page, live_cluster):
+def test_drain_and_resume_a_node_from_its_page(page: Page, live_cluster, screenshot_dir):
     page.goto(f"{live_cluster.url}/nodes/node32/")
     page.fill("#a-drain-reason", "fan noise")
     page.once("dialog", lambda d: d.accept())
@@ -52,6 +53,7 @@ def test_drain_and_resume_a_node_from_its_page(page: Page, live_cluster):
     expect(page.locator(".action-message")).to_have_text("Node node32 drained.", timeout=UPDATE_TIMEOUT)
     expect(page.locator("#node-body table.kv")).to_contain_text("fan noise")
     expect(page.locator("#node-body table.kv")).to_contain_text("DRAIN")
+    page.screenshot(path=str(screenshot_dir / "node-actions.png"))
 
     page.once("dialog", lambda d: d.accept())
     page.click('#node-actions button[data-action="resume"]')

@@ -68,6 +68,7 @@ def test_owner_holds_and_releases_with_a_message_and_an_audit_entry(client, pend
     assert (pending.hold, pending.reason) == ("user", "JobHeldUser")
     page = c.get(f"/jobs/{pending.pk}/").content.decode()
     assert f"Job {pending.pk} held." in page
+    assert 'data-action="release"' in page and 'data-action="hold"' not in page
     entry = entries(pending).get()
     assert entry.cid == "req-42" and entry.actor == users["alice"]
     assert entry.additional_data == {"action": "hold", "reason": "waiting for data"}
