@@ -34,3 +34,32 @@ def test_log_records_carry_the_id_and_none_outside_a_request():
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "m", None, None)
     assert RequestIdLogFilter().filter(record) and record.request_id == "-"
     assert current_request_id() is None
+
+
+def test_a_log_line_written_during_the_request_carries_its_id(rf):
+    from django.http import HttpResponse
+
+    from config.request_id import RequestIdMiddleware
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep()
+    handler.addFilter(RequestIdLogFilter())
+    logger = logging.getLogger("fsched.test.request_id")
+    logger.addHandler(handler)
+    try:
+
+        def view(request):
+            logger.warning("inside the view")
+            return HttpResponse("ok")
+
+        response = RequestIdMiddleware(view)(rf.get("/", HTTP_X_REQUEST_ID="trace-7"))
+    finally:
+        logger.removeHandler(handler)
+    assert response["X-Request-ID"] == "trace-7"
+    assert [r.request_id for r in records] == ["trace-7"]
+    assert current_request_id() is None  # reset once the request is answered
