@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from cluster import job_cancel_view, views
+from cluster import job_actions, node_actions, views
 
 urlpatterns = [
     path("", include("cluster.lists.urls")),
@@ -17,7 +17,8 @@ urlpatterns = [
     path("nodes/_counts", views.node_counts, name="node-counts"),
     path("nodes/<str:name>/", views.node, name="node"),
     path("nodes/<str:name>/_body", views.node_body, name="node-body"),
+    path("nodes/<str:name>/actions/<str:action>/", node_actions.node_action, name="node-action"),
     path("jobs/<int:job_id>/", views.job, name="job"),
     path("jobs/<int:job_id>/_body", views.job_body, name="job-body"),
-    path("jobs/<int:job_id>/cancel", job_cancel_view.job_cancel, name="job-cancel"),
+    path("jobs/<int:job_id>/actions/<str:action>/", job_actions.job_action, name="job-action"),
 ]

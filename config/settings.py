@@ -77,6 +77,8 @@ MIDDLEWARE = [
     # First, so that it sees every later middleware's writes: a request whose database is
     # unreachable answers 503 and says whether anything was stored (cluster/unavailable.py).
     "cluster.unavailable.DatabaseUnavailableMiddleware",
+    # Early, so that every later middleware's log lines and audit entries carry the id.
+    "config.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -326,11 +328,17 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# Each audit entry's correlation id is the request's X-Request-ID (config/request_id.py).
+AUDITLOG_CID_GETTER = "config.request_id.current_request_id"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "config.request_id.RequestIdLogFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]},
+    },
     "root": {"handlers": ["console"], "level": envlevel("FSCHED_LOG_LEVEL", "INFO")},
     "loggers": {
         "django.channels.server": {"level": "WARNING"},

