@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "power",
     "limits",
     "load",
+    "guides",
 ]
 
 MIDDLEWARE = [

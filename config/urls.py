@@ -26,5 +26,6 @@ urlpatterns = [
     path("limits/", include("limits.urls")),
     path("power/", include("power.urls")),
     path("load/", include("load.urls")),
+    path("help/", include("guides.urls")),
     path("", include("cluster.urls")),
 ]
