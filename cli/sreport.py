@@ -44,9 +44,18 @@ REPORTS = {
 }
 USAGE = (
     "Usage: sreport [options] [command]\n"
-    "  cluster Utilization|AccountUtilizationByUser|UserUtilizationByAccount\n"
-    "  user TopUsage\n"
-    "  job SizesByAccount\n"
+    "  Valid options are:\n"
+    "    -h or --help: this message\n"
+    "    -n or --noheader: no header lines\n"
+    "    -p or --parsable: '|' after each field\n"
+    "    -P or --parsable2: '|' between fields\n"
+    "    -t <time_format>: Minutes (the default), Hours, Seconds, Percent, MinPer, HourPer, SecPer\n"
+    "    -T or --tres <tres_names>: the TRES to report (cpu by default; ALL for all)\n"
+    "  Valid commands are:\n"
+    "    cluster Utilization|AccountUtilizationByUser|UserUtilizationByAccount\n"
+    "    user TopUsage\n"
+    "    job SizesByAccount\n"
+    "  with start=TIME end=TIME accounts=A,B users=U,V TopCount=N\n"
 )
 
 

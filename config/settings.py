@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "load",
     "reports",
     "cycles",
+    "guides",
 ]
 
 MIDDLEWARE = [

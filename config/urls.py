@@ -32,6 +32,7 @@ urlpatterns = [
     path("power/", include("power.urls")),
     path("load/", include("load.urls")),
     path("reports/", include("reports.urls")),
+    path("help/", include("guides.urls")),
     path("", include("cluster.urls")),
 ]
 

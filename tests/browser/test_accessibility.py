@@ -33,6 +33,10 @@ CONSOLE_PAGES: tuple[str, ...] = (
     "/limits/jobs/{pending_job}/",
     "/power/",
     "/reports/",
+    "/events/",
+    "/audit/",
+    "/nodes/?view=table",
+    "/help/",
     "/no-such-page/",
 )
 THEMES = ("light", "dark")

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GuidesAppConfig(AppConfig):
+    name = "guides"
+    verbose_name = "Guides"
