@@ -9,5 +9,4 @@ from power import views
 urlpatterns = [
     path("", views.power, name="power"),
     path("_body", views.power_body, name="power-body"),
-    path("plotly.min.js", views.plotly_js, name="power-plotly"),
 ]

@@ -6,19 +6,12 @@ Read only, like every console view; kept live by the ``power`` and ``nodes`` top
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import plotly
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
-from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_safe
 
 from cluster.views import console_view
 from power import selectors
-
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
 @console_view
@@ -29,11 +22,3 @@ def power(request: HttpRequest) -> HttpResponse:
 @console_view
 def power_body(request: HttpRequest) -> HttpResponse:
     return render(request, "power/_power_body.html", selectors.power_page(timezone.now()))
-
-
-@require_safe
-@cache_control(max_age=86400, public=True)
-def plotly_js(request: HttpRequest) -> FileResponse:
-    if not PLOTLY_JS.exists():  # pragma: no cover - plotly is in requirements.txt
-        raise Http404("plotly.min.js is not installed")
-    return FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript")
