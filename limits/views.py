@@ -9,7 +9,7 @@ from django.shortcuts import render
 from cluster.core.states import JobState
 from cluster.models import Job, Partition
 from cluster.views import console_view
-from limits import reports, selectors
+from limits import console_rows, reports, selectors
 from limits.core.policy import PolicyError
 from limits.core.usage import EMPTY, UsageRecord
 from slurmwords.tres import format_count
@@ -90,6 +90,7 @@ def _tree_context() -> dict:
                 "fairshare": a.fairshare,
                 "raw_usage": int(rec.raw_usage),
                 "tres_raw": reports.tres_raw(rec),
+                "tres_minutes": console_rows.tres_minutes(rec),
                 "limits": limits,
                 "half_life": ",".join(f"{k}={v}" for k, v in a.tres_decay_half_life.items()),
             }
@@ -100,7 +101,7 @@ def _tree_context() -> dict:
         "enforce": str(ctx.enforce),
         "multifactor": ctx.multifactor_active,
         "held": held.order_by("id")[:200],
-        "qos": sorted(policy.qos.values(), key=lambda q: q.name),
+        "qos": console_rows.qos_rows(list(policy.qos.values())),
     }
 
 
