@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import extensions, selectors
+from cluster import explainer, extensions, selectors
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -225,13 +225,13 @@ def _job_context(job_id: int) -> dict[str, Any]:
     return {
         "job": detail,
         "body_url": reverse("job-body", kwargs={"job_id": job_id}),
-        "why": _why_pending(job_id) if detail.row.pending else [],
+        "why": _why_pending(job_id) if detail.row.pending else None,
     }
 
 
-def _why_pending(job_id: int) -> list[Any]:
+def _why_pending(job_id: int) -> explainer.Explanation | None:
     job = Job.objects.filter(pk=job_id).first()
-    return [] if job is None else selectors.pending_causes(job)
+    return None if job is None else explainer.explain(job, now=timezone.now())
 
 
 @console_view

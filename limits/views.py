@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
+from cluster import explainer
 from cluster.core.states import JobState
 from cluster.models import Job, Partition
 from cluster.views import console_view
@@ -166,17 +168,10 @@ def calculator(request: HttpRequest) -> HttpResponse:
 
 @console_view
 def job_explain(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The job page's explainer on a page of its own (cluster.explainer: the same causes and
+    start estimate as the job page, the API and fsched explain)."""
     job = Job.objects.filter(pk=job_id).first()
     if job is None:
         raise Http404(f"Invalid job id specified: {job_id}")
-    blocks = [
-        {
-            "reason": b.reason,
-            "detail": b.detail,
-            "level": b.level or "—",
-            "source": str(b.limit.source) if b.limit else "",
-            "hint": reports.release_hint(b),
-        }
-        for b in reports.explain(job)
-    ]
-    return render(request, "limits/job.html", {"nav": "limits", "job": job, "blocks": blocks})
+    why = explainer.explain(job, now=timezone.now())
+    return render(request, "limits/job.html", {"nav": "limits", "job": job, "why": why})
