@@ -72,3 +72,28 @@ def test_mode_2_sunburst_is_sized_by_usage_and_near_full_bars_warn(page: Page, l
     )
     assert warn != plain
     live_cluster.cli("scancel", str(job_id))
+
+
+def test_job_page_and_limits_page_explain_an_hres_blocked_job_alike(page: Page, live_cluster):
+    live_cluster.cli("scancel", "-u", live_cluster.username)
+    first = live_cluster.sbatch("-p", "debug", "-w", "node01", "-L", "flat:11", "-t", "5", "--wrap=sleep 120")
+    deadline = time.monotonic() + 90
+    while live_cluster.cli("squeue", "-h", "-j", str(first), "-o", "%T").strip() != "RUNNING":
+        assert time.monotonic() < deadline, live_cluster.cli("explain", str(first))
+        time.sleep(0.5)
+    held = live_cluster.sbatch("-p", "debug", "-w", "node01", "-L", "flat:5", "-t", "5", "--wrap=true")
+    deadline = time.monotonic() + 90
+    while live_cluster.cli("squeue", "-h", "-j", str(held), "-o", "%r").strip() != "Licenses":
+        assert time.monotonic() < deadline, live_cluster.cli("explain", str(held))
+        time.sleep(0.5)
+    page.goto(f"{live_cluster.url}/jobs/{held}/")
+    on_job_page = page.locator("#job-why table.explainer tbody tr")
+    expect(on_job_page).to_have_count(1)
+    expect(on_job_page).to_contain_text("layer low1 has 1 free")
+    job_rows = on_job_page.all_inner_texts()
+    page.locator("#job-why h2 a").click()
+    expect(page).to_have_url(f"{live_cluster.url}/limits/jobs/{held}/")
+    assert page.locator("#blocks table.explainer tbody tr").all_inner_texts() == job_rows
+    # fsched explain prints the same cause.
+    assert "layer low1 has 1 free [HRES flat layer low1]" in live_cluster.cli("explain", str(held))
+    live_cluster.cli("scancel", str(first), str(held))

@@ -4,10 +4,13 @@ Bytes are counted as Chromium received them (the DevTools protocol's encodedData
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import plotly
 import pytest
 from playwright.sync_api import Page
 
-from cluster.plotly_asset import PLOTLY_JS
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
