@@ -667,7 +667,6 @@ class TreeResource:
             "values": values,
             "colours": colours,
             "text": text,
-            "sized_by": "used" if by_usage else "total",
         }
 
 

@@ -87,13 +87,13 @@ def test_job_page_and_limits_page_explain_an_hres_blocked_job_alike(page: Page, 
         assert time.monotonic() < deadline, live_cluster.cli("explain", str(held))
         time.sleep(0.5)
     page.goto(f"{live_cluster.url}/jobs/{held}/")
-    on_job_page = page.locator("#job-why table.explainer tbody tr")
+    on_job_page = page.locator("#job-why tbody tr")
     expect(on_job_page).to_have_count(1)
     expect(on_job_page).to_contain_text("layer low1 has 1 free")
     job_rows = on_job_page.all_inner_texts()
     page.locator("#job-why h2 a").click()
     expect(page).to_have_url(f"{live_cluster.url}/limits/jobs/{held}/")
-    assert page.locator("#blocks table.explainer tbody tr").all_inner_texts() == job_rows
+    assert page.locator("#blocks tbody tr").all_inner_texts() == job_rows
     # fsched explain prints the same cause.
     assert "layer low1 has 1 free [HRES flat layer low1]" in live_cluster.cli("explain", str(held))
     live_cluster.cli("scancel", str(first), str(held))

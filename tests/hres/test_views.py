@@ -78,3 +78,17 @@ def test_the_admin_add_form_goes_through_the_service(hres_conf, client, users): 
     from cluster.models import Event
 
     assert Event.objects.filter(reason="hres update", user="admin").count() == 1
+
+
+def test_mode_1_and_2_sunbursts_show_usage_and_bars_warn_near_full(hres_conf, users):  # noqa: F811
+    submit(users["alice"], licenses="flat:11", nodelist="node01")
+    schedule_pass()
+    tree = {r.name: r for r in services.layer_tree()}
+    flat = tree["flat"].sunburst()
+    used = {la.name: la.used for la in tree["flat"].layers()}
+    assert dict(zip(flat["ids"], flat["values"], strict=True)) == used and used["low1"] == 11
+    # Mode 3 areas stay the layers' totals, which the children split.
+    power = tree["power"]
+    assert power.sunburst()["values"] == [la.total for la in power.layers()]
+    near = {la.name: la.near_full for la in tree["flat"].layers()}
+    assert near["low1"] and not near["mid1"]  # 11/12 = 92 %, 11/16 = 69 %
