@@ -4,6 +4,9 @@ release it (``GET /api/jobs/{id}/explain/``).
     $ fsched explain 12
     JobId=12 JobState=PENDING Reason=QOSGrpJobsLimit
     QOSGrpJobsLimit: GrpJobs=2 (QOS normal): 2 running [QOS QOS normal] -> Released when ...
+    StartTime=2026-12-02T11:00:00 SchedNodeList=node[01-02]
+
+The last line is backfill's planned start, where it plans one.
 
 Slurm has no such command: squeue and scontrol print the reason code alone
 (``QOSGrpJobsLimit``), and the limit, level, HRES layer or node states behind it are here.
@@ -17,7 +20,7 @@ from __future__ import annotations
 import sys
 
 from cli.client import ApiError, Client, CliError
-from cli.fmt import make_parser
+from cli.fmt import make_parser, slurm_time
 
 PROG = "explain"
 INVALID = "Invalid job id specified"
@@ -51,6 +54,10 @@ def render(answer: dict) -> str:
         detail = answer.get("reason_detail") or ""
         release = "The next scheduler pass re-checks it."
         lines.append(cause_line({"reason": reason, "holder": detail, "release": release}))
+    if state == "PENDING" and answer.get("start_time"):
+        # Backfill's plan, in scontrol show job's words for a pending job.
+        when = slurm_time(answer["start_time"])
+        lines.append(f"StartTime={when} SchedNodeList={answer.get('sched_nodes') or '(null)'}")
     return "\n".join(lines) + "\n"
 
 

@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import extensions, overview_publisher, selectors, visibility
+from cluster import explainer, extensions, overview_publisher, selectors, visibility
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -209,13 +209,13 @@ def _job_context(request: HttpRequest, job_id: int) -> dict[str, Any]:
     return {
         "job": detail,
         "body_url": reverse("job-body", kwargs={"job_id": job_id}),
-        "why": _why_pending(job_id) if detail.row.pending else [],
+        "why": _why_pending(job_id) if detail.row.pending else None,
     }
 
 
-def _why_pending(job_id: int) -> list[Any]:
+def _why_pending(job_id: int) -> explainer.Explanation | None:
     job = Job.objects.filter(pk=job_id).first()
-    return [] if job is None else selectors.pending_causes(job)
+    return None if job is None else explainer.explain(job, now=timezone.now())
 
 
 @console_view

@@ -4,6 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from cluster import plotly_asset
 from cluster.auth_views import ConsoleLoginView, ConsoleLogoutView
 from cluster.metrics_view import metrics_view
 from hres.api import HresUpdate, LicenseList
@@ -27,6 +28,7 @@ urlpatterns = [
     path("api/", include("cluster.api.urls")),
     # Slurm's REST path for HRES updates (Slurm's hres.html, "Runtime Updates"), token auth.
     path("slurm/v0.0.46/hres/", HresUpdate.as_view()),
+    plotly_asset.urlpattern,
     path("hres/", include("hres.urls")),
     path("limits/", include("limits.urls")),
     path("power/", include("power.urls")),

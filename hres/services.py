@@ -585,6 +585,11 @@ def license_entries_after(state: HresState, resource: str) -> list[dict[str, Any
 # --------------------------------------------------------------------------- the layer tree
 
 
+# A layer's usage bar shows the warning colour from this share of its total on (the same
+# threshold as the limits page's meters).
+WARN_PCT = 90
+
+
 @dataclass
 class TreeLayer:
     """A layer as the console's tree shows it."""
@@ -609,6 +614,11 @@ class TreeLayer:
             return 0 if self.total is None or not self.used else 100
         return min(100, round(100 * self.used / self.total))
 
+    @property
+    def near_full(self) -> bool:
+        """The usage bar turns to the warning colour from WARN_PCT on."""
+        return self.pct >= WARN_PCT
+
     def walk(self) -> Iterable[TreeLayer]:
         yield self
         for child in self.children:
@@ -630,17 +640,23 @@ class TreeResource:
         return json.dumps(self.sunburst())
 
     def sunburst(self) -> dict[str, Any]:
-        """plotly sunburst data: the tree, sized by each layer's total, coloured by use."""
+        """plotly sunburst data: the tree coloured by use.  Mode 1/2 areas are sized by
+        each layer's usage (its layers count apart, so their totals sum to no whole), Mode 3
+        areas by each layer's total, which its children split."""
         ids, labels, parents, values, colours, text = [], [], [], [], [], []
         rows = self.layers()
         biggest = max((la.total or 0 for la in rows), default=1) or 1
+        by_usage = self.mode in (1, 2)
         parent_of = {id(c): la for la in rows for c in la.children}
         for la in rows:
             ids.append(la.name)
             labels.append(la.name)
             parent = parent_of.get(id(la))
             parents.append(parent.name if parent else "")
-            values.append(la.total if la.total is not None else biggest)
+            if by_usage:
+                values.append(la.used)
+            else:
+                values.append(la.total if la.total is not None else biggest)
             colours.append(-1 if la.disabled else la.pct)
             total = "INFINITE" if la.total is None else la.total
             text.append(f"{la.used}/{total} used{' (disabled)' if la.disabled else ''}")

@@ -9,7 +9,6 @@ from hres import actions, views
 urlpatterns = [
     path("", views.layers, name="hres"),
     path("_tree", views.tree, name="hres-tree"),
-    path("plotly.min.js", views.plotly_js, name="hres-plotly"),
     path("<str:resource>/<str:layer>/", views.layer, name="hres-layer"),
     path("<str:resource>/<str:layer>/_body", views.layer_body, name="hres-layer-body"),
     path("<str:resource>/<str:layer>/update/", actions.layer_update, name="hres-layer-update"),

@@ -3,21 +3,18 @@
 ``/hres/`` shows every resource (a sunburst and an indented table with usage bars), kept
 live by the ``hres`` and ``jobs`` topics; ``/hres/<resource>/<layer>/`` lists the jobs
 holding a layer and its nodes, and for staff a form that updates the layer through
-:func:`hres.services.hres_update`, the one update service.  plotly.min.js is served from
-the installed plotly package (``/hres/plotly.min.js``), not copied into the repository.
+:func:`hres.services.hres_update`, the one update service.  plotly.min.js is served
+from the installed plotly package (cluster.plotly_asset), not copied into the repository.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import plotly
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.http import require_http_methods
 
 from cluster import visibility
 from cluster.models import Job
@@ -25,8 +22,6 @@ from cluster.services.errors import ServiceError
 from cluster.views import console_view
 from hres import services
 from hres.core.layers import UNSET
-
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
 def _tree_context() -> dict[str, Any]:
@@ -103,11 +98,3 @@ def layer(request: HttpRequest, resource: str, layer: str) -> HttpResponse:
     context = {"nav": "hres", "error": error, "form": request.POST if error else {}}
     context.update(_layer_context(request, resource, layer))
     return render(request, "hres/layer.html", context, status=400 if error else 200)
-
-
-@require_safe
-@cache_control(max_age=86400, public=True)
-def plotly_js(request: HttpRequest) -> FileResponse:
-    if not PLOTLY_JS.exists():  # pragma: no cover - plotly is in requirements.txt
-        raise Http404("plotly.min.js is not installed")
-    return FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript")

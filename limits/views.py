@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
-from cluster import visibility
+from cluster import explainer, visibility
 from cluster.core.states import JobState
 from cluster.models import Job, Partition
 from cluster.views import console_view
-from limits import private_data, reports, selectors
+from limits import console_rows, private_data, reports, selectors
 from limits.core.policy import PolicyError
 from limits.core.usage import EMPTY, UsageRecord
 from slurmwords.tres import format_count
@@ -91,6 +92,7 @@ def _tree_context(request: HttpRequest) -> dict:
                 "fairshare": a.fairshare,
                 "raw_usage": int(rec.raw_usage),
                 "tres_raw": reports.tres_raw(rec),
+                "tres_minutes": console_rows.tres_minutes(rec),
                 "limits": limits,
                 "half_life": ",".join(f"{k}={v}" for k, v in a.tres_decay_half_life.items()),
             }
@@ -103,7 +105,7 @@ def _tree_context(request: HttpRequest) -> dict:
         "enforce": str(ctx.enforce),
         "multifactor": ctx.multifactor_active,
         "held": held.order_by("id")[:200],
-        "qos": sorted(policy.qos.values(), key=lambda q: q.name),
+        "qos": console_rows.qos_rows(list(policy.qos.values())),
     }
 
 
@@ -168,17 +170,10 @@ def calculator(request: HttpRequest) -> HttpResponse:
 
 @console_view
 def job_explain(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The job page's explainer on a page of its own (cluster.explainer: the same causes and
+    start estimate as the job page, the API and fsched explain)."""
     job = Job.objects.filter(visibility.visible_jobs(request.user), pk=job_id).first()
     if job is None:
         raise Http404(f"Invalid job id specified: {job_id}")
-    blocks = [
-        {
-            "reason": b.reason,
-            "detail": b.detail,
-            "level": b.level or "—",
-            "source": str(b.limit.source) if b.limit else "",
-            "hint": reports.release_hint(b),
-        }
-        for b in reports.explain(job)
-    ]
-    return render(request, "limits/job.html", {"nav": "limits", "job": job, "blocks": blocks})
+    why = explainer.explain(job, now=timezone.now())
+    return render(request, "limits/job.html", {"nav": "limits", "job": job, "why": why})

@@ -8,5 +8,4 @@ from load import views
 
 urlpatterns = [
     path("nodes/<str:name>/_chart", views.node_chart_data, name="load-node-chart"),
-    path("plotly.min.js", views.plotly_js, name="load-plotly"),
 ]

@@ -54,9 +54,24 @@ class Segment:
     end: datetime
 
 
+def controller_start() -> datetime | None:
+    """When the controller first started on this state: its first configuration load (the
+    oldest CONFIG event).  Before it, no state was recorded, so none is drawn."""
+    return (
+        Event.objects.filter(kind=Event.Kind.CONFIG)
+        .order_by("time", "id")
+        .values_list("time", flat=True)
+        .first()
+    )
+
+
 def power_history(now: datetime, window: timedelta = timedelta(hours=1)) -> dict:
-    """The chart and timeline data for ``[now - window, now]``, as plotly wants it."""
+    """The chart and timeline data for ``[now - window, now]``, as plotly wants it; from the
+    controller's start where that is later."""
     start = now - window
+    started = controller_start()
+    if started is not None and start < started <= now:
+        start = started
     current = {name: category(states.long_state(base, flags)) for name, base, flags in
                Node.objects.values_list("name", "base_state", "flags")}  # fmt: skip
     events = [
@@ -109,6 +124,7 @@ def power_history(now: datetime, window: timedelta = timedelta(hours=1)) -> dict
             }
             for s in segments
         ],
+        "since": start.isoformat(),
         "labels": LABELS,
         "colours": COLOURS,
         "counts": {c: Counter(current.values()).get(c, 0) for c in CATEGORIES},
@@ -119,6 +135,7 @@ def power_page(now: datetime, *, runs: int = 50) -> dict:
     history = power_history(now)
     return {
         "history_json": json.dumps(history),
+        "since": history["since"],
         "counts": [(LABELS[c], history["counts"][c], c, COLOURS[c]) for c in CATEGORIES],
         "runs": list(PowerRun.objects.all()[:runs]),
         "suffixes": SUFFIXES,

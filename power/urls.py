@@ -9,6 +9,5 @@ from power import actions, views
 urlpatterns = [
     path("", views.power, name="power"),
     path("_body", views.power_body, name="power-body"),
-    path("plotly.min.js", views.plotly_js, name="power-plotly"),
     path("nodes/<str:name>/<str:action>/", actions.power_action, name="power-node-action"),
 ]

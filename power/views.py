@@ -6,21 +6,14 @@ Read only, like every console view; kept live by the ``power`` and ``nodes`` top
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import plotly
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
-from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_safe
 
 from cluster import visibility
 from cluster.views import console_view
 from power import selectors
-
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
 
 def _nodes_visible(request: HttpRequest) -> None:
@@ -39,11 +32,3 @@ def power(request: HttpRequest) -> HttpResponse:
 def power_body(request: HttpRequest) -> HttpResponse:
     _nodes_visible(request)
     return render(request, "power/_power_body.html", selectors.power_page(timezone.now()))
-
-
-@require_safe
-@cache_control(max_age=86400, public=True)
-def plotly_js(request: HttpRequest) -> FileResponse:
-    if not PLOTLY_JS.exists():  # pragma: no cover - plotly is in requirements.txt
-        raise Http404("plotly.min.js is not installed")
-    return FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript")

@@ -7,13 +7,14 @@ from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import extensions, selectors, visibility
+from cluster import explainer, extensions, selectors, visibility
 from cluster.api.parsers import JSONParser
 from cluster.api.permissions import StaffOnly, StaffWrites
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
@@ -171,6 +172,8 @@ class JobExplain(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request, job_id: int) -> Response:
         job = visible_job(request, job_id)
+        answer = explainer.explain(job, now=timezone.now())
+        estimate = answer.estimate
         return Response(
             {
                 "job_id": job.id,
@@ -179,8 +182,11 @@ class JobExplain(APIView):
                 "reason_detail": job.reason_detail,
                 "causes": [
                     {"reason": c.reason, "holder": c.holder, "level": c.level, "release": c.release}
-                    for c in selectors.pending_causes(job)
+                    for c in answer.causes
                 ],
+                # Backfill's plan, as scontrol show job's StartTime= and SchedNodeList=.
+                "start_time": estimate.start.isoformat() if estimate else None,
+                "sched_nodes": estimate.nodes if estimate else "",
             }
         )
 

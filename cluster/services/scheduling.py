@@ -262,23 +262,11 @@ def pass_context(now: datetime, *, backfill: bool = False) -> PassContext:
     return ctx
 
 
-def schedule_pass(
-    *, now: datetime | None = None, backfill: bool = True, queue_depth: int | None = None
-) -> PassSummary:
-    """One scheduler pass.  The caller holds the pass lock (cluster.cycles).
-
-    The snapshot is read and the core decides *outside* the write transaction, so agents'
-    completions and API submissions are not held up by the computation (on SQLite a write
-    transaction locks the whole database).  That is safe because only a pass allocates:
-    what others write meanwhile can only free resources (completions, cancels) or add
-    jobs the next pass will see; the apply step re-checks that each started job is still
-    PENDING and its nodes still usable.
-
-    As in Slurm, passes triggered by events (a submission, a completion) are quick main
-    scheduler passes; backfill, which plans ahead for the whole queue, runs on its own
-    interval (``backfill=True``).
-    """
-    now = now or timezone.now()
+def decide(
+    now: datetime, *, backfill: bool = True, queue_depth: int | None = None
+) -> tuple[scheduler.Snapshot, list[str], PassContext, scheduler.PassResult]:
+    """What a pass would do now, read and computed outside any write transaction; nothing
+    is written (``schedule_pass`` applies it; the explainer reads backfill's plan)."""
     snap, names = build_snapshot(now, backfill=backfill, queue_depth=queue_depth)
     active = extensions.active()
     ctx = pass_context(now, backfill=backfill)
@@ -298,6 +286,28 @@ def schedule_pass(
     finally:
         if gc_was_enabled:
             gc.enable()
+    return snap, names, ctx, result
+
+
+def schedule_pass(
+    *, now: datetime | None = None, backfill: bool = True, queue_depth: int | None = None
+) -> PassSummary:
+    """One scheduler pass.  The caller holds the pass lock (cluster.cycles).
+
+    The snapshot is read and the core decides *outside* the write transaction, so agents'
+    completions and API submissions are not held up by the computation (on SQLite a write
+    transaction locks the whole database).  That is safe because only a pass allocates:
+    what others write meanwhile can only free resources (completions, cancels) or add
+    jobs the next pass will see; the apply step re-checks that each started job is still
+    PENDING and its nodes still usable.
+
+    As in Slurm, passes triggered by events (a submission, a completion) are quick main
+    scheduler passes; backfill, which plans ahead for the whole queue, runs on its own
+    interval (``backfill=True``).
+    """
+    now = now or timezone.now()
+    snap, names, ctx, result = decide(now, backfill=backfill, queue_depth=queue_depth)
+    active = extensions.active()
     with transaction.atomic():
         written = _apply(result, names, ctx)
         for ext in active:

@@ -1,5 +1,5 @@
 /*
- * load_chart.js: the node page's load chart (plotly, served locally at /load/plotly.min.js).
+ * load_chart.js: the node page's load chart (plotly, served locally by cluster.plotly_asset).
  *
  * The data is the JSON inside #load-chart-data, rendered by the server; live.js re-fetches
  * that element when the "load" topic changes and htmx.onLoad hands it here, which redraws

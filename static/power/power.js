@@ -1,5 +1,5 @@
 /*
- * power.js: the Power page's two plots (plotly, served locally at /power/plotly.min.js).
+ * power.js: the Power page's two plots (plotly, served locally by cluster.plotly_asset).
  *
  * The data is rendered by the server into data-power-chart / data-power-timeline; htmx.onLoad
  * redraws after every live refresh of #power-body.  Chart: nodes per power state over time
@@ -9,6 +9,9 @@
   "use strict";
 
   var ORDER = ["up", "powering_up", "powering_down", "powered_down"];
+  // Above the plot: plotly's default horizontal legend sits under the x axis, over its
+  // date line.
+  var LEGEND = { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" };
 
   function chart(el) {
     var d = JSON.parse(el.getAttribute("data-power-chart"));
@@ -18,8 +21,9 @@
         name: d.labels[c], x: d.chart.times, y: d.chart.series[c],
       };
     });
-    var layout = { margin: { t: 10, l: 40, r: 10, b: 30 }, height: 240, yaxis: { title: "nodes", rangemode: "tozero" },
-      legend: { orientation: "h" } };
+    var layout = { margin: { t: 34, l: 40, r: 10, b: 40 }, height: 260, yaxis: { title: "nodes", rangemode: "tozero" },
+      xaxis: { type: "date", range: [d.since, d.chart.times[d.chart.times.length - 1]] },
+      legend: LEGEND, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
     window.Plotly.newPlot(el, traces, window.fschedTheme.plotLayout(layout), { displayModeBar: false, responsive: true });
   }
 
@@ -40,9 +44,10 @@
       };
     });
     var nodes = Array.from(new Set(d.timeline.map(function (s) { return s.node; }))).sort();
-    var layout = { barmode: "overlay", margin: { t: 10, l: 70, r: 10, b: 30 }, height: 80 + 22 * nodes.length,
-      xaxis: { type: "date" }, yaxis: { categoryorder: "array", categoryarray: nodes.slice().reverse() },
-      legend: { orientation: "h" } };
+    var layout = { barmode: "overlay", margin: { t: 34, l: 70, r: 10, b: 40 }, height: 100 + 22 * nodes.length,
+      xaxis: { type: "date", range: [d.since, d.chart.times[d.chart.times.length - 1]] },
+      yaxis: { categoryorder: "array", categoryarray: nodes.slice().reverse() },
+      legend: LEGEND, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
     window.Plotly.newPlot(el, traces, window.fschedTheme.plotLayout(layout), { displayModeBar: false, responsive: true });
   }
 

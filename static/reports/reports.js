@@ -1,5 +1,5 @@
 /*
- * reports.js: the Reports page's charts (plotly, served locally at /power/plotly.min.js).
+ * reports.js: the Reports page's charts (plotly, served locally by cluster.plotly_asset).
  * The server renders each chart's data into data-report-charts; one <div data-chart> each.
  */
 (function () {
@@ -48,7 +48,7 @@
         var name = divs[j].getAttribute("data-chart");
         if (!DRAW[name]) continue;
         var spec = DRAW[name](charts[name]);
-        window.Plotly.newPlot(divs[j], spec[0], spec[1], { displayModeBar: false, responsive: true });
+        window.Plotly.newPlot(divs[j], spec[0], window.fschedTheme.plotLayout(spec[1]), { displayModeBar: false, responsive: true });
       }
     }
   }

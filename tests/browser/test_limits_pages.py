@@ -173,3 +173,62 @@ def test_pending_explainer_names_the_limit_holding_the_job(page: Page, limits_cl
     expect(why).to_contain_text(f"association theory/{me}")
     why.locator("a", has_text="Why is this job pending?").click()
     expect(page).to_have_url(re.compile(rf"/limits/jobs/{held}/$"))
+
+
+def _login(browser: Browser, limits_cluster, viewport: dict) -> tuple:
+    cluster, me, password = limits_cluster
+    ctx = browser.new_context(viewport=viewport)
+    page = ctx.new_page()
+    page.goto(f"{cluster.url}/limits/")
+    page.fill("#id_username", me)
+    page.fill("#id_password", password)
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{cluster.url}/limits/")
+    return ctx, page
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1366, "height": 768}, {"width": 390, "height": 844}])
+def test_limits_page_fits_laptops_and_phones(browser: Browser, limits_cluster, held_job, viewport):
+    cluster, _, _ = limits_cluster
+    # A long limit string, of the kind that widened the page.
+    cluster.cli("sacctmgr", "-i", "modify", "account", "name=theory", "set", "GrpTRES=cpu=64,mem=100G,node=8")
+    ctx, page = _login(browser, limits_cluster, viewport)
+    try:
+        expect(page.locator('#limits-tree tr[data-assoc="theory"]')).to_contain_text("GrpTRES=mem=100G")
+        for url in ("/limits/", f"/limits/jobs/{held_job[1]}/"):
+            page.goto(f"{cluster.url}{url}")
+            width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1], (url, width)
+    finally:
+        ctx.close()
+
+
+def test_limits_page_shows_tres_with_units_qos_limits_and_array_tasks(page: Page, limits_cluster, held_job):
+    cluster, _, _ = limits_cluster
+    cli = cluster.cli
+    cli("sacctmgr", "-i", "modify", "qos", "name=normal", "set", "MaxTRESPU=mem=64G", "GrpJobs=50")
+    array = int(cli("sbatch", "--parsable", "--array=1-3", "--wrap", "true").stdout.split(";")[0])
+    cluster.wait_for(
+        "the array's tasks held by MaxJobs",
+        lambda: cluster.jobs(array)[array]["reason"] == "AssocMaxJobsLimit",
+    )
+    page.goto(f"{cluster.url}/limits/")
+    normal = page.locator('#qos-limits tr[data-qos="normal"]')
+    expect(normal).to_contain_text("MaxWall=01:00:00")
+    expect(normal).to_contain_text("MaxTRESPU=mem=64G")
+    expect(normal).to_contain_text("GrpJobs=50")
+    # Decayed usage per TRES, with units; never the raw GrpTRESRaw string.
+    tree = page.locator('table[aria-label="Account tree"]')
+    expect(tree.locator("thead")).to_contain_text("TRES-minutes")
+    for cell in tree.locator("td.tres-usage").all_inner_texts():
+        for line in cell.splitlines():
+            assert line == "none" or re.fullmatch(
+                r"[\w/:.-]+: \d+(\.\d+)?\w? [\w-]+-min|mem: \S+-min", line
+            ), line
+    assert not re.search(r"cpu=\d+,mem=\d+", tree.inner_text())
+    held = page.locator('table[aria-label="Held jobs"]')
+    expect(held.locator("tbody td").filter(has_text=re.compile(rf"^{array}_1$"))).to_have_count(1)
+    expect(held).to_contain_text(f"{array}_2")
+    page.goto(f"{cluster.url}/limits/jobs/{array}/")
+    expect(page.locator("h1")).to_contain_text(f"Why is job {array}_1 pending?")
+    cli("scancel", str(array))

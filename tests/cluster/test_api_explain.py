@@ -27,6 +27,8 @@ def test_the_api_answers_the_causes_and_needs_a_login(users, demo, api):
                 "release": f"scontrol release {job_id}",
             }
         ],
+        "start_time": None,  # a held job has no planned start
+        "sched_nodes": "",
     }
     assert api(None).get(f"/api/jobs/{job_id}/explain/").status_code == 401
     missing = api("alice").get("/api/jobs/99999/explain/")

@@ -4,6 +4,7 @@ holders of a layer, the staff form going through the update service, plotly serv
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from cluster.models import Job
 from cluster.services.scheduling import schedule_pass
@@ -37,7 +38,7 @@ def test_the_page_shows_usage_and_disabled_layers(hres_conf, browser_client, use
     schedule_pass()
     services.hres_update(actor=users["admin"], hres_name="flat", layer_name="low4", disable_layer=True)
     page = browser_client.get("/hres/").content.decode()
-    assert 'data-live-topic="hres jobs"' in page and "/hres/plotly.min.js" in page
+    assert 'data-live-topic="hres jobs"' in page and "/plotly/" in page
     assert 'data-layer="rack1" data-used="2000"' in page
     assert 'data-layer="low4" data-used="0" class="hres-off" data-disabled="true"' in page
     layer = browser_client.get("/hres/power/rack1/").content.decode()
@@ -59,9 +60,9 @@ def test_the_staff_form_uses_the_update_service(hres_conf, client, users):  # no
 
 
 def test_plotly_is_served_from_the_installed_package(client):
-    answer = client.get("/hres/plotly.min.js")
+    answer = client.get(reverse("plotly-js"))
     assert answer.status_code == 200 and answer["Content-Type"] == "text/javascript"
-    assert b"plotly" in b"".join(answer.streaming_content)[:2000].lower()
+    assert b"plotly" in answer.content[:2000].lower()
 
 
 def test_the_admin_add_form_goes_through_the_service(hres_conf, client, users):  # noqa: F811
@@ -77,3 +78,17 @@ def test_the_admin_add_form_goes_through_the_service(hres_conf, client, users): 
     from cluster.models import Event
 
     assert Event.objects.filter(reason="hres update", user="admin").count() == 1
+
+
+def test_mode_1_and_2_sunbursts_show_usage_and_bars_warn_near_full(hres_conf, users):  # noqa: F811
+    submit(users["alice"], licenses="flat:11", nodelist="node01")
+    schedule_pass()
+    tree = {r.name: r for r in services.layer_tree()}
+    flat = tree["flat"].sunburst()
+    used = {la.name: la.used for la in tree["flat"].layers()}
+    assert dict(zip(flat["ids"], flat["values"], strict=True)) == used and used["low1"] == 11
+    # Mode 3 areas stay the layers' totals, which the children split.
+    power = tree["power"]
+    assert power.sunburst()["values"] == [la.total for la in power.layers()]
+    near = {la.name: la.near_full for la in tree["flat"].layers()}
+    assert near["low1"] and not near["mid1"]  # 11/12 = 92 %, 11/16 = 69 %
