@@ -8,15 +8,12 @@ adjustments within +/- (NICE_OFFSET - 3); ``--nice`` without a value means 100
 
 from __future__ import annotations
 
-import re
-
 MAX_NICE = 2**31 - 3  # 2147483645: NICE_OFFSET - 3, sbatch's bound
 DEFAULT_NICE = 100  # sbatch --nice with no adjustment
 OUT_OF_RANGE = f"Invalid --nice value, out of range (+/- {MAX_NICE})"
 # ESLURM_INVALID_NICE: what slurmctld answers a non-operator's negative nice at submission.
 INVALID_NICE = "Invalid --nice value"
 
-_SIGNED = re.compile(r"\s*[+-]?[0-9]+\s*")
 # Beyond this many characters a number is surely out of range: refused before int() reads it.
 _MAX_TEXT = 64
 
@@ -31,9 +28,12 @@ def parse_nice(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ValueError(f"{INVALID_NICE}: {value!r}")
     if isinstance(value, str):
-        if len(value) > _MAX_TEXT or not _SIGNED.fullmatch(value):
+        # An optional sign and ASCII digits (no re: sbatch's start-up does without it).
+        digits = value.strip()
+        digits = digits[1:] if digits[:1] in ("+", "-") else digits
+        if len(value) > _MAX_TEXT or not (digits.isascii() and digits.isdigit()):
             raise ValueError(f"{INVALID_NICE}: {value[:_MAX_TEXT]}")
-        if len(value.strip().lstrip("+-").lstrip("0")) > 12:
+        if len(digits.lstrip("0")) > 12:
             raise ValueError(OUT_OF_RANGE)
         value = int(value)
     if abs(value) > MAX_NICE:
