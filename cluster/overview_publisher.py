@@ -27,13 +27,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.db import close_old_connections
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from cluster import overview, publish
+from cluster import overview, publish, visibility
 from cluster.services.errors import DATABASE_UNREACHABLE
 
 log = logging.getLogger(__name__)
@@ -43,29 +44,49 @@ REFRESH = 10.0  # seconds: figures that change without a note (usage, the trend'
 REJOIN = 3600.0  # seconds: the channel layer forgets group members after a day
 
 
-def context(*, record: bool = False) -> dict[str, Any]:
+# slurm.conf's PrivateData words that take parts of the overview away from a viewer: the
+# recent events name other users' jobs (jobs), the node panel their nodes (nodes).
+PRIVATE_WORDS = ("jobs", "nodes")
+
+
+def audience(user: Any) -> str:
+    """Which text of the overview ``user`` is sent: the PrivateData words that hide parts of
+    it from them, comma-separated ("" for the whole overview)."""
+    return ",".join(word for word in PRIVATE_WORDS if visibility.hides(user, word))
+
+
+def context(*, record: bool = False, hidden: str = "") -> dict[str, Any]:
     """What ``console/_overview.html`` shows: one read of the overview."""
     ov = overview.read_overview(now=timezone.now(), record=record)
-    return {"ov": ov, "sample_minutes": int(overview.SAMPLE_EVERY.total_seconds() // 60)}
+    return {"ov": ov, "sample_minutes": int(overview.SAMPLE_EVERY.total_seconds() // 60), **_flags(hidden)}
 
 
-def render() -> str:
-    """One read and one render: the text every dashboard is sent."""
+def _flags(hidden: str) -> dict[str, bool]:
+    words = set(hidden.split(","))
+    return {"hide_jobs": "jobs" in words, "hide_nodes": "nodes" in words}
+
+
+def render(audiences: frozenset[str] = frozenset({""})) -> dict[str, str]:
+    """One read, and one render per audience: the texts the dashboards are sent."""
     close_old_connections()
     try:
-        html = render_to_string("console/_overview.html", context(record=True))
+        shown = context(record=True)
+        texts = {}
+        for hidden in audiences:
+            html = render_to_string("console/_overview.html", {**shown, **_flags(hidden)})
+            texts[hidden] = json.dumps({"type": "overview", "html": html})
     finally:
         close_old_connections()
-    return json.dumps({"type": "overview", "html": html})
+    return texts
 
 
 class Publisher:
     """One per server process and event loop."""
 
     def __init__(self, *, keep_running: bool) -> None:
-        self.subscribers: set[AsyncWebsocketConsumer] = set()
+        self.subscribers: dict[AsyncWebsocketConsumer, str] = {}  # -> its audience
         self.keep_running = keep_running  # started with the server: keeps sampling the trend
-        self.latest = ""
+        self.latest: dict[str, str] = {}  # audience -> the text it was sent last
         self.passes = 0
         self._dirty = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -99,15 +120,15 @@ class Publisher:
         self._stale = True
         self._dirty.set()
 
-    async def subscribe(self, consumer: AsyncWebsocketConsumer) -> None:
-        self.subscribers.add(consumer)
-        if self.latest and not self._stale:
-            await consumer.send(text_data=self.latest)
+    async def subscribe(self, consumer: AsyncWebsocketConsumer, hidden: str = "") -> None:
+        self.subscribers[consumer] = hidden
+        if hidden in self.latest and not self._stale:
+            await consumer.send(text_data=self.latest[hidden])
         elif not self._reading:
             self.changed()  # the first dashboard; one arriving during the first read gets its text
 
     def unsubscribe(self, consumer: AsyncWebsocketConsumer) -> None:
-        self.subscribers.discard(consumer)
+        self.subscribers.pop(consumer, None)
 
     async def _listen(self) -> None:
         """The console's change notes, on a channel of the publisher's own."""
@@ -158,8 +179,9 @@ class Publisher:
             self._stale = False  # a note from now on asks for the pass after this one
             self._last_pass = time.monotonic()
             self._reading = True
+            audiences = frozenset({"", *self.subscribers.values()})
             try:
-                text = await loop.run_in_executor(self.executor, render)
+                texts = await loop.run_in_executor(self.executor, render, audiences)
             except DATABASE_UNREACHABLE as exc:  # a restart or a lock: the next pass tries again
                 log.warning("the dashboard's overview could not be read: %s", exc)
                 self._stale = True
@@ -170,14 +192,17 @@ class Publisher:
                 continue
             finally:
                 self._reading = False
-            self.latest = text
+            self.latest = texts
             self.passes += 1
-            await self._send(text)
+            await self._send(texts)
 
-    async def _send(self, text: str) -> None:
-        results = await asyncio.gather(
-            *(consumer.send(text_data=text) for consumer in list(self.subscribers)), return_exceptions=True
-        )
+    async def _send(self, texts: dict[str, str]) -> None:
+        sends = [
+            consumer.send(text_data=texts[hidden])
+            for consumer, hidden in list(self.subscribers.items())
+            if hidden in texts
+        ]
+        results = await asyncio.gather(*sends, return_exceptions=True)
         for result in results:
             if isinstance(result, Exception):  # a socket closing meanwhile: its disconnect unsubscribes it
                 log.debug("a dashboard was not sent the overview: %s", result)
@@ -224,9 +249,10 @@ class OverviewConsumer(AsyncWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=4001)
             return
+        hidden = await database_sync_to_async(audience)(user)
         await self.accept()
         self._publisher = publisher()
-        await self._publisher.subscribe(self)
+        await self._publisher.subscribe(self, hidden)
 
     async def disconnect(self, code: int) -> None:
         found = getattr(self, "_publisher", None)

@@ -120,7 +120,8 @@ def _events_context(request: HttpRequest) -> dict[str, Any]:
 @console_view
 def dashboard(request: HttpRequest) -> HttpResponse:
     # The first render reads; every update after it comes from the shared publisher.
-    context = {"nav": "dashboard", "cluster_name": _cluster_name(), **overview_publisher.context()}
+    shown = overview_publisher.context(hidden=overview_publisher.audience(request.user))
+    context = {"nav": "dashboard", "cluster_name": _cluster_name(), **shown}
     return render(request, "console/dashboard.html", context)
 
 

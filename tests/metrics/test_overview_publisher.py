@@ -11,6 +11,7 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing.websocket import WebsocketCommunicator
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -117,3 +118,51 @@ def test_a_dashboard_needs_a_login(demo):
         return connected
 
     assert async_to_sync(refused)() is False
+
+
+def test_private_data_keeps_other_users_events_and_nodes_off_their_dashboards(
+    demo, users, client, conf_dir, settings
+):
+    """With PrivateData=jobs,nodes a regular user's dashboard, pushed or rendered, names no
+    other user's job and shows no node states; staff's shows both. One read serves both."""
+    from cluster.services.configuration import config_load
+
+    settings.CONF_DIR = conf_dir
+    path = conf_dir / "slurm.conf"
+    path.write_text(path.read_text() + "PrivateData=jobs,nodes\n")
+    config_load(path=path)
+    spec = {"wrap": "true", "work_dir": "/tmp", "hold": True, "name": "a"}
+    job = job_submit(user=users["alice"], spec=spec)
+    alices = f"job {job.job_ids[0]}"
+    OverviewSample.objects.create(time=timezone.now())
+
+    def cookie(name: str) -> bytes:
+        own = Client()  # one client each: a login of another user would end the first session
+        own.force_login(users[name])
+        return f"sessionid={own.cookies['sessionid'].value}".encode()
+
+    bob, admin = cookie("bob"), cookie("admin")
+
+    async def scenario() -> tuple[str, str]:
+        texts = []
+        for who in (bob, admin):
+            comm = WebsocketCommunicator(router, "/ws/overview/", headers=[ORIGIN, (b"cookie", who)])
+            connected, _ = await comm.connect()
+            assert connected
+            texts.append(await receive_overview(comm))
+            await comm.disconnect()
+        await overview_publisher.stop()
+        return texts[0], texts[1]
+
+    pushed_bob, pushed_admin = async_to_sync(scenario)()
+    assert alices not in pushed_bob and "data-node-state" not in pushed_bob
+    assert "PrivateData=nodes" in pushed_bob
+    assert alices in pushed_admin and "data-node-state" in pushed_admin
+    client.force_login(users["bob"])
+    page = client.get("/").content.decode()
+    assert alices not in page and "data-node-state" not in page
+    with CaptureQueriesContext(connection) as both:
+        texts = overview_publisher.render(frozenset({"", "jobs,nodes"}))
+    with CaptureQueriesContext(connection) as one:
+        overview_publisher.render()
+    assert set(texts) == {"", "jobs,nodes"} and len(both.captured_queries) == len(one.captured_queries)
