@@ -13,6 +13,7 @@ SCRIPTS = [
     [str(ROOT / "bench" / "scheduler_pass.py")],
     [str(ROOT / "bench" / "hres_pass.py")],
     [str(ROOT / "bench" / "combined_pass.py")],
+    [str(ROOT / "bench" / "console_scale.py")],
 ]
 
 
