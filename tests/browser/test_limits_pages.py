@@ -182,7 +182,7 @@ def _login(browser: Browser, limits_cluster, viewport: dict) -> tuple:
     page.goto(f"{cluster.url}/limits/")
     page.fill("#id_username", me)
     page.fill("#id_password", password)
-    page.click("input[type=submit]")
+    page.click("[type=submit]")
     page.wait_for_url(f"{cluster.url}/limits/")
     return ctx, page
 

@@ -94,10 +94,10 @@ def page(browser: Browser, load_cluster) -> Iterator[Page]:
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{cluster.url}/nodes/compute1/")
-    assert "/admin/login/" in page.url  # the console requires a login
+    assert "/login/" in page.url  # the console requires a login
     page.fill("#id_username", me)
     page.fill("#id_password", password)
-    page.click("input[type=submit]")
+    page.click("[type=submit]")
     page.wait_for_url(f"{cluster.url}/nodes/compute1/")
     yield page
     ctx.close()
