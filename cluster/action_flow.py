@@ -17,7 +17,7 @@ status).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,3 +127,14 @@ def run_action(request: HttpRequest, spec: ActionSpec) -> HttpResponse:
     if request.headers.get("HX-Request"):
         return HttpResponseClientRedirect(spec.back)
     return HttpResponseRedirect(spec.back, status=status.HTTP_303_SEE_OTHER)
+
+
+def run_named_action(
+    request: HttpRequest, actions: Mapping[str, Callable[[Any], ActionSpec]], action: str, subject: Any
+) -> HttpResponse:
+    """``run_action`` of the action named in the URL, on ``subject`` (a job id, a node
+    name); an unknown name is a 404."""
+    make = actions.get(action)
+    if make is None:
+        return HttpResponse(f"Unknown action: {action}", status=404, content_type="text/plain")
+    return run_action(request, make(subject))

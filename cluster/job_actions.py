@@ -14,26 +14,18 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
 from cluster import visibility
-from cluster.action_flow import ActionSpec, Field, run_action
+from cluster.action_flow import ActionSpec, Field, run_named_action
 from cluster.models import Job
 from cluster.services import jobs as job_services
-from cluster.services.action_audit import action_audit_record
+from cluster.services.action_audit import action_audited
 from slurmwords.durations import format_minutes
 
 _WATCHED = ("state", "hold", "reason", "time_limit")
 
 
-def _snapshot(job: Job) -> dict[str, Any]:
-    return {f: getattr(job, f) for f in _WATCHED}
-
-
 def _recorded(actor: Any, job_id: int, name: str, reason: str, act: Callable[[], Job]) -> Job:
-    before = _snapshot(job_services.get_job(job_id))
-    job = act()
-    job.refresh_from_db()
-    after = _snapshot(job)
-    changes = {f: [before[f], after[f]] for f in _WATCHED if before[f] != after[f]}
-    action_audit_record(actor=actor, instance=job, action=name, reason=reason, changes=changes)
+    job = job_services.get_job(job_id)
+    action_audited(actor=actor, instance=job, watched=_WATCHED, action=name, reason=reason, act=act)
     return job
 
 
@@ -85,11 +77,8 @@ ACTIONS: dict[str, Callable[[int], ActionSpec]] = {
 
 
 def job_action(request: HttpRequest, job_id: int, action: str) -> HttpResponse:
-    make = ACTIONS.get(action)
-    if make is None:
-        return HttpResponse(f"Unknown action: {action}", status=404, content_type="text/plain")
     # A job the viewer may not see (PrivateData=jobs) is not found, as Slurm answers.
     user = request.user
     if user.is_authenticated and not Job.objects.filter(visibility.visible_jobs(user), pk=job_id).exists():
         return HttpResponse("Invalid job id specified", status=404, content_type="text/plain")
-    return run_action(request, make(job_id))
+    return run_named_action(request, ACTIONS, action, job_id)

@@ -13,9 +13,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from cluster.action_flow import ActionSpec, run_action
+from cluster.action_flow import ActionSpec, run_named_action
 from cluster.models import Node
-from cluster.services.action_audit import action_audit_record
+from cluster.services.action_audit import action_audited
 from cluster.services.errors import NotFound
 from cluster.services.nodes import node_update_request
 
@@ -29,19 +29,10 @@ def node_row(name: str) -> Node:
     return node
 
 
-def node_snapshot(node: Node) -> dict[str, Any]:
-    return {"state": node.state, "reason": node.reason}
-
-
 def audited(actor: Any, name: str, action: str, reason: str, act: Callable[[], object]) -> None:
     """Run ``act`` and record its entry with the node's state and reason before and after."""
     node = node_row(name)
-    before = node_snapshot(node)
-    act()
-    node.refresh_from_db()
-    after = node_snapshot(node)
-    changes = {f: [before[f], after[f]] for f in _WATCHED if before[f] != after[f]}
-    action_audit_record(actor=actor, instance=node, action=action, reason=reason, changes=changes)
+    action_audited(actor=actor, instance=node, watched=_WATCHED, action=action, reason=reason, act=act)
 
 
 def _state_change(name: str, state: str, done: str, *, reason_required: bool) -> ActionSpec:
@@ -68,7 +59,4 @@ ACTIONS: dict[str, Callable[[str], ActionSpec]] = {
 
 
 def node_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
-    make = ACTIONS.get(action)
-    if make is None:
-        return HttpResponse(f"Unknown action: {action}", status=404, content_type="text/plain")
-    return run_action(request, make(name))
+    return run_named_action(request, ACTIONS, action, name)

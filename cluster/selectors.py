@@ -302,7 +302,8 @@ def job_row(job: Job, now: datetime) -> JobRow:
     )
 
 
-_ROW_FIELDS = (
+# The job fields a JobRow reads (job_row): a list reads only these.
+JOB_ROW_FIELDS = (
     "id",
     "array_job_id",
     "array_task_id",
@@ -457,7 +458,7 @@ def node_detail(name: str, *, now: datetime, visible: Q = _ALL) -> NodeDetail | 
         tile=tile,
         fields=fields,
         partitions=partitions,
-        jobs=[job_row(j, now) for j in jobs.only(*_ROW_FIELDS)],
+        jobs=[job_row(j, now) for j in jobs.only(*JOB_ROW_FIELDS)],
         events=recent_events(node=name, limit=50, visible=visible),
     )
 

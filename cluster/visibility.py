@@ -89,6 +89,12 @@ def viewer(user: Any) -> Viewer:
     return out
 
 
+def privileged(user: Any) -> bool:
+    """Staff, or an accounting Operator or Administrator: Slurm's operator rights (a
+    negative nice, an administrator's hold, raising a time limit...)."""
+    return viewer(user).privileged
+
+
 def manageable_jobs(user: Any) -> Q:
     """The jobs the user may act on (cancel, hold...) and see the private fields of."""
     v = viewer(user)

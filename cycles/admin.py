@@ -55,17 +55,7 @@ class CycleAdmin(admin.ModelAdmin):
         "last_duration",
         "last_result",
     )
-    fields = (
-        "name",
-        "interval",
-        "enabled",
-        "source",
-        "default",
-        "last_run",
-        "last_duration",
-        "last_result",
-        "description",
-    )
+    fields = (*list_display, "description")
     readonly_fields = ("name", "source", "default", "last_run", "last_duration", "last_result", "description")
     actions = ("reset_to_default",)
 

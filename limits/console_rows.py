@@ -7,33 +7,8 @@ from typing import Any
 
 from limits.core.policy import QOS
 from limits.core.usage import UsageRecord
-from slurmwords.durations import format_minutes_long
+from limits.selectors import QOS_COLUMNS, time_str
 from slurmwords.tres import format_count, format_tres, sort_key
-
-# sacctmgr's QOS column names for the limits a QOS sets, in sacctmgr show qos's order.
-QOS_LIMITS = (
-    ("GrpTRES", "grp_tres"),
-    ("GrpTRESMins", "grp_tres_mins"),
-    ("GrpTRESRunMins", "grp_tres_run_mins"),
-    ("GrpJobs", "grp_jobs"),
-    ("GrpJobsAccrue", "grp_jobs_accrue"),
-    ("GrpSubmit", "grp_submit_jobs"),
-    ("GrpWall", "grp_wall"),
-    ("MaxTRES", "max_tres_per_job"),
-    ("MaxTRESPerNode", "max_tres_per_node"),
-    ("MaxTRESMins", "max_tres_mins_per_job"),
-    ("MaxWall", "max_wall_duration_per_job"),
-    ("MaxTRESPU", "max_tres_per_user"),
-    ("MaxJobsPU", "max_jobs_per_user"),
-    ("MaxSubmitPU", "max_submit_jobs_per_user"),
-    ("MaxTRESPA", "max_tres_per_account"),
-    ("MaxJobsPA", "max_jobs_per_account"),
-    ("MaxSubmitPA", "max_submit_jobs_per_account"),
-    ("MaxJobsAccruePU", "max_jobs_accrue_per_user"),
-    ("MaxJobsAccruePA", "max_jobs_accrue_per_account"),
-    ("MinTRES", "min_tres_per_job"),
-    ("MinPrioThres", "min_prio_threshold"),
-)
 
 # The unit of one minute of each TRES; memory is counted in MB and printed with its own
 # unit (format_count), so its minutes read "2G-min".
@@ -60,7 +35,7 @@ def _limit_text(column: str, value: Any) -> str:
     if isinstance(value, dict):
         return format_tres(value)
     if "wall" in column:
-        return format_minutes_long(value, unlimited="")
+        return time_str(value)
     return str(value)
 
 
@@ -70,7 +45,7 @@ def qos_rows(qos: list[QOS]) -> list[dict[str, Any]]:
     rows = []
     for q in sorted(qos, key=lambda q: q.name):
         limits = []
-        for label, column in QOS_LIMITS:
+        for label, column in QOS_COLUMNS:
             value = getattr(q.limits, column)
             if value is None or value == {}:
                 continue

@@ -23,8 +23,7 @@ from django.db import transaction
 from cluster.core.states import JobState
 from cluster.models import ClusterConfig, Job
 from limits import reports, selectors, services
-from limits.core.policy import JobRequest, Policy
-from limits.core.shapes import requested_shape
+from limits.core.policy import Policy
 
 
 @dataclass(frozen=True)
@@ -53,35 +52,13 @@ def _policy() -> Policy:
     return selectors.build_policy(cluster=cfg.cluster_name or "cluster", options=cfg.options or {})
 
 
-def _limit_reasons(policy: Policy) -> dict[int, tuple[str, ...]]:
+def _limit_reasons(policy: Policy, pending: list[Job]) -> dict[int, tuple[str, ...]]:
     """Pending job id -> the reasons of the limits that hold it (as reports.explain)."""
     state = reports.limit_state(policy, selectors.usage_records())
-    out: dict[int, tuple[str, ...]] = {}
-    for job in Job.objects.filter(state=JobState.PENDING).order_by("id"):
-        shape = requested_shape(
-            policy,
-            job.partition,
-            {
-                "min_nodes": job.min_nodes,
-                "num_tasks": job.num_tasks,
-                "cpus_per_task": job.cpus_per_task,
-                "mem_per_node": job.mem_per_node,
-                "time_limit": job.time_limit,
-                "licenses": job.licenses,
-                "gres": job.gres,
-            },
-        )
-        req = JobRequest(
-            job_id=job.id,
-            user=job.user,
-            account=job.account,
-            partition=job.partition,
-            qos=job.qos,
-            shape=shape,
-            submit_time=job.submit_time.timestamp(),
-        )
-        out[job.id] = tuple(b.reason for b in state.explain(req))
-    return out
+    reasons = {}
+    for job in pending:
+        reasons[job.id] = tuple(b.reason for b in state.explain(reports.job_request(policy, job)))
+    return reasons
 
 
 def limit_change_preview(
@@ -89,13 +66,15 @@ def limit_change_preview(
 ) -> Preview:
     """Raises ServiceError (the service's refusal) when the change itself would be refused."""
     preview = Preview(enforced=selectors.context().enforce.associations)
-    jobs = {j.id: j for j in Job.objects.filter(state=JobState.PENDING).only("id", "user", "account")}
-    before = _limit_reasons(_policy())
+    # Read once: the change writes limits, never jobs, so the pending jobs are the same after.
+    pending = list(Job.objects.filter(state=JobState.PENDING).order_by("id"))
+    jobs = {j.id: j for j in pending}
+    before = _limit_reasons(_policy(), pending)
     try:
         with transaction.atomic():
             change = services.record_modify(actor=actor, entity=entity, where=where, options=options)
             preview.lines = list(change.lines)
-            after = _limit_reasons(_policy())
+            after = _limit_reasons(_policy(), pending)
             raise _Discard
     except _Discard:
         pass

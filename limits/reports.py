@@ -324,36 +324,35 @@ def effective(user: str, account: str, partition: str = "", qos: str = "") -> li
     return [LimitUse(r, _used(state, r)) for r in eff.limits]
 
 
-def explain(job: Job) -> list[LimitBlock]:
-    """Every limit holding a pending job back, with its level (empty: none do)."""
-
-    ctx = selectors.context()
-    if not ctx.enforce.associations or job.state != JobState.PENDING:
-        return []
-    policy = ctx.policy
-    state = limit_state(policy, selectors.usage_records())
-    req = JobRequest(
+def job_request(policy: Policy, job: Job) -> JobRequest:
+    """A stored job as the limits core asks about it."""
+    fields = {
+        "min_nodes": job.min_nodes,
+        "num_tasks": job.num_tasks,
+        "cpus_per_task": job.cpus_per_task,
+        "mem_per_node": job.mem_per_node,
+        "time_limit": job.time_limit,
+        "licenses": job.licenses,
+        "gres": job.gres,
+    }
+    return JobRequest(
         job_id=job.id,
         user=job.user,
         account=job.account,
         partition=job.partition,
         qos=job.qos,
-        shape=requested_shape(
-            policy,
-            job.partition,
-            {
-                "min_nodes": job.min_nodes,
-                "num_tasks": job.num_tasks,
-                "cpus_per_task": job.cpus_per_task,
-                "mem_per_node": job.mem_per_node,
-                "time_limit": job.time_limit,
-                "licenses": job.licenses,
-                "gres": job.gres,
-            },
-        ),
+        shape=requested_shape(policy, job.partition, fields),
         submit_time=job.submit_time.timestamp(),
     )
-    return state.explain(req)
+
+
+def explain(job: Job) -> list[LimitBlock]:
+    """Every limit holding a pending job back, with its level (empty: none do)."""
+    ctx = selectors.context()
+    if not ctx.enforce.associations or job.state != JobState.PENDING:
+        return []
+    state = limit_state(ctx.policy, selectors.usage_records())
+    return state.explain(job_request(ctx.policy, job))
 
 
 _RUNNING_LIMITS = frozenset(

@@ -287,7 +287,8 @@ _ASSOC_COLUMNS = (
     ("MaxWall", "max_wall_duration_per_job"),
     ("MinPrioThres", "min_prio_threshold"),
 )
-_QOS_COLUMNS = (
+# sacctmgr's QOS limit columns, in sacctmgr show qos's order (also the limits page's QOS table).
+QOS_COLUMNS = (
     ("GrpTRES", "grp_tres"),
     ("GrpTRESMins", "grp_tres_mins"),
     ("GrpTRESRunMins", "grp_tres_run_mins"),
@@ -393,7 +394,7 @@ def list_rows(entity: str, where: Mapping[str, list[str]]) -> list[dict[str, str
                 "LimitFactor": "" if q.limit_factor is None else f"{q.limit_factor:.6f}",
                 "TresDecayHalfLife": q.tres_decay_half_life,
             }
-            row.update({name: _value(q, column) for name, column in _QOS_COLUMNS})
+            row.update({name: _value(q, column) for name, column in QOS_COLUMNS})
             rows.append(row)
         return rows
     if entity == "account":

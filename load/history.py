@@ -25,16 +25,18 @@ def retention() -> timedelta:
     return timedelta(hours=settings.FSCHED_LOAD_HISTORY_HOURS)
 
 
-def record(latest: Iterable[NodeLoad], *, now: datetime) -> int:
-    """One sample for each node of ``latest`` (its fresh figures) that is due; how many."""
+def record(latest: Iterable[NodeLoad], *, now: datetime, check_interval: float | None = None) -> int:
+    """One sample for each node of ``latest`` (its fresh figures) that is due; how many.
+    ``check_interval``: the load check's interval in force (its setting by default)."""
     rows = list(latest)
     if not rows:
         return 0
     interval = timedelta(seconds=settings.FSCHED_LOAD_SAMPLE_INTERVAL)
+    check = timedelta(seconds=settings.FSCHED_LOAD_INTERVAL if check_interval is None else check_interval)
     # Checks come every FSCHED_LOAD_INTERVAL and heartbeats jitter: a gap of half a check
     # short of the interval still counts as due, or a 60 s interval would often take 90 s.
-    due_gap = max(timedelta(0), interval - timedelta(seconds=settings.FSCHED_LOAD_INTERVAL / 2))
-    lookback = now - interval - timedelta(seconds=settings.FSCHED_LOAD_INTERVAL) * 2
+    due_gap = max(timedelta(0), interval - check / 2)
+    lookback = now - interval - check * 2
     last = dict(
         NodeLoadSample.objects.filter(time__gte=lookback)
         .values("node")

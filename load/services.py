@@ -42,15 +42,16 @@ def load_check(*, now: datetime | None = None) -> str:
     """One check of every node with thresholds and fresh indices; what it did, in words."""
     now = now or timezone.now()
     latest = {row.node: row for row in NodeLoad.objects.filter(at__gte=now - STALE_AFTER)}
+    # One check interval: the one in force, an admin's edit included.
+    check_interval = cycles.interval_in_force("load")
     # The chart's history: every node with fresh figures, thresholds or not (an
     # administrator choosing thresholds wants to see the load before setting any).
-    if history.record(latest.values(), now=now) + history.prune(now=now):
+    if history.record(latest.values(), now=now, check_interval=check_interval) + history.prune(now=now):
         publish.console_changed("load")
     limits = {name: t for name, t in thresholds_in_force(list(latest)).items() if t}
     if not limits:
         return "no node with thresholds and indices"
-    # A job is stopped once it has run one check interval: the one in force, an admin's edit included.
-    check_interval = cycles.interval_in_force("load")
+    # A job is stopped once it has run one check interval.
     done: list[str] = []
     with transaction.atomic():
         # Nodes are locked by name, then the jobs, the writers' order (docs/locking.md).

@@ -13,7 +13,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from cluster.action_flow import ActionSpec, run_action
+from cluster.action_flow import ActionSpec, run_named_action
 from cluster.node_actions import audited
 from power import services
 
@@ -45,7 +45,4 @@ ACTIONS: dict[str, Callable[[str], ActionSpec]] = {
 
 
 def power_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
-    make = ACTIONS.get(action)
-    if make is None:
-        return HttpResponse(f"Unknown action: {action}", status=404, content_type="text/plain")
-    return run_action(request, make(name))
+    return run_named_action(request, ACTIONS, action, name)

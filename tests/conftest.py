@@ -67,3 +67,18 @@ def conf_dir(tmp_path):
     target = tmp_path / "conf"
     shutil.copytree(DEMO_CONF, target)
     return target
+
+
+@pytest.fixture
+def private_data(conf_dir, settings):
+    """private_data("jobs,nodes"): the demo configuration with slurm.conf's PrivateData set,
+    loaded as a reconfigure would."""
+    from cluster.services.configuration import config_load
+
+    def load(words: str) -> None:
+        settings.CONF_DIR = conf_dir
+        path = conf_dir / "slurm.conf"
+        path.write_text(path.read_text() + f"PrivateData={words}\n")
+        config_load(path=path)
+
+    return load

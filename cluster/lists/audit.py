@@ -4,9 +4,8 @@ filtered by the object, the person and the time, in pages, exportable."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
-from urllib.parse import urlencode
 
 from auditlog import get_logentry_model
 from django.db.models import F, Q, QuerySet
@@ -38,7 +37,7 @@ COLUMNS = (
 
 
 @dataclass(frozen=True)
-class AuditQuery:
+class AuditQuery(params.PagedQuery):
     model: str = ""  # app_label.model or model, as the Type column shows it
     object: str = ""  # the object's id, or words of its name
     users: tuple[str, ...] = ()
@@ -49,23 +48,15 @@ class AuditQuery:
     page: int = 1
     per_page: int = params.DEFAULT_PER_PAGE
 
-    def pairs(self, **changes: object) -> list[tuple[str, str]]:
-        q = replace(self, **changes) if changes else self
-        pairs = [
-            ("model", q.model),
-            ("object", q.object),
-            ("user", ",".join(q.users)),
-            ("action", ",".join(q.actions)),
-            ("since", q.since.isoformat() if q.since else ""),
-            ("until", q.until.isoformat() if q.until else ""),
-            ("sort", q.sort.param),
-            ("per_page", "" if q.per_page == params.DEFAULT_PER_PAGE else str(q.per_page)),
-            ("page", "" if q.page == 1 else str(q.page)),
+    def filter_pairs(self) -> list[tuple[str, str]]:
+        return [
+            ("model", self.model),
+            ("object", self.object),
+            ("user", ",".join(self.users)),
+            ("action", ",".join(self.actions)),
+            ("since", self.since.isoformat() if self.since else ""),
+            ("until", self.until.isoformat() if self.until else ""),
         ]
-        return [(k, v) for k, v in pairs if v]
-
-    def query_string(self, **changes: object) -> str:
-        return urlencode(self.pairs(**changes))
 
 
 def parse(query: Mapping[str, str]) -> AuditQuery:

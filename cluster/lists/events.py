@@ -7,9 +7,8 @@ the kind of change; every one a GET parameter.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
-from urllib.parse import urlencode
 
 from django.db.models import F, Q, QuerySet
 from django.urls import reverse
@@ -35,7 +34,7 @@ KINDS = tuple(k.value for k in Event.Kind)
 
 
 @dataclass(frozen=True)
-class EventQuery:
+class EventQuery(params.PagedQuery):
     kinds: tuple[str, ...] = ()
     job: str = ""
     node: str = ""
@@ -47,23 +46,15 @@ class EventQuery:
     page: int = 1
     per_page: int = params.DEFAULT_PER_PAGE
 
-    def pairs(self, **changes: object) -> list[tuple[str, str]]:
-        q = replace(self, **changes) if changes else self
-        pairs = [
-            ("kind", ",".join(q.kinds)),
-            ("job", q.job),
-            ("node", q.node),
-            ("user", ",".join(q.users)),
-            ("since", q.since.isoformat() if q.since else ""),
-            ("until", q.until.isoformat() if q.until else ""),
-            ("sort", q.sort.param),
-            ("per_page", "" if q.per_page == params.DEFAULT_PER_PAGE else str(q.per_page)),
-            ("page", "" if q.page == 1 else str(q.page)),
+    def filter_pairs(self) -> list[tuple[str, str]]:
+        return [
+            ("kind", ",".join(self.kinds)),
+            ("job", self.job),
+            ("node", self.node),
+            ("user", ",".join(self.users)),
+            ("since", self.since.isoformat() if self.since else ""),
+            ("until", self.until.isoformat() if self.until else ""),
         ]
-        return [(k, v) for k, v in pairs if v]
-
-    def query_string(self, **changes: object) -> str:
-        return urlencode(self.pairs(**changes))
 
 
 def parse(query: Mapping[str, str]) -> EventQuery:

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlencode
 
 from django.db.models import Case, DurationField, ExpressionWrapper, F, Func, Min, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
@@ -32,7 +31,7 @@ from cluster.lists import params
 from cluster.lists.node_match import nodelist_pattern
 from cluster.lists.params import PageSpan, ParamError, Sort
 from cluster.models import Job
-from cluster.selectors import ACTIVE_STATES, JobRow, job_row
+from cluster.selectors import ACTIVE_STATES, JOB_ROW_FIELDS, JobRow, job_row
 from slurmwords.hostlists import fold_ids
 
 MAX_JOB_ID = 2**63 - 1  # Job.id is a BigIntegerField
@@ -59,7 +58,7 @@ def visible_jobs(user: object) -> QuerySet[Job]:
 
 
 @dataclass(frozen=True)
-class JobQuery:
+class JobQuery(params.PagedQuery):
     """The job list's parameters, parsed."""
 
     ids: tuple[str, ...] = ()
@@ -80,30 +79,21 @@ class JobQuery:
     page: int = 1
     per_page: int = params.DEFAULT_PER_PAGE
 
-    def pairs(self, **changes: object) -> list[tuple[str, str]]:
-        """The GET parameters that give this list again (with ``changes`` applied)."""
-        q = replace(self, **changes) if changes else self
-        pairs = [
-            ("state", q.state),
-            ("id", ",".join(q.ids)),
-            ("name", q.name),
-            ("user", ",".join(q.users)),
-            ("account", ",".join(q.accounts)),
-            ("qos", ",".join(q.qos)),
-            ("partition", ",".join(q.partitions)),
-            ("reason", ",".join(q.reasons)),
-            ("node", q.node),
-            ("layer", q.layer),
-            ("expand", ",".join(map(str, q.expand))),
-            ("array", "tasks" if q.all_tasks else ""),
-            ("sort", q.sort.param),
-            ("per_page", "" if q.per_page == params.DEFAULT_PER_PAGE else str(q.per_page)),
-            ("page", "" if q.page == 1 else str(q.page)),
+    def filter_pairs(self) -> list[tuple[str, str]]:
+        return [
+            ("state", self.state),
+            ("id", ",".join(self.ids)),
+            ("name", self.name),
+            ("user", ",".join(self.users)),
+            ("account", ",".join(self.accounts)),
+            ("qos", ",".join(self.qos)),
+            ("partition", ",".join(self.partitions)),
+            ("reason", ",".join(self.reasons)),
+            ("node", self.node),
+            ("layer", self.layer),
+            ("expand", ",".join(map(str, self.expand))),
+            ("array", "tasks" if self.all_tasks else ""),
         ]
-        return [(k, v) for k, v in pairs if v]
-
-    def query_string(self, **changes: object) -> str:
-        return urlencode(self.pairs(**changes))
 
     def filter_string(self) -> str:
         """This list's filters and order without its page (what an export takes)."""
@@ -342,26 +332,8 @@ def _order(qs: QuerySet[Job], query: JobQuery, now: datetime) -> QuerySet[Job]:
 
 # --- rows ----------------------------------------------------------------------------------
 
-_ROW_FIELDS = (
-    "id",
-    "array_job_id",
-    "array_task_id",
-    "array_max_tasks",
-    "name",
-    "user",
-    "account",
-    "qos",
-    "partition",
-    "state",
-    "reason",
-    "reason_detail",
-    "priority",
-    "start_time",
-    "end_time",
-    "node_list",
-    "alloc",
-    "min_nodes",
-)
+# A JobRow's fields, and those the list adds: its ACCOUNT and QOS columns, an array's throttle.
+_ROW_FIELDS = (*JOB_ROW_FIELDS, "array_max_tasks", "account", "qos")
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,7 @@ here: a node's sinfo state is made from its base state and flags, which no colum
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from urllib.parse import urlencode
+from dataclasses import dataclass, field
 
 from django.urls import reverse
 
@@ -40,7 +39,7 @@ _OTHER = ("drain", "drng", "down", "futr", "unk", "inval", "maint", "boot")
 
 
 @dataclass(frozen=True)
-class NodeQuery:
+class NodeQuery(params.PagedQuery):
     name: str = ""
     names: frozenset[str] | None = None
     partition: str = ""
@@ -49,21 +48,13 @@ class NodeQuery:
     page: int = 1
     per_page: int = params.DEFAULT_PER_PAGE
 
-    def pairs(self, **changes: object) -> list[tuple[str, str]]:
-        q = replace(self, **changes) if changes else self
-        pairs = [
+    def filter_pairs(self) -> list[tuple[str, str]]:
+        return [
             ("view", "table"),
-            ("name", q.name),
-            ("partition", q.partition),
-            ("state", ",".join(q.states)),
-            ("sort", q.sort.param),
-            ("per_page", "" if q.per_page == params.DEFAULT_PER_PAGE else str(q.per_page)),
-            ("page", "" if q.page == 1 else str(q.page)),
+            ("name", self.name),
+            ("partition", self.partition),
+            ("state", ",".join(self.states)),
         ]
-        return [(k, v) for k, v in pairs if v]
-
-    def query_string(self, **changes: object) -> str:
-        return urlencode(self.pairs(**changes))
 
 
 def parse(query: Mapping[str, str]) -> NodeQuery:

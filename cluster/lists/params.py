@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from urllib.parse import urlencode
 
 PER_PAGE_CHOICES = (25, 50, 100, 200, 500)
 DEFAULT_PER_PAGE = 100
@@ -80,6 +81,33 @@ class Sort:
         if not self.key:
             return ""
         return ("-" if self.descending else "") + self.key
+
+
+class PagedQuery:
+    """What every list's parsed query shares: its GET parameters, the list's own filters
+    (``filter_pairs``) first, then the sort, the page size and the page, each left out at
+    its default. A subclass is a frozen dataclass with ``sort``, ``page`` and ``per_page``."""
+
+    sort: Sort
+    page: int
+    per_page: int
+
+    def filter_pairs(self) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def pairs(self, **changes: object) -> list[tuple[str, str]]:
+        """The GET parameters that give this list again (with ``changes`` applied)."""
+        q = replace(self, **changes) if changes else self  # type: ignore[type-var]
+        pairs = [
+            *q.filter_pairs(),
+            ("sort", q.sort.param),
+            ("per_page", "" if q.per_page == DEFAULT_PER_PAGE else str(q.per_page)),
+            ("page", "" if q.page == 1 else str(q.page)),
+        ]
+        return [(k, v) for k, v in pairs if v]
+
+    def query_string(self, **changes: object) -> str:
+        return urlencode(self.pairs(**changes))
 
 
 def sort(query: Mapping[str, str], allowed: Sequence[str]) -> Sort:

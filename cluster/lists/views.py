@@ -62,6 +62,19 @@ def _bad(message: str) -> HttpResponse:
     return HttpResponse(message + "\n", status=400, content_type="text/plain; charset=utf-8")
 
 
+def _unknown_format(fmt: str) -> HttpResponse | None:
+    if fmt in exports.FORMATS:
+        return None
+    return _bad(f"Invalid format: {fmt[:20]!r} (one of {', '.join(exports.FORMATS)})")
+
+
+def _export_links(name: str, query: str) -> list[tuple[str, str]]:
+    """Each export format and its URL, for the list's parameters ``query`` (no page)."""
+    return [
+        (fmt, _url(name, f"{query}&format={fmt}" if query else f"format={fmt}")) for fmt in exports.FORMATS
+    ]
+
+
 # --- jobs ------------------------------------------------------------------------------------
 
 
@@ -84,7 +97,6 @@ def _job_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
         q = shown.query_string(**changes)
         return _url("jobs", q), _url("job-table", q)
 
-    export = shown.filter_string()
     return {
         "query": shown,
         "page": page,
@@ -93,10 +105,7 @@ def _job_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
         "table_url": _url("job-table", qs),
         "page_query": qs,
         "jobs_url": reverse("jobs"),
-        "exports": [
-            (fmt, _url("job-export", f"{export}&format={fmt}" if export else f"format={fmt}"))
-            for fmt in exports.FORMATS
-        ],
+        "exports": _export_links("job-export", shown.filter_string()),
         # A folded row links to the list with its array's tasks one per row, and back.
         "rows": [
             (row, url(expand=(*shown.expand, row.array_job_id)) if row.folded else None) for row in page.rows
@@ -131,8 +140,8 @@ def job_export(request: HttpRequest) -> HttpResponse:
     except ParamError as exc:
         return _bad(str(exc))
     fmt = export_format(request)
-    if fmt not in exports.FORMATS:
-        return _bad(f"Invalid format: {fmt[:20]!r} (one of {', '.join(exports.FORMATS)})")
+    if (refused := _unknown_format(fmt)) is not None:
+        return refused
     rows = job_list.job_export_rows(request.user, query, now=timezone.now())
     return exports.table_response(fmt, "jobs", job_list.HEADERS, rows)
 
@@ -178,7 +187,6 @@ def _cell_context(request: HttpRequest, spec: CellList) -> tuple[dict[str, Any],
         q = shown.query_string(**changes)
         return _url(spec.page, q), _url(spec.table, q)
 
-    export = shown.query_string(page=1)
     return {
         **base,
         "query": shown,
@@ -188,10 +196,7 @@ def _cell_context(request: HttpRequest, spec: CellList) -> tuple[dict[str, Any],
         "pages": page_links(span, url),
         "table_url": _url(spec.table, shown.query_string()),
         "page_query": shown.query_string(),
-        "exports": [
-            (fmt, _url(spec.export, f"{export}&format={fmt}" if export else f"format={fmt}"))
-            for fmt in exports.FORMATS
-        ],
+        "exports": _export_links(spec.export, shown.query_string(page=1)),
     }, 200
 
 
@@ -225,8 +230,8 @@ def cell_export(spec: CellList, request: HttpRequest) -> HttpResponse:
     if (refused := _forbidden(request, spec)) is not None:
         return refused
     fmt = export_format(request)
-    if fmt not in exports.FORMATS:
-        return _bad(f"Invalid format: {fmt[:20]!r} (one of {', '.join(exports.FORMATS)})")
+    if (refused := _unknown_format(fmt)) is not None:
+        return refused
     try:
         query = spec.parse(request.GET)
     except ParamError as exc:

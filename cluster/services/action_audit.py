@@ -10,6 +10,7 @@ before/after of what the action is about.  Its correlation id is the request's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from auditlog import get_logentry_model
@@ -35,3 +36,21 @@ def action_audit_record(
         actor=actor,
         additional_data={"action": action, "reason": reason},
     )
+
+
+def action_audited(
+    *,
+    actor: AbstractBaseUser,
+    instance: models.Model,
+    watched: Sequence[str],
+    action: str,
+    reason: str,
+    act: Callable[[], object],
+) -> None:
+    """Run ``act`` on ``instance`` and record its entry with the ``watched`` attributes
+    that changed, before and after (read again from the database after ``act``)."""
+    before = {f: getattr(instance, f) for f in watched}
+    act()
+    instance.refresh_from_db()
+    changes = {f: [before[f], getattr(instance, f)] for f in watched if before[f] != getattr(instance, f)}
+    action_audit_record(actor=actor, instance=instance, action=action, reason=reason, changes=changes)

@@ -470,7 +470,7 @@ def _validate_submission(
 
     signal_hold = spec["hold"]
     nice = spec.get("nice", 0)
-    if nice < 0 and not user.is_staff:
+    if nice < 0 and not visibility.privileged(user):
         # slurmctld's validate_job_create_req: a negative nice is for operators only, and
         # the refusal is ESLURM_INVALID_NICE.
         raise PermissionDenied(INVALID_NICE, field="nice")
@@ -730,7 +730,7 @@ def job_hold(*, actor: AbstractBaseUser, job_id: int) -> Job:
     _check_owner(actor, job)
     if job.state != JobState.PENDING:
         raise ServiceError("Job is no longer pending execution")
-    job.hold = "admin" if actor.is_staff and job.user != actor.get_username() else "user"
+    job.hold = "admin" if visibility.privileged(actor) and job.user != actor.get_username() else "user"
     job.reason = Reason.JOB_HELD_ADMIN if job.hold == "admin" else Reason.JOB_HELD_USER
     job.priority = 0
     job.save(update_fields=["hold", "reason", "priority"])
@@ -745,7 +745,7 @@ def job_release(*, actor: AbstractBaseUser, job_id: int) -> Job:
     _check_owner(actor, job)
     if job.state != JobState.PENDING:
         raise ServiceError("Job is no longer pending execution")
-    if job.hold == "admin" and not actor.is_staff:
+    if job.hold == "admin" and not visibility.privileged(actor):
         raise PermissionDenied("Access/permission denied")
     job.hold = ""
     job.reason = Reason.NONE
@@ -804,7 +804,9 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         if limit is not None and not 0 <= limit <= jobspec.MAX_INT32:
             raise ServiceError(f"Invalid TimeLimit value: {changes['time_limit']}", field="time_limit")
         # Only an administrator may raise a limit (Slurm: users may only decrease it).
-        if not actor.is_staff and (limit is None or (job.time_limit is not None and limit > job.time_limit)):
+        if not visibility.privileged(actor) and (
+            limit is None or (job.time_limit is not None and limit > job.time_limit)
+        ):
             raise PermissionDenied("Access/permission denied")
         job.time_limit = limit
         fields.append("time_limit")
@@ -859,7 +861,7 @@ def _update_nice(actor: AbstractBaseUser, job: Job, nice: int) -> None:
     priority/multifactor gives a pending job its new priority at the next pass and leaves
     a running job's as it started (Slurm's default, without PriorityFlags=CALCULATE_RUNNING).
     A held job keeps its priority of 0 until released."""
-    if nice < 0 and not actor.is_staff:
+    if nice < 0 and not visibility.privileged(actor):
         raise PermissionDenied("Access/permission denied", field="nice")
     if job.priority and extensions.priority_type() == extensions.BASIC_PRIORITY:
         job.priority = max(job.priority + job.nice - nice, 2)
@@ -903,7 +905,7 @@ def _checked_changes(changes: dict[str, Any]) -> dict[str, str]:
 
 @transaction.atomic
 def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
-    if not actor.is_staff:
+    if not visibility.privileged(actor):
         raise PermissionDenied("Access/permission denied")
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.RUNNING:
@@ -915,7 +917,7 @@ def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 @transaction.atomic
 def job_resume(*, actor: AbstractBaseUser, job_id: int) -> Job:
-    if not actor.is_staff:
+    if not visibility.privileged(actor):
         raise PermissionDenied("Access/permission denied")
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.SUSPENDED:

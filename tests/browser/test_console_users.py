@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.harness import DEMO_CONF, E2ECluster, free_port
+from tests.e2e.harness import DEMO_CONF, E2ECluster, new_cluster
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -40,13 +40,7 @@ def private_cluster(tmp_path_factory) -> Iterator[tuple[E2ECluster, str, int, li
     slurm_conf = conf / "slurm.conf"
     slurm_conf.write_text(slurm_conf.read_text() + "PrivateData=jobs\n")
     state = tmp_path_factory.mktemp("users-state")
-    cluster = E2ECluster(
-        state_dir=state,
-        conf_dir=conf,
-        port=free_port(),
-        quiet=True,
-        env={"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""},
-    )
+    cluster = new_cluster(state, conf)
     try:
         cluster.setup(username=getpass.getuser())
         made = subprocess.run(

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.harness import DEMO_CONF, E2ECluster, free_port
+from tests.e2e.harness import DEMO_CONF, E2ECluster, new_cluster
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -42,16 +42,11 @@ def limits_cluster(tmp_path_factory) -> Iterator[tuple[E2ECluster, str, str]]:
         )
     )
     state = tmp_path_factory.mktemp("limits-pages-state")
-    cluster = E2ECluster(
-        state_dir=state,
-        conf_dir=conf,
-        port=free_port(),
-        quiet=True,
+    cluster = new_cluster(
+        state,
+        conf,
         env={
-            "FSCHED_CLI_CONFIG": str(state / "cli.json"),
             "FSCHED_SCHED_INTERVAL": "1",
-            "FSCHED_DATABASE_URL": "",
-            "FSCHED_REDIS_URL": "",
         },
     )
     # Named after the Unix user: the agent runs a job as its user's account.

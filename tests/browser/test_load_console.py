@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.harness import E2ECluster, free_port
+from tests.e2e.harness import E2ECluster, new_cluster
 from tests.e2e.test_load_e2e import PARTITIONS, SLURM_CONF, feed, states
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -55,18 +55,13 @@ def load_cluster(tmp_path_factory) -> Iterator[tuple[E2ECluster, str, str, Path]
     proc = tmp_path_factory.mktemp("load-console-proc")
     feed(proc, mem_mib=5000)
     state = tmp_path_factory.mktemp("load-console-state")
-    cluster = E2ECluster(
-        state_dir=state,
-        conf_dir=conf,
-        port=free_port(),
-        quiet=True,
+    cluster = new_cluster(
+        state,
+        conf,
         env={
-            "FSCHED_CLI_CONFIG": str(state / "cli.json"),
             "FSCHED_SCHED_INTERVAL": "1",
             "FSCHED_LOAD_INTERVAL": "1",
             "FSCHED_LOAD_SAMPLE_INTERVAL": "1",
-            "FSCHED_DATABASE_URL": "",
-            "FSCHED_REDIS_URL": "",
         },
     )
     username = getpass.getuser()  # the agent runs a job as its user's account

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.harness import E2ECluster, free_port
+from tests.e2e.harness import new_cluster
 from tests.e2e.test_load_e2e import PARTITIONS, SLURM_CONF, feed
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -29,17 +29,12 @@ def test_the_job_page_names_the_node_drained_by_load(browser: Browser, tmp_path_
     proc = tmp_path_factory.mktemp("load-page-proc")
     feed(proc, mem_mib=1250)  # under LoadSchedMem=1300, over LoadStopMem=1200: a drain alone
     state = tmp_path_factory.mktemp("load-page-state")
-    cluster = E2ECluster(
-        state_dir=state,
-        conf_dir=conf,
-        port=free_port(),
-        quiet=True,
+    cluster = new_cluster(
+        state,
+        conf,
         env={
-            "FSCHED_CLI_CONFIG": str(state / "cli.json"),
             "FSCHED_SCHED_INTERVAL": "1",
             "FSCHED_LOAD_INTERVAL": "1",
-            "FSCHED_DATABASE_URL": "",
-            "FSCHED_REDIS_URL": "",
         },
     )
     me = getpass.getuser()

@@ -11,7 +11,6 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from cluster.services.configuration import config_load
 from cluster.services.jobs import job_submit
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,11 +19,8 @@ SCRIPT = "#!/bin/sh\n# alice-secret-script-6021\ntrue\n"
 
 
 @pytest.fixture
-def private_jobs(conf_dir, settings):
-    settings.CONF_DIR = conf_dir
-    path = conf_dir / "slurm.conf"
-    path.write_text(path.read_text() + "PrivateData=jobs\n")
-    config_load(path=path)
+def private_jobs(private_data):
+    private_data("jobs")
 
 
 def test_with_private_data_jobs_the_cli_shows_another_users_script_to_nobody(private_jobs, users, live_cli):

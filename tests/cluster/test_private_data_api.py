@@ -7,19 +7,14 @@ import json
 
 import pytest
 
-from cluster.services.configuration import config_load
-
 pytestmark = pytest.mark.django_db
 
 SCRIPT = "#!/bin/sh\n# alice-secret-script-5150\ntrue\n"
 
 
 @pytest.fixture
-def private_jobs(conf_dir, settings):
-    settings.CONF_DIR = conf_dir
-    path = conf_dir / "slurm.conf"
-    path.write_text(path.read_text() + "PrivateData=jobs\n")
-    config_load(path=path)
+def private_jobs(private_data):
+    private_data("jobs")
 
 
 def submit(api) -> int:
@@ -74,11 +69,8 @@ def test_the_console_pages_follow_private_data_jobs(private_jobs, api, client, u
     assert f"/tmp/slurm-{job_id}.out" in html
 
 
-def test_private_data_nodes_and_reservations_in_the_api(conf_dir, settings, api):
-    settings.CONF_DIR = conf_dir
-    path = conf_dir / "slurm.conf"
-    path.write_text(path.read_text() + "PrivateData=nodes,reservations\n")
-    config_load(path=path)
+def test_private_data_nodes_and_reservations_in_the_api(private_data, api):
+    private_data("nodes,reservations")
     assert api("bob").get("/api/nodes/").json()["results"] == []
     assert api("bob").get("/api/nodes/node01/").status_code == 404
     assert api("admin").get("/api/nodes/").json()["results"]

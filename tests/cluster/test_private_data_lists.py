@@ -8,16 +8,7 @@ import json
 import pytest
 from django.test import Client
 
-from cluster.services.configuration import config_load
-
 pytestmark = pytest.mark.django_db
-
-
-def _private(conf_dir, settings, words: str) -> None:
-    settings.CONF_DIR = conf_dir
-    path = conf_dir / "slurm.conf"
-    path.write_text(path.read_text() + f"PrivateData={words}\n")
-    config_load(path=path)
 
 
 def _submit(api, user: str, name: str) -> int:
@@ -31,8 +22,8 @@ def _browser(users, name: str) -> Client:
     return client
 
 
-def test_jobs_and_their_events_are_the_owners_with_private_data_jobs(conf_dir, settings, users, api):
-    _private(conf_dir, settings, "jobs")
+def test_jobs_and_their_events_are_the_owners_with_private_data_jobs(private_data, users, api):
+    private_data("jobs")
     alices, bobs = _submit(api, "alice", "alice-job-77"), _submit(api, "bob", "bob-job-88")
     bob = _browser(users, "bob")
     page = bob.get("/jobs/?state=all").content.decode()
@@ -46,8 +37,8 @@ def test_jobs_and_their_events_are_the_owners_with_private_data_jobs(conf_dir, s
     assert {row["NAME"] for row in staff} == {"alice-job-77", "bob-job-88"}
 
 
-def test_the_node_table_is_empty_for_users_with_private_data_nodes(conf_dir, settings, users):
-    _private(conf_dir, settings, "nodes")
+def test_the_node_table_is_empty_for_users_with_private_data_nodes(private_data, users):
+    private_data("nodes")
     bob = _browser(users, "bob")
     assert json.loads(bob.get("/nodes/export?format=json").content) == []
     assert "node01" not in bob.get("/nodes/?view=table").content.decode()

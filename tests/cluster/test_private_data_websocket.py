@@ -8,18 +8,14 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing.websocket import WebsocketCommunicator
 
-from cluster.services.configuration import config_load
 from cluster.services.jobs import job_submit
 from config.asgi import router
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_push_about_another_users_job_refreshes_nothing_of_it(conf_dir, settings, users, client):
-    settings.CONF_DIR = conf_dir
-    path = conf_dir / "slurm.conf"
-    path.write_text(path.read_text() + "PrivateData=jobs\n")
-    config_load(path=path)
+def test_a_push_about_another_users_job_refreshes_nothing_of_it(private_data, users, client):
+    private_data("jobs")
     client.force_login(users["bob"])
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
     submitted: list[int] = []

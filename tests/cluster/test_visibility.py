@@ -159,3 +159,18 @@ def test_an_operator_level_set_later_is_seen_by_the_next_request(tree):
     assert ids(visibility.visible_jobs(fresh("alice"))) == [1, 2]
     record_modify(actor=tree["admin"], entity="user", where=["name=alice"], options=["AdminLevel=Operator"])
     assert ids(visibility.visible_jobs(fresh("alice"))) == [1, 2, 3, 4]
+
+
+def test_an_operator_has_the_operator_rights_of_the_job_services(tree):
+    """One rule decides who is an operator: AdminLevel=Operator gives a negative nice and an
+    administrator's hold, as staff has them (cluster.visibility.privileged)."""
+    from cluster.services.jobs import job_hold, job_release, job_update
+
+    carol, alice = fresh("carol"), fresh("alice")
+    assert visibility.privileged(carol) and not visibility.privileged(alice)
+    assert job_update(actor=carol, job_id=1, changes={"nice": -5}).nice == -5
+    with pytest.raises(PermissionDenied):
+        job_update(actor=alice, job_id=1, changes={"nice": -6})
+    assert job_hold(actor=carol, job_id=1).hold == "admin"
+    with pytest.raises(PermissionDenied):
+        job_release(actor=alice, job_id=1)

@@ -130,6 +130,25 @@ def _modes() -> list:
     ]
 
 
+def new_cluster(
+    state: Path, conf_dir: Path, *, mode: str = "embedded", env: dict[str, str] | None = None
+) -> E2ECluster:
+    """A cluster of this machine on a free port, its CLI's credentials in ``state``, not set
+    up yet; ``env`` on top (an embedded one uses no PostgreSQL or Redis whatever the
+    environment of the tests says)."""
+    extra = {"FSCHED_CLI_CONFIG": str(state / "cli.json"), **(env or {})}
+    if mode == "embedded":
+        extra.update({"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""})
+    return E2ECluster(
+        state_dir=state,
+        conf_dir=conf_dir,
+        port=free_port(),
+        env=extra,
+        quiet=True,
+        server_args=("--no-cycles", "--workers", "2") if mode == "distributed" else (),
+    )
+
+
 def make_cluster(
     tmp_path_factory: pytest.TempPathFactory,
     mode: str,
@@ -138,22 +157,8 @@ def make_cluster(
     env: dict[str, str] | None = None,
 ) -> E2ECluster:
     state = tmp_path_factory.mktemp(f"cluster-{mode}")
-    extra = {
-        "FSCHED_CLI_CONFIG": str(state / "cli.json"),
-        "FSCHED_SCHED_INTERVAL": "1",
-        "FSCHED_HEALTH_INTERVAL": "1",
-        **(env or {}),
-    }
-    if mode == "embedded":
-        extra.update({"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""})
-    cluster = E2ECluster(
-        state_dir=state,
-        conf_dir=conf_dir,
-        port=free_port(),
-        env=extra,
-        quiet=True,
-        server_args=("--no-cycles", "--workers", "2") if mode == "distributed" else (),
-    )
+    intervals = {"FSCHED_SCHED_INTERVAL": "1", "FSCHED_HEALTH_INTERVAL": "1", **(env or {})}
+    cluster = new_cluster(state, conf_dir, mode=mode, env=intervals)
     if mode == "distributed":
         cluster.manage("migrate", "--no-input", "-v", "0")
         cluster.manage("flush", "--no-input")

@@ -121,16 +121,11 @@ def test_a_dashboard_needs_a_login(demo):
 
 
 def test_private_data_keeps_other_users_events_and_nodes_off_their_dashboards(
-    demo, users, client, conf_dir, settings
+    demo, users, client, private_data
 ):
     """With PrivateData=jobs,nodes a regular user's dashboard, pushed or rendered, names no
     other user's job and shows no node states; staff's shows both. One read serves both."""
-    from cluster.services.configuration import config_load
-
-    settings.CONF_DIR = conf_dir
-    path = conf_dir / "slurm.conf"
-    path.write_text(path.read_text() + "PrivateData=jobs,nodes\n")
-    config_load(path=path)
+    private_data("jobs,nodes")
     spec = {"wrap": "true", "work_dir": "/tmp", "hold": True, "name": "a"}
     job = job_submit(user=users["alice"], spec=spec)
     alices = f"job {job.job_ids[0]}"
