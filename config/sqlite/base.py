@@ -20,6 +20,7 @@ created 0700: on a new installation ``manage.py migrate`` comes before the boots
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import threading
@@ -89,7 +90,14 @@ def make_private(database: str) -> None:
         return
     if not (parent := Path(database).parent).exists():
         private_dir(parent)
-    os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE))
+    # Never open an existing database here: closing any descriptor of the file drops every
+    # POSIX lock this process holds on it, the SHARED locks of its open WAL connections
+    # among them, and another process would then checkpoint and delete the WAL under them
+    # (SQLite's "How To Corrupt", section 2.2).
+    if not os.path.exists(database):
+        # FileExistsError: another thread or process created it first.
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(database, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE))
     for suffix in ("", *_SIDE_FILES):
         tighten(Path(database + suffix), PRIVATE_FILE)
 
