@@ -269,7 +269,12 @@ def main(argv: list[str]) -> int:
 def _dump(client: Client, words: list[str]) -> int:
     cluster = next((w for w in words if "=" not in w), "")
     path = next((w.split("=", 1)[1] for w in words if w.lower().startswith("file=")), "")
-    answer = client.get("/api/limits/dump/", {"cluster": cluster} if cluster else None)
+    try:
+        answer = client.get("/api/limits/dump/", {"cluster": cluster} if cluster else None)
+    except ApiError as exc:
+        # sacctmgr's own wording, indented by one space as it prints it.
+        sys.stderr.write(f" {exc.message}\n")
+        return 1
     text = answer.get("text", "")
     if path:
         with open(path, "w", encoding="utf-8") as handle:

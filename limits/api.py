@@ -12,11 +12,12 @@ from rest_framework.views import APIView
 from cluster import visibility
 from cluster.api.permissions import StaffOnly
 from cluster.services import inputs
-from cluster.services.errors import ServiceError
+from cluster.services.errors import PermissionDenied, ServiceError
 from limits import coordinators, private_data, reports, selectors, services
 from limits.dump import dump_text, load_text
 
 COORDINATOR = ("coordinator", "coordinators")
+DUMP_DENIED = "Your user does not have sufficient privileges to dump clusters."
 # More words than any sacctmgr command line holds.
 WORDS_MAX = 1000
 
@@ -149,12 +150,19 @@ class Share(APIView):
 class AssocMgr(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
-        return Response(reports.assoc_mgr())
+        answer = reports.assoc_mgr()
+        answer["associations"] = private_data.assoc_mgr_records(request.user, answer["associations"])
+        return Response(answer)
 
 
 class Dump(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
+        # sacctmgr dump asks for root, SlurmUser or AdminLevel=Administrator, whatever
+        # PrivateData says: the file holds every association and limit.
+        user = request.user
+        if not (user.is_staff or coordinators.is_administrator(user.get_username())):
+            raise PermissionDenied(DUMP_DENIED)
         return Response({"text": dump_text(cluster=request.query_params.get("cluster") or None)})
 
 

@@ -100,6 +100,11 @@ def coordinator_rows() -> list[dict[str, str]]:
     ]
 
 
+def is_administrator(username: str) -> bool:
+    """AdminLevel=Administrator (sacctmgr's super user): what ``sacctmgr dump`` asks for."""
+    return LimitsUser.objects.filter(name=username, admin_level="Administrator").exists()
+
+
 def account_roles(username: str) -> AccountRoles:
     """The accounts ``username`` coordinates (with their sub-accounts on this cluster) and
     whether their AdminLevel lets them see past PrivateData."""

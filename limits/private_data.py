@@ -36,3 +36,15 @@ def tree_rows(user: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if not r["user"] or r["user"] == viewer.username or r["account"] in viewer.coordinated
         ]
     return rows
+
+
+def assoc_mgr_records(user: Any, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``scontrol show assoc_mgr``'s associations (keys ``account``, ``user``) the user may
+    see: as slurmctld's assoc_mgr filter, ``usage`` keeps a regular user to their own user
+    associations and those of the accounts they coordinate; ``users`` alone hides nothing
+    here (it filters the user records, which fsched does not print)."""
+    viewer = visibility.viewer(user)
+    if not viewer.hides("usage"):
+        return records
+    mine = viewer.username
+    return [r for r in records if (r["user"] and r["user"] == mine) or r["account"] in viewer.coordinated]
