@@ -25,6 +25,7 @@ from cluster.extensions import (
 from cluster.services.errors import ServiceError
 from cluster.services.inputs import INT_MAX, text
 from power import metrics, services
+from power.core.config import DEFAULT_POWER_SAVE_INTERVAL
 from power.core.policy import power_node_order_key
 from power.models import PowerRun
 
@@ -114,11 +115,19 @@ class PowerExtension(ClusterExtension):
         return (PageSection("power/_node_actions.html", {"name": name}),)
 
     def cycles(self) -> Sequence[Cycle]:
-        # Due every power_save_interval or sooner after a change, so polled often.
+        # Slurm's power-save thread acts every power_save_interval, and sooner (not more
+        # often than power_save_min_interval) after node states change: two rows, so the
+        # administrator edits power_save_interval with slurm.conf's value as its default.
         return (
             Cycle(
+                "power_save",
+                services.power_save_cycle,
+                DEFAULT_POWER_SAVE_INTERVAL,
+                slurm_parameter="SlurmctldParameters=power_save_interval",
+            ),
+            Cycle(
                 "power",
-                services.power_pass,
+                services.power_change_cycle,
                 settings.FSCHED_POWER_INTERVAL,
                 setting="FSCHED_POWER_INTERVAL",
             ),

@@ -604,6 +604,23 @@ def mark_dirty() -> None:
     triggers.power_after_commit()
 
 
+def power_save_cycle() -> str:
+    """The power-save cycle, every power_save_interval (slurm.conf's, or the row's)."""
+    return power_pass(force=True)
+
+
+def power_change_cycle() -> str:
+    """The power-save cycle sooner after node states changed (power_save_min_interval)."""
+    state = PowerState.current()
+    last = _epoch(state.last_run)
+    if last is None:
+        return power_pass(force=True)
+    elapsed = timezone.now().timestamp() - last
+    if not state.dirty or elapsed < settings_in_force().power_save_min_interval:
+        return "not due"
+    return power_pass(force=True)
+
+
 def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
     """One power-save cycle when due (``power_save_interval``, sooner after a change)."""
     now = now or timezone.now()

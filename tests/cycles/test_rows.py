@@ -5,6 +5,7 @@ settings, edits in the admin audited and kept across a reconfigure until reset."
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from auditlog.models import LogEntry
@@ -197,3 +198,33 @@ def test_a_cycle_reads_its_interval_in_force(db):
     rows.cycle_update(status=_status("load"), seconds=90, enabled=True)
     # The load check's "one check interval" before it stops a job is the edited one.
     assert cycles.interval_in_force("load") == 90.0
+
+
+def test_power_save_interval_is_a_row_with_slurm_conf_as_its_default(
+    db, conf_dir, settings, django_capture_on_commit_callbacks
+):
+    from power.models import PowerState
+    from power.services import power_change_cycle, power_save_cycle
+
+    settings.CONF_DIR = conf_dir
+    with django_capture_on_commit_callbacks(execute=True):
+        config_load(path=conf_dir / "slurm.conf")  # the demo: power_save_interval=2
+    power_save = _status("power_save")
+    assert rows.interval_seconds(power_save.task.interval) == 2
+    assert rows.source(power_save) == "slurm.conf (SlurmctldParameters=power_save_interval)"
+    # An administrator sets it in the admin: the row's interval is power_save_interval now.
+    rows.cycle_update(status=power_save, seconds=45, enabled=True)
+    assert rows.interval_seconds(_status("power_save").task.interval) == 45
+    assert rows.source(_status("power_save")) == "admin"
+
+    # The row's run is the power-save cycle itself; the 1 s `power` row runs it sooner only
+    # after node states changed.
+    power_save_cycle()
+    first = PowerState.current().last_run
+    assert power_change_cycle() == "not due"
+    # A change, past the demo's power_save_min_interval=1.
+    PowerState.objects.filter(pk=1).update(dirty=True, last_run=first - timedelta(seconds=2))
+    first = PowerState.current().last_run
+    assert power_change_cycle() != "not due"
+    assert PowerState.current().last_run > first and not PowerState.current().dirty
+    assert power_save_cycle() != "not due"
