@@ -19,7 +19,7 @@ from __future__ import annotations
 import pwd
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Q
@@ -37,6 +37,9 @@ ROOT = "root"
 # States a job holds for a while without ending in them: matched by being in them now and
 # in the window.
 _HELD_STATES = frozenset({JobState.SUSPENDED, JobState.STOPPED, JobState.COMPLETING, JobState.CONFIGURING})
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -88,7 +91,8 @@ def _window(filters: Filters, now: datetime) -> Q:
         if start is None:
             return Q(submit_time__lte=end)
         return Q(submit_time__lte=end) & (Q(end_time__gte=start) | Q(end_time__isnull=True))
-    start = start or now
+    # No start (sacct -j without -S): from the beginning, as slurmdbd's usage_start of 0.
+    start = start or _EPOCH
     not_ended = Q(end_time__isnull=True) | Q(end_time__gte=start)
     q = Q(pk__in=[])
     for state in filters.states:

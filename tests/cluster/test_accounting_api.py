@@ -139,8 +139,9 @@ def test_the_time_window_and_state_filters_follow_slurmdbd(demo, api):
     assert ids(get(api, "alice", state="cd", **window)) == [50]
     # -s PD: pending at some time in the window (50 and 52 had started before it).
     assert ids(get(api, "alice", state="PENDING", **window)) == [53]
-    # -j: no window at all.
+    # -j: no window at all, with states too (slurmdbd's start of 0).
     assert ids(get(api, "alice", job_id="51,54", all_users=1)) == [51, 54]
+    assert ids(get(api, "alice", job_id="51,54", state="CD", all_users=1)) == [51]
 
 
 def test_array_parent_id_lists_every_task_and_one_task_by_its_id(demo, api):
