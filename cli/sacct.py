@@ -214,7 +214,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.write(sacct_fields.header(cols, layout))
         for page in pages(client, params):
             out = []
-            for job in page:
+            for job in sacct_fields.fold_pending_tasks(page):
                 rows = sacct_fields.rows_of(
                     job, allocations=bool(opts["allocations"]), steps=steps_wanted(job, selection)
                 )

@@ -113,7 +113,9 @@ def exit_text(code: int, signal: int) -> str:
 
 def job_id_text(job: dict, step: dict | None) -> str:
     base = str(job["job_id"])
-    if job.get("array_job_id") is not None and job.get("array_task_id") is not None:
+    if job.get("_array_fold"):
+        base = f"{job['array_job_id']}_[{job['_array_fold']}]"
+    elif job.get("array_job_id") is not None and job.get("array_task_id") is not None:
         base = f"{job['array_job_id']}_{job['array_task_id']}"
     return base if step is None else f"{base}.{step['step_id']}"
 
@@ -417,6 +419,39 @@ def line(cols: list[Column], row: Row, layout: Layout, opts: Options) -> str:
         assert col.value is not None
         cells.append(_cell(col, col.value(job, step, opts), layout, i == len(cols) - 1))
     return "".join(cells) + "\n"
+
+
+def fold_pending_tasks(jobs: list[dict]) -> list[dict]:
+    """An array's tasks that never started print as one line, ``12_[3-9]``, as Slurm keeps
+    them in one record until each starts (within one page of the API's answer)."""
+    from slurmwords.hostlists import fold_ids  # noqa: PLC0415 - only lists with arrays pay
+
+    groups: dict[int, list[dict]] = {}
+    order: list[dict | int] = []
+    for job in jobs:
+        if (
+            job.get("state") == "PENDING"
+            and job.get("array_task_id") is not None
+            and not job.get("start_time")
+        ):
+            if job["array_job_id"] not in groups:
+                groups[job["array_job_id"]] = []
+                order.append(job["array_job_id"])
+            groups[job["array_job_id"]].append(job)
+        else:
+            order.append(job)
+    out = []
+    for item in order:
+        if isinstance(item, dict):
+            out.append(item)
+            continue
+        tasks = groups[item]
+        if len(tasks) == 1:
+            out.append(tasks[0])
+            continue
+        first = min(tasks, key=lambda t: int(t["array_task_id"]))
+        out.append({**first, "_array_fold": fold_ids(int(t["array_task_id"]) for t in tasks)})
+    return out
 
 
 def rows_of(job: dict, *, allocations: bool, steps: set[str] | None) -> list[Row]:

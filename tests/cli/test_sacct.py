@@ -259,3 +259,13 @@ def test_exit_and_time_texts():
     assert sacct_fields.secs_text(86400) == "1-00:00:00"
     assert sacct_fields.cpu_text(3725) == "01:02:05"
     assert sacct_fields.cpu_text(59) == "00:00:59"
+
+
+def test_an_array_s_tasks_that_never_started_print_as_one_line(api, capsys):
+    tasks = [job(200, "COMPLETED", array_job_id=200, array_task_id=1)] + [
+        job(200 + t, "PENDING", ran=False, end_time=None, array_job_id=200, array_task_id=t)
+        for t in (2, 3, 4, 7)
+    ]
+    api.routes[("GET", URL)] = (200, {"jobs": tasks, "next": None})
+    _, out, _ = run(capsys, "-P", "-n", "-j", "200", "-o", "jobid,state")
+    assert out.splitlines() == ["200_1|COMPLETED", "200_1.batch|COMPLETED", "200_[2-4,7]|PENDING"]
