@@ -190,3 +190,20 @@ def test_bad_parameters_are_refused_with_a_400_naming_them(demo, api, params, fi
 
 def test_without_a_token_the_answer_is_401(demo, api):
     assert api(None).get(URL).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"start": "9" * 30},
+        {"end": "253402300800"},
+        {"after": str(2**63)},
+        {"limit": "99999"},
+        {"user": "a\x00b"},
+        {"job_id": "1" * 40},
+        {"job_id": "5_" + "9" * 30},
+        {"state": "," * 5000},
+    ],
+)
+def test_odd_parameters_never_make_a_500(demo, api, params):
+    assert api("alice").get(URL, params).status_code in (200, 400)
