@@ -22,6 +22,7 @@ COMMANDS = {
     "sprio": "cli.sprio",
     "sdiag": "cli.sdiag",
     "sreport": "cli.sreport",
+    "sacct": "cli.sacct",
     "explain": "cli.explain",
     "login": "cli.login",
     "agent": "agent.main",

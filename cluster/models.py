@@ -281,7 +281,9 @@ class Job(models.Model):
     final_state = models.CharField(max_length=16, blank=True, default="", help_text="state to record on exit")
 
     class Meta:
-        indexes = [models.Index(fields=["state", "partition"])]
+        # (end_time): accounting's time window (cluster/accounting.py) skips the jobs that
+        # ended before it without reading them.
+        indexes = [models.Index(fields=["state", "partition"]), models.Index(fields=["end_time"])]
 
     def __str__(self) -> str:
         return str(self.id)

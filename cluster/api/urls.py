@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import diag, tokens, views
+from cluster.api import accounting, diag, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -29,4 +29,5 @@ urlpatterns = [
     path("priority/", diag.PriorityFactors.as_view()),
     path("diag/", diag.Diagnostics.as_view()),
     path("diag/reset/", diag.DiagnosticsReset.as_view()),
+    path("accounting/jobs/", accounting.AccountingJobs.as_view()),
 ]

@@ -1,0 +1,225 @@
+"""``fsched sacct``: the accounting of jobs and their steps (``GET /api/accounting/jobs/``).
+
+Prints Slurm's sacct lines: a job's own line, then one per step (``N.batch`` today; srun's
+``N.0``, ``N.1`` ... attach the same way), in the fields of ``-o`` (default
+``JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode``).  The fields and their
+printing are ``cli.sacct_fields``; the command line is ``cli.sacct_args``.  Pages of jobs
+are printed as they arrive, so a year of jobs is never held in memory at once (``--json``
+excepted, which prints one document).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cli import sacct_args, sacct_fields
+
+PROG = "sacct"
+API = "/api/accounting/jobs/"
+PAGE = 1000
+_STEP_NAMES = frozenset({"batch", "extern", "interactive"})
+
+USAGE = """\
+Usage: sacct [options]
+  -a, --allusers        jobs of every user (default: your own; all for root, or with -j)
+  -A, --accounts=list   jobs charged to these accounts
+  -b, --brief           --format=jobid,state,exitcode
+      --delimiter=chars separator of -p/-P output (default '|')
+  -e, --helpformat      list the fields -o takes
+  -E, --endtime=time    jobs eligible before this time (default now)
+  -j, --jobs=list       these jobs (N, N_T for an array task, N.step; an array's id: all tasks)
+      --json            print JSON
+  -n, --noheader        no header line
+  -o, --format=list     fields to print, each optionally name%width
+  -p, --parsable        '|' after each field;  -P, --parsable2: '|' between fields
+  -r, --partition=list  jobs of these partitions
+  -s, --state=list      jobs in these states during the time window (default start: now)
+  -S, --starttime=time  jobs eligible after this time (default 00:00 today)
+  -u, --user=list       jobs of these users (-1: every user)
+      --units=[KMGTP]   print sizes in this unit
+  -X, --allocations     the jobs' own lines only, no steps
+Times: HH:MM[:SS][AM|PM], MMDD[YY], MM/DD[/YY], MM.DD[.YY], MM/DD[/YY]-HH:MM[:SS],
+YYYY-MM-DD[THH:MM[:SS]], now[{+|-}count[seconds|minutes|hours|days|weeks]], today, midnight
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+# ------------------------------------------------------------------ times
+
+
+def parse_when(text: str, now):  # -> datetime
+    """sacct's -S/-E: Slurm's ``parse_time`` in its past mode, where a time of day alone or
+    a date without a year means its last occurrence, not its next (``-S 08:00`` after 08:00
+    is this morning, before it yesterday's)."""
+    import re  # noqa: PLC0415 - only -S/-E pay for it
+    from datetime import timedelta  # noqa: PLC0415
+
+    from slurmwords.begin_time import parse_begin_time  # noqa: PLC0415
+
+    moment = parse_begin_time(text, now)
+    s = text.strip().lower()
+    if moment <= now or any(word in s for word in ("now", "tomorrow", "uts")):
+        return moment
+    if re.fullmatch(r"[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\s*([ap]m)?", s):
+        return moment - timedelta(days=1)
+    if not re.match(r"[0-9]{4}-|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{2}|[0-9]{6}", s):
+        try:
+            return moment.replace(year=moment.year - 1)
+        except ValueError:  # 29 February
+            return moment.replace(year=moment.year - 1, day=28)
+    return moment
+
+
+# --------------------------------------------------------------- options
+
+
+def _split(values: list[str]) -> list[str]:
+    return [v for value in values for v in value.split(",") if v]
+
+
+def job_selection(values: list[str]) -> dict[str, set[str] | None]:
+    """-j's items by job (``12``, ``12_3``) -> the steps asked for (None: the job whole)."""
+    out: dict[str, set[str] | None] = {}
+    for item in _split(values):
+        base, dot, step = item.partition(".")
+        job, _, task = base.partition("_")
+        ok = job.isascii() and job.isdigit() and (not task or (task.isascii() and task.isdigit()))
+        if not ok or (dot and not (step in _STEP_NAMES or (step.isascii() and step.isdigit()))):
+            raise UsageError(f"Bad job/step specified: {item}")
+        if not dot:
+            out[base] = None
+        elif out.get(base, set()) is not None:
+            out.setdefault(base, set()).add(step)  # type: ignore[union-attr]
+    return out
+
+
+def steps_wanted(job: dict, selection: dict[str, set[str] | None]) -> set[str] | None:
+    """The steps of ``job`` that -j named alone (``12.batch``), or None for all of them."""
+    keys = [str(job["job_id"])]
+    if job.get("array_job_id") is not None:
+        keys += [f"{job['array_job_id']}_{job['array_task_id']}", str(job["array_job_id"])]
+    found = [selection[k] for k in keys if k in selection]
+    if not found or any(f is None for f in found):
+        return None
+    return set().union(*found)  # type: ignore[arg-type]
+
+
+def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
+    """The API's query parameters for the options, with Slurm's defaults: the caller's
+    own jobs (every user's with -a, -u -1 or -j), from 00:00 today (from now with -s;
+    no time limit with -j)."""
+    params: dict[str, str] = {}
+    jobs = _split(opts["jobs"])
+    users = _split(opts["user"])
+    if jobs:
+        params["job_id"] = ",".join(jobs)
+    if "-1" in users:
+        users, opts["allusers"] = [], True
+    if users:
+        params["user"] = ",".join(users)
+    elif opts["allusers"] or jobs:
+        params["all_users"] = "1"
+    for option, name in (("accounts", "account"), ("partition", "partition"), ("state", "state")):
+        if values := _split(opts[option]):
+            params[name] = ",".join(values)
+    for option, name in (("starttime", "start"), ("endtime", "end")):
+        if opts[option]:
+            try:
+                params[name] = str(int(parse_when(opts[option], now).timestamp()))
+            except ValueError:
+                raise UsageError(f"Invalid time specification: {opts[option]}") from None
+    if "start" not in params and not jobs:
+        start = now if opts["state"] else now.replace(hour=0, minute=0, second=0, microsecond=0)
+        params["start"] = str(int(start.timestamp()))
+    return params
+
+
+def columns(opts: dict) -> list[sacct_fields.Column]:
+    specs = list(opts["format"])
+    if opts["brief"]:
+        specs.append(sacct_fields.BRIEF_FIELDS)
+    if not specs:
+        specs.append(os.environ.get("SACCT_FORMAT") or sacct_fields.DEFAULT_FIELDS)
+    try:
+        return sacct_fields.parse_fields(",".join(specs))
+    except sacct_fields.FieldError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def help_fields() -> str:
+    """-e: the field names, four a line, as sacct lists them."""
+    names = [c.name for c in sacct_fields.FIELDS if c.value is not None]
+    lines = [" ".join(f"{n:<19}" for n in names[i : i + 4]).rstrip() for i in range(0, len(names), 4)]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------- run
+
+
+def pages(client, params: dict[str, str]):
+    """Every job, page by page (the API's keyset cursor)."""
+    after = 0
+    while True:
+        answer = client.get(API, {**params, "limit": str(PAGE), **({"after": str(after)} if after else {})})
+        yield answer.get("jobs", [])
+        after = answer.get("next")
+        if not after:
+            return
+
+
+def main(argv: list[str]) -> int:
+    try:
+        opts = sacct_args.parse(argv)
+    except sacct_args.ArgError as exc:
+        sys.stderr.write(f'{PROG}: {exc}\nTry "{PROG} --help" for more information\n')
+        return 1
+    if opts["help"] or opts["usage"]:
+        sys.stdout.write(USAGE)
+        return 0
+    if opts["helpformat"]:
+        sys.stdout.write(help_fields())
+        return 0
+    from datetime import datetime  # noqa: PLC0415
+
+    units = opts["units"]
+    if units is not None and (len(units) != 1 or units.upper() not in "KMGTP"):
+        sys.stderr.write(f"{PROG}: fatal: Invalid unit type\n")
+        return 1
+    try:
+        cols = columns(opts)
+        selection = job_selection(opts["jobs"])
+        params = build_query(opts, datetime.now().astimezone())
+    except UsageError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 1
+    from cli.client import ApiError, Client, CliError  # noqa: PLC0415
+
+    client = Client()
+    layout = sacct_fields.Layout(
+        "P" if opts["parsable2"] else "p" if opts["parsable"] else None, opts["delimiter"]
+    )
+    fmt = sacct_fields.Options(units.upper() if units else None)
+    try:
+        if opts["json"]:
+            from cli import sacct_json  # noqa: PLC0415 - only --json pays for it
+
+            jobs = [job for page in pages(client, params) for job in page]
+            sys.stdout.write(sacct_json.render(jobs, ["sacct", *argv]))
+            return 0
+        if not opts["noheader"]:
+            sys.stdout.write(sacct_fields.header(cols, layout))
+        for page in pages(client, params):
+            out = []
+            for job in sacct_fields.fold_pending_tasks(page):
+                rows = sacct_fields.rows_of(
+                    job, allocations=bool(opts["allocations"]), steps=steps_wanted(job, selection)
+                )
+                out.extend(sacct_fields.line(cols, row, layout, fmt) for row in rows)
+            sys.stdout.write("".join(out))
+    except ApiError as exc:
+        raise CliError(exc.message) from None
+    return 0

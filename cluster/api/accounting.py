@@ -1,0 +1,70 @@
+"""``GET /api/accounting/jobs/``: jobs and their steps for ``fsched sacct`` (cluster/accounting.py).
+
+Query parameters, each optional: ``job_id`` (comma list of ``N``, ``N_T``; a ``.step`` suffix
+is the CLI's to apply), ``user``, ``account``, ``partition``, ``state`` (comma lists),
+``all_users=1``, ``start``/``end`` (Unix seconds), ``after`` (the cursor the previous page
+returned as ``next``) and ``limit``.  The answer is ``{"jobs": [...], "next": cursor|null}``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluster import accounting
+from cluster.api.views import _csv, _job_id_filter
+from cluster.services.errors import ServiceError
+
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 5000
+_MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second datetime holds
+
+
+def _number(request: Request, name: str, default: int, maximum: int) -> int:
+    raw = request.query_params.get(name, "")
+    if raw == "":
+        return default
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19) or int(raw) > maximum:
+        raise ServiceError(f"Invalid {name}: {raw[:40]!r} (a whole number from 0 to {maximum})", field=name)
+    return int(raw)
+
+
+def _moment(request: Request, name: str) -> datetime | None:
+    if request.query_params.get(name, "") == "":
+        return None
+    return datetime.fromtimestamp(_number(request, name, 0, _MAX_EPOCH), tz=UTC)
+
+
+class AccountingJobs(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        ids = [value.partition(".")[0] for value in _csv(request, "job_id")]
+        try:
+            states = accounting.job_states(_csv(request, "state"))
+        except ValueError as exc:
+            raise ServiceError(str(exc), field="state") from None
+        filters = accounting.Filters(
+            job_ids=_job_id_filter(ids) if ids else None,
+            users=_csv(request, "user"),
+            all_users=request.query_params.get("all_users") in ("1", "true"),
+            accounts=_csv(request, "account"),
+            partitions=_csv(request, "partition"),
+            states=states,
+            start=_moment(request, "start"),
+            end=_moment(request, "end"),
+        )
+        if filters.start and filters.end and filters.start > filters.end:
+            raise ServiceError("Start time requested is after end time.", field="start")
+        jobs, cursor = accounting.accounting_jobs(
+            viewer=request.user,
+            filters=filters,
+            after=_number(request, "after", 0, 2**62),
+            limit=_number(request, "limit", DEFAULT_LIMIT, MAX_LIMIT) or DEFAULT_LIMIT,
+            now=timezone.now(),
+        )
+        return Response({"jobs": jobs, "next": cursor})
