@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import accounting
-from cluster.api.views import _csv, _job_id_filter
+from cluster.api.views import csv_param, job_id_filter
 from cluster.services.errors import ServiceError
 
 DEFAULT_LIMIT = 1000
@@ -43,17 +43,17 @@ def _moment(request: Request, name: str) -> datetime | None:
 class AccountingJobs(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
-        ids = [value.partition(".")[0] for value in _csv(request, "job_id")]
+        ids = [value.partition(".")[0] for value in csv_param(request, "job_id")]
         try:
-            states = accounting.job_states(_csv(request, "state"))
+            states = accounting.job_states(csv_param(request, "state"))
         except ValueError as exc:
             raise ServiceError(str(exc), field="state") from None
         filters = accounting.Filters(
-            job_ids=_job_id_filter(ids) if ids else None,
-            users=_csv(request, "user"),
+            job_ids=job_id_filter(ids) if ids else None,
+            users=csv_param(request, "user"),
             all_users=request.query_params.get("all_users") in ("1", "true"),
-            accounts=_csv(request, "account"),
-            partitions=_csv(request, "partition"),
+            accounts=csv_param(request, "account"),
+            partitions=csv_param(request, "partition"),
             states=states,
             start=_moment(request, "start"),
             end=_moment(request, "end"),

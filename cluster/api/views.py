@@ -38,7 +38,7 @@ PARSERS = [JSONParser]
 SECRET_OPTION = re.compile(r"pass|secret|token|key$", re.IGNORECASE)
 
 
-def _csv(request: Request, name: str) -> list[str]:
+def csv_param(request: Request, name: str) -> list[str]:
     return _split(request.query_params.get(name, ""), name)
 
 
@@ -61,7 +61,7 @@ def _job_number(text: str, maximum: int) -> int | None:
     return int(text)
 
 
-def _job_id_filter(values: list[str]) -> Q:
+def job_id_filter(values: list[str]) -> Q:
     ids: set[int] = set()
     tasks = Q(pk__in=[])
     for value in values:
@@ -101,16 +101,16 @@ class JobListCreate(generics.ListCreateAPIView):
     def get_queryset(self) -> QuerySet[Job]:
         qs = Job.objects.filter(visibility.visible_jobs(self.request.user)).order_by("id")
         params = self.request
-        ids = _csv(params, "job_id")
+        ids = csv_param(params, "job_id")
         if ids:
-            qs = qs.filter(_job_id_filter(ids))
-            wanted_states = _job_states(_csv(params, "state")) if _csv(params, "state") else None
+            qs = qs.filter(job_id_filter(ids))
+            wanted_states = _job_states(csv_param(params, "state")) if csv_param(params, "state") else None
         else:
-            wanted_states = _job_states(_csv(params, "state"))
+            wanted_states = _job_states(csv_param(params, "state"))
         if wanted_states is not None:
             qs = qs.filter(state__in=wanted_states)
         for field in ("user", "partition", "account", "qos", "name"):
-            values = _csv(params, field)
+            values = csv_param(params, field)
             if values:
                 qs = qs.filter(**{f"{field}__in": values})
         if array := params.query_params.get("array_job_id"):
@@ -259,13 +259,13 @@ class JobBulkCancel(APIView):
         qs = Job.objects.filter(visible, state__in=[s.value for s in states.ACTIVE_JOB_STATES])
         errors: list[dict[str, Any]] = []
         if ids:
-            existing = Job.objects.filter(visible).filter(_job_id_filter(ids))
+            existing = Job.objects.filter(visible).filter(job_id_filter(ids))
             found = {str(j.id) for j in existing} | {f"{j.array_job_id}_{j.array_task_id}" for j in existing}
             found |= {str(j.array_job_id) for j in existing if j.array_job_id}
             for value in ids:
                 if value not in found:
                     errors.append({"job_id": value, "error": "Invalid job id specified"})
-            qs = qs.filter(_job_id_filter(ids))
+            qs = qs.filter(job_id_filter(ids))
         elif not any(data.get(k) for k in ("user", "state", "partition", "name", "account")):
             raise ServiceError("No job identification provided")
         for field in ("user", "partition", "name", "account"):
