@@ -193,6 +193,16 @@ class Containment:
         job.in_cgroup = bool(record.get("cgroup"))
         self.jobs[job_id] = job
 
+    def step_cpus(self, job_id: int, node: str, count: int) -> tuple[int, ...]:
+        """The host CPUs for a job step's tasks on ``node``: the job's own ids there, taken
+        now if the job has none on it yet (a node of the job other than its batch host).
+        The step's launcher binds its tasks to them and calls :meth:`release` once the job
+        has nothing left on a node that is not its batch host."""
+        return cpusets.host_cpus(self.book.take(job_id, node, count), self.usable)
+
+    def release(self, job_id: int) -> None:
+        self.book.release(job_id)
+
     # -- watching ----------------------------------------------------------------------
 
     def sample(self) -> None:

@@ -66,29 +66,37 @@ def parse_cpu_list(text: str) -> set[int]:
 
 
 class CpuBook:
-    """The ids each running job holds on each node this agent serves."""
+    """The ids each running job holds on each node this agent serves.
+
+    Keyed by job and node: one agent may serve several nodes of one job (the demo's
+    agent serves them all), and a job's ids on one node say nothing of another.
+    """
 
     def __init__(self) -> None:
-        self._held: dict[int, tuple[str, tuple[int, ...]]] = {}
+        self._held: dict[tuple[int, str], tuple[int, ...]] = {}
 
     def take(self, job_id: int, node: str, count: int) -> tuple[int, ...]:
-        """The job's ids on ``node``, picked now unless it holds some already."""
-        if job_id in self._held:
-            return self._held[job_id][1]
-        others = (ids for (n, ids) in self._held.values() if n == node)
+        """The job's ids on ``node``, picked now unless it holds some there already
+        (a job step started on the node later gets the job's own ids)."""
+        key = (job_id, node)
+        if key in self._held:
+            return self._held[key]
+        others = (ids for (_, n), ids in self._held.items() if n == node)
         ids = pick_cpu_ids(others, max(1, count))
-        self._held[job_id] = (node, ids)
+        self._held[key] = ids
         return ids
 
     def restore(self, job_id: int, node: str, ids: Iterable[int]) -> None:
         """An adopted job's ids, as its record says."""
-        self._held[job_id] = (node, tuple(ids))
+        self._held[(job_id, node)] = tuple(ids)
 
     def release(self, job_id: int) -> None:
-        self._held.pop(job_id, None)
+        """The job ended: its ids on every node are free."""
+        for key in [k for k in self._held if k[0] == job_id]:
+            del self._held[key]
 
-    def ids(self, job_id: int) -> tuple[int, ...]:
-        return self._held.get(job_id, ("", ()))[1]
+    def ids(self, job_id: int, node: str) -> tuple[int, ...]:
+        return self._held.get((job_id, node), ())
 
 
 __all__ = ["CpuBook", "cpu_list", "folds", "host_cpus", "parse_cpu_list", "pick_cpu_ids"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent import cpusets, rss_watch
+from agent.cgroups import CgroupTree
 from agent.containment import Containment, job_limits
 
 
@@ -24,9 +25,11 @@ def test_ids_are_the_lowest_that_no_other_job_of_the_node_holds() -> None:
     second = book.take(2, "node01", 1)
     elsewhere = book.take(3, "node02", 1)
     assert (first, second, elsewhere) == ((0, 1), (2,), (0,))
-    assert book.take(1, "node01", 2) == first  # asked again (a relaunch): the same ids
+    assert book.take(1, "node01", 2) == first  # asked again (a step on the node): the same ids
+    assert book.take(1, "node02", 2) == (1, 2)  # the job on another node of this agent
     book.release(1)
     assert book.take(4, "node01", 3) == (0, 1, 3)
+    assert book.take(5, "node02", 1) == (1,)
 
 
 def test_ids_map_onto_the_hosts_usable_cpus_modulo_their_number() -> None:
@@ -155,3 +158,46 @@ def test_the_fork_is_bound_to_the_jobs_cpus_and_the_agent_thread_is_not(tmp_path
         for p in (one, two):
             p.kill()
             p.wait()
+
+
+def test_an_agent_restarted_on_the_spool_takes_back_the_ids_of_the_jobs_it_adopts(tmp_path: Path) -> None:
+    records = tmp_path / "contain"
+    first = Containment(record_dir=records, usable=[0, 1, 2, 3])
+    with first.spawning(5, "node01", 2, None) as held:
+        proc = _spawn("import time; time.sleep(10)")
+        first.started(held, proc.pid, None)
+    try:
+        second = Containment(record_dir=records, usable=[0, 1, 2, 3])
+        second.adopted(5, proc.pid)
+        assert second.book.ids(5, "node01") == (0, 1)
+        assert second.book.take(6, "node01", 1) == (2,)  # not one of the adopted job's
+        second.sample()
+        assert second.jobs[5].max_rss_kb > 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_start_up_line_says_why_there_is_no_cgroup(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpu io pids\n")
+    tree, why = CgroupTree.prepare("scope", mount=tmp_path)
+    assert tree is None
+    if os.geteuid() == 0:
+        assert why == f"cgroup v2 at {tmp_path} has no cpuset and no memory controller (bound to cgroup v1?)"
+    else:
+        assert why == "not root"
+    line = Containment(usable=[0, 1]).describe(why)
+    assert line.startswith("containment: CPUs 0-1 by sched_setaffinity; no cgroup (")
+    assert line.endswith("memory by the RSS watcher every 1s (OverMemoryKill)")
+
+
+def test_a_jobs_steps_get_its_own_cpus_and_they_are_freed_with_it() -> None:
+    c = Containment(usable=[0, 1, 2, 3])
+    with c.spawning(1, "node01", 2, None):
+        pass
+    assert c.step_cpus(1, "node01", 2) == (0, 1)
+    assert c.step_cpus(2, "node01", 1) == (2,)
+    assert c.step_cpus(1, "node02", 1) == (0,)  # another node of the job, served here too
+    c.ended(1, 0)
+    assert c.step_cpus(3, "node01", 2) == (0, 1)
+    assert c.step_cpus(3, "node02", 1) == (0,)
