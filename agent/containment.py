@@ -66,7 +66,8 @@ class Contained:
     cpu_ticks: int = 0
     sampled: bool = False
     oom: bool = False
-    in_cgroup: bool = False
+    cgroup: bool = False  # its cgroup was made (before the fork)
+    in_cgroup: bool = False  # and its processes are in it: the kernel holds its memory
 
 
 class Containment:
@@ -139,7 +140,13 @@ class Containment:
         saved = None
         try:
             if self.cgroups is not None:
-                self.cgroups.create(job_id, cpusets.cpu_list(host), job.mem_mb)
+                try:
+                    self.cgroups.create(job_id, cpusets.cpu_list(host), job.mem_mb)
+                    job.cgroup = True
+                except OSError as exc:  # the job still runs, held by affinity and the watcher
+                    why = exc.strerror or exc
+                    log.warning("job %d: no cgroup (%s): memory by the RSS watcher", job_id, why)
+                    self.cgroups.remove(job_id)
             if self.affinity:
                 saved = os.sched_getaffinity(0)
                 os.sched_setaffinity(0, host)
@@ -170,13 +177,18 @@ class Containment:
         )  # fmt: skip
 
     def _move_in(self, job: Contained) -> None:
-        if self.cgroups is None:
+        if self.cgroups is None or not job.cgroup:
             return
-        # Until a pass finds every process of the job inside.
-        while self.cgroups.move(
-            job.job_id, rss_watch.job_usage(rss_watch.scan(self.proc_root), job.pid).pids
-        ):
-            pass
+        try:
+            # Until a pass finds every process of the job inside.
+            while self.cgroups.move(
+                job.job_id, rss_watch.job_usage(rss_watch.scan(self.proc_root), job.pid).pids
+            ):
+                pass
+        except OSError as exc:  # past the fork the job runs whatever happens
+            log.warning("job %d: not moved into its cgroup (%s): memory by the RSS watcher",
+                        job.job_id, exc.strerror or exc)  # fmt: skip
+            return
         job.in_cgroup = True
 
     def adopted(self, job_id: int, pid: int) -> None:
@@ -190,7 +202,7 @@ class Containment:
         mem = record.get("mem_mb")
         host = cpusets.host_cpus(ids, self.usable)
         job = Contained(job_id, node, ids, host, int(mem) if isinstance(mem, int) and mem > 0 else None, pid)
-        job.in_cgroup = bool(record.get("cgroup"))
+        job.cgroup = job.in_cgroup = bool(record.get("cgroup"))
         self.jobs[job_id] = job
 
     def step_cpus(self, job_id: int, node: str, count: int) -> tuple[int, ...]:
@@ -263,7 +275,7 @@ class Containment:
         final = rss_watch.read_stat(pid, self.proc_root) if pid > 0 else None
         ticks = max(job.cpu_ticks, final.cpu_ticks if final is not None else 0)
         oom = job.oom
-        if self.cgroups is not None and job.in_cgroup:
+        if self.cgroups is not None and job.cgroup:
             kills = self.cgroups.oom_kills(job_id)
             if kills:
                 oom = True
