@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('cluster', '0015_overview_sample'),
+        ("cluster", "0015_overview_sample"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='max_rss_kb',
+            model_name="job",
+            name="max_rss_kb",
             field=models.PositiveBigIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='job',
-            name='total_cpu_secs',
+            model_name="job",
+            name="total_cpu_secs",
             field=models.FloatField(blank=True, null=True),
         ),
     ]
