@@ -36,6 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from agent import handshake
+from agent.containment import DEFAULT_INTERVAL, Containment
 from agent.features import helper_features
 from agent.jobs import RESEND_AFTER, JobManager
 from agent.load_sampler import ProcLoad
@@ -109,6 +110,8 @@ class AgentConfig:
     rules: NodeRules = field(default_factory=NodeRules)
     # Where the load indices are read: DIR/meminfo and DIR/stat (agent/load_sampler.py).
     proc_root: str = "/proc"
+    # Seconds between the containment's walks of /proc (RSS watcher, usage sampling).
+    usage_interval: float = DEFAULT_INTERVAL
 
 
 def endpoint_url(controller: str) -> str:
@@ -155,6 +158,9 @@ class Agent:
             clock=clock,
             root_jobs=config.rules.root_jobs,
             resend_after=config.resend_after,
+            containment=Containment.detect(
+                config.spool_dir, self.spool.identity().replace("/", "_"), interval=config.usage_interval
+            ),
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)
@@ -193,14 +199,17 @@ class Agent:
             )  # fmt: skip
             # Sampled whether or not the controller is reachable: the averages run on.
             sampling = asyncio.create_task(self._sample_load())
+            watching = asyncio.create_task(self.jobs.containment.run())
             try:
                 return await self._serve()
             finally:
-                sampling.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await sampling
+                for task in (sampling, watching):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
         finally:
             self.jobs.close()
+            self.jobs.containment.close()
             self.spool.close()
             for sig in handled:
                 loop.remove_signal_handler(sig)

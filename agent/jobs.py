@@ -89,6 +89,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import paths
+from agent.containment import Containment, job_limits
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
 from slurmwords import agent_messages as am
 
@@ -422,8 +423,11 @@ class JobManager:
         poll_interval: float = 0.5,
         root_jobs: bool = True,
         resend_after: float = RESEND_AFTER,
+        containment: Containment | None = None,
     ) -> None:
         self.spool = spool
+        # CPU binding, memory limits and usage sampling (agent/containment.py).
+        self.containment = containment or Containment()
         self.nodes = frozenset(nodes)
         self.emit = emit
         self.clock = clock
@@ -506,6 +510,7 @@ class JobManager:
             job = Job(state=st, popen=None)
             if st.is_process(start_ticks(st.pid)):
                 log.info("job %d: adopted running process %d on %s", st.job_id, st.pid, st.node)
+                self.containment.adopted(st.job_id, st.pid)
                 self._running[st.job_id] = job
                 self._watch(job)
                 adopted += 1
@@ -672,21 +677,26 @@ class JobManager:
             ids: dict[str, Any] = {}
             if account.switches:
                 ids = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
+            cpus, mem = job_limits(job)
+            wrapper = [BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{dir_fd}", work_dir, intent.launch]
             try:
                 for fd in {out, err}:
                     _truncate(fd)
-                # No cwd=: the child would chdir as root, before the switch; the wrapper does.
-                popen = subprocess.Popen(
-                    [BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{dir_fd}", work_dir, intent.launch],
-                    stdin=stdin,
-                    stdout=out,
-                    stderr=err,
-                    env=env,
-                    start_new_session=True,
-                    close_fds=True,
-                    pass_fds=(dir_fd,),
-                    **ids,
-                )
+                # The job's CPUs are bound around the fork, its cgroup joined right after it.
+                with self.containment.spawning(job_id, node, cpus, mem) as held:
+                    # No cwd=: the child would chdir as root, before the switch; the wrapper does.
+                    popen = subprocess.Popen(
+                        wrapper,
+                        stdin=stdin,
+                        stdout=out,
+                        stderr=err,
+                        env=env,
+                        start_new_session=True,
+                        close_fds=True,
+                        pass_fds=(dir_fd,),
+                        **ids,
+                    )
+                    self.containment.started(held, popen.pid, err)
             except (OSError, ValueError) as exc:  # ValueError: e.g. a NUL byte in the environment
                 raise LaunchError(f"cannot start job: {exc}") from None
         finally:
@@ -824,6 +834,8 @@ class JobManager:
             # Kill what the script left behind in its process group, as Slurm does. Our
             # own wrapper is not reaped yet, so its pid (the group id) cannot be reused.
             self._killpg(job, signal.SIGKILL)
+        # Read before the wrapper is reaped: its zombie still shows its children's CPU time.
+        usage = self.containment.ended(st.job_id, st.pid if job.popen is not None else 0)
         wrapper_rc = job.popen.wait() if job.popen is not None else None
         status = self.spool.read_status(st.status_file)
         if status is not None:
@@ -846,6 +858,9 @@ class JobManager:
             end_time=self.clock(),
             seq=self._seq,
             run=st.run,
+            out_of_memory=usage.out_of_memory or None,
+            max_rss_kb=usage.max_rss_kb,
+            total_cpu_secs=usage.total_cpu_secs,
         )
         log.info("job %d: ended on %s, exit code %d signal %d", st.job_id, st.node, exit_code, sig)
         self._pending[st.job_id] = (job, completion)

@@ -26,6 +26,7 @@ from pathlib import Path
 import psutil
 from ClusterShell.NodeSet import NodeSet, NodeSetException
 
+from agent.containment import DEFAULT_INTERVAL
 from agent.daemon import MIB, Agent, AgentConfig, NodeSpec
 from agent.nodeconf import load_rules, slurm_conf_path
 from agent.spool import SpoolLocked
@@ -80,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="/proc",
         help="directory whose meminfo and stat the load indices are read from (%(default)s)",
     )
+    p.add_argument(
+        "--usage-interval",
+        type=float,
+        default=DEFAULT_INTERVAL,
+        help="seconds between samples of the jobs' memory and CPU time; the RSS watcher "
+        "kills a job over its --mem at a sample (%(default)s)",
+    )
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
 
@@ -99,6 +107,8 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
             parser.error(f"{flag} must be a positive integer")
     if args.ping_interval <= 0:
         parser.error("--ping-interval must be positive")
+    if not args.usage_interval > 0:
+        parser.error("--usage-interval must be positive")
     cpus = args.cpus or os.cpu_count() or 1
     memory = args.memory or psutil.virtual_memory().total // MIB
     features = ",".join(f.strip() for f in args.features.split(",") if f.strip()) if args.features else None
@@ -129,6 +139,7 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
         ping_interval=args.ping_interval,
         rules=rules,
         proc_root=args.proc_root,
+        usage_interval=args.usage_interval,
     )
     return config, args.log_level
 

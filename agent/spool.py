@@ -110,6 +110,10 @@ class Completion:
     end_time: float
     seq: int
     run: int = 0
+    # Containment (agent/containment.py): None when not known.
+    out_of_memory: bool | None = None
+    max_rss_kb: int | None = None
+    total_cpu_secs: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

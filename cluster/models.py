@@ -279,6 +279,10 @@ class Job(models.Model):
     launched = models.BooleanField(default=False)
     kill_requested = models.DateTimeField(null=True, blank=True)
     final_state = models.CharField(max_length=16, blank=True, default="", help_text="state to record on exit")
+    # What the agent sampled (agent/containment.py), reported with the completion: the
+    # largest summed RSS of the job's processes and their CPU time. Null: not reported.
+    max_rss_kb = models.PositiveBigIntegerField(null=True, blank=True)
+    total_cpu_secs = models.FloatField(null=True, blank=True)
 
     class Meta:
         # (end_time): accounting's time window (cluster/accounting.py) skips the jobs that

@@ -100,6 +100,11 @@ class Completion(Record):
     seq: int | None = None  # the agent's own counter; the controller does not read it
     # Which run of the job ended; absent means the current one (an agent of an earlier release).
     run: int | None = None
+    # Containment: true when the job was killed for its memory (the controller records
+    # OUT_OF_MEMORY); its maximum RSS and CPU time for accounting. Absent: not known.
+    out_of_memory: bool | None = None
+    max_rss_kb: int | None = None
+    total_cpu_secs: float | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,9 @@ class LaunchJob(Record):
     array_job_id: int | None
     array_task_id: int | None
     time_limit: int | None  # minutes; the controller enforces it
+    # MB of memory the job holds on the batch host (0: none charged, no limit); absent
+    # from a controller of an earlier release. The agent enforces it (agent/containment.py).
+    mem_on_node: int | None = None
 
 
 # -- the handshake -----------------------------------------------------------------

@@ -71,6 +71,8 @@ class JobSerializer(serializers.ModelSerializer):
             "end_time",
             "run_time",
             "exit_code",
+            "max_rss_kb",
+            "total_cpu_secs",
             "node_list",
             "batch_host",
             "req_nodes",

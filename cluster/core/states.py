@@ -285,6 +285,8 @@ class Reason(enum.StrEnum):
     NON_ZERO_EXIT_CODE = "NonZeroExitCode"
     TIME_LIMIT = "TimeLimit"
     NODE_FAIL = "NodeFail"
+    # Slurm's FAIL_OOM: the job of an OUT_OF_MEMORY end.
+    OUT_OF_MEMORY = "OutOfMemory"
     # Slurm's codes for --dependency, which fsched does not take yet: the explainer and the
     # commands already print them as Slurm does.
     DEPENDENCY = "Dependency"

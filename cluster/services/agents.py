@@ -362,13 +362,17 @@ def job_launch_failed(
     triggers.schedule_after_commit()
 
 
-def completion_state(job: Job, exit_code: int, signal: int, ended: datetime | None = None) -> JobState:
+def completion_state(
+    job: Job, exit_code: int, signal: int, ended: datetime | None = None, *, out_of_memory: bool = False
+) -> JobState:
     """The state a job's end records: what a kill asked for (``final_state``), unless the
     job ended by itself before the kill was asked (its completion was lost and sent
-    again), then what it did."""
+    again), then what it did. A job its agent found over its memory is OUT_OF_MEMORY."""
     ended_first = not signal and ended is not None and job.kill_requested and ended < job.kill_requested
     if job.final_state and not ended_first:
         return JobState(job.final_state)
+    if out_of_memory:
+        return JobState.OUT_OF_MEMORY
     if signal or exit_code:
         return JobState.FAILED
     return JobState.COMPLETED
@@ -402,7 +406,11 @@ _COMPLETION_FIELDS = (
     "launched",
     "kill_requested",
     "eligible_time",
+    "max_rss_kb",
+    "total_cpu_secs",
 )
+# Slurm's SIG_OOM (253) as a wait status: sacct's ExitCode of an OUT_OF_MEMORY job, 0:125.
+OOM_EXIT = (0, 125)
 
 
 def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
@@ -425,7 +433,9 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         exit_code = int(c.get("exit_code", 0))
         signal = int(c.get("signal", 0))
         ended = _ts(c.get("end_time"))
-        state = completion_state(job, exit_code, signal, ended)
+        oom = c.get("out_of_memory") is True
+        state = completion_state(job, exit_code, signal, ended, out_of_memory=oom)
+        _usage(job, c)
         for name in job.alloc:
             freed.setdefault(name, set()).add(job.partition)
         old = job.state
@@ -436,6 +446,9 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
             reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
             if state == JobState.TIMEOUT:
                 reason = Reason.TIME_LIMIT
+            if state == JobState.OUT_OF_MEMORY:
+                reason = Reason.OUT_OF_MEMORY
+                exit_code, signal = OOM_EXIT
             mark_ended(job, state, now=ended or now, reason=reason)
             job.exit_code = exit_code
             job.exit_signal = signal
@@ -451,7 +464,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         )
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
-    rows.update_rows(done, [*ENDED_FIELDS, "exit_code", "exit_signal"])
+    rows.update_rows(done, [*ENDED_FIELDS, "exit_code", "exit_signal", "max_rss_kb", "total_cpu_secs"])
     rows.insert_values(Event, events)
     if recorded:
         refresh_usage(freed)
@@ -460,6 +473,14 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         publish.console_changed("jobs", "nodes")
         triggers.schedule_after_commit()
     return recorded
+
+
+def _usage(job: Job, c: dict[str, Any]) -> None:
+    """The agent's samples of the run that ended (an agent of an earlier release sends none)."""
+    rss, cpu = c.get("max_rss_kb"), c.get("total_cpu_secs")
+    number = (int, float)
+    job.max_rss_kb = rss if type(rss) is int and rss >= 0 else None
+    job.total_cpu_secs = float(cpu) if type(cpu) in number and cpu >= 0 else None
 
 
 __all__ = [

@@ -420,7 +420,7 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
 
 
 def launch_payload(job: Job) -> dict[str, Any]:
-    cpus = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[0]
+    cpus, mem = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[:2]
     launch = LaunchJob(
         job_id=job.id,
         run=job.restart_count,
@@ -443,5 +443,6 @@ def launch_payload(job: Job) -> dict[str, Any]:
         array_job_id=job.array_job_id,
         array_task_id=job.array_task_id,
         time_limit=job.time_limit,
+        mem_on_node=mem,
     )
     return Launch.of(launch).to_wire()

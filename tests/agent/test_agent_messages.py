@@ -135,7 +135,13 @@ def test_the_launch_object_round_trips_and_keeps_its_nulls() -> None:
 def test_the_wire_is_what_the_agent_sent_before() -> None:
     """The dicts the agent built by hand before these classes, key for key."""
     spooled = SpooledCompletion(**END)
-    assert am.Completed(**spooled.to_dict()).to_wire() == {"type": "completed", **dataclasses.asdict(spooled)}
+    assert am.Completed(**spooled.to_dict()).to_wire() == {"type": "completed", **END}
+    # Containment's fields (#16 point 4) travel only when known: an earlier controller sees
+    # the same keys as before; a known value goes as it is.
+    measured = SpooledCompletion(**END, out_of_memory=True, max_rss_kb=2048, total_cpu_secs=1.5)
+    assert am.Completed(**measured.to_dict()).to_wire() == {
+        "type": "completed", **END, "out_of_memory": True, "max_rss_kb": 2048, "total_cpu_secs": 1.5,
+    }  # fmt: skip
     spec = NodeSpec("node01", 4, 2048, features="a,b", conf="CPUs=4")
     assert spec.info(5.0).to_wire() == {
         "name": "node01", "cpus": 4, "real_memory": 2048, "boot_time": 5.0,
