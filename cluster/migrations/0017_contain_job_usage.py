@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("cluster", "0015_overview_sample"),
+        ("cluster", "0016_sacct_job_end_time_index"),
     ]
 
     operations = [
