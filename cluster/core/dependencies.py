@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cluster.core.states import FINISHED_JOB_STATES, JobState, Reason
 
@@ -315,8 +316,7 @@ _NOT_STARTED = frozenset({JobState.PENDING, JobState.CONFIGURING, JobState.REQUE
 _SINGLETON_RUNNING = frozenset({JobState.RUNNING, JobState.CONFIGURING, JobState.SUSPENDED, JobState.STOPPED})
 
 
-@dataclass(frozen=True, slots=True)
-class _Status:
+class _Status(NamedTuple):
     complete: bool  # ended COMPLETED (exit 0)
     completed: bool  # ended, in any final state
     pending: bool
@@ -343,6 +343,7 @@ class Facts:
     # (user, name) -> whether one runs, and the lowest id pending
     singles: dict[tuple[str, str], tuple[bool, int | None]] = field(default_factory=dict)
     _array_status: dict[int, _Status | None] = field(default_factory=dict)
+    _job_status: dict[int, _Status] = field(default_factory=dict)
 
     @classmethod
     def build(cls, jobs: Iterable[JobFacts], singleton_keys: Iterable[tuple[str, str]] = ()) -> Facts:
@@ -363,6 +364,13 @@ class Facts:
                     first[key] = job.job_id
         facts.singles = {k: (runs.get(k, False), first.get(k)) for k in keys}
         return facts
+
+    def job_status(self, job: JobFacts) -> _Status:
+        """One job's status, computed once per pass however many terms name it."""
+        status = self._job_status.get(job.job_id)
+        if status is None:
+            status = self._job_status[job.job_id] = _status(job)
+        return status
 
     def array_status(self, array_job_id: int) -> _Status | None:
         """The array as a whole, as Slurm tests ``N_*``: complete when every task is,
@@ -418,7 +426,7 @@ def evaluate(dep: Dependency, job: Dependent, facts: Facts, now: float) -> Outco
         if state is not TermState.UNFULFILLED:
             if new is None:
                 new = list(terms)
-            new[i] = replace(term, state=state)
+            new[i] = Term(term.kind, term.job_id, term.task, term.minutes, state)
     if new is not None:
         dep = Dependency(tuple(new), dep.any_of)
         terms = dep.terms
@@ -446,7 +454,7 @@ def _target(term: Term, facts: Facts) -> _Status | None:
         found = facts.by_task.get((term.job_id, term.task))
     else:
         found = facts.by_id.get(term.job_id)
-    return _status(found) if found is not None else None
+    return facts.job_status(found) if found is not None else None
 
 
 def _test(term: Term, job: Dependent, facts: Facts, now: float) -> TermState:
@@ -459,7 +467,7 @@ def _test(term: Term, job: Dependent, facts: Facts, now: float) -> TermState:
         # Task T waits for task T of the array named; without one, for the whole.
         found = facts.by_task.get((term.job_id, job.array_task_id))
         if found is not None:
-            return _ok(_status(found))
+            return _ok(facts.job_status(found))
     status = _target(term, facts)
     if status is None:
         return TermState.FULFILLED  # the job is gone: Slurm lifts the dependency

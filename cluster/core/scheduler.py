@@ -13,7 +13,10 @@ A pass, as Slurm's controller does it:
    (:func:`job_priority`), then job id.
 3. **Main scheduler.**  Each job, in that order: cheap per-job checks first (held,
    BeginTime, partition state and limits, ReqNodeNotAvail, BadConstraints, plugin gates),
-   then a fit on the partition's nodes.  The first job of a partition that does not fit
+   then a fit on the partition's nodes.  Dependencies come right after a hold, as Slurm's
+   job_independent tests them: ``Dependency`` or ``DependencyNeverSatisfied``, from the
+   snapshot's ``depend_facts`` in O(the job's terms) (``cluster.core.dependencies``).
+   The first job of a partition that does not fit
    gets ``Resources`` and *blocks* the partition: every later job there gets ``Priority``
    in O(1), and the partition's nodes are withheld from lower-priority jobs of other
    partitions (Slurm's ``failed_parts`` / ``avail_node_bitmap`` handling).

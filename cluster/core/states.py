@@ -285,7 +285,6 @@ class Reason(enum.StrEnum):
     NON_ZERO_EXIT_CODE = "NonZeroExitCode"
     TIME_LIMIT = "TimeLimit"
     NODE_FAIL = "NodeFail"
-    # Slurm's codes for --dependency, which fsched does not take yet: the explainer and the
-    # commands already print them as Slurm does.
+    # Slurm's codes for --dependency (cluster.core.dependencies).
     DEPENDENCY = "Dependency"
     DEPENDENCY_NEVER_SATISFIED = "DependencyNeverSatisfied"

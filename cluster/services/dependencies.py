@@ -22,7 +22,8 @@ from cluster.services.errors import ServiceError
 _FACT_FIELDS = ("id", "state", "start_time", "end_time", "array_job_id", "array_task_id", "user", "name")
 
 
-@lru_cache(maxsize=4096)
+# Large enough for a queue of tens of thousands: a pass re-reads the same texts.
+@lru_cache(maxsize=65536)
 def stored(text: str) -> Dependency | None:
     """A job's stored dependency, parsed (many jobs share one: ``afterok:12``, ``singleton``)."""
     try:
@@ -31,12 +32,20 @@ def stored(text: str) -> Dependency | None:
         return None  # never stored so: checked before it is
 
 
+# Parameters per statement: SQLite takes 32,766 at most; a queue that names more jobs
+# than this (tens of thousands of distinct ids) is read in as many statements.
+_IDS_PER_STATEMENT = 20_000
+
+
 def read_facts(deps: Mapping[int, Dependency], singles: Iterable[tuple[str, str]]) -> Facts:
     """The jobs ``deps`` still wait on, in ONE statement: by id, by array id (``N_*``,
     ``N_T``, aftercorr) and, for singletons, the active jobs of those users and names."""
     ids, arrays, _ = dependencies.referenced(deps)
     keys = set(singles)
-    where = Q(pk__in=sorted(ids)) if ids else Q()
+    if not (ids or arrays or keys):
+        return Facts()
+    wanted = sorted(ids)
+    where = Q(pk__in=wanted[:_IDS_PER_STATEMENT]) if wanted else Q()
     if arrays:
         where |= Q(array_job_id__in=sorted(arrays))
     if keys:
@@ -45,23 +54,25 @@ def read_facts(deps: Mapping[int, Dependency], singles: Iterable[tuple[str, str]
             name__in=sorted({n for _, n in keys}),
             state__in=[s.value for s in ACTIVE_JOB_STATES],
         )
-    if not (ids or arrays or keys):
-        return Facts()
-    found = (
-        JobFacts(
-            job_id=job_id,
-            state=state,
-            started=(start or end).timestamp() if (start or end) else None,
-            array_job_id=array_id,
-            array_task_id=task,
-            user=user,
-            name=name,
-        )
-        for job_id, state, start, end, array_id, task, user, name in Job.objects.filter(where).values_list(
-            *_FACT_FIELDS
-        )
+    found = list(Job.objects.filter(where).values_list(*_FACT_FIELDS))
+    for start in range(_IDS_PER_STATEMENT, len(wanted), _IDS_PER_STATEMENT):
+        chunk = wanted[start : start + _IDS_PER_STATEMENT]
+        found += Job.objects.filter(pk__in=chunk).values_list(*_FACT_FIELDS)
+    return Facts.build(
+        (
+            JobFacts(
+                job_id=job_id,
+                state=state,
+                started=(begun or end).timestamp() if (begun or end) else None,
+                array_job_id=array_id,
+                array_task_id=task,
+                user=user,
+                name=name,
+            )
+            for job_id, state, begun, end, array_id, task, user, name in found
+        ),
+        keys,
     )
-    return Facts.build(found, keys)
 
 
 def policy(cfg: ClusterConfig | None = None) -> dependencies.DependencyPolicy:
