@@ -11,6 +11,7 @@ SCRIPTS = [
     ["-m", "bench.cluster_throughput"],
     [str(ROOT / "bench" / "cli_latency.py")],
     [str(ROOT / "bench" / "scheduler_pass.py")],
+    [str(ROOT / "bench" / "dependency_pass.py")],
     [str(ROOT / "bench" / "hres_pass.py")],
     [str(ROOT / "bench" / "combined_pass.py")],
     [str(ROOT / "bench" / "console_scale.py")],

@@ -23,7 +23,6 @@ PROG = "sbatch"
 IGNORED = (
     ("--comment",),
     ("--cores-per-socket",),
-    ("-d", "--dependency"),
     ("--deadline",),
     ("-m", "--distribution"),
     ("--get-user-env",),
@@ -92,6 +91,7 @@ BODY_FIELDS = {
     "extra": "extra",
     "layout": "layout",
     "nice": "nice",
+    "dependency": "dependency",
 }
 
 
@@ -112,6 +112,13 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--begin",), "begin", str, "time", "defer job until HH:MM MM/DD/YY, now+60, ISO time"),
     (("-C", "--constraint"), "constraint", str, "list", "specify a list of constraints"),
     (("-c", "--cpus-per-task"), "cpus_per_task", int, "ncpus", "number of cpus required per task"),
+    (
+        ("-d", "--dependency"),
+        "dependency",
+        str,
+        "type:jobid[:time]",
+        "defer job until condition on jobid is satisfied",
+    ),
     (("-D", "--chdir"), "chdir", str, "directory", "set working directory for batch script"),
     (("-e", "--error"), "error", str, "err", "file for batch script's standard error"),
     (("--exclusive",), "exclusive", True, None, "allocate nodes in exclusive mode"),

@@ -100,7 +100,7 @@ def job_record(job: dict) -> Record:
             # Slurm prints WCKey= with TrackWCKey, which gives every job one ('*' at least).
             *([("WCKey", job["wckey"])] if job.get("wckey") else []),
         ],
-        [("JobState", state), ("Reason", _reason(job)), ("Dependency", "(null)")],
+        [("JobState", state), ("Reason", _reason(job)), ("Dependency", null(job.get("dependency")))],
         [
             ("Requeue", "1" if job.get("requeue", True) else "0"),
             ("Restarts", str(job.get("restart_count") or 0)),
@@ -658,6 +658,7 @@ JOB_KEYS = {
     "minmemorynode": "mem",
     "priority": "priority",
     "nice": "nice",
+    "dependency": "dependency",
     "starttime": "begin",
     "requeue": "requeue",
     "comment": "comment",

@@ -106,7 +106,8 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "C": ("CPUS", _s("num_cpus", "1")),
     "D": ("NODES", lambda j: str(node_count(j))),
     "e": ("END_TIME", lambda j: slurm_time(j.get("end_time"))),
-    "E": ("DEPENDENCY", lambda j: "(null)"),
+    # Slurm's printed form: the terms not yet fulfilled, afterok:12_*(unfulfilled).
+    "E": ("DEPENDENCY", _s("dependency", "(null)")),
     "f": ("FEATURES", _s("features", "(null)")),
     "F": ("ARRAY_JOB_ID", lambda j: str(j.get("array_job_id") or j.get("job_id"))),
     "h": ("OVER_SUBSCRIBE", lambda j: j.get("oversubscribe") or "OK"),

@@ -250,6 +250,9 @@ class Job(models.Model):
     extra = models.CharField(max_length=1024, blank=True, default="", help_text="--extra")
     layout = models.CharField(max_length=256, blank=True, default="", help_text="--layout")
     restart_count = models.PositiveIntegerField(default=0)
+    # --dependency in Slurm's printed form with each term's state (cluster.core.dependencies):
+    # the terms not yet fulfilled, "" when none.
+    dependency = models.TextField(blank=True, default="")
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.

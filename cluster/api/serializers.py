@@ -52,6 +52,7 @@ class JobSerializer(serializers.ModelSerializer):
             "state_compact",
             "reason",
             "reason_detail",
+            "dependency",
             "priority",
             "nice",
             "min_nodes",

@@ -35,7 +35,7 @@ SUBMIT_FIELDS = frozenset(
         "work_dir", "nodelist", "exclude", "hold", "licenses", "gres", "reservation",
         "begin", "array", "requeue", "environment", "test_only", "constraint", "resources",
         "wckey",
-        "exclusive", "oversubscribe", "extra", "layout", "nice",
+        "exclusive", "oversubscribe", "extra", "layout", "nice", "dependency",
     }
 )  # fmt: skip
 

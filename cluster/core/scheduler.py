@@ -13,7 +13,10 @@ A pass, as Slurm's controller does it:
    (:func:`job_priority`), then job id.
 3. **Main scheduler.**  Each job, in that order: cheap per-job checks first (held,
    BeginTime, partition state and limits, ReqNodeNotAvail, BadConstraints, plugin gates),
-   then a fit on the partition's nodes.  The first job of a partition that does not fit
+   then a fit on the partition's nodes.  Dependencies come right after a hold, as Slurm's
+   job_independent tests them: ``Dependency`` or ``DependencyNeverSatisfied``, from the
+   snapshot's ``depend_facts`` in O(the job's terms) (``cluster.core.dependencies``).
+   The first job of a partition that does not fit
    gets ``Resources`` and *blocks* the partition: every later job there gets ``Priority``
    in O(1), and the partition's nodes are withheld from lower-priority jobs of other
    partitions (Slurm's ``failed_parts`` / ``avail_node_bitmap`` handling).
@@ -58,6 +61,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 
+from cluster.core import dependencies
 from cluster.core.backfill import INF, Timeline
 from cluster.core.states import PAUSED_JOB_STATES, JobState, NodeBase, Reason, is_usable
 
@@ -127,6 +131,11 @@ class JobView:
     gres: str = ""  # per node, as --gres (gpu:tesla:2)
     exclusive: bool = False  # --exclusive: whole nodes, shared with no other job
     nice: int = 0  # sbatch --nice: taken off the computed priority
+    # --dependency (parsed) and what it needs of the job itself: singleton's name and
+    # aftercorr's task id.
+    dependency: dependencies.Dependency | None = None
+    name: str = ""
+    array_task_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,8 @@ class Snapshot:
     pending: tuple[JobView, ...]
     running: tuple[JobView, ...]  # RUNNING/SUSPENDED/CONFIGURING/COMPLETING: holding resources
     config: SchedulerConfig = field(default_factory=SchedulerConfig)
+    # The jobs the pending jobs' dependencies name, read once for the pass.
+    depend_facts: dependencies.Facts | None = None
 
 
 # --------------------------------------------------------------------------- decisions
@@ -199,6 +210,9 @@ class PassResult:
     # begin accruing age priority now.  The adapter applies them with the rest.
     kills: tuple = ()
     accrue_start: frozenset[int] = frozenset()
+    # Pending jobs whose stored dependency changed (terms fulfilled or failed): job id ->
+    # its new text, "" once satisfied (Slurm then shows Dependency=(null)).
+    dependencies: Mapping[int, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- extension points
@@ -537,6 +551,8 @@ class _Pass:
         self.shapes: dict[tuple, _Shape] = {}
         self.starts: list[Start] = []
         self.fit_attempts = 0
+        self.depend_facts = snap.depend_facts or dependencies.Facts()
+        self.dependency_text: dict[int, str] = {}
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -662,7 +678,7 @@ class _Pass:
         )
         kills = tuple(k for p in self.plugins for k in getattr(p, "kills", ()))
         accrue = frozenset(i for p in self.plugins for i in getattr(p, "accrue_start", ()))
-        return PassResult(tuple(self.starts), pending, timeouts, stats, kills, accrue)
+        return PassResult(tuple(self.starts), pending, timeouts, stats, kills, accrue, self.dependency_text)
 
     def _timeouts(self) -> tuple[Timeout, ...]:
         """RUNNING jobs past their time limit, the time they spent SUSPENDED or STOPPED not
@@ -727,6 +743,11 @@ class _Pass:
         """The cheap per-job checks, in the order Slurm reports them; the shape if all pass."""
         if job.hold:
             return Blocked(Reason.JOB_HELD_USER if job.hold == "user" else Reason.JOB_HELD_ADMIN)
+        # Dependencies before BeginTime, as Slurm's job_independent tests them.
+        if job.dependency is not None:
+            waits = self._dependency(job)
+            if waits is not None:
+                return waits
         if job.begin_time is not None and job.begin_time > self.now:
             return Blocked(Reason.BEGIN_TIME)
         if part is None:
@@ -762,6 +783,22 @@ class _Pass:
                     Reason.BAD_CONSTRAINTS, f"no {shape.nodes} nodes of {part.view.name} fit the request"
                 )
         return shape
+
+    def _dependency(self, job: JobView) -> Blocked | None:
+        """Evaluate the job's dependency against the pass's facts: O(its terms)."""
+        dep = job.dependency
+        assert dep is not None
+        outcome = dependencies.evaluate(
+            dep,
+            dependencies.Dependent(job.job_id, job.user, job.name, job.array_task_id),
+            self.depend_facts,
+            self.now,
+        )
+        reason = dependencies.reason_of(outcome.verdict)
+        text = outcome.text()
+        if outcome.dependency is not dep or reason is None:
+            self.dependency_text[job.job_id] = text
+        return Blocked(reason, text) if reason else None
 
     def _req_misfit(self, job: JobView, shape: _Shape, order: _Order) -> str:
         """Why a required node can never take the job ("" if they all can)."""

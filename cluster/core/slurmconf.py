@@ -44,6 +44,7 @@ from typing import Any
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
+from cluster.core.dependencies import parse_dependency_parameters
 from cluster.core.hostlists import HostlistError, HostlistTooLarge
 from cluster.core.hostlists import count as hostlist_size
 from cluster.core.private_data import parse_private_data
@@ -1186,6 +1187,7 @@ class _Builder:
             priority = DEFAULT_PRIORITY_TYPE
         resources = options.get("ResourcesFile")
         get("PrivateData", parse_private_data, None)  # checked here, read where it is honoured
+        get("DependencyParameters", parse_dependency_parameters, None)  # read by the pass
         return {
             "cluster_name": cluster,
             "slurmctld_host": hosts[0] if hosts else "",

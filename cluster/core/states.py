@@ -287,7 +287,6 @@ class Reason(enum.StrEnum):
     NODE_FAIL = "NodeFail"
     # Slurm's FAIL_OOM: the job of an OUT_OF_MEMORY end.
     OUT_OF_MEMORY = "OutOfMemory"
-    # Slurm's codes for --dependency, which fsched does not take yet: the explainer and the
-    # commands already print them as Slurm does.
+    # Slurm's codes for --dependency (cluster.core.dependencies).
     DEPENDENCY = "Dependency"
     DEPENDENCY_NEVER_SATISFIED = "DependencyNeverSatisfied"

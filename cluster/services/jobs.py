@@ -17,9 +17,10 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, selectors, triggers, visibility
-from cluster.core import feasibility, hostlists, jobspec
+from cluster.core import dependencies, feasibility, hostlists, jobspec
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
+from cluster.services import dependencies as depend_services
 from cluster.services import rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
 from cluster.services.reservations import check_job_access
@@ -103,6 +104,7 @@ _NAMED_FIELDS = {
     "array": ("job array", 10_000),
     "extra": ("--extra", 1024),
     "layout": ("--layout", 256),
+    "dependency": ("--dependency", dependencies.MAX_TEXT),
 }
 # Beyond this --begin is refused: later dates overflow datetime once a time limit is added.
 MAX_BEGIN_YEAR = 9000
@@ -481,6 +483,7 @@ def _validate_submission(
     environment = spec["environment"]
 
     name = _field(spec, "name") or ("wrap" if wrap is not None else "sbatch")
+    dependency = depend_services.checked(_field(spec, "dependency") or "")
     common = {
         "name": name[:256],
         "user": username,
@@ -524,7 +527,8 @@ def _validate_submission(
         "submit_time": now,
         "eligible_time": None if begin and begin > now else now,
         "array_max_tasks": throttle,
-        "reason": Reason.JOB_HELD_USER.value if signal_hold else Reason.NONE.value,
+        "reason": _first_reason(signal_hold, dependency),
+        "dependency": dependency,
         "priority": 0 if signal_hold else 1,
         "nice": nice,
     }
@@ -604,6 +608,14 @@ def _store(
     if not common["hold"] and common["eligible_time"] is not None:
         triggers.schedule_after_commit()
     return Submitted(job_ids=job_ids, array_job_id=array_job_id)
+
+
+def _first_reason(held: bool, dependency: str) -> str:
+    """A held job shows JobHeldUser, one with a dependency Dependency until a pass tests
+    it (Slurm tests it at submission; the pass asked for right after does here)."""
+    if held:
+        return Reason.JOB_HELD_USER.value
+    return Reason.DEPENDENCY.value if dependency else Reason.NONE.value
 
 
 def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> dict:
@@ -778,12 +790,13 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 @transaction.atomic
 def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any]) -> Job:
-    """scontrol update JobId=: TimeLimit, Partition and Licenses (pending only), Name, Nice."""
+    """scontrol update JobId=: TimeLimit, Partition, Licenses and Dependency (pending
+    only), Name, Nice."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
-    allowed = {"time_limit", "partition", "name", "licenses", "nice"}
+    allowed = {"time_limit", "partition", "name", "licenses", "nice", "dependency"}
     unknown = set(changes) - allowed
     if unknown:
         shown = ", ".join(sorted(jobspec.quoted(u) for u in unknown))
@@ -792,7 +805,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     nice = _checked_nice(changes.pop("nice")) if "nice" in changes else None
     changes = _checked_changes(changes)
     fields: list[str] = []
-    before = {f: getattr(job, f) for f in (*allowed, "priority")}
+    before = {f: getattr(job, f) for f in (*allowed, "priority", "reason")}
     if nice is not None and nice != job.nice:
         _update_nice(actor, job, nice)
         fields += ["nice", "priority"]
@@ -828,6 +841,9 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
             raise ServiceError("Job is no longer pending execution", field="licenses")
         job.licenses = _check_licenses(changes["licenses"], ClusterConfig.current())
         fields.append("licenses")
+    if "dependency" in changes:
+        _update_dependency(job, changes["dependency"])
+        fields += ["dependency", "reason"]
     if "partition" in changes or "licenses" in changes:
         # Checked as a submission is, with both changes made: a pending job that could never
         # run where it now is (Slurm validates scontrol update's new partition the same way).
@@ -845,6 +861,19 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         publish.console_changed("jobs")
         triggers.schedule_after_commit()
     return job
+
+
+def _update_dependency(job: Job, text: str) -> None:
+    """scontrol update Dependency=: pending jobs only (Slurm's ESLURM_JOB_NOT_PENDING); an
+    empty value (or 0) clears it.  The reason is the new dependency's until the next pass
+    tests it, which the update asks for; a held job keeps its hold's."""
+    if job.state != JobState.PENDING:
+        raise ServiceError("Job is no longer pending execution", field="dependency")
+    job.dependency = depend_services.checked(
+        text, job_id=job.id, array_job_id=job.array_job_id, array_task_id=job.array_task_id
+    )
+    if not job.hold:
+        job.reason = Reason.DEPENDENCY if job.dependency else Reason.NONE
 
 
 def _checked_nice(value: Any) -> int:
@@ -889,6 +918,7 @@ _UPDATE_FIELDS = {
     "partition": ("Partition", 1024),
     "name": ("JobName", 1024),
     "licenses": ("Licenses", 512),
+    "dependency": ("Dependency", dependencies.MAX_TEXT),
 }
 
 

@@ -17,15 +17,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster import extensions, publish
-from cluster.core import scheduler, states
+from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
 from cluster.services import rows
 from cluster.services.agents import PING_INTERVAL
+from cluster.services.dependencies import policy as dependency_policy
+from cluster.services.dependencies import read_facts as read_depend_facts
+from cluster.services.dependencies import stored as stored_dependency
 from cluster.services.nodes import NOT_RESPONDING_REASON
 from cluster.services.state import (
     Placement,
+    end_job,
     fail_jobs_on,
     record_transition,
     refresh_usage,
@@ -86,6 +90,9 @@ _PENDING_FIELDS = (
     "array_max_tasks",
     "exclusive",
     "nice",
+    "dependency",
+    "name",
+    "array_task_id",
 )
 _HOLDING_FIELDS = (
     "id",
@@ -191,6 +198,8 @@ def build_snapshot(
             )
         pending = {**pending, "pk": heads}
     pending_rows = rows.select(Job, _PENDING_FIELDS, pending, order_by=("id",))
+    waiting_on: dict[int, dependencies.Dependency] = {}
+    singles: list[tuple[str, str]] = []
     for (
         job_id,
         part,
@@ -213,7 +222,15 @@ def build_snapshot(
         throttle,
         exclusive,
         nice,
+        depend_text,
+        name,
+        task_id,
     ) in pending_rows:
+        depend = stored_dependency(depend_text) if depend_text else None
+        if depend is not None:
+            waiting_on[job_id] = depend
+            if depend.has_singleton():
+                singles.append((user, name))
         pending_views.append(
             scheduler.JobView(
                 job_id=job_id,
@@ -238,6 +255,9 @@ def build_snapshot(
                 array_max_tasks=throttle,
                 exclusive=bool(exclusive),
                 nice=nice,
+                dependency=depend,
+                name=name,
+                array_task_id=task_id,
             )
         )
     snap = scheduler.Snapshot(
@@ -247,6 +267,8 @@ def build_snapshot(
         pending=tuple(pending_views),
         running=tuple(running_views),
         config=scheduler.SchedulerConfig(backfill=backfill),
+        # One read for every dependency of the pass, none when no job has one.
+        depend_facts=read_depend_facts(waiting_on, singles) if waiting_on else None,
     )
     return snap, names
 
@@ -328,6 +350,9 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
     changed since the snapshot, or an extension dropped, is left for a later pass)."""
     now = ctx.now
     written: set[int] = set()
+    if result.dependencies:
+        # First: a job the pass starts is still PENDING here, and starts with none.
+        _update_dependencies(result.dependencies)
     if result.starts:
         started = {s.job_id: s for s in result.starts}
         wanted = {names[i] for s in result.starts for i in s.node_indices}
@@ -359,6 +384,8 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
         written = {job.id for job, _ in starting}
     if result.pending:
         _update_pending(result.pending)
+    if dependency_policy(ctx.cfg).kill_invalid_depend:
+        _kill_invalid_dependents(result.pending, now)
     if ctx.backfill:
         _mark_planned(result.pending, names, now)
     for timeout in result.timeouts:
@@ -408,6 +435,32 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
         still = {"state": JobState.PENDING, "hold": ""}
         rows.update_rows(changed, ["reason", "reason_detail", "priority"], only_if=still)
         publish.console_changed("jobs")
+
+
+def _update_dependencies(changed: dict[int, str]) -> None:
+    """Store the terms the pass saw fulfilled or failed (a fulfilled term is dropped, as
+    Slurm drops it), for the jobs still PENDING; a job started keeps none."""
+    jobs = [Job(id=job_id, dependency=text) for job_id, text in changed.items()]
+    rows.update_rows(jobs, ["dependency"], only_if={"state": JobState.PENDING})
+
+
+def _kill_invalid_dependents(pending: tuple[scheduler.Pending, ...], now: datetime) -> None:
+    """DependencyParameters=kill_invalid_depend: a job whose dependency can never be
+    satisfied is cancelled, keeping its reason DependencyNeverSatisfied (Slurm's
+    _kill_dependent)."""
+    never = [p.job_id for p in pending if p.reason == states.Reason.DEPENDENCY_NEVER_SATISFIED]
+    if not never:
+        return
+    still = {"pk": never, "state": JobState.PENDING}
+    for job in rows.load(Job, None, still, order_by=("id",), for_update=True):
+        end_job(
+            job,
+            JobState.CANCELLED,
+            now=now,
+            why="dependency never satisfied",
+            reason=states.Reason.DEPENDENCY_NEVER_SATISFIED,
+            user="slurm",
+        )
 
 
 ALWAYS_HEARD = datetime.min.replace(tzinfo=UTC)

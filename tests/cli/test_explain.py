@@ -1,7 +1,6 @@
 """``fsched explain JOBID`` (#13 point 1): the pending explainer in the terminal, one cause per
 line with what would release it, through the real command against a live controller, for a
-job held by a QOS limit, an HRES layer, a powered-down node, a hold and (the reason Slurm
-gives for --dependency, which fsched does not take yet) a dependency."""
+job held by a QOS limit, an HRES layer, a powered-down node, a hold and a dependency."""
 
 from __future__ import annotations
 
@@ -102,20 +101,22 @@ def test_a_held_job_says_how_to_release_it(users, demo, live_cli):
 
 
 def test_the_dependency_reasons_are_explained_when_the_pass_records_them(users, demo, live_cli):
-    """fsched does not take --dependency yet; the pass will record Slurm's Dependency and
-    DependencyNeverSatisfied, which the commands and the explainer already show."""
-    waits = submit(users["alice"])
-    never = submit(users["alice"])
-    Job.objects.filter(pk=waits).update(reason="Dependency", reason_detail="afterok:7")
-    Job.objects.filter(pk=never).update(reason="DependencyNeverSatisfied", reason_detail="afterok:7(failed)")
+    """The pass records Slurm's Dependency and DependencyNeverSatisfied with the job's
+    dependency as Slurm prints it (#16 point 1); the commands and the explainer show them."""
+    alice = users["alice"]
+    later = submit(alice, begin="now+3600")
+    cancelled = submit(alice, begin="now+3600")
+    waits = submit(alice, dependency=f"afterok:{later}")
+    never = submit(alice, dependency=f"afterok:{cancelled}")
+    live_cli("alice", "scancel", str(cancelled))
+    schedule_pass()
     assert live_cli("alice", "squeue", "-h", "-j", str(waits), "-o", "%r")[1] == "Dependency\n"
-    # The reason is written here by hand, so backfill, which sees no dependency, would
-    # start the job now: its StartTime= line is left out.
     assert [line for line in explain(live_cli, waits)[1:] if not line.startswith("StartTime=")] == [
-        "Dependency: afterok:7 [job] -> Released when the jobs it depends on reach that state."
+        f"Dependency: afterok:{later}(unfulfilled) [job] -> "
+        "Released when the jobs it depends on reach that state."
     ]
     assert [line for line in explain(live_cli, never)[1:] if not line.startswith("StartTime=")] == [
-        f"DependencyNeverSatisfied: afterok:7(failed) [job] -> Never released: scancel {never} "
+        f"DependencyNeverSatisfied: afterok:{cancelled}(failed) [job] -> Never released: scancel {never} "
         "and submit it again."
     ]
 
