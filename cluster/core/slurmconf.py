@@ -47,6 +47,7 @@ from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 from cluster.core.hostlists import HostlistError, HostlistTooLarge
 from cluster.core.hostlists import count as hostlist_size
 from cluster.core.private_data import parse_private_data
+from cluster.core.prolog_conf import PARSERS as PROLOG_PARSERS
 from slurmwords.durations import parse_time_limit
 from slurmwords.hostlists import split_top
 from slurmwords.memory import parse_memory_mb
@@ -1186,6 +1187,8 @@ class _Builder:
             priority = DEFAULT_PRIORITY_TYPE
         resources = options.get("ResourcesFile")
         get("PrivateData", parse_private_data, None)  # checked here, read where it is honoured
+        for key, parse in PROLOG_PARSERS.items():  # likewise (cluster/core/prolog_conf.py)
+            get(key, parse, None)
         return {
             "cluster_name": cluster,
             "slurmctld_host": hosts[0] if hosts else "",
