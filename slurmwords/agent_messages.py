@@ -45,6 +45,7 @@ __all__ = [
     "Ping",
     "PowerAction",
     "PowerActionDone",
+    "PrologEpilog",
     "Reboot",
     "RebootDone",
     "Register",
@@ -270,6 +271,28 @@ class RebootDone(Message):
     error: str  # empty unless it could not start
 
 
+@dataclass(frozen=True)
+class PrologEpilog(Message):
+    """slurm.conf's Prolog or Epilog on the job's node (agent/prolog.py): a Prolog that
+    failed (the job did not start), or the Epilog's end, which ends the job's COMPLETING."""
+
+    TYPE = "prolog_epilog"
+    PROLOG_FAILED = "prolog_failed"
+    EPILOG_DONE = "epilog_done"
+    EPILOG_FAILED = "epilog_failed"
+    job_id: int
+    node: str
+    run: int
+    what: str  # one of the three above
+    error: str = ""  # why it failed, in words
+    time: float | None = None
+
+    def check(self, kind: str) -> None:
+        if self.what not in (self.PROLOG_FAILED, self.EPILOG_DONE, self.EPILOG_FAILED):
+            words = f"{self.PROLOG_FAILED}, {self.EPILOG_DONE} or {self.EPILOG_FAILED}"
+            raise MessageError(kind, "what", f"must be {words}")
+
+
 # -- controller → agent ------------------------------------------------------------
 
 
@@ -357,6 +380,7 @@ AGENT_MESSAGES = _by_type(
     Drain,
     PowerActionDone,
     RebootDone,
+    PrologEpilog,
 )
 CONTROLLER_MESSAGES = _by_type(Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot)
 REGISTRY = {**AGENT_MESSAGES, **CONTROLLER_MESSAGES}
