@@ -41,6 +41,7 @@ from agent.jobs import RESEND_AFTER, JobManager
 from agent.load_sampler import ProcLoad
 from agent.nodeconf import NodeRules
 from agent.power import PowerActions
+from agent.prolog import NodeHooks
 from agent.reboot import Reboots
 from agent.spool import Spool
 from load.core.indices import SAMPLE_INTERVAL
@@ -155,6 +156,9 @@ class Agent:
             clock=clock,
             root_jobs=config.rules.root_jobs,
             resend_after=config.resend_after,
+            hooks=NodeHooks(
+                config.rules.prolog, cluster=config.rules.cluster_name, conf_file=config.rules.source
+            ),
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)
