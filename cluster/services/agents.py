@@ -24,13 +24,16 @@ from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.services.dynamic_nodes import register_dynamic
 from cluster.services.nodes import NOT_RESPONDING_REASON
+from cluster.services.prolog_epilog import waits_for_epilog
 from cluster.services.reboots import reboot_registration
 from cluster.services.state import (
+    COMPLETING_FIELDS,
     ENDED_FIELDS,
     end_job,
     fail_job,
     fail_jobs_on,
     launch_payload,
+    mark_completing,
     mark_ended,
     refresh_usage,
     requeue_now,
@@ -418,17 +421,31 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     freed: dict[str, set[str]] = {}  # node -> partitions of the jobs that ended there
     events = []
     requeued = []
+    completing = []  # ended, their Epilog running (cluster/services/prolog_epilog.py)
+    epilog = waits_for_epilog() if jobs else False
     for job in jobs:
         c = by_id[job.id]
         if c.get("node") != job.batch_host or ("run" in c and c["run"] != job.restart_count):
             continue  # a late message from an earlier run
+        if job.state == JobState.COMPLETING:
+            continue  # recorded already (a re-sent completion)
         exit_code = int(c.get("exit_code", 0))
         signal = int(c.get("signal", 0))
         ended = _ts(c.get("end_time"))
         state = completion_state(job, exit_code, signal, ended)
+        old = job.state
+        if epilog and state != JobState.REQUEUED:
+            reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
+            reason = Reason.TIME_LIMIT if state == JobState.TIMEOUT else reason
+            mark_completing(job, state, now=ended or now, reason=reason)
+            job.exit_code, job.exit_signal = exit_code, signal
+            completing.append(job)
+            events.append(transition_row(job.id, old, job.state, now=now, node=c.get("node", ""),
+                                         detail={"exit_code": exit_code, "signal": signal}))  # fmt: skip
+            recorded += 1
+            continue
         for name in job.alloc:
             freed.setdefault(name, set()).add(job.partition)
-        old = job.state
         if state == JobState.REQUEUED:
             requeue_now(job, now=now)
             requeued.append(job.id)
@@ -452,6 +469,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
     rows.update_rows(done, [*ENDED_FIELDS, "exit_code", "exit_signal"])
+    rows.update_rows(completing, list(COMPLETING_FIELDS))
     rows.insert_values(Event, events)
     if recorded:
         refresh_usage(freed)

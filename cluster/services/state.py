@@ -91,6 +91,49 @@ def mark_ended(job: Job, state: JobState, *, now: datetime, reason: str = Reason
     job.final_state = ""
 
 
+# What a job entering COMPLETING writes: its end is known, its nodes are still held.
+COMPLETING_FIELDS = (
+    "state", "reason", "end_time", "final_state", "kill_requested", "exit_code", "exit_signal",
+)  # fmt: skip
+
+
+def mark_completing(job: Job, state: JobState, *, now: datetime, reason: str = Reason.NONE) -> None:
+    """The job's processes ended but its Epilog runs (slurm.conf's ``Epilog``): COMPLETING,
+    with the end it will take in ``final_state``, its nodes held (``alloc`` kept) until the
+    epilog is done, as slurmctld keeps a job COMPLETING until each node's epilog completes.
+    Unsaved, for a caller that writes many (COMPLETING_FIELDS). The kill, if one was asked,
+    is over: the processes are gone."""
+    job.state = JobState.COMPLETING
+    job.final_state = state
+    job.reason = reason
+    job.end_time = now
+    job.kill_requested = None
+
+
+def finish_completing(job: Job, *, now: datetime, why: str, node: str = "") -> None:
+    """COMPLETING → the end kept in ``final_state``, at the time the processes ended; the
+    job releases its nodes. Saved, with its event."""
+    final = JobState(job.final_state or JobState.COMPLETED)
+    mark_ended(job, final, now=job.end_time or now, reason=job.reason)
+    job.save(update_fields=list(ENDED_FIELDS))
+    record_transition(job, JobState.COMPLETING, now=now, why=why, node=node)
+    publish.console_changed("jobs")
+
+
+def requeue_held(job: Job, *, now: datetime, why: str, detail: str, node: str = "") -> None:
+    """Back to the queue and held by its user's hold (``scontrol release`` frees it), with
+    ``detail`` as the reason squeue shows: Slurm's requeue after a failed Prolog."""
+    old = job.state
+    requeue_now(job, now=now)
+    job.hold = "user"
+    job.reason = Reason.JOB_HELD_USER
+    job.reason_detail = detail
+    job.priority = 0
+    job.save(update_fields=["hold", "reason", "reason_detail", "priority"])
+    record_transition(job, old, now=now, why=why, node=node)
+    publish.console_changed("jobs")
+
+
 def end_job(
     job: Job,
     state: JobState,
