@@ -535,6 +535,8 @@ class Agent:
                     self.power.run(msg)
                 case am.Reboot():
                     self.reboots.run(msg)
+                case am.RunEpilog():
+                    self.jobs.hooks.node_epilog(msg, self.jobs)
                 case _:  # the protocol's, but not for now (a second challenge)
                     log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

@@ -28,9 +28,11 @@ list of one, as slurmd does, and no search path is set for Prolog and Epilog
 (Slurm's Prolog and Epilog Guide: "these programs do not have a search path set").
 ``PrologFlags=Serial`` runs Prologs and Epilogs one at a time on the node.
 
-Limits: only the batch host runs them (the other nodes of a multi-node job receive no
-launch); the job's data for the Epilog is kept in memory, so an Epilog after an agent
-restart has only SLURM_JOB_ID, SLURMD_NODENAME and SLURM_SCRIPT_CONTEXT.
+The job's other nodes run only the Epilog, when the controller sends ``run_epilog``
+(:meth:`NodeHooks.node_epilog`); the Prolog and the task scripts run on the batch host
+only, the other nodes receiving no launch. The batch host keeps the job's data for its
+Epilog in memory: an Epilog after an agent restart has only SLURM_JOB_ID,
+SLURMD_NODENAME and SLURM_SCRIPT_CONTEXT.
 """
 
 from __future__ import annotations
@@ -438,8 +440,7 @@ class NodeHooks:
     async def _epilogue(self, job: Mapping[str, Any] | None, ended: Any, manager: Any) -> None:
         from agent.jobs import LaunchError, job_environment, resolve_account  # noqa: PLC0415 - jobs imports us
 
-        job_id, node, run = int(ended.job_id), str(ended.node), int(ended.run or 0)
-
+        job_id, node = int(ended.job_id), str(ended.node)
         if job is not None and self.has(Stage.TASK_EPILOG):
             try:
                 account = resolve_account(str(job.get("user") or ""), root_jobs=manager.root_jobs)
@@ -453,8 +454,21 @@ class NodeHooks:
                 outcome = await self.run(Stage.TASK_EPILOG, call)
                 if not outcome.result.ok:  # Slurm only logs a failed task epilog
                     log.warning("job %d: task epilog failed: %s", job_id, outcome.result.error)
-        if not self.has(Stage.EPILOG):
+        if self.has(Stage.EPILOG):
+            await self._epilog(job, ended, manager)
+
+    def node_epilog(self, msg: am.RunEpilog, manager: Any) -> None:
+        """``run_epilog``: the Epilog of a job that ran on this node without its batch
+        script; answered even when there is no Epilog here, so the job does not wait."""
+        if msg.node not in manager.nodes:
+            log.warning("job %d: run_epilog for node %s, not served here: ignored", msg.job_id, msg.node)
             return
+        task = asyncio.get_running_loop().create_task(self._epilog(msg.job, msg, manager))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _epilog(self, job: Mapping[str, Any] | None, ended: Any, manager: Any) -> None:
+        job_id, node, run = int(ended.job_id), str(ended.node), int(ended.run or 0)
         env = node_environment(
             job, Stage.EPILOG, job_id=job_id, node=node, cluster=self.cluster, conf=self.conf_file,
             exit_code=ended.exit_code, signal_no=ended.signal,

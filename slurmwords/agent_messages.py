@@ -50,6 +50,7 @@ __all__ = [
     "RebootDone",
     "Register",
     "Registered",
+    "RunEpilog",
     "RunningJob",
     "Signal",
     "Started",
@@ -364,6 +365,22 @@ class Reboot(Message):
     node: str
 
 
+@dataclass(frozen=True)
+class RunEpilog(Message):
+    """Run slurm.conf's Epilog on ``node``, one of a multi-node job's nodes other than its
+    batch host, whose agent saw no launch: the job ended (``exit_code``, ``signal``).
+    ``job`` holds what the Epilog's environment names (user, node_list, partition...).
+    The agent answers ``prolog_epilog`` (``epilog_done`` at once when it has no Epilog)."""
+
+    TYPE = "run_epilog"
+    job_id: int
+    node: str
+    run: int
+    exit_code: int
+    signal: int
+    job: dict[str, Any]
+
+
 def _by_type(*classes: type[Message]) -> dict[str, type[Message]]:
     return {cls.TYPE: cls for cls in classes}
 
@@ -382,7 +399,9 @@ AGENT_MESSAGES = _by_type(
     RebootDone,
     PrologEpilog,
 )
-CONTROLLER_MESSAGES = _by_type(Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot)
+CONTROLLER_MESSAGES = _by_type(
+    Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot, RunEpilog
+)
 REGISTRY = {**AGENT_MESSAGES, **CONTROLLER_MESSAGES}
 
 

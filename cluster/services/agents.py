@@ -437,8 +437,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         if epilog and state != JobState.REQUEUED:
             reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
             reason = Reason.TIME_LIMIT if state == JobState.TIMEOUT else reason
-            mark_completing(job, state, now=ended or now, reason=reason)
-            job.exit_code, job.exit_signal = exit_code, signal
+            mark_completing(job, state, now=ended or now, reason=reason, exit_code=exit_code, signal=signal)
             completing.append(job)
             events.append(transition_row(job.id, old, job.state, now=now, node=c.get("node", ""),
                                          detail={"exit_code": exit_code, "signal": signal}))  # fmt: skip

@@ -31,9 +31,9 @@ from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag, Reason
 from cluster.models import ClusterConfig, Job, Node
 from cluster.services.state import (
     end_job,
-    finish_completing,
     record_transition,
     refresh_usage,
+    release_completing_node,
     requeue_held,
     requeue_now,
     set_node_state,
@@ -113,14 +113,12 @@ def prolog_failed(*, job_id: int, node: str, run: int, error: str = "", now: dat
 
 
 def _epilog_end(job_id: int, node: str, run: int, *, now: datetime, why: str) -> None:
-    job = _job(job_id, node, run)
-    if job is None or job.state != JobState.COMPLETING:
+    job = Job.objects.select_for_update().filter(pk=job_id).first()
+    if job is None or job.state != JobState.COMPLETING or job.restart_count != run or node not in job.alloc:
         return  # not waiting for this epilog (none was expected, or the job ended otherwise)
-    held = list(job.alloc)
-    partition = job.partition
-    finish_completing(job, now=now, why=why, node=node)
-    refresh_usage(held)
-    freed = {name: {partition} for name in held}
+    release_completing_node(job, node, now=now, why=why)
+    refresh_usage([node])
+    freed = {node: {job.partition}}
     for ext in extensions.active():
         ext.nodes_freed(freed, now=now)
     publish.console_changed("nodes")

@@ -64,6 +64,7 @@ SAMPLES: list[am.Message] = [
     am.PowerActionDone(run_id=3, node="node01", exit_code=-9, end_time=1699999999.5, error=""),
     am.RebootDone(node="node01", exit_code=127, end_time=1699999999.5, error="RebootProgram isn't defined"),
     am.PrologEpilog(job_id=7, node="node01", run=0, what="prolog_failed", error="exited with status 1"),
+    am.RunEpilog(job_id=7, node="node02", run=0, exit_code=0, signal=9, job={"user": "ann", "num_nodes": 2}),
     am.Registered(
         nodes=["node01"], rejected={"node02": "node is served by another agent"}, kill=[5], ping_interval=5
     ),
@@ -95,6 +96,7 @@ def test_the_registry_is_the_protocol_both_ways() -> None:
     }  # fmt: skip
     assert set(am.CONTROLLER_MESSAGES) == {
         "challenge", "registered", "launch", "signal", "cancel", "ack", "power_action", "reboot",
+        "run_epilog",
     }  # fmt: skip
     assert am.REGISTRY == {**am.AGENT_MESSAGES, **am.CONTROLLER_MESSAGES}
     assert not set(am.AGENT_MESSAGES) & set(am.CONTROLLER_MESSAGES)

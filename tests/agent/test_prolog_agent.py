@@ -168,3 +168,31 @@ def test_hooks_attached_later_run_after_slurm_confs_programs_in_order(tmp_path: 
     outcome = asyncio.run(hooks.run(Stage.PROLOG, HookCall(Stage.PROLOG, 1, "node01", {})))
     assert calls == ["script\n"]
     assert (outcome.result.ok, outcome.result.error) == (False, "refused by the callback")
+
+
+def test_run_epilog_runs_the_epilog_of_a_node_without_the_batch_script(tmp_path: Path) -> None:
+    seen = tmp_path / "epilog.env"
+    epilog = _script(tmp_path / "epilog", f"env > {seen}\n")
+    facts = {"user": ME, "node_list": "node[01-02]", "num_nodes": 2, "partition": "debug"}
+    message = {"type": "run_epilog", "job_id": 14, "node": "node02", "run": 1, "exit_code": 2, "signal": 0,
+               "job": facts}  # fmt: skip
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send(message)
+        msg = await ctl.expect("prolog_epilog", job_id=14)
+        assert (msg["what"], msg["node"], msg["run"]) == ("epilog_done", "node02", 1)
+        env = _env_file(seen)
+        assert (env["SLURMD_NODENAME"], env["SLURM_JOB_USER"]) == ("node02", ME)
+        assert (env["SLURM_JOB_EXIT_CODE2"], env["SLURM_SCRIPT_CONTEXT"]) == ("2:0", "epilog_slurmd")
+
+    run_with_agent(tmp_path, scenario, rules=_rules(epilog=(epilog,)))
+
+
+def test_run_epilog_without_an_epilog_is_answered_at_once(tmp_path: Path) -> None:
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "run_epilog", "job_id": 15, "node": "node02", "run": 0, "exit_code": 0,
+                        "signal": 0, "job": {}})  # fmt: skip
+        msg = await ctl.expect("prolog_epilog", job_id=15)
+        assert msg["what"] == "epilog_done"
+
+    run_with_agent(tmp_path, scenario, rules=_rules())

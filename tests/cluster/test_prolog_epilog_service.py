@@ -133,3 +133,29 @@ def test_force_requeue_on_fail_and_nohold_on_prolog_fail(demo, users):
     prolog_epilog.prolog_failed(job_id=job.id, node=job.batch_host, run=job.restart_count)
     job.refresh_from_db()
     assert (job.state, job.hold, job.restart_count) == ("PENDING", "", 1)
+
+
+def test_a_multi_node_job_is_completing_until_every_nodes_epilog_is_done(demo, users, monkeypatch):
+    sent = []
+    # What the controller sends the agents, caught on its way out (the e2e test runs it for real).
+    monkeypatch.setattr("cluster.publish.to_agents", sent.extend)
+    set_option("Epilog", "/etc/slurm/epilog")
+    register(timezone.now() - timedelta(minutes=1))
+    job = running_job(users["alice"], nodes="2", nodelist="node09,node10")
+    assert (job.batch_host, sorted(job.alloc)) == ("node09", ["node09", "node10"])
+    agents.job_completed(completion=completion(job, signal=9))
+    # The other node, which saw no launch, is told to run its Epilog.
+    [(node, payload)] = [(n, p) for n, p in sent if p["type"] == "run_epilog"]
+    assert node == "node10"
+    assert (payload["job_id"], payload["node"]) == (job.id, "node10")
+    assert (payload["exit_code"], payload["signal"]) == (0, 9)
+    assert payload["job"]["user"] == "alice"
+    prolog_epilog.epilog_done(job_id=job.id, node="node09", run=job.restart_count)
+    job.refresh_from_db()
+    assert (job.state, sorted(job.alloc)) == ("COMPLETING", ["node10"])  # node09 released
+    assert Node.objects.get(name="node09").alloc_cpus == 0
+    assert Node.objects.get(name="node10").alloc_cpus > 0
+    prolog_epilog.epilog_done(job_id=job.id, node="node09", run=job.restart_count)  # again: nothing
+    prolog_epilog.epilog_done(job_id=job.id, node="node10", run=job.restart_count)
+    job.refresh_from_db()
+    assert (job.state, job.alloc) == ("FAILED", {})

@@ -107,3 +107,16 @@ def test_the_job_is_completing_while_its_epilog_runs(prolog_cluster) -> None:
     assert node_reason(c, "node05")[0] != "idle"
     c.wait_for("the job completed", lambda: squeue(c, job, "%t") == "CD", timeout=60)
     c.wait_for("node05 idle again", lambda: node_reason(c, "node05")[0] == "idle")
+
+
+def test_a_two_node_job_is_completing_until_both_nodes_epilogs_are_done(prolog_cluster) -> None:
+    c, _ = prolog_cluster
+    # node02 (the batch host) has a quick Epilog, node05 a slow one.
+    job = submit(c, "-N", "2", "-w", "node02,node05", "--wrap", "true")
+    c.wait_for("the job completing", lambda: squeue(c, job, "%t") == "CG", timeout=60, interval=0.1)
+    # node02's Epilog is done: it is released while the job waits for node05's.
+    c.wait_for("node02 released", lambda: node_reason(c, "node02")[0] == "idle", interval=0.1)
+    assert squeue(c, job, "%t") == "CG"
+    assert node_reason(c, "node05")[0] != "idle"
+    c.wait_for("the job completed", lambda: squeue(c, job, "%t") == "CD", timeout=60)
+    assert node_reason(c, "node05")[0] == "idle"
