@@ -61,6 +61,10 @@ OUTPUT_LIMIT = 1 << 20  # bytes of a TaskProlog's output read; the rest is dropp
 NOT_RUN = 127  # the shell's status for a program that could not be started
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GLOB = re.compile(r"[*?\[]")
+BASH = "/bin/bash"
+# $1: the work directory, $2: the program; /tmp when the directory cannot be entered, as
+# slurmstepd's "going to /tmp instead".
+_CD_THEN_EXEC = 'cd -- "$1" 2>/dev/null || cd /tmp || exit 1; exec "$2"'
 
 
 class Stage(enum.StrEnum):
@@ -225,19 +229,26 @@ def expand_programs(paths: tuple[str, ...]) -> list[str]:
 
 
 async def run_program(path: str, call: HookCall, *, capture: bool = False) -> HookResult:
-    """Run one program by its path (no shell, argv of one), in its own process group,
-    killed with the group when ``call.timeout`` passes."""
+    """Run one program by its path (argv of one), in its own process group, killed with
+    the group when ``call.timeout`` passes.
+
+    Run as another user, it must not get its working directory from a ``chdir`` made
+    as root before the switch (a directory it could not reach itself): a constant bash
+    line changes to it after the switch, then execs the program, both given as
+    arguments (agent/jobs.py's wrapper does the same for the job)."""
     ids: dict[str, Any] = {}
+    argv, cwd = [path], call.cwd
     if call.run_as.uid is not None:
         ids = {"user": call.run_as.uid, "group": call.run_as.gid, "extra_groups": list(call.run_as.groups)}
+        argv, cwd = [BASH, "-c", _CD_THEN_EXEC, "fsched-task-script", call.cwd, path], "/"
     try:
         proc = await asyncio.create_subprocess_exec(
-            path,
+            *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE if capture else asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
             env=call.env,
-            cwd=call.cwd,
+            cwd=cwd,
             start_new_session=True,
             close_fds=True,
             **ids,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pwd
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,35 @@ def test_a_task_prologs_output_is_read_to_its_end_even_when_it_comes_in_pieces(t
     result = asyncio.run(run_program(str(script), HookCall(Stage.TASK_PROLOG, 1, "n1", {}), capture=True))
     assert result.ok
     assert result.output == "export A=1\nprint later\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root")
+def test_a_task_script_enters_the_work_dir_as_the_job_user_not_as_root(tmp_path) -> None:
+    import asyncio
+    import shutil
+    import tempfile
+
+    from agent.prolog import HookCall, RunAs, run_program
+
+    nobody = pwd.getpwnam("nobody")
+    shared = Path(tempfile.mkdtemp(prefix="fsched-tp-"))
+    try:
+        shared.chmod(0o755)
+        script = shared / "tp"
+        script.write_text("#!/bin/bash\necho \"print $(pwd) $(id -u)\"\n")
+        script.chmod(0o755)
+        secret = tmp_path / "root-only"
+        secret.mkdir(mode=0o700)
+        call = HookCall(Stage.TASK_PROLOG, 1, "n1", {}, cwd=str(secret),
+                        run_as=RunAs(nobody.pw_uid, nobody.pw_gid, ()))  # fmt: skip
+        result = asyncio.run(run_program(str(script), call, capture=True))
+        # A chdir made as root before the switch would have put it in the root-only directory.
+        assert result.output == f"print /tmp {nobody.pw_uid}\n"
+        open_dir = shared / "work"
+        open_dir.mkdir(mode=0o755)
+        call.cwd = str(open_dir)
+        assert asyncio.run(run_program(str(script), call, capture=True)).output == (
+            f"print {open_dir} {nobody.pw_uid}\n"
+        )
+    finally:
+        shutil.rmtree(shared)
