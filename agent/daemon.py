@@ -42,6 +42,7 @@ from agent.jobs import RESEND_AFTER, JobManager
 from agent.load_sampler import ProcLoad
 from agent.nodeconf import NodeRules
 from agent.power import PowerActions
+from agent.prolog import NodeHooks
 from agent.reboot import Reboots
 from agent.spool import Spool
 from load.core.indices import SAMPLE_INTERVAL
@@ -160,6 +161,9 @@ class Agent:
             resend_after=config.resend_after,
             containment=Containment.detect(
                 config.spool_dir, self.spool.identity().replace("/", "_"), interval=config.usage_interval
+            ),
+            hooks=NodeHooks(
+                config.rules.prolog, cluster=config.rules.cluster_name, conf_file=config.rules.source
             ),
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
@@ -540,6 +544,8 @@ class Agent:
                     self.power.run(msg)
                 case am.Reboot():
                     self.reboots.run(msg)
+                case am.RunEpilog():
+                    self.jobs.hooks.node_epilog(msg, self.jobs)
                 case _:  # the protocol's, but not for now (a second challenge)
                     log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

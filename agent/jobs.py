@@ -90,6 +90,7 @@ from typing import Any
 
 from agent import paths
 from agent.containment import Containment, job_limits
+from agent.prolog import NodeHooks, TaskEdits
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
 from slurmwords import agent_messages as am
 
@@ -424,10 +425,12 @@ class JobManager:
         root_jobs: bool = True,
         resend_after: float = RESEND_AFTER,
         containment: Containment | None = None,
+        hooks: NodeHooks | None = None,
     ) -> None:
         self.spool = spool
         # CPU binding, memory limits and usage sampling (agent/containment.py).
         self.containment = containment or Containment()
+        self.hooks = hooks or NodeHooks()  # Prolog, Epilog, TaskProlog... (agent/prolog.py)
         self.nodes = frozenset(nodes)
         self.emit = emit
         self.clock = clock
@@ -585,8 +588,9 @@ class JobManager:
 
     # -- controller requests --------------------------------------------------------
 
-    def launch(self, job: Mapping[str, Any]) -> None:
-        """Start a job, or answer ``launch_failed``: no error leaves it unanswered."""
+    def launch(self, job: Mapping[str, Any], *, edits: TaskEdits | None = None) -> None:
+        """Start a job, or answer ``launch_failed``: no error leaves it unanswered.
+        ``edits``: the prologue has run (agent/prolog.py), with what TaskProlog asked for."""
         try:
             job_id = int(job["job_id"])
         except Exception as exc:  # nothing to answer without a job id
@@ -596,7 +600,7 @@ class JobManager:
         try:
             node = str(job.get("batch_host") or "")
             run = int(job.get("run") or 0)
-            self._launch(job_id, node, run, job)
+            self._launch(job_id, node, run, job, edits)
         except Exception as exc:
             if isinstance(exc, LaunchError):
                 error = str(exc)
@@ -609,7 +613,9 @@ class JobManager:
             log.warning("job %d: launch failed on %s: %s", job_id, node, error)
             self.emit(am.LaunchFailed(job_id=job_id, node=node, error=error, time=self.clock(), run=run))
 
-    def _launch(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
+    def _launch(
+        self, job_id: int, node: str, run: int, job: Mapping[str, Any], edits: TaskEdits | None = None
+    ) -> None:
         # A launch of a later run (the job was requeued) replaces whatever is left of the
         # earlier one: that run's end is no longer the controller's business.
         stale_running = job_id in self._running and self._running[job_id].state.run != run
@@ -634,11 +640,18 @@ class JobManager:
             raise LaunchError(f"node {node} is not served by this agent")
         if self.problem is not None:
             raise LaunchError(f"agent cannot launch jobs: {self.problem}")
-        self._start(job_id, node, run, job)
+        if edits is None and self.hooks.has_prologue():
+            self.hooks.prologue(job, self)  # launches again, with edits, once it succeeds
+            return
+        self._start(job_id, node, run, job, edits)
 
-    def _start(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
+    def _start(
+        self, job_id: int, node: str, run: int, job: Mapping[str, Any], edits: TaskEdits | None = None
+    ) -> None:
         account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
+        if edits is not None:
+            edits.apply(env)
         check_launch_text(job, env)
         files = paths.job_files(job)
         work_dir = str(job.get("work_dir") or "/")
@@ -682,6 +695,8 @@ class JobManager:
             try:
                 for fd in {out, err}:
                     _truncate(fd)
+                if edits is not None:
+                    edits.write(out)  # TaskProlog's print lines
                 # The job's CPUs are bound around the fork, its cgroup joined right after it.
                 with self.containment.spawning(job_id, node, cpus, mem) as held:
                     # No cwd=: the child would chdir as root, before the switch; the wrapper does.
@@ -709,6 +724,7 @@ class JobManager:
         j = Job(state=state, popen=popen)
         self._running[job_id] = j
         self._watch(j)
+        self.hooks.remember(job)
         log.info("job %d: started on %s as pid %d (user %s)", job_id, node, popen.pid, account.name)
         self.emit(am.Started(job_id=job_id, node=node, pid=popen.pid, time=state.started, run=state.run))
 
@@ -735,6 +751,8 @@ class JobManager:
             # The controller still thinks it runs (it missed the completion): tell it again.
             self._resend_now(job_id, "cancel")
             return
+        if job is None and self.hooks.cancel_start(job_id, kill_wait):
+            return
         if job is None:
             log.info("job %d: cancel for a job not running here, ignored", job_id)
             return
@@ -758,6 +776,8 @@ class JobManager:
                 self._killpg(job, signal.SIGKILL)
             elif job_id in self._pending:
                 self._pending[job_id][0].silent = True
+            elif self.hooks.drop(job_id):
+                log.info("job %d: killed during its prolog at the controller's request", job_id)
             else:
                 self._done.pop(job_id, None)
                 self._resend.pop(job_id, None)
@@ -877,6 +897,8 @@ class JobManager:
         self._flush_scheduled = False
         batch = list(self._pending.values())
         self._pending.clear()
+        for _, c in batch:  # TaskEpilog and Epilog, whether reported or not
+            self.hooks.epilogue(c, self)
         silent = [job.state.job_id for job, _ in batch if job.silent]
         for job_id in silent:
             self._spool_write(self.spool.remove_job, job_id)
@@ -899,6 +921,7 @@ class JobManager:
     def close(self) -> None:
         """Stop watching (the jobs keep running; a next agent adopts them)."""
         self.flush()  # completions noticed just now go to the spool, not into the void
+        self.hooks.close()
         loop = asyncio.get_running_loop()
         for job in self._running.values():
             for timer in job.timers:

@@ -9,6 +9,8 @@ whatever the controller sends (docs/agent-protocol.md, "What the agent decides i
   ``power_action`` message may run on this node.
 * ``NodeFeaturesPlugins=node_features/helpers``: the ``helpers.conf`` lines whose Helper
   programs report this node's active changeable features at registration.
+* ``Prolog``, ``Epilog``, ``TaskProlog``, ``TaskEpilog``, ``PrologFlags`` and their
+  timeouts: what the agent runs around each job (agent/prolog.py).
 * ``RebootProgram``: what a ``reboot`` message runs (a path with its arguments, or the
   name of a ``Location=slurmd`` PowerAction, as slurmd takes it); none, no reboot.
 
@@ -21,6 +23,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cluster.core.prolog_conf import PrologConfig, prolog_config
 from cluster.core.slurmconf import SlurmConfig, load_slurm_conf
 from power.core.config import power_config
 from power.core.features import NodeFeatures, load_node_features
@@ -36,6 +39,8 @@ class NodeRules:
     source: str = ""  # the file they were read from, for messages
     node_features: NodeFeatures | None = field(default=None, hash=False)  # helpers.conf, if used
     reboot_program: tuple[str, ...] = ()  # RebootProgram's words; empty: none usable
+    prolog: PrologConfig = field(default_factory=PrologConfig)
+    cluster_name: str = ""  # SLURM_CLUSTER_NAME of the Prolog and Epilog
 
     def power_program(self, argv: list[str], node: str) -> str | None:
         """The PowerAction name whose Program, then ``node``, is exactly ``argv``; else None."""
@@ -59,6 +64,8 @@ def rules_from(conf: SlurmConfig, *, source: str = "") -> NodeRules:
         source=source,
         node_features=load_node_features(conf),
         reboot_program=reboot_argv(conf.option("RebootProgram") or "", slurmd),
+        prolog=prolog_config(conf.options),
+        cluster_name=conf.cluster_name,
     )
 
 

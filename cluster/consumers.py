@@ -14,7 +14,7 @@ from django.conf import settings
 
 from agent import handshake
 from cluster import agent_keys, extensions, publish
-from cluster.services import agents, reboots
+from cluster.services import agents, prolog_epilog, reboots
 from cluster.services.errors import DATABASE_UNREACHABLE
 from slurmwords import agent_messages as am
 
@@ -329,6 +329,12 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                         await self._db(
                             reboots.agent_reboot_done, node=msg.node, exit_code=msg.exit_code, error=msg.error
                         )
+                case am.PrologEpilog():
+                    if self._ours(kind, msg.node, msg.job_id):
+                        # After the completions before it: an epilog_done ends a COMPLETING job.
+                        await self._flush(started, completions)
+                        started, completions = [], []
+                        await self._db(prolog_epilog.report, msg=msg)
                 case am.Drain():
                     await self._db(
                         agents.agent_drain,

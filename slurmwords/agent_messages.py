@@ -45,10 +45,12 @@ __all__ = [
     "Ping",
     "PowerAction",
     "PowerActionDone",
+    "PrologEpilog",
     "Reboot",
     "RebootDone",
     "Register",
     "Registered",
+    "RunEpilog",
     "RunningJob",
     "Signal",
     "Started",
@@ -278,6 +280,28 @@ class RebootDone(Message):
     error: str  # empty unless it could not start
 
 
+@dataclass(frozen=True)
+class PrologEpilog(Message):
+    """slurm.conf's Prolog or Epilog on the job's node (agent/prolog.py): a Prolog that
+    failed (the job did not start), or the Epilog's end, which ends the job's COMPLETING."""
+
+    TYPE = "prolog_epilog"
+    PROLOG_FAILED = "prolog_failed"
+    EPILOG_DONE = "epilog_done"
+    EPILOG_FAILED = "epilog_failed"
+    job_id: int
+    node: str
+    run: int
+    what: str  # one of the three above
+    error: str = ""  # why it failed, in words
+    time: float | None = None
+
+    def check(self, kind: str) -> None:
+        if self.what not in (self.PROLOG_FAILED, self.EPILOG_DONE, self.EPILOG_FAILED):
+            words = f"{self.PROLOG_FAILED}, {self.EPILOG_DONE} or {self.EPILOG_FAILED}"
+            raise MessageError(kind, "what", f"must be {words}")
+
+
 # -- controller → agent ------------------------------------------------------------
 
 
@@ -349,6 +373,22 @@ class Reboot(Message):
     node: str
 
 
+@dataclass(frozen=True)
+class RunEpilog(Message):
+    """Run slurm.conf's Epilog on ``node``, one of a multi-node job's nodes other than its
+    batch host, whose agent saw no launch: the job ended (``exit_code``, ``signal``).
+    ``job`` holds what the Epilog's environment names (user, node_list, partition...).
+    The agent answers ``prolog_epilog`` (``epilog_done`` at once when it has no Epilog)."""
+
+    TYPE = "run_epilog"
+    job_id: int
+    node: str
+    run: int
+    exit_code: int
+    signal: int
+    job: dict[str, Any]
+
+
 def _by_type(*classes: type[Message]) -> dict[str, type[Message]]:
     return {cls.TYPE: cls for cls in classes}
 
@@ -365,8 +405,11 @@ AGENT_MESSAGES = _by_type(
     Drain,
     PowerActionDone,
     RebootDone,
+    PrologEpilog,
 )
-CONTROLLER_MESSAGES = _by_type(Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot)
+CONTROLLER_MESSAGES = _by_type(
+    Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot, RunEpilog
+)
 REGISTRY = {**AGENT_MESSAGES, **CONTROLLER_MESSAGES}
 
 

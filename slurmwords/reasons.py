@@ -5,7 +5,8 @@ squeue's ``%r``/``%R`` and scontrol's ``Reason=``, except where slurmctld sets t
 state description: then that text is printed instead.  For a pending job it does so for
 ``ReqNodeNotAvail``: ``ReqNodeNotAvail, UnavailableNodes:node[01-02]`` (the unusable
 required nodes, folded), ``ReqNodeNotAvail, May be reserved for other job`` (required nodes
-another reservation holds) and ``ReqNodeNotAvail, Reserved for maintenance``.  fsched's own
+another reservation holds) and ``ReqNodeNotAvail, Reserved for maintenance``; and for a
+job requeued held after its Prolog failed, ``launch failed requeued held``.  fsched's own
 detail (which limit at which level, which HRES layer, the figures) is kept apart, in the
 job's ``reason_detail``, for ``fsched explain`` and the console.
 """
@@ -18,12 +19,16 @@ REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
 UNAVAILABLE_NODES = "UnavailableNodes:"
 RESERVED_FOR_MAINTENANCE = "Reserved for maintenance"
 MAY_BE_RESERVED = "May be reserved for other job"
+JOB_HELD_USER = "JobHeldUser"
+LAUNCH_FAILED_REQUEUED_HELD = "launch failed requeued held"  # slurmctld's, after a failed Prolog
 
 
 def slurm_reason(reason: str | None, detail: str | None = "") -> str:
     """The reason Slurm's squeue (``%r``) prints for a job: the code alone, or Slurm's long
     form for ``ReqNodeNotAvail`` (see the module's docstring)."""
     code = reason or "None"
+    if code == JOB_HELD_USER and detail == LAUNCH_FAILED_REQUEUED_HELD:
+        return detail
     if code != REQ_NODE_NOT_AVAIL or not detail:
         return code
     if detail.startswith(UNAVAILABLE_NODES):

@@ -48,6 +48,7 @@ from cluster.core.dependencies import parse_dependency_parameters
 from cluster.core.hostlists import HostlistError, HostlistTooLarge
 from cluster.core.hostlists import count as hostlist_size
 from cluster.core.private_data import parse_private_data
+from cluster.core.prolog_conf import PARSERS as PROLOG_PARSERS
 from slurmwords.durations import parse_time_limit
 from slurmwords.hostlists import split_top
 from slurmwords.memory import parse_memory_mb
@@ -1188,6 +1189,8 @@ class _Builder:
         resources = options.get("ResourcesFile")
         get("PrivateData", parse_private_data, None)  # checked here, read where it is honoured
         get("DependencyParameters", parse_dependency_parameters, None)  # read by the pass
+        for key, parse in PROLOG_PARSERS.items():  # likewise (cluster/core/prolog_conf.py)
+            get(key, parse, None)
         return {
             "cluster_name": cluster,
             "slurmctld_host": hosts[0] if hosts else "",

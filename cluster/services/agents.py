@@ -24,13 +24,16 @@ from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
 from cluster.services.dynamic_nodes import register_dynamic
 from cluster.services.nodes import NOT_RESPONDING_REASON
+from cluster.services.prolog_epilog import waits_for_epilog
 from cluster.services.reboots import reboot_registration
 from cluster.services.state import (
+    COMPLETING_FIELDS,
     ENDED_FIELDS,
     end_job,
     fail_job,
     fail_jobs_on,
     launch_payload,
+    mark_completing,
     mark_ended,
     refresh_usage,
     requeue_now,
@@ -413,6 +416,15 @@ _COMPLETION_FIELDS = (
 OOM_EXIT = (0, 125)
 
 
+def _end_reason(state: JobState, exit_code: int) -> str:
+    """The reason an ended job keeps (squeue's and sacct's Reason)."""
+    if state == JobState.TIMEOUT:
+        return Reason.TIME_LIMIT
+    if state == JobState.OUT_OF_MEMORY:
+        return Reason.OUT_OF_MEMORY
+    return Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
+
+
 def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     by_id = {int(c["job_id"]): c for c in completions}
     # What recording an end reads and writes (and requeue_now, which saves what it read).
@@ -426,28 +438,39 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     freed: dict[str, set[str]] = {}  # node -> partitions of the jobs that ended there
     events = []
     requeued = []
+    completing = []  # ended, their Epilog running (cluster/services/prolog_epilog.py)
+    epilog = waits_for_epilog() if jobs else False
     for job in jobs:
         c = by_id[job.id]
         if c.get("node") != job.batch_host or ("run" in c and c["run"] != job.restart_count):
             continue  # a late message from an earlier run
+        if job.state == JobState.COMPLETING:
+            continue  # recorded already (a re-sent completion)
         exit_code = int(c.get("exit_code", 0))
         signal = int(c.get("signal", 0))
         ended = _ts(c.get("end_time"))
         oom = c.get("out_of_memory") is True
         state = completion_state(job, exit_code, signal, ended, out_of_memory=oom)
         _usage(job, c)
+        old = job.state
+        if epilog and state != JobState.REQUEUED:
+            reason = _end_reason(state, exit_code)
+            if state == JobState.OUT_OF_MEMORY:
+                exit_code, signal = OOM_EXIT
+            mark_completing(job, state, now=ended or now, reason=reason, exit_code=exit_code, signal=signal)
+            completing.append(job)
+            events.append(transition_row(job.id, old, job.state, now=now, node=c.get("node", ""),
+                                         detail={"exit_code": exit_code, "signal": signal}))  # fmt: skip
+            recorded += 1
+            continue
         for name in job.alloc:
             freed.setdefault(name, set()).add(job.partition)
-        old = job.state
         if state == JobState.REQUEUED:
             requeue_now(job, now=now)
             requeued.append(job.id)
         else:
-            reason = Reason.NON_ZERO_EXIT_CODE if state == JobState.FAILED and exit_code else Reason.NONE
-            if state == JobState.TIMEOUT:
-                reason = Reason.TIME_LIMIT
+            reason = _end_reason(state, exit_code)
             if state == JobState.OUT_OF_MEMORY:
-                reason = Reason.OUT_OF_MEMORY
                 exit_code, signal = OOM_EXIT
             mark_ended(job, state, now=ended or now, reason=reason)
             job.exit_code = exit_code
@@ -464,7 +487,9 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         )
         recorded += 1
     done = [j for j in jobs if j.id not in requeued and j.state not in HOLDING_JOB_STATES]
-    rows.update_rows(done, [*ENDED_FIELDS, "exit_code", "exit_signal", "max_rss_kb", "total_cpu_secs"])
+    usage = ("max_rss_kb", "total_cpu_secs")
+    rows.update_rows(done, [*ENDED_FIELDS, "exit_code", "exit_signal", *usage])
+    rows.update_rows(completing, [*COMPLETING_FIELDS, *usage])
     rows.insert_values(Event, events)
     if recorded:
         refresh_usage(freed)

@@ -708,7 +708,7 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
     """scancel: a pending job ends at once; a running one is signalled on its node."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
-    if job.state in FINISHED_JOB_STATES:
+    if job.state in FINISHED_JOB_STATES or job.state == JobState.COMPLETING:  # its Epilog runs
         raise ServiceError("Job/step already completing or completed")
     now = timezone.now()
     who = actor.get_username()
@@ -776,6 +776,8 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
         raise ServiceError("Job is pending execution")
     if not job.requeue:
         raise ServiceError("Requested operation is presently disabled")
+    if job.state == JobState.COMPLETING:  # slurmctld's answer while the Epilog runs
+        raise ServiceError("Job can not be altered now, try again later")
     now = timezone.now()
     old = job.state
     if job.state in HOLDING_JOB_STATES:

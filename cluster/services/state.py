@@ -21,7 +21,7 @@ from cluster.core.hostlists import fold
 from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
-from slurmwords.agent_messages import Cancel, Launch, LaunchJob, Signal
+from slurmwords.agent_messages import Cancel, Launch, LaunchJob, RunEpilog, Signal
 
 
 def transition_row(
@@ -89,6 +89,75 @@ def mark_ended(job: Job, state: JobState, *, now: datetime, reason: str = Reason
     job.end_time = now
     job.alloc = {}
     job.final_state = ""
+
+
+# What a job entering COMPLETING writes: its end is known, its nodes are still held.
+COMPLETING_FIELDS = (
+    "state", "reason", "end_time", "final_state", "kill_requested", "exit_code", "exit_signal",
+)  # fmt: skip
+
+
+def mark_completing(
+    job: Job, state: JobState, *, now: datetime, reason: str = Reason.NONE, exit_code: int = 0,
+    signal: int = 0,
+) -> None:  # fmt: skip
+    """The job's processes ended but its Epilog runs (slurm.conf's ``Epilog``): COMPLETING,
+    with the end it will take in ``final_state``, its nodes held (``alloc`` kept) until the
+    epilog is done, as slurmctld keeps a job COMPLETING until each node's epilog completes.
+    Unsaved, for a caller that writes many (COMPLETING_FIELDS). The kill, if one was asked,
+    is over: the processes are gone. The job's other nodes, which saw no launch, are told
+    to run their Epilog (the batch host runs its own after the job)."""
+    job.state = JobState.COMPLETING
+    job.final_state = state
+    job.reason = reason
+    job.end_time = now
+    job.kill_requested = None
+    job.exit_code, job.exit_signal = exit_code, signal
+    facts = {
+        "user": job.user, "node_list": job.node_list, "num_nodes": len(job.alloc), "partition": job.partition,
+        "account": job.account, "name": job.name, "work_dir": job.work_dir, "run": job.restart_count,
+        "std_out": job.std_out or None, "std_err": job.std_err or None, "std_in": job.std_in or None,
+    }  # fmt: skip
+    publish.to_agents([
+        (node, RunEpilog(job_id=job.id, node=node, run=job.restart_count, exit_code=exit_code, signal=signal,
+                         job=facts).to_wire())
+        for node in job.alloc if node != job.batch_host
+    ])  # fmt: skip
+
+
+def release_completing_node(job: Job, node: str, *, now: datetime, why: str) -> None:
+    """A COMPLETING job's Epilog is done on ``node``: the node is released from the job
+    (as slurmctld clears a node's COMPLETING as its epilog completes); the job ends once
+    every node's is done. Saved."""
+    job.alloc = {name: value for name, value in job.alloc.items() if name != node}
+    if job.alloc:
+        job.save(update_fields=["alloc"])
+    else:
+        finish_completing(job, now=now, why=why, node=node)
+
+
+def finish_completing(job: Job, *, now: datetime, why: str, node: str = "") -> None:
+    """COMPLETING → the end kept in ``final_state``, at the time the processes ended; the
+    job releases its nodes. Saved, with its event."""
+    final = JobState(job.final_state or JobState.COMPLETED)
+    mark_ended(job, final, now=job.end_time or now, reason=job.reason)
+    job.save(update_fields=list(ENDED_FIELDS))
+    record_transition(job, JobState.COMPLETING, now=now, why=why, node=node)
+    publish.console_changed("jobs")
+
+
+def requeue_held(job: Job, *, now: datetime, why: str, detail: str, node: str = "") -> None:
+    """Back to the queue and held by its user's hold (``scontrol release`` frees it), with
+    ``detail`` as the reason squeue shows: Slurm's requeue after a failed Prolog."""
+    old = job.state
+    requeue_now(job, now=now)
+    job.hold = "user"
+    job.reason = Reason.JOB_HELD_USER
+    job.reason_detail = detail
+    job.priority = 0
+    job.save(update_fields=["hold", "reason", "reason_detail", "priority"])
+    record_transition(job, old, now=now, why=why, node=node)
+    publish.console_changed("jobs")
 
 
 def end_job(

@@ -81,7 +81,7 @@ def test_comments_continuations_and_case() -> None:
             Feature=a,b
         partitionname=p nodes=n[1-2] default=yes   # keys in any case
         SlurmctldParameters="x # not a comment"
-        PrologFlags=a\\#b
+        SrunPortRange=a\\#b
         """
     )
     assert config.slurmd_timeout == 60
@@ -93,7 +93,7 @@ def test_comments_continuations_and_case() -> None:
     assert config.node("n1").source == "slurm.conf:5"  # type: ignore[union-attr]
     assert config.partition("p").default  # type: ignore[union-attr]
     assert config.options["SlurmctldParameters"] == "x # not a comment"
-    assert config.options["PrologFlags"] == "a#b"
+    assert config.options["SrunPortRange"] == "a#b"
     assert warnings(config) == []
 
 
