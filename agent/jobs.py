@@ -88,7 +88,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent import paths
+from agent import job_signals, paths
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
 from slurmwords import agent_messages as am
 
@@ -642,11 +642,13 @@ class JobManager:
             with effective(account):
                 _check_work_dir(work_dir)
                 # Not truncated yet: a launch failing below leaves the files as they were.
-                out = _open(files.stdout, os.O_WRONLY | os.O_CREAT, "stdout")
+                append = paths.appends(job)  # --open-mode=append, or a requeued run
+                flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0)
+                out = _open(files.stdout, flags, "stdout")
                 fds.append(out)
                 err = out
                 if files.stderr is not None:
-                    err = _open(files.stderr, os.O_WRONLY | os.O_CREAT, "stderr")
+                    err = _open(files.stderr, flags, "stderr")
                     fds.append(err)
                 stdin: int = subprocess.DEVNULL
                 if files.stdin is not None:
@@ -673,7 +675,7 @@ class JobManager:
             if account.switches:
                 ids = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
             try:
-                for fd in {out, err}:
+                for fd in () if append else {out, err}:
                     _truncate(fd)
                 # No cwd=: the child would chdir as root, before the switch; the wrapper does.
                 popen = subprocess.Popen(
@@ -699,6 +701,7 @@ class JobManager:
         j = Job(state=state, popen=popen)
         self._running[job_id] = j
         self._watch(j)
+        job_signals.arm(self, j, job)
         log.info("job %d: started on %s as pid %d (user %s)", job_id, node, popen.pid, account.name)
         self.emit(am.Started(job_id=job_id, node=node, pid=popen.pid, time=state.started, run=state.run))
 
@@ -764,6 +767,13 @@ class JobManager:
             log.debug("job %d: completion acknowledged", job_id)
 
     # -- supervision ----------------------------------------------------------------
+
+    def running_job(self, job_id: int) -> Job | None:
+        return self._running.get(job_id)
+
+    def send_signal(self, job: Job, sig: signal.Signals) -> None:
+        """Signal the job's process group once its script can receive it."""
+        self._send(job, (sig,))
 
     def _send(self, job: Job, sigs: tuple[signal.Signals, ...], waited: float = 0.0) -> None:
         """Signal the job's process group, once the script can receive the signals."""

@@ -21,7 +21,6 @@ PROG = "sbatch"
 # Options Slurm has and fsched's API does not (yet) carry: accepted so existing
 # scripts still submit, with a warning that they are ignored.
 IGNORED = (
-    ("--comment",),
     ("--cores-per-socket",),
     ("-d", "--dependency"),
     ("--deadline",),
@@ -33,14 +32,11 @@ IGNORED = (
     ("--mail-user",),
     ("--mem-per-cpu",),
     ("--ntasks-per-node",),
-    ("--open-mode",),
     ("--priority",),
     ("--profile",),
     ("--propagate",),
-    ("--signal",),
     ("--sockets-per-node",),
     ("--threads-per-core",),
-    ("--time-min",),
     ("--tmp",),
 )
 # Flags among IGNORED that take no value.
@@ -56,10 +52,12 @@ INPUT_ENV = {
     "SBATCH_GRES": "gres",
     "SBATCH_INPUT": "input",
     "SBATCH_JOB_NAME": "job_name",
+    "SBATCH_OPEN_MODE": "open_mode",
     "SBATCH_OUTPUT": "output",
     "SBATCH_PARTITION": "partition",
     "SBATCH_QOS": "qos",
     "SBATCH_RESERVATION": "reservation",
+    "SBATCH_SIGNAL": "signal",
     "SBATCH_TIMELIMIT": "time",
     "SBATCH_WCKEY": "wckey",
 }
@@ -92,6 +90,10 @@ BODY_FIELDS = {
     "extra": "extra",
     "layout": "layout",
     "nice": "nice",
+    "comment": "comment",
+    "open_mode": "open_mode",
+    "time_min": "time_min",
+    "signal": "signal",
 }
 
 
@@ -131,6 +133,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-n", "--ntasks"), "ntasks", int, "ntasks", "number of tasks to run"),
     (("--no-requeue",), "requeue", False, None, "if set, do not requeue"),
     (("-o", "--output"), "output", str, "out", "file for batch script's standard output"),
+    (("--open-mode",), "open_mode", str, "{append|truncate}", "output and error file open mode"),
     (("-s", "--oversubscribe"), "oversubscribe", True, None, "over subscribe resources with other jobs"),
     (("-p", "--partition"), "partition", str, "partition", "partition requested"),
     (("--parsable",), "parsable", True, None, "outputs only the jobid"),
@@ -139,7 +142,9 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--requeue",), "requeue", True, None, "permit the job to requeue"),
     (("--reservation",), "reservation", str, "name", "allocate resources from named reservation"),
     (("--resources",), "resources", str, "names", "required hierarchical resources (as -L, HRES only)"),
+    (("--signal",), "signal", str, "[[R][B]:]num[@time]", "send signal when time limit within time seconds"),
     (("-t", "--time"), "time", str, "minutes", "time limit (minutes, MM:SS, HH:MM:SS, D-HH)"),
+    (("--time-min",), "time_min", str, "minutes", "minimum time limit (if distinct)"),
     (("--test-only",), "test_only", True, None, "validate, estimate start; do not submit"),
     (("-V", "--version"), "version", True, None, "output version information and exit"),
     (("-W", "--wait"), "wait", True, None, "wait for completion of submitted job"),
@@ -147,6 +152,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-w", "--nodelist"), "nodelist", str, "hosts", "request a specific list of hosts"),
     (("--wrap",), "wrap", str, "command", "wrap command string in a sh script and submit"),
     (("-x", "--exclude"), "exclude", str, "hosts", "exclude a specific list of hosts"),
+    (("--comment",), "comment", str, "name", "arbitrary comment"),
     *(_ignored(flags) for flags in IGNORED),
 )
 # The positional script and the words after it (argparse's "?" and "...").

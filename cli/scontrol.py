@@ -111,7 +111,7 @@ def job_record(job: dict) -> Record:
         [
             ("RunTime", format_duration_long(int(job.get("run_time") or 0))),
             ("TimeLimit", format_minutes_long(job.get("time_limit"))),
-            ("TimeMin", "N/A"),
+            ("TimeMin", "N/A" if job.get("time_min") is None else format_minutes_long(job["time_min"])),
         ],
         [
             ("SubmitTime", slurm_time(job.get("submit_time"), "Unknown")),
@@ -162,6 +162,8 @@ def job_record(job: dict) -> Record:
         ],
         [("Command", null(job.get("command")))],
         [("WorkDir", null(job.get("work_dir")))],
+        # Slurm prints Comment= only for a job that has one.
+        *([[("Comment", job["comment"])]] if job.get("comment") else []),
         [("StdErr", null(job.get("std_err")))],
         [("StdIn", null(job.get("std_in")))],
         [("StdOut", null(job.get("std_out")))],

@@ -250,6 +250,12 @@ class Job(models.Model):
     extra = models.CharField(max_length=1024, blank=True, default="", help_text="--extra")
     layout = models.CharField(max_length=256, blank=True, default="", help_text="--layout")
     restart_count = models.PositiveIntegerField(default=0)
+    # sbatch's own options (slurmwords.job_options): Comment=, the output files' open mode
+    # ("" is the default, truncate), TimeMin= in minutes, --signal as [R|B:]num@secs.
+    comment = models.CharField(max_length=1024, blank=True, default="")
+    open_mode = models.CharField(max_length=8, blank=True, default="")
+    time_min = models.PositiveIntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=32, blank=True, default="")
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.

@@ -153,6 +153,10 @@ class LaunchJob(Record):
     array_job_id: int | None
     array_task_id: int | None
     time_limit: int | None  # minutes; the controller enforces it
+    # sbatch --open-mode ("append", "truncate"; None: truncate) and --signal
+    # ("[R|B:]num@secs", see slurmwords.job_options); left out by older controllers.
+    open_mode: str | None = None
+    signal: str | None = None
 
 
 # -- the handshake -----------------------------------------------------------------

@@ -92,6 +92,10 @@ class JobSerializer(serializers.ModelSerializer):
             "oversubscribe",
             "extra",
             "layout",
+            "comment",
+            "open_mode",
+            "time_min",
+            "signal",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -213,6 +217,10 @@ class JobSubmitSerializer(serializers.Serializer):
     extra = serializers.CharField(required=False)
     layout = serializers.CharField(required=False)
     nice = serializers.IntegerField(required=False, help_text="sbatch --nice: -2147483645 to 2147483645")
+    comment = serializers.CharField(required=False, help_text="sbatch --comment")
+    open_mode = serializers.CharField(required=False, help_text="sbatch --open-mode: append or truncate")
+    time_min = serializers.CharField(required=False, help_text="sbatch --time-min")
+    signal = serializers.CharField(required=False, help_text="sbatch --signal=[{R|B}:]<sig_num>[@sig_time]")
 
 
 class NodeSerializer(serializers.ModelSerializer):

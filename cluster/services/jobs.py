@@ -20,7 +20,7 @@ from cluster import extensions, publish, selectors, triggers, visibility
 from cluster.core import feasibility, hostlists, jobspec
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
-from cluster.services import rows
+from cluster.services import job_options, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
@@ -142,6 +142,7 @@ def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
                 out["nice"] = parse_nice(spec["nice"])
             except ValueError as exc:
                 raise jobspec.SpecError(str(exc), field="nice") from None
+        out.update(job_options.checked(spec))
         if out["exclusive"] and out["oversubscribe"]:
             raise jobspec.SpecError(
                 "--exclusive and --oversubscribe are mutually exclusive", field="oversubscribe"
@@ -528,6 +529,10 @@ def _validate_submission(
         "priority": 0 if signal_hold else 1,
         "nice": nice,
     }
+    try:
+        common.update(job_options.stored(spec, time_limit))
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
     # What the extensions add (the accounting's default account and QOS, submit limits).
     for ext in extensions.active():
         common.update(ext.submit_fields(common, count=len(tasks), now=now, cfg=cfg))

@@ -443,5 +443,7 @@ def launch_payload(job: Job) -> dict[str, Any]:
         array_job_id=job.array_job_id,
         array_task_id=job.array_task_id,
         time_limit=job.time_limit,
+        open_mode=job.open_mode or None,
+        signal=job.signal or None,
     )
     return Launch.of(launch).to_wire()
