@@ -30,7 +30,6 @@ IGNORED = (
     ("--hint",),
     ("--mail-type",),
     ("--mail-user",),
-    ("--mem-per-cpu",),
     ("--ntasks-per-node",),
     ("--priority",),
     ("--profile",),
@@ -52,6 +51,7 @@ INPUT_ENV = {
     "SBATCH_GRES": "gres",
     "SBATCH_INPUT": "input",
     "SBATCH_JOB_NAME": "job_name",
+    "SBATCH_MEM_PER_CPU": "mem_per_cpu",
     "SBATCH_OPEN_MODE": "open_mode",
     "SBATCH_OUTPUT": "output",
     "SBATCH_PARTITION": "partition",
@@ -94,6 +94,7 @@ BODY_FIELDS = {
     "open_mode": "open_mode",
     "time_min": "time_min",
     "signal": "signal",
+    "mem_per_cpu": "mem_per_cpu",
 }
 
 
@@ -102,6 +103,8 @@ def _ignored(flags: tuple[str, ...]) -> fastargs.Row:
     store = True if long in IGNORED_FLAGS else str
     return (flags, "ignored_" + long[2:].replace("-", "_"), store, None, "accepted; ignored by fsched")
 
+
+MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
 
 _NICE_ALONE = fastargs.OptionalValue(str(DEFAULT_NICE))
 
@@ -126,6 +129,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-L", "--licenses", "--license"), "licenses", str, "names", "required license"),
     clusters.ROW,
     (("--mem",), "mem", str, "MB", "minimum amount of real memory (4G, 500)"),
+    (("--mem-per-cpu",), "mem_per_cpu", str, "MB", "maximum amount of real memory per allocated cpu"),
     (("--layout",), "layout", str, "layout", "the job's layout (shown in SLURM_RESUME_FILE)"),
     (("-N", "--nodes"), "nodes", str, "N", "number of nodes on which to run (N = min[-max])"),
     # sbatch(1): --nice[=adjustment], 100 when given alone.
@@ -376,7 +380,16 @@ def main(argv: list[str]) -> int:
             bad = script_ns.script if script_ns.script is not None else "--wrap"
             return _err(f"Invalid #SBATCH directive: {bad!r}")
         script_opts = _namespace_dict(script_ns) if script_ns is not None else {}
+    if cli_opts.get("mem") is not None and cli_opts.get("mem_per_cpu") is not None:
+        return _err(MEM_EXCLUSIVE)
     opts = merge_options(cli_opts, env_options(dict(os.environ)), script_opts)
+    # The command line's memory option replaces the other one of a lower layer, as Slurm's
+    # validate_memory_options lets a --mem given on the command line win over #SBATCH.
+    for given, other in (("mem", "mem_per_cpu"), ("mem_per_cpu", "mem")):
+        if cli_opts.get(given) is not None:
+            opts.pop(other, None)
+    if opts.get("mem") is not None and opts.get("mem_per_cpu") is not None:
+        return _err(MEM_EXCLUSIVE)
     if opts.get("nice") is not None:
         try:
             opts["nice"] = parse_nice(opts["nice"])

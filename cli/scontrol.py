@@ -149,7 +149,12 @@ def job_record(job: dict) -> Record:
         [("Socks/Node", "*"), ("NtasksPerN:B:S:C", "0:0:*:*"), ("CoreSpec", "*")],
         [
             ("MinCPUsNode", str(job.get("cpus_per_task") or 1)),
-            ("MinMemoryNode", format_memory_mb(job.get("mem_per_node"))),
+            # Slurm prints the one memory request the job made.
+            (
+                ("MinMemoryCPU", format_memory_mb(job["mem_per_cpu"]))
+                if job.get("mem_per_cpu")
+                else ("MinMemoryNode", format_memory_mb(job.get("mem_per_node")))
+            ),
             ("MinTmpDiskNode", "0"),
         ],
         [("Features", null(job.get("features"))), ("DelayBoot", "00:00:00")],

@@ -256,6 +256,8 @@ class Job(models.Model):
     open_mode = models.CharField(max_length=8, blank=True, default="")
     time_min = models.PositiveIntegerField(null=True, blank=True)
     signal = models.CharField(max_length=32, blank=True, default="")
+    # --mem-per-cpu in MB (MinMemoryCPU=); mem_per_node then holds what it makes per node.
+    mem_per_cpu = models.PositiveIntegerField(null=True, blank=True)
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.

@@ -96,6 +96,7 @@ class JobSerializer(serializers.ModelSerializer):
             "open_mode",
             "time_min",
             "signal",
+            "mem_per_cpu",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -221,6 +222,7 @@ class JobSubmitSerializer(serializers.Serializer):
     open_mode = serializers.CharField(required=False, help_text="sbatch --open-mode: append or truncate")
     time_min = serializers.CharField(required=False, help_text="sbatch --time-min")
     signal = serializers.CharField(required=False, help_text="sbatch --signal=[{R|B}:]<sig_num>[@sig_time]")
+    mem_per_cpu = serializers.CharField(required=False, help_text="sbatch --mem-per-cpu (not with mem)")
 
 
 class NodeSerializer(serializers.ModelSerializer):

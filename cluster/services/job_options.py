@@ -1,16 +1,26 @@
-"""Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min`` and
-``--signal``: checked here, stored in the job's own columns, acted on by the agent
-(open mode, signal) and shown by ``scontrol show job`` (Comment=, TimeMin=)."""
+"""Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``
+and ``--mem-per-cpu``: checked here, stored in the job's own columns, acted on by the
+agent (open mode, signal) or the scheduler (memory) and shown by ``scontrol show job``
+(Comment=, TimeMin=, MinMemoryCPU=)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from cluster.core import jobspec
-from slurmwords import job_options
+from cluster.core.scheduler import cpu_layout_of
+from slurmwords import job_options, memory
 
 # Request field -> sbatch's option, for the messages.
-FIELDS = {"comment": "--comment", "open_mode": "--open-mode", "time_min": "--time-min", "signal": "--signal"}
+FIELDS = {
+    "comment": "--comment",
+    "open_mode": "--open-mode",
+    "time_min": "--time-min",
+    "signal": "--signal",
+    "mem_per_cpu": "--mem-per-cpu",
+}
+# sbatch's fatal error for both (slurm_opt.c's validate_memory_options).
+MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
 
 
 def checked(spec: dict[str, Any]) -> dict[str, Any]:
@@ -26,6 +36,8 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
                 out[name] = text
             elif name == "open_mode":
                 out[name] = job_options.parse_open_mode(text)
+            elif name == "mem_per_cpu":
+                out[name] = _memory(text)
             elif name == "time_min":
                 out[name] = job_options.parse_time_min(text)
                 if out[name] > jobspec.MAX_INT32:
@@ -35,6 +47,34 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
         except ValueError as exc:
             raise jobspec.SpecError(str(exc), field=name) from None
     return out
+
+
+def _memory(text: str) -> int:
+    try:
+        mb = memory.parse_memory_mb(text)
+    except ValueError:
+        mb = None
+    if mb is None or not 0 < mb <= jobspec.MAX_INT32:
+        raise ValueError(f"Invalid --mem-per-cpu specification: {text}")
+    return mb
+
+
+def node_memory(
+    spec: dict[str, Any], mem: int | None, *, nodes: int, ntasks: int, cpus_per_task: int
+) -> int | None:
+    """The memory per node the scheduler charges: ``--mem``, or with ``--mem-per-cpu`` the
+    CPUs the job takes on its busiest node times it (the scheduler lays tasks out over
+    ``nodes`` as cluster.core.scheduler.cpu_layout does), as Slurm charges cpus x
+    mem-per-cpu per node."""
+    per_cpu = spec.get("mem_per_cpu")
+    if per_cpu is None:
+        return mem
+    if mem is not None:
+        raise jobspec.SpecError(MEM_EXCLUSIVE, field="mem_per_cpu")
+    total = cpu_layout_of(nodes, ntasks, cpus_per_task)[0] * per_cpu
+    if total > jobspec.MAX_INT32:
+        raise jobspec.SpecError(f"Invalid --mem-per-cpu specification: {per_cpu}", field="mem_per_cpu")
+    return total
 
 
 def stored(spec: dict[str, Any], time_limit: int | None) -> dict[str, Any]:
@@ -50,4 +90,5 @@ def stored(spec: dict[str, Any], time_limit: int | None) -> dict[str, Any]:
         "open_mode": spec.get("open_mode", ""),
         "time_min": time_min,
         "signal": spec.get("signal", ""),
+        "mem_per_cpu": spec.get("mem_per_cpu"),
     }

@@ -445,6 +445,12 @@ def _validate_submission(
     if len(req_nodes & exc_nodes):
         raise ServiceError("Requested node configuration is not available", field="nodelist")
 
+    try:
+        mem = job_options.node_memory(
+            spec, mem, nodes=max(min_nodes, len(req_nodes), 1), ntasks=ntasks, cpus_per_task=cpus_per_task
+        )
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
     licenses = _check_licenses(
         str(_field(spec, "licenses") or ""), cfg, resources=str(_field(spec, "resources") or "")
     )

@@ -44,3 +44,24 @@ def test_squeue_comment_column(objs):
         "   a sweep",
         "    (null)",
     ]
+
+
+def test_mem_per_cpu_is_sent_and_exclusive_with_mem(api, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    api.routes[("POST", "/api/jobs/")] = (201, {"job_id": 6, "job_ids": [6], "array_job_id": None})
+    assert main(["fsched", "sbatch", "--mem=1G", "--mem-per-cpu=500", "--wrap", "true"]) == 1
+    assert capsys.readouterr().err == (
+        "sbatch: error: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n"
+    )
+    assert api.requests == []
+    # The command line's option replaces the script's other one.
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\n#SBATCH --mem=4G\ntrue\n")
+    assert main(["fsched", "sbatch", "--mem-per-cpu=500", str(script)]) == 0
+    body = api.requests[0]["body"]
+    assert body["mem_per_cpu"] == "500" and "mem" not in body
+
+
+def test_scontrol_shows_min_memory_cpu(objs):
+    lines = render_record(job_record(objs.job(mem_per_cpu=512, mem_per_node=2048))).split("\n")
+    assert "   MinCPUsNode=1 MinMemoryCPU=512M MinTmpDiskNode=0" in lines

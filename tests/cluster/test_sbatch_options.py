@@ -1,11 +1,15 @@
-"""sbatch --comment, --open-mode, --time-min and --signal in the controller (#16 point 6):
-validated with sbatch's messages, stored, shown by the API and carried to the agent."""
+"""sbatch --comment, --open-mode, --time-min, --signal and --mem-per-cpu in the controller
+(#16 point 6): validated with sbatch's messages, stored, shown by the API, carried to the
+agent, and memory charged per CPU by the scheduler."""
 
 from __future__ import annotations
 
 import pytest
 
 from cluster.models import Job
+from cluster.services import agents
+from cluster.services.jobs import job_submit
+from cluster.services.scheduling import schedule_pass
 from cluster.services.state import launch_payload
 
 
@@ -59,3 +63,53 @@ def test_bad_values_are_refused_naming_the_option(api, field, value, error):
     assert answer.status_code == 400, answer.content
     assert answer.json()["error"] == error
     assert Job.objects.count() == before
+
+
+def _register():
+    agents.agent_register(
+        agent_id="test:1",
+        nodes=[
+            {"name": f"node{i:02d}", "cpus": 4, "real_memory": 2000, "boot_time": 1.0} for i in range(1, 33)
+        ],
+        running=[],
+        completions=[],
+    )
+
+
+def _submit(user, **spec) -> int:
+    return job_submit(user=user, spec={"wrap": "true", "work_dir": "/tmp", **spec}).job_ids[0]
+
+
+def test_mem_per_cpu_is_charged_per_cpu_on_each_node(demo, users):
+    one = Job.objects.get(pk=_submit(users["alice"], ntasks=3, mem_per_cpu="500"))
+    assert (one.mem_per_cpu, one.mem_per_node) == (500, 1500)
+    # Four tasks of two CPUs over two nodes: four CPUs on each, 4 x 200 MB.
+    spread = Job.objects.get(
+        pk=_submit(users["alice"], nodes="2", ntasks=4, cpus_per_task=2, mem_per_cpu="200")
+    )
+    assert spread.mem_per_node == 800
+    answer = Job.objects.get(pk=_submit(users["alice"], mem_per_cpu="1G"))
+    assert answer.mem_per_cpu == 1024
+
+
+def test_the_scheduler_fills_a_node_by_the_memory_per_cpu(demo, users):
+    _register()
+    big = _submit(users["alice"], nodelist="node01", ntasks=1, mem_per_cpu="1500")
+    small = _submit(users["alice"], nodelist="node01", ntasks=1, mem_per_cpu="600")
+    fits = _submit(users["alice"], nodelist="node01", ntasks=1, mem_per_cpu="500")
+    schedule_pass()
+    states = dict(Job.objects.filter(pk__in=[big, small, fits]).values_list("id", "state"))
+    # node01 has 4 CPUs and 2000 MB: 1500 + 600 does not fit, 1500 + 500 does.
+    assert states == {big: "RUNNING", small: "PENDING", fits: "RUNNING"}
+    assert Job.objects.get(pk=big).alloc == {"node01": [1, 1500]}
+
+
+@pytest.mark.usefixtures("demo", "users")
+def test_mem_and_mem_per_cpu_are_mutually_exclusive(api):
+    answer = api("alice").post(
+        "/api/jobs/", {"wrap": "true", "mem": "1G", "mem_per_cpu": "1G"}, format="json"
+    )
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
+    bad = api("alice").post("/api/jobs/", {"wrap": "true", "mem_per_cpu": "lots"}, format="json")
+    assert bad.json()["error"] == "Invalid --mem-per-cpu specification: lots"
