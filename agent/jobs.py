@@ -302,6 +302,8 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         "SLURMD_NODENAME": host,
     }
     env.update(values)
+    if job.get("ntasks_per_node"):  # sbatch sets it only for --ntasks-per-node
+        env["SLURM_NTASKS_PER_NODE"] = str(job["ntasks_per_node"])
     # A job submitted from inside an array task must not inherit its array identity.
     env.pop("SLURM_ARRAY_JOB_ID", None)
     env.pop("SLURM_ARRAY_TASK_ID", None)

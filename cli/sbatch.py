@@ -30,7 +30,6 @@ IGNORED = (
     ("--hint",),
     ("--mail-type",),
     ("--mail-user",),
-    ("--ntasks-per-node",),
     ("--priority",),
     ("--profile",),
     ("--propagate",),
@@ -95,6 +94,7 @@ BODY_FIELDS = {
     "time_min": "time_min",
     "signal": "signal",
     "mem_per_cpu": "mem_per_cpu",
+    "ntasks_per_node": "ntasks_per_node",
 }
 
 
@@ -135,6 +135,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     # sbatch(1): --nice[=adjustment], 100 when given alone.
     (("--nice",), "nice", _NICE_ALONE, "value", "decrease scheduling priority by value"),
     (("-n", "--ntasks"), "ntasks", int, "ntasks", "number of tasks to run"),
+    (("--ntasks-per-node",), "ntasks_per_node", int, "n", "number of tasks to invoke on each node"),
     (("--no-requeue",), "requeue", False, None, "if set, do not requeue"),
     (("-o", "--output"), "output", str, "out", "file for batch script's standard output"),
     (("--open-mode",), "open_mode", str, "{append|truncate}", "output and error file open mode"),

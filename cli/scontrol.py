@@ -146,7 +146,11 @@ def job_record(job: dict) -> Record:
         ],
         [("ReqTRES", tres)],
         [("AllocTRES", tres if holding else "(null)")],
-        [("Socks/Node", "*"), ("NtasksPerN:B:S:C", "0:0:*:*"), ("CoreSpec", "*")],
+        [
+            ("Socks/Node", "*"),
+            ("NtasksPerN:B:S:C", f"{job.get('ntasks_per_node') or 0}:0:*:*"),
+            ("CoreSpec", "*"),
+        ],
         [
             ("MinCPUsNode", str(job.get("cpus_per_task") or 1)),
             # Slurm prints the one memory request the job made.

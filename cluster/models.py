@@ -258,6 +258,8 @@ class Job(models.Model):
     signal = models.CharField(max_length=32, blank=True, default="")
     # --mem-per-cpu in MB (MinMemoryCPU=); mem_per_node then holds what it makes per node.
     mem_per_cpu = models.PositiveIntegerField(null=True, blank=True)
+    # --ntasks-per-node: the most tasks a node holds (NtasksPerN:B:S:C=, SLURM_NTASKS_PER_NODE).
+    ntasks_per_node = models.PositiveIntegerField(null=True, blank=True)
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.

@@ -157,6 +157,7 @@ class LaunchJob(Record):
     # ("[R|B:]num@secs", see slurmwords.job_options); left out by older controllers.
     open_mode: str | None = None
     signal: str | None = None
+    ntasks_per_node: int | None = None  # sbatch --ntasks-per-node: SLURM_NTASKS_PER_NODE
 
 
 # -- the handshake -----------------------------------------------------------------

@@ -97,6 +97,7 @@ class JobSerializer(serializers.ModelSerializer):
             "time_min",
             "signal",
             "mem_per_cpu",
+            "ntasks_per_node",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -223,6 +224,7 @@ class JobSubmitSerializer(serializers.Serializer):
     time_min = serializers.CharField(required=False, help_text="sbatch --time-min")
     signal = serializers.CharField(required=False, help_text="sbatch --signal=[{R|B}:]<sig_num>[@sig_time]")
     mem_per_cpu = serializers.CharField(required=False, help_text="sbatch --mem-per-cpu (not with mem)")
+    ntasks_per_node = serializers.CharField(required=False, help_text="sbatch --ntasks-per-node")
 
 
 class NodeSerializer(serializers.ModelSerializer):

@@ -1,5 +1,5 @@
-"""Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``
-and ``--mem-per-cpu``: checked here, stored in the job's own columns, acted on by the
+"""Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``,
+``--mem-per-cpu`` and ``--ntasks-per-node``: checked here, stored in the job's own columns, acted on by the
 agent (open mode, signal) or the scheduler (memory) and shown by ``scontrol show job``
 (Comment=, TimeMin=, MinMemoryCPU=)."""
 
@@ -18,6 +18,7 @@ FIELDS = {
     "time_min": "--time-min",
     "signal": "--signal",
     "mem_per_cpu": "--mem-per-cpu",
+    "ntasks_per_node": "--ntasks-per-node",
 }
 # sbatch's fatal error for both (slurm_opt.c's validate_memory_options).
 MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
@@ -36,6 +37,8 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
                 out[name] = text
             elif name == "open_mode":
                 out[name] = job_options.parse_open_mode(text)
+            elif name == "ntasks_per_node":
+                out[name] = jobspec.parse_count(text, what, maximum=jobspec.MAX_INT32)
             elif name == "mem_per_cpu":
                 out[name] = _memory(text)
             elif name == "time_min":
@@ -77,6 +80,31 @@ def node_memory(
     return total
 
 
+def tasks_per_node(
+    spec: dict[str, Any],
+    *,
+    ntasks: int,
+    ntasks_given: bool,
+    min_nodes: int,
+    max_nodes: int | None,
+    nodes_given: bool,
+) -> tuple[int, int]:
+    """``--ntasks-per-node``: (tasks, nodes) as Slurm derives them.  Without ``-n`` the job
+    runs that many tasks on each node; with it, it needs enough nodes that none holds
+    more (the scheduler spreads tasks evenly over the nodes, cpu_layout): more nodes
+    than ``-N`` allows is Slurm's "Requested node configuration is not available"."""
+    per_node = spec.get("ntasks_per_node")
+    if per_node is None:
+        return ntasks, min_nodes
+    if not ntasks_given:
+        return min_nodes * per_node, min_nodes
+    needed = -(-ntasks // per_node)
+    allowed = max_nodes if max_nodes is not None else (min_nodes if nodes_given else None)
+    if allowed is not None and needed > allowed:
+        raise jobspec.SpecError("Requested node configuration is not available", field="ntasks_per_node")
+    return ntasks, max(min_nodes, needed)
+
+
 def stored(spec: dict[str, Any], time_limit: int | None) -> dict[str, Any]:
     """The job's columns for the checked request.  A TimeMin above the time limit is
     refused as slurmctld refuses it (ESLURM_INVALID_TIME_MIN_LIMIT)."""
@@ -91,4 +119,5 @@ def stored(spec: dict[str, Any], time_limit: int | None) -> dict[str, Any]:
         "time_min": time_min,
         "signal": spec.get("signal", ""),
         "mem_per_cpu": spec.get("mem_per_cpu"),
+        "ntasks_per_node": spec.get("ntasks_per_node"),
     }

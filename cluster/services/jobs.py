@@ -395,6 +395,19 @@ def _validate_submission(
     if max_nodes is not None:
         max_nodes = min(max_nodes, node_limit)
     ntasks = _count(spec, "ntasks", "number of tasks", jobspec.MAX_INT32)
+    try:
+        ntasks, min_nodes = job_options.tasks_per_node(
+            spec,
+            ntasks=ntasks,
+            ntasks_given=_field(spec, "ntasks") is not None,
+            min_nodes=min_nodes,
+            max_nodes=max_nodes,
+            nodes_given=_field(spec, "nodes") is not None,
+        )
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
+    if min_nodes > node_limit and min_nodes > (node_limit := selectors.hostlist_limit(cfg)):
+        raise ServiceError("Node count specification invalid", field="nodes")
     cpus_per_task = _count(spec, "cpus_per_task", "--cpus-per-task", jobspec.MAX_CPUS_PER_TASK)
     if ntasks * cpus_per_task > jobspec.MAX_INT32:
         raise ServiceError(

@@ -445,5 +445,6 @@ def launch_payload(job: Job) -> dict[str, Any]:
         time_limit=job.time_limit,
         open_mode=job.open_mode or None,
         signal=job.signal or None,
+        ntasks_per_node=job.ntasks_per_node,
     )
     return Launch.of(launch).to_wire()

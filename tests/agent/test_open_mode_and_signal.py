@@ -1,6 +1,7 @@
 """sbatch --open-mode and --signal on the agent (#16 point 6): output files opened with
 O_APPEND or truncated (a requeued run appends), and the signal sent sig_time seconds
-before the time limit to the batch shell alone (B:) or to the job's whole process group."""
+before the time limit to the batch shell alone (B:) or to the job's whole process group;
+SLURM_NTASKS_PER_NODE for --ntasks-per-node."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from agent import job_signals, paths
 from agent.daemon import Agent
+from agent.jobs import Account, job_environment
 from tests.agent.harness import FakeController, launch_object, run_with_agent
 
 
@@ -85,3 +87,12 @@ def test_signal_without_b_reaches_every_process_of_the_job(tmp_path: Path, work:
     # bash also reports its foreground sleep killed by the signal ("User defined signal 2").
     assert (work / "slurm-6.out").read_text().splitlines()[-1] == "got USR2, child gone"
     assert done["exit_code"] == 0
+
+
+def test_ntasks_per_node_is_in_the_environment() -> None:
+    account = Account(name="me")
+    job = launch_object(8, "#!/bin/sh\n", Path("/tmp"), ntasks_per_node=2)
+    assert job_environment(job, account)["SLURM_NTASKS_PER_NODE"] == "2"
+    assert "SLURM_NTASKS_PER_NODE" not in job_environment(
+        launch_object(9, "#!/bin/sh\n", Path("/tmp")), account
+    )

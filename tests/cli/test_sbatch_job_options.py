@@ -65,3 +65,8 @@ def test_mem_per_cpu_is_sent_and_exclusive_with_mem(api, capsys, tmp_path, monke
 def test_scontrol_shows_min_memory_cpu(objs):
     lines = render_record(job_record(objs.job(mem_per_cpu=512, mem_per_node=2048))).split("\n")
     assert "   MinCPUsNode=1 MinMemoryCPU=512M MinTmpDiskNode=0" in lines
+
+
+def test_scontrol_shows_ntasks_per_node(objs):
+    lines = render_record(job_record(objs.job(ntasks_per_node=2))).split("\n")
+    assert "   Socks/Node=* NtasksPerN:B:S:C=2:0:*:* CoreSpec=*" in lines

@@ -113,3 +113,27 @@ def test_mem_and_mem_per_cpu_are_mutually_exclusive(api):
     assert answer.json()["error"] == "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
     bad = api("alice").post("/api/jobs/", {"wrap": "true", "mem_per_cpu": "lots"}, format="json")
     assert bad.json()["error"] == "Invalid --mem-per-cpu specification: lots"
+
+
+def test_ntasks_per_node_spreads_the_tasks_over_enough_nodes(demo, users):
+    _register()
+    spread = _submit(users["alice"], ntasks=8, ntasks_per_node=2)
+    each = _submit(users["alice"], nodes="2", ntasks_per_node=3)
+    schedule_pass()
+    job = Job.objects.get(pk=spread)
+    assert (job.state, job.min_nodes, job.ntasks_per_node) == ("RUNNING", 4, 2)
+    assert sorted(cpus for cpus, _mem in job.alloc.values()) == [2, 2, 2, 2]
+    job = Job.objects.get(pk=each)
+    assert (job.num_tasks, job.min_nodes) == (6, 2)
+    assert sorted(cpus for cpus, _mem in job.alloc.values()) == [3, 3]
+    assert launch_payload(job)["job"]["ntasks_per_node"] == 3
+
+
+@pytest.mark.usefixtures("demo", "users")
+def test_ntasks_per_node_beyond_the_node_count_is_refused(api):
+    spec = {"wrap": "true", "nodes": "1", "ntasks": "4", "ntasks_per_node": "2"}
+    answer = api("alice").post("/api/jobs/", spec, format="json")
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "Requested node configuration is not available"
+    bad = api("alice").post("/api/jobs/", {"wrap": "true", "ntasks_per_node": "0"}, format="json")
+    assert bad.json()["error"].startswith("Invalid --ntasks-per-node specification: 0")
