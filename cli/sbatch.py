@@ -23,7 +23,6 @@ PROG = "sbatch"
 IGNORED = (
     ("--cores-per-socket",),
     ("-d", "--dependency"),
-    ("--deadline",),
     ("-m", "--distribution"),
     ("--get-user-env",),
     ("--gpus", "-G"),
@@ -95,6 +94,7 @@ BODY_FIELDS = {
     "signal": "signal",
     "mem_per_cpu": "mem_per_cpu",
     "ntasks_per_node": "ntasks_per_node",
+    "deadline": "deadline",
 }
 
 
@@ -118,6 +118,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-C", "--constraint"), "constraint", str, "list", "specify a list of constraints"),
     (("-c", "--cpus-per-task"), "cpus_per_task", int, "ncpus", "number of cpus required per task"),
     (("-D", "--chdir"), "chdir", str, "directory", "set working directory for batch script"),
+    (("--deadline",), "deadline", str, "time", "remove the job if no ending possible before this deadline"),
     (("-e", "--error"), "error", str, "err", "file for batch script's standard error"),
     (("--exclusive",), "exclusive", True, None, "allocate nodes in exclusive mode"),
     (("--export",), "export", str, "names", "specify environment variables to export (ALL, NONE, list)"),

@@ -121,7 +121,7 @@ def job_record(job: dict) -> Record:
         [
             ("StartTime", slurm_time(job.get("start_time"), "Unknown")),
             ("EndTime", slurm_time(job.get("end_time"), "Unknown")),
-            ("Deadline", "N/A"),
+            ("Deadline", slurm_time(job.get("deadline"), "N/A")),
         ],
         [
             ("SuspendTime", "None"),

@@ -260,6 +260,8 @@ class Job(models.Model):
     mem_per_cpu = models.PositiveIntegerField(null=True, blank=True)
     # --ntasks-per-node: the most tasks a node holds (NtasksPerN:B:S:C=, SLURM_NTASKS_PER_NODE).
     ntasks_per_node = models.PositiveIntegerField(null=True, blank=True)
+    # --deadline: a job that cannot end by then is removed, ending DEADLINE (job_deadlines).
+    deadline = models.DateTimeField(null=True, blank=True)
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.
@@ -291,7 +293,13 @@ class Job(models.Model):
     final_state = models.CharField(max_length=16, blank=True, default="", help_text="state to record on exit")
 
     class Meta:
-        indexes = [models.Index(fields=["state", "partition"])]
+        indexes = [
+            models.Index(fields=["state", "partition"]),
+            # Only jobs with a --deadline are in it: the pass's deadline check reads just them.
+            models.Index(
+                fields=["deadline"], name="job_deadline", condition=models.Q(deadline__isnull=False)
+            ),
+        ]
 
     def __str__(self) -> str:
         return str(self.id)

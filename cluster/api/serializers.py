@@ -98,6 +98,7 @@ class JobSerializer(serializers.ModelSerializer):
             "signal",
             "mem_per_cpu",
             "ntasks_per_node",
+            "deadline",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -225,6 +226,7 @@ class JobSubmitSerializer(serializers.Serializer):
     signal = serializers.CharField(required=False, help_text="sbatch --signal=[{R|B}:]<sig_num>[@sig_time]")
     mem_per_cpu = serializers.CharField(required=False, help_text="sbatch --mem-per-cpu (not with mem)")
     ntasks_per_node = serializers.CharField(required=False, help_text="sbatch --ntasks-per-node")
+    deadline = serializers.CharField(required=False, help_text="sbatch --deadline (as begin)")
 
 
 class NodeSerializer(serializers.ModelSerializer):

@@ -36,7 +36,7 @@ SUBMIT_FIELDS = frozenset(
         "begin", "array", "requeue", "environment", "test_only", "constraint", "resources",
         "wckey",
         "exclusive", "oversubscribe", "extra", "layout", "nice",
-        "comment", "open_mode", "time_min", "signal", "mem_per_cpu", "ntasks_per_node",
+        "comment", "open_mode", "time_min", "signal", "mem_per_cpu", "ntasks_per_node", "deadline",
     }
 )  # fmt: skip
 

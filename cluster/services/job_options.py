@@ -1,15 +1,18 @@
 """Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``,
-``--mem-per-cpu`` and ``--ntasks-per-node``: checked here, stored in the job's own columns, acted on by the
+``--mem-per-cpu``, ``--ntasks-per-node`` and ``--deadline``: checked here, stored in the job's own columns, acted on by the
 agent (open mode, signal) or the scheduler (memory) and shown by ``scontrol show job``
-(Comment=, TimeMin=, MinMemoryCPU=)."""
+(Comment=, TimeMin=, MinMemoryCPU=, Deadline=); cluster.services.job_deadlines ends the
+jobs that missed their deadline."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from cluster.core import jobspec
 from cluster.core.scheduler import cpu_layout_of
 from slurmwords import job_options, memory
+from slurmwords.begin_time import parse_begin_time
 
 # Request field -> sbatch's option, for the messages.
 FIELDS = {
@@ -19,6 +22,7 @@ FIELDS = {
     "signal": "--signal",
     "mem_per_cpu": "--mem-per-cpu",
     "ntasks_per_node": "--ntasks-per-node",
+    "deadline": "--deadline",
 }
 # sbatch's fatal error for both (slurm_opt.c's validate_memory_options).
 MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
@@ -33,7 +37,7 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
             continue
         text = jobspec.check_text(value, name, what, max_len=job_options.MAX_COMMENT)
         try:
-            if name == "comment":
+            if name in ("comment", "deadline"):  # the deadline is read against the submit time
                 out[name] = text
             elif name == "open_mode":
                 out[name] = job_options.parse_open_mode(text)
@@ -105,9 +109,21 @@ def tasks_per_node(
     return ntasks, max(min_nodes, needed)
 
 
-def stored(spec: dict[str, Any], time_limit: int | None) -> dict[str, Any]:
+def stored(
+    spec: dict[str, Any], time_limit: int | None, *, now: datetime, begin: datetime | None
+) -> dict[str, Any]:
     """The job's columns for the checked request.  A TimeMin above the time limit is
-    refused as slurmctld refuses it (ESLURM_INVALID_TIME_MIN_LIMIT)."""
+    refused as slurmctld refuses it (ESLURM_INVALID_TIME_MIN_LIMIT); ``--deadline`` takes
+    ``--begin``'s forms, and one before the begin time is sbatch's "Incompatible begin and
+    deadline time specification"."""
+    deadline = None
+    if (text := spec.get("deadline")) is not None:
+        try:
+            deadline = parse_begin_time(text, now)
+        except ValueError:
+            raise jobspec.SpecError(f"Invalid deadline specification: {text}", field="deadline") from None
+        if begin is not None and deadline < begin:
+            raise jobspec.SpecError("Incompatible begin and deadline time specification", field="deadline")
     time_min = spec.get("time_min")
     if time_min is not None and time_limit is not None and time_min > time_limit:
         raise jobspec.SpecError(
@@ -120,4 +136,5 @@ def stored(spec: dict[str, Any], time_limit: int | None) -> dict[str, Any]:
         "signal": spec.get("signal", ""),
         "mem_per_cpu": spec.get("mem_per_cpu"),
         "ntasks_per_node": spec.get("ntasks_per_node"),
+        "deadline": deadline,
     }

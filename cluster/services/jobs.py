@@ -549,7 +549,7 @@ def _validate_submission(
         "nice": nice,
     }
     try:
-        common.update(job_options.stored(spec, time_limit))
+        common.update(job_options.stored(spec, time_limit, now=now, begin=begin))
     except jobspec.SpecError as exc:
         raise ServiceError(str(exc), field=exc.field) from None
     # What the extensions add (the accounting's default account and QOS, submit limits).

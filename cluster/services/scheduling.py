@@ -21,7 +21,7 @@ from cluster.core import scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
-from cluster.services import rows
+from cluster.services import job_deadlines, rows
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.nodes import NOT_RESPONDING_REASON
 from cluster.services.state import (
@@ -306,6 +306,7 @@ def schedule_pass(
     interval (``backfill=True``).
     """
     now = now or timezone.now()
+    job_deadlines.expire(now)  # sbatch --deadline: never start a job that cannot end in time
     snap, names, ctx, result = decide(now, backfill=backfill, queue_depth=queue_depth)
     active = extensions.active()
     with transaction.atomic():

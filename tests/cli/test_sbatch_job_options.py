@@ -70,3 +70,10 @@ def test_scontrol_shows_min_memory_cpu(objs):
 def test_scontrol_shows_ntasks_per_node(objs):
     lines = render_record(job_record(objs.job(ntasks_per_node=2))).split("\n")
     assert "   Socks/Node=* NtasksPerN:B:S:C=2:0:*:* CoreSpec=*" in lines
+
+
+def test_scontrol_shows_the_deadline(objs):
+    lines = render_record(job_record(objs.job(deadline="2024-03-01T12:00:00Z"))).split("\n")
+    assert (
+        "   StartTime=2024-03-01T10:00:05 EndTime=2024-03-01T11:00:05 Deadline=2024-03-01T12:00:00" in lines
+    )

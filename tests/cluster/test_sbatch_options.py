@@ -4,7 +4,10 @@ agent, and memory charged per CPU by the scheduler."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from cluster.models import Job
 from cluster.services import agents
@@ -137,3 +140,27 @@ def test_ntasks_per_node_beyond_the_node_count_is_refused(api):
     assert answer.json()["error"] == "Requested node configuration is not available"
     bad = api("alice").post("/api/jobs/", {"wrap": "true", "ntasks_per_node": "0"}, format="json")
     assert bad.json()["error"].startswith("Invalid --ntasks-per-node specification: 0")
+
+
+def test_a_job_that_cannot_end_by_its_deadline_ends_deadline(demo, users):
+    now = timezone.now()
+    late = _submit(users["alice"], hold=True, time="10", deadline="now+300")
+    timely = _submit(users["alice"], hold=True, time="10", time_min="2", deadline="now+3600")
+    schedule_pass(now=now)
+    job = Job.objects.get(pk=late)
+    # Ten minutes from now is past a deadline five minutes away.
+    assert (job.state, job.reason, job.end_time) == ("DEADLINE", "DeadLine", now)
+    assert Job.objects.get(pk=timely).state == "PENDING"
+    # 59 minutes on, its --time-min of 2 no longer fits either.
+    schedule_pass(now=now + timedelta(minutes=59))
+    assert Job.objects.get(pk=timely).state == "DEADLINE"
+
+
+@pytest.mark.usefixtures("demo", "users")
+def test_bad_deadlines_are_refused(api):
+    spec = {"wrap": "true", "begin": "now+7200", "deadline": "now+3600"}
+    answer = api("alice").post("/api/jobs/", spec, format="json")
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "Incompatible begin and deadline time specification"
+    bad = api("alice").post("/api/jobs/", {"wrap": "true", "deadline": "someday"}, format="json")
+    assert bad.json()["error"] == "Invalid deadline specification: someday"
