@@ -4,8 +4,8 @@ before this deadline (start > (deadline - time[-min]))", sbatch(1)).
 
 Run at the start of each scheduler pass, so a job is never started past its deadline.
 Only jobs with a deadline are read, through a partial index of them (none on most
-clusters: one indexed query that finds nothing).  A job that started in time runs its full time limit: fsched does not shorten
-it to the deadline.
+clusters: one indexed query that finds nothing).  A job that started in time runs its
+full time limit: fsched does not shorten it to the deadline.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``,
-``--mem-per-cpu``, ``--ntasks-per-node`` and ``--deadline``: checked here, stored in the job's own columns, acted on by the
-agent (open mode, signal) or the scheduler (memory) and shown by ``scontrol show job``
-(Comment=, TimeMin=, MinMemoryCPU=, Deadline=); cluster.services.job_deadlines ends the
-jobs that missed their deadline."""
+``--mem-per-cpu``, ``--ntasks-per-node`` and ``--deadline``: checked here, stored in the
+job's own columns, acted on by the agent (open mode, signal) or the scheduler (memory,
+tasks per node) and shown by ``scontrol show job`` (Comment=, TimeMin=, MinMemoryCPU=,
+NtasksPerN:B:S:C=, Deadline=); cluster.services.job_deadlines ends the jobs that missed
+their deadline."""
 
 from __future__ import annotations
 
