@@ -88,7 +88,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent import job_signals, paths
+from agent import job_signals, paths, user_env
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
 from slurmwords import agent_messages as am
 
@@ -636,6 +636,10 @@ class JobManager:
     def _start(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
         account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
+        try:
+            env = user_env.merged(job, account, env)  # --get-user-env
+        except user_env.UserEnvError as exc:
+            raise LaunchError(str(exc)) from None
         check_launch_text(job, env)
         files = paths.job_files(job)
         work_dir = str(job.get("work_dir") or "/")

@@ -24,7 +24,6 @@ IGNORED = (
     ("--cores-per-socket",),
     ("-d", "--dependency"),
     ("-m", "--distribution"),
-    ("--get-user-env",),
     ("--gpus", "-G"),
     ("--hint",),
     ("--mail-type",),
@@ -37,7 +36,7 @@ IGNORED = (
     ("--tmp",),
 )
 # Flags among IGNORED that take no value.
-IGNORED_FLAGS = ("--get-user-env", "--propagate")
+IGNORED_FLAGS = ("--propagate",)
 
 # SBATCH_* input environment variables -> option dest (Slurm's sbatch(1) list).
 INPUT_ENV = {
@@ -95,6 +94,7 @@ BODY_FIELDS = {
     "mem_per_cpu": "mem_per_cpu",
     "ntasks_per_node": "ntasks_per_node",
     "deadline": "deadline",
+    "get_user_env": "get_user_env",
 }
 
 
@@ -107,6 +107,7 @@ def _ignored(flags: tuple[str, ...]) -> fastargs.Row:
 MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
 
 _NICE_ALONE = fastargs.OptionalValue(str(DEFAULT_NICE))
+_USER_ENV_ALONE = fastargs.OptionalValue("8")  # Slurm's default timeout, seconds
 
 # sbatch's options in --help order: (flags, dest, store, metavar, help) as
 # ``cli.fastargs`` reads them; ``str``/``int`` take a value, ``True``/``False``
@@ -123,6 +124,8 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--exclusive",), "exclusive", True, None, "allocate nodes in exclusive mode"),
     (("--export",), "export", str, "names", "specify environment variables to export (ALL, NONE, list)"),
     (("--extra",), "extra", str, "string", "an arbitrary string"),
+    # sbatch(1): --get-user-env[=timeout][mode]; alone, 8 seconds and a login shell.
+    (("--get-user-env",), "get_user_env", _USER_ENV_ALONE, "timeout", "load the user's login environment"),
     (("--gres",), "gres", str, "list", "required generic resources per node (gpu:2, gpu:tesla:1)"),
     (("-H", "--hold"), "hold", True, None, "submit job in held state"),
     (("-i", "--input"), "input", str, "in", "file for batch script's standard input"),

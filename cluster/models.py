@@ -262,6 +262,8 @@ class Job(models.Model):
     ntasks_per_node = models.PositiveIntegerField(null=True, blank=True)
     # --deadline: a job that cannot end by then is removed, ending DEADLINE (job_deadlines).
     deadline = models.DateTimeField(null=True, blank=True)
+    # --get-user-env as "<seconds><S|L>" ("" not asked): the agent loads the login environment.
+    get_user_env = models.CharField(max_length=8, blank=True, default="")
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.

@@ -158,6 +158,7 @@ class LaunchJob(Record):
     open_mode: str | None = None
     signal: str | None = None
     ntasks_per_node: int | None = None  # sbatch --ntasks-per-node: SLURM_NTASKS_PER_NODE
+    get_user_env: str | None = None  # sbatch --get-user-env ("8L"): see agent/user_env.py
 
 
 # -- the handshake -----------------------------------------------------------------

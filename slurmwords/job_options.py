@@ -1,5 +1,6 @@
 """sbatch options that the controller stores and the agent acts on: ``--comment``,
-``--open-mode``, ``--time-min`` and ``--signal`` (pure: no I/O, no Django).
+``--open-mode``, ``--time-min``, ``--signal`` and ``--get-user-env`` (pure: no I/O, no
+Django).
 
 Each parser raises ValueError with the text sbatch prints after ``error:``; the CLI,
 the controller and the agent share them, so a value the CLI accepted means the same
@@ -95,3 +96,20 @@ def parse_signal(text: str) -> SignalSpec:
     if seconds > MAX_SIGNAL_TIME:
         raise bad
     return SignalSpec(number=number, seconds=seconds, batch_only="B" in flags, reservation="R" in flags)
+
+
+# sbatch(1) --get-user-env[=timeout][mode]: 8 seconds unless given; L (a login shell, su -)
+# unless S (a plain shell).
+DEFAULT_USER_ENV_TIMEOUT = 8
+_USER_ENV_RE = re.compile(r"^([0-9]{0,5})([SLsl]?)$")
+
+
+def parse_get_user_env(text: str) -> tuple[int, str]:
+    """``--get-user-env``'s value (``""``, ``10``, ``S``, ``10L``) as (seconds, mode)."""
+    match = _USER_ENV_RE.match(text.strip())
+    if not match:
+        raise ValueError(f"Invalid --get-user-env specification: {text}")
+    seconds = int(match.group(1)) if match.group(1) else DEFAULT_USER_ENV_TIMEOUT
+    if seconds < 1:
+        raise ValueError(f"Invalid --get-user-env specification: {text}")
+    return seconds, (match.group(2) or "L").upper()

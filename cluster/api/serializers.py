@@ -99,6 +99,7 @@ class JobSerializer(serializers.ModelSerializer):
             "mem_per_cpu",
             "ntasks_per_node",
             "deadline",
+            "get_user_env",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -227,6 +228,7 @@ class JobSubmitSerializer(serializers.Serializer):
     mem_per_cpu = serializers.CharField(required=False, help_text="sbatch --mem-per-cpu (not with mem)")
     ntasks_per_node = serializers.CharField(required=False, help_text="sbatch --ntasks-per-node")
     deadline = serializers.CharField(required=False, help_text="sbatch --deadline (as begin)")
+    get_user_env = serializers.CharField(required=False, help_text="sbatch --get-user-env: [timeout][S|L]")
 
 
 class NodeSerializer(serializers.ModelSerializer):

@@ -1,5 +1,5 @@
 """Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``,
-``--mem-per-cpu``, ``--ntasks-per-node`` and ``--deadline``: checked here, stored in the
+``--mem-per-cpu``, ``--ntasks-per-node``, ``--deadline`` and ``--get-user-env``: checked here, stored in the
 job's own columns, acted on by the agent (open mode, signal) or the scheduler (memory,
 tasks per node) and shown by ``scontrol show job`` (Comment=, TimeMin=, MinMemoryCPU=,
 NtasksPerN:B:S:C=, Deadline=); cluster.services.job_deadlines ends the jobs that missed
@@ -24,6 +24,7 @@ FIELDS = {
     "mem_per_cpu": "--mem-per-cpu",
     "ntasks_per_node": "--ntasks-per-node",
     "deadline": "--deadline",
+    "get_user_env": "--get-user-env",
 }
 # sbatch's fatal error for both (slurm_opt.c's validate_memory_options).
 MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
@@ -42,6 +43,9 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
                 out[name] = text
             elif name == "open_mode":
                 out[name] = job_options.parse_open_mode(text)
+            elif name == "get_user_env":
+                seconds, mode = job_options.parse_get_user_env(text)
+                out[name] = f"{seconds}{mode}"
             elif name == "ntasks_per_node":
                 out[name] = jobspec.parse_count(text, what, maximum=jobspec.MAX_INT32)
             elif name == "mem_per_cpu":
@@ -138,4 +142,5 @@ def stored(
         "mem_per_cpu": spec.get("mem_per_cpu"),
         "ntasks_per_node": spec.get("ntasks_per_node"),
         "deadline": deadline,
+        "get_user_env": spec.get("get_user_env", ""),
     }

@@ -446,5 +446,6 @@ def launch_payload(job: Job) -> dict[str, Any]:
         open_mode=job.open_mode or None,
         signal=job.signal or None,
         ntasks_per_node=job.ntasks_per_node,
+        get_user_env=job.get_user_env or None,
     )
     return Launch.of(launch).to_wire()

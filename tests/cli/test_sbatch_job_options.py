@@ -77,3 +77,12 @@ def test_scontrol_shows_the_deadline(objs):
     assert (
         "   StartTime=2024-03-01T10:00:05 EndTime=2024-03-01T11:00:05 Deadline=2024-03-01T12:00:00" in lines
     )
+
+
+def test_get_user_env_alone_or_with_a_value(api, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    api.routes[("POST", "/api/jobs/")] = (201, {"job_id": 7, "job_ids": [7], "array_job_id": None})
+    assert main(["fsched", "sbatch", "--get-user-env", "--wrap", "true"]) == 0
+    assert main(["fsched", "sbatch", "--get-user-env=10S", "--wrap", "true"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert [r["body"]["get_user_env"] for r in api.requests] == ["8", "10S"]

@@ -164,3 +164,12 @@ def test_bad_deadlines_are_refused(api):
     assert answer.json()["error"] == "Incompatible begin and deadline time specification"
     bad = api("alice").post("/api/jobs/", {"wrap": "true", "deadline": "someday"}, format="json")
     assert bad.json()["error"] == "Invalid deadline specification: someday"
+
+
+def test_get_user_env_is_stored_and_launched(demo, users, api):
+    answer = api("alice").post("/api/jobs/", {"wrap": "true", "get_user_env": "20"}, format="json")
+    assert answer.status_code == 201, answer.content
+    job = Job.objects.get(pk=answer.json()["job_id"])
+    assert launch_payload(job)["job"]["get_user_env"] == "20L"
+    bad = api("alice").post("/api/jobs/", {"wrap": "true", "get_user_env": "soon"}, format="json")
+    assert bad.json()["error"] == "Invalid --get-user-env specification: soon"
