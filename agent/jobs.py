@@ -88,7 +88,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent import paths
+from agent import job_signals, paths, user_env
 from agent.containment import Containment, job_limits
 from agent.prolog import NodeHooks, TaskEdits
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
@@ -304,6 +304,8 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         "SLURMD_NODENAME": host,
     }
     env.update(values)
+    if job.get("ntasks_per_node"):  # sbatch sets it only for --ntasks-per-node
+        env["SLURM_NTASKS_PER_NODE"] = str(job["ntasks_per_node"])
     # A job submitted from inside an array task must not inherit its array identity.
     env.pop("SLURM_ARRAY_JOB_ID", None)
     env.pop("SLURM_ARRAY_TASK_ID", None)
@@ -650,6 +652,10 @@ class JobManager:
     ) -> None:
         account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
+        try:
+            env = user_env.merged(job, account, env)  # --get-user-env
+        except user_env.UserEnvError as exc:
+            raise LaunchError(str(exc)) from None
         if edits is not None:
             edits.apply(env)
         check_launch_text(job, env)
@@ -660,11 +666,13 @@ class JobManager:
             with effective(account):
                 _check_work_dir(work_dir)
                 # Not truncated yet: a launch failing below leaves the files as they were.
-                out = _open(files.stdout, os.O_WRONLY | os.O_CREAT, "stdout")
+                append = paths.appends(job)  # --open-mode=append, or a requeued run
+                flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0)
+                out = _open(files.stdout, flags, "stdout")
                 fds.append(out)
                 err = out
                 if files.stderr is not None:
-                    err = _open(files.stderr, os.O_WRONLY | os.O_CREAT, "stderr")
+                    err = _open(files.stderr, flags, "stderr")
                     fds.append(err)
                 stdin: int = subprocess.DEVNULL
                 if files.stdin is not None:
@@ -693,7 +701,7 @@ class JobManager:
             cpus, mem = job_limits(job)
             wrapper = [BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{dir_fd}", work_dir, intent.launch]
             try:
-                for fd in {out, err}:
+                for fd in () if append else {out, err}:
                     _truncate(fd)
                 if edits is not None:
                     edits.write(out)  # TaskProlog's print lines
@@ -725,6 +733,7 @@ class JobManager:
         self._running[job_id] = j
         self._watch(j)
         self.hooks.remember(job)
+        job_signals.arm(self, j, job)
         log.info("job %d: started on %s as pid %d (user %s)", job_id, node, popen.pid, account.name)
         self.emit(am.Started(job_id=job_id, node=node, pid=popen.pid, time=state.started, run=state.run))
 
@@ -794,6 +803,13 @@ class JobManager:
             log.debug("job %d: completion acknowledged", job_id)
 
     # -- supervision ----------------------------------------------------------------
+
+    def running_job(self, job_id: int) -> Job | None:
+        return self._running.get(job_id)
+
+    def send_signal(self, job: Job, sig: signal.Signals) -> None:
+        """Signal the job's process group once its script can receive it."""
+        self._send(job, (sig,))
 
     def _send(self, job: Job, sigs: tuple[signal.Signals, ...], waited: float = 0.0) -> None:
         """Signal the job's process group, once the script can receive the signals."""

@@ -63,3 +63,11 @@ def job_files(job: Mapping[str, Any]) -> JobFiles:
             stderr = None
     stdin = resolve(expand(job["std_in"], fields), work_dir) if job.get("std_in") else None
     return JobFiles(stdout=stdout, stderr=stderr, stdin=stdin)
+
+
+def appends(job: Mapping[str, Any]) -> bool:
+    """Whether the output files are opened with O_APPEND: ``--open-mode=append``, and a
+    run after a requeue (``run`` > 0) unless ``--open-mode=truncate`` was asked for:
+    Slurm appends a requeued batch job's output to what its earlier run wrote."""
+    mode = job.get("open_mode")
+    return mode == "append" or (mode != "truncate" and int(job.get("run") or 0) > 0)

@@ -21,29 +21,21 @@ PROG = "sbatch"
 # Options Slurm has and fsched's API does not (yet) carry: accepted so existing
 # scripts still submit, with a warning that they are ignored.
 IGNORED = (
-    ("--comment",),
     ("--cores-per-socket",),
-    ("--deadline",),
     ("-m", "--distribution"),
-    ("--get-user-env",),
     ("--gpus", "-G"),
     ("--hint",),
     ("--mail-type",),
     ("--mail-user",),
-    ("--mem-per-cpu",),
-    ("--ntasks-per-node",),
-    ("--open-mode",),
     ("--priority",),
     ("--profile",),
     ("--propagate",),
-    ("--signal",),
     ("--sockets-per-node",),
     ("--threads-per-core",),
-    ("--time-min",),
     ("--tmp",),
 )
 # Flags among IGNORED that take no value.
-IGNORED_FLAGS = ("--get-user-env", "--propagate")
+IGNORED_FLAGS = ("--propagate",)
 
 # SBATCH_* input environment variables -> option dest (Slurm's sbatch(1) list).
 INPUT_ENV = {
@@ -55,10 +47,13 @@ INPUT_ENV = {
     "SBATCH_GRES": "gres",
     "SBATCH_INPUT": "input",
     "SBATCH_JOB_NAME": "job_name",
+    "SBATCH_MEM_PER_CPU": "mem_per_cpu",
+    "SBATCH_OPEN_MODE": "open_mode",
     "SBATCH_OUTPUT": "output",
     "SBATCH_PARTITION": "partition",
     "SBATCH_QOS": "qos",
     "SBATCH_RESERVATION": "reservation",
+    "SBATCH_SIGNAL": "signal",
     "SBATCH_TIMELIMIT": "time",
     "SBATCH_WCKEY": "wckey",
 }
@@ -92,6 +87,14 @@ BODY_FIELDS = {
     "layout": "layout",
     "nice": "nice",
     "dependency": "dependency",
+    "comment": "comment",
+    "open_mode": "open_mode",
+    "time_min": "time_min",
+    "signal": "signal",
+    "mem_per_cpu": "mem_per_cpu",
+    "ntasks_per_node": "ntasks_per_node",
+    "deadline": "deadline",
+    "get_user_env": "get_user_env",
 }
 
 
@@ -101,7 +104,10 @@ def _ignored(flags: tuple[str, ...]) -> fastargs.Row:
     return (flags, "ignored_" + long[2:].replace("-", "_"), store, None, "accepted; ignored by fsched")
 
 
+MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
+
 _NICE_ALONE = fastargs.OptionalValue(str(DEFAULT_NICE))
+_USER_ENV_ALONE = fastargs.OptionalValue("8")  # Slurm's default timeout, seconds
 
 # sbatch's options in --help order: (flags, dest, store, metavar, help) as
 # ``cli.fastargs`` reads them; ``str``/``int`` take a value, ``True``/``False``
@@ -120,10 +126,13 @@ OPTIONS: tuple[fastargs.Row, ...] = (
         "defer job until condition on jobid is satisfied",
     ),
     (("-D", "--chdir"), "chdir", str, "directory", "set working directory for batch script"),
+    (("--deadline",), "deadline", str, "time", "remove the job if no ending possible before this deadline"),
     (("-e", "--error"), "error", str, "err", "file for batch script's standard error"),
     (("--exclusive",), "exclusive", True, None, "allocate nodes in exclusive mode"),
     (("--export",), "export", str, "names", "specify environment variables to export (ALL, NONE, list)"),
     (("--extra",), "extra", str, "string", "an arbitrary string"),
+    # sbatch(1): --get-user-env[=timeout][mode]; alone, 8 seconds and a login shell.
+    (("--get-user-env",), "get_user_env", _USER_ENV_ALONE, "timeout", "load the user's login environment"),
     (("--gres",), "gres", str, "list", "required generic resources per node (gpu:2, gpu:tesla:1)"),
     (("-H", "--hold"), "hold", True, None, "submit job in held state"),
     (("-i", "--input"), "input", str, "in", "file for batch script's standard input"),
@@ -131,13 +140,16 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-L", "--licenses", "--license"), "licenses", str, "names", "required license"),
     clusters.ROW,
     (("--mem",), "mem", str, "MB", "minimum amount of real memory (4G, 500)"),
+    (("--mem-per-cpu",), "mem_per_cpu", str, "MB", "maximum amount of real memory per allocated cpu"),
     (("--layout",), "layout", str, "layout", "the job's layout (shown in SLURM_RESUME_FILE)"),
     (("-N", "--nodes"), "nodes", str, "N", "number of nodes on which to run (N = min[-max])"),
     # sbatch(1): --nice[=adjustment], 100 when given alone.
     (("--nice",), "nice", _NICE_ALONE, "value", "decrease scheduling priority by value"),
     (("-n", "--ntasks"), "ntasks", int, "ntasks", "number of tasks to run"),
+    (("--ntasks-per-node",), "ntasks_per_node", int, "n", "number of tasks to invoke on each node"),
     (("--no-requeue",), "requeue", False, None, "if set, do not requeue"),
     (("-o", "--output"), "output", str, "out", "file for batch script's standard output"),
+    (("--open-mode",), "open_mode", str, "{append|truncate}", "output and error file open mode"),
     (("-s", "--oversubscribe"), "oversubscribe", True, None, "over subscribe resources with other jobs"),
     (("-p", "--partition"), "partition", str, "partition", "partition requested"),
     (("--parsable",), "parsable", True, None, "outputs only the jobid"),
@@ -146,7 +158,9 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--requeue",), "requeue", True, None, "permit the job to requeue"),
     (("--reservation",), "reservation", str, "name", "allocate resources from named reservation"),
     (("--resources",), "resources", str, "names", "required hierarchical resources (as -L, HRES only)"),
+    (("--signal",), "signal", str, "[[R][B]:]num[@time]", "send signal when time limit within time seconds"),
     (("-t", "--time"), "time", str, "minutes", "time limit (minutes, MM:SS, HH:MM:SS, D-HH)"),
+    (("--time-min",), "time_min", str, "minutes", "minimum time limit (if distinct)"),
     (("--test-only",), "test_only", True, None, "validate, estimate start; do not submit"),
     (("-V", "--version"), "version", True, None, "output version information and exit"),
     (("-W", "--wait"), "wait", True, None, "wait for completion of submitted job"),
@@ -154,6 +168,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-w", "--nodelist"), "nodelist", str, "hosts", "request a specific list of hosts"),
     (("--wrap",), "wrap", str, "command", "wrap command string in a sh script and submit"),
     (("-x", "--exclude"), "exclude", str, "hosts", "exclude a specific list of hosts"),
+    (("--comment",), "comment", str, "name", "arbitrary comment"),
     *(_ignored(flags) for flags in IGNORED),
 )
 # The positional script and the words after it (argparse's "?" and "...").
@@ -377,7 +392,16 @@ def main(argv: list[str]) -> int:
             bad = script_ns.script if script_ns.script is not None else "--wrap"
             return _err(f"Invalid #SBATCH directive: {bad!r}")
         script_opts = _namespace_dict(script_ns) if script_ns is not None else {}
+    if cli_opts.get("mem") is not None and cli_opts.get("mem_per_cpu") is not None:
+        return _err(MEM_EXCLUSIVE)
     opts = merge_options(cli_opts, env_options(dict(os.environ)), script_opts)
+    # The command line's memory option replaces the other one of a lower layer, as Slurm's
+    # validate_memory_options lets a --mem given on the command line win over #SBATCH.
+    for given, other in (("mem", "mem_per_cpu"), ("mem_per_cpu", "mem")):
+        if cli_opts.get(given) is not None:
+            opts.pop(other, None)
+    if opts.get("mem") is not None and opts.get("mem_per_cpu") is not None:
+        return _err(MEM_EXCLUSIVE)
     if opts.get("nice") is not None:
         try:
             opts["nice"] = parse_nice(opts["nice"])

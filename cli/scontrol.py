@@ -111,7 +111,7 @@ def job_record(job: dict) -> Record:
         [
             ("RunTime", format_duration_long(int(job.get("run_time") or 0))),
             ("TimeLimit", format_minutes_long(job.get("time_limit"))),
-            ("TimeMin", "N/A"),
+            ("TimeMin", "N/A" if job.get("time_min") is None else format_minutes_long(job["time_min"])),
         ],
         [
             ("SubmitTime", slurm_time(job.get("submit_time"), "Unknown")),
@@ -121,7 +121,7 @@ def job_record(job: dict) -> Record:
         [
             ("StartTime", slurm_time(job.get("start_time"), "Unknown")),
             ("EndTime", slurm_time(job.get("end_time"), "Unknown")),
-            ("Deadline", "N/A"),
+            ("Deadline", slurm_time(job.get("deadline"), "N/A")),
         ],
         [
             ("SuspendTime", "None"),
@@ -146,10 +146,19 @@ def job_record(job: dict) -> Record:
         ],
         [("ReqTRES", tres)],
         [("AllocTRES", tres if holding else "(null)")],
-        [("Socks/Node", "*"), ("NtasksPerN:B:S:C", "0:0:*:*"), ("CoreSpec", "*")],
+        [
+            ("Socks/Node", "*"),
+            ("NtasksPerN:B:S:C", f"{job.get('ntasks_per_node') or 0}:0:*:*"),
+            ("CoreSpec", "*"),
+        ],
         [
             ("MinCPUsNode", str(job.get("cpus_per_task") or 1)),
-            ("MinMemoryNode", format_memory_mb(job.get("mem_per_node"))),
+            # Slurm prints the one memory request the job made.
+            (
+                ("MinMemoryCPU", format_memory_mb(job["mem_per_cpu"]))
+                if job.get("mem_per_cpu")
+                else ("MinMemoryNode", format_memory_mb(job.get("mem_per_node")))
+            ),
             ("MinTmpDiskNode", "0"),
         ],
         [("Features", null(job.get("features"))), ("DelayBoot", "00:00:00")],
@@ -162,6 +171,8 @@ def job_record(job: dict) -> Record:
         ],
         [("Command", null(job.get("command")))],
         [("WorkDir", null(job.get("work_dir")))],
+        # Slurm prints Comment= only for a job that has one.
+        *([[("Comment", job["comment"])]] if job.get("comment") else []),
         [("StdErr", null(job.get("std_err")))],
         [("StdIn", null(job.get("std_in")))],
         [("StdOut", null(job.get("std_out")))],

@@ -113,6 +113,7 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "h": ("OVER_SUBSCRIBE", lambda j: j.get("oversubscribe") or "OK"),
     "i": ("JOBID", job_id_str),
     "j": ("NAME", _s("name")),
+    "k": ("COMMENT", _s("comment", "(null)")),
     "K": ("ARRAY_TASK_ID", lambda j: j.get("_array_fold") or _s("array_task_id", "N/A")(j)),
     "l": ("TIME_LIMIT", lambda j: format_minutes(j.get("time_limit"))),
     "L": ("TIME_LEFT", time_left),

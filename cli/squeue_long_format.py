@@ -16,6 +16,7 @@ NAMES = {
     "arraytaskid": "K",
     "batchhost": "B",
     "command": "o",
+    "comment": "k",
     "dependency": "E",
     "endtime": "e",
     "excnodes": "x",

@@ -253,6 +253,20 @@ class Job(models.Model):
     # --dependency in Slurm's printed form with each term's state (cluster.core.dependencies):
     # the terms not yet fulfilled, "" when none.
     dependency = models.TextField(blank=True, default="")
+    # sbatch's own options (slurmwords.job_options): Comment=, the output files' open mode
+    # ("" is the default, truncate), TimeMin= in minutes, --signal as [R|B:]num@secs.
+    comment = models.CharField(max_length=1024, blank=True, default="")
+    open_mode = models.CharField(max_length=8, blank=True, default="")
+    time_min = models.PositiveIntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=32, blank=True, default="")
+    # --mem-per-cpu in MB (MinMemoryCPU=); mem_per_node then holds what it makes per node.
+    mem_per_cpu = models.PositiveIntegerField(null=True, blank=True)
+    # --ntasks-per-node: the most tasks a node holds (NtasksPerN:B:S:C=, SLURM_NTASKS_PER_NODE).
+    ntasks_per_node = models.PositiveIntegerField(null=True, blank=True)
+    # --deadline: a job that cannot end by then is removed, ending DEADLINE (job_deadlines).
+    deadline = models.DateTimeField(null=True, blank=True)
+    # --get-user-env as "<seconds><S|L>" ("" not asked): the agent loads the login environment.
+    get_user_env = models.CharField(max_length=8, blank=True, default="")
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.
@@ -290,7 +304,14 @@ class Job(models.Model):
     class Meta:
         # (end_time): accounting's time window (cluster/accounting.py) skips the jobs that
         # ended before it without reading them.
-        indexes = [models.Index(fields=["state", "partition"]), models.Index(fields=["end_time"])]
+        indexes = [
+            models.Index(fields=["state", "partition"]),
+            models.Index(fields=["end_time"]),
+            # Only jobs with a --deadline are in it: the pass's deadline check reads just them.
+            models.Index(
+                fields=["deadline"], name="job_deadline", condition=models.Q(deadline__isnull=False)
+            ),
+        ]
 
     def __str__(self) -> str:
         return str(self.id)

@@ -163,6 +163,12 @@ class LaunchJob(Record):
     # MB of memory the job holds on the batch host (0: none charged, no limit); absent
     # from a controller of an earlier release. The agent enforces it (agent/containment.py).
     mem_on_node: int | None = None
+    # sbatch --open-mode ("append", "truncate"; None: truncate) and --signal
+    # ("[R|B:]num@secs", see slurmwords.job_options); left out by older controllers.
+    open_mode: str | None = None
+    signal: str | None = None
+    ntasks_per_node: int | None = None  # sbatch --ntasks-per-node: SLURM_NTASKS_PER_NODE
+    get_user_env: str | None = None  # sbatch --get-user-env ("8L"): see agent/user_env.py
 
 
 # -- the handshake -----------------------------------------------------------------

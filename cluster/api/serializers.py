@@ -95,6 +95,14 @@ class JobSerializer(serializers.ModelSerializer):
             "oversubscribe",
             "extra",
             "layout",
+            "comment",
+            "open_mode",
+            "time_min",
+            "signal",
+            "mem_per_cpu",
+            "ntasks_per_node",
+            "deadline",
+            "get_user_env",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -216,6 +224,14 @@ class JobSubmitSerializer(serializers.Serializer):
     extra = serializers.CharField(required=False)
     layout = serializers.CharField(required=False)
     nice = serializers.IntegerField(required=False, help_text="sbatch --nice: -2147483645 to 2147483645")
+    comment = serializers.CharField(required=False, help_text="sbatch --comment")
+    open_mode = serializers.CharField(required=False, help_text="sbatch --open-mode: append or truncate")
+    time_min = serializers.CharField(required=False, help_text="sbatch --time-min")
+    signal = serializers.CharField(required=False, help_text="sbatch --signal=[{R|B}:]<sig_num>[@sig_time]")
+    mem_per_cpu = serializers.CharField(required=False, help_text="sbatch --mem-per-cpu (not with mem)")
+    ntasks_per_node = serializers.CharField(required=False, help_text="sbatch --ntasks-per-node")
+    deadline = serializers.CharField(required=False, help_text="sbatch --deadline (as begin)")
+    get_user_env = serializers.CharField(required=False, help_text="sbatch --get-user-env: [timeout][S|L]")
 
 
 class NodeSerializer(serializers.ModelSerializer):

@@ -36,6 +36,8 @@ SUBMIT_FIELDS = frozenset(
         "begin", "array", "requeue", "environment", "test_only", "constraint", "resources",
         "wckey",
         "exclusive", "oversubscribe", "extra", "layout", "nice", "dependency",
+        "comment", "open_mode", "time_min", "signal", "mem_per_cpu", "ntasks_per_node", "deadline",
+        "get_user_env",
     }
 )  # fmt: skip
 

@@ -334,8 +334,13 @@ def node_count(job: JobView) -> int:
 
 def cpu_layout(job: JobView, nodes: int) -> tuple[int, list[int]]:
     """(CPUs every node must have free, CPUs charged per node in allocation order)."""
-    cpt = max(job.cpus_per_task, 1)
-    tasks = max(job.num_tasks, nodes)
+    return cpu_layout_of(nodes, job.num_tasks, job.cpus_per_task)
+
+
+def cpu_layout_of(nodes: int, num_tasks: int, cpus_per_task: int) -> tuple[int, list[int]]:
+    """:func:`cpu_layout` of a request not made a JobView yet (--mem-per-cpu's charge)."""
+    cpt = max(cpus_per_task, 1)
+    tasks = max(num_tasks, nodes)
     base, extra = divmod(tasks, nodes)
     need = (base + (1 if extra else 0)) * cpt
     return need, [(base + 1) * cpt] * extra + [base * cpt] * (nodes - extra)

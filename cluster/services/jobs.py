@@ -21,7 +21,7 @@ from cluster.core import dependencies, feasibility, hostlists, jobspec
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import dependencies as depend_services
-from cluster.services import rows
+from cluster.services import job_options, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
@@ -144,6 +144,7 @@ def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
                 out["nice"] = parse_nice(spec["nice"])
             except ValueError as exc:
                 raise jobspec.SpecError(str(exc), field="nice") from None
+        out.update(job_options.checked(spec))
         if out["exclusive"] and out["oversubscribe"]:
             raise jobspec.SpecError(
                 "--exclusive and --oversubscribe are mutually exclusive", field="oversubscribe"
@@ -396,6 +397,19 @@ def _validate_submission(
     if max_nodes is not None:
         max_nodes = min(max_nodes, node_limit)
     ntasks = _count(spec, "ntasks", "number of tasks", jobspec.MAX_INT32)
+    try:
+        ntasks, min_nodes = job_options.tasks_per_node(
+            spec,
+            ntasks=ntasks,
+            ntasks_given=_field(spec, "ntasks") is not None,
+            min_nodes=min_nodes,
+            max_nodes=max_nodes,
+            nodes_given=_field(spec, "nodes") is not None,
+        )
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
+    if min_nodes > node_limit and min_nodes > (node_limit := selectors.hostlist_limit(cfg)):
+        raise ServiceError("Node count specification invalid", field="nodes")
     cpus_per_task = _count(spec, "cpus_per_task", "--cpus-per-task", jobspec.MAX_CPUS_PER_TASK)
     if ntasks * cpus_per_task > jobspec.MAX_INT32:
         raise ServiceError(
@@ -446,6 +460,12 @@ def _validate_submission(
     if len(req_nodes & exc_nodes):
         raise ServiceError("Requested node configuration is not available", field="nodelist")
 
+    try:
+        mem = job_options.node_memory(
+            spec, mem, nodes=max(min_nodes, len(req_nodes), 1), ntasks=ntasks, cpus_per_task=cpus_per_task
+        )
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
     licenses = _check_licenses(
         str(_field(spec, "licenses") or ""), cfg, resources=str(_field(spec, "resources") or "")
     )
@@ -532,6 +552,10 @@ def _validate_submission(
         "priority": 0 if signal_hold else 1,
         "nice": nice,
     }
+    try:
+        common.update(job_options.stored(spec, time_limit, now=now, begin=begin))
+    except jobspec.SpecError as exc:
+        raise ServiceError(str(exc), field=exc.field) from None
     # What the extensions add (the accounting's default account and QOS, submit limits).
     for ext in extensions.active():
         common.update(ext.submit_fields(common, count=len(tasks), now=now, cfg=cfg))

@@ -21,7 +21,7 @@ from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
-from cluster.services import rows
+from cluster.services import job_deadlines, rows
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.dependencies import policy as dependency_policy
 from cluster.services.dependencies import read_facts as read_depend_facts
@@ -328,6 +328,7 @@ def schedule_pass(
     interval (``backfill=True``).
     """
     now = now or timezone.now()
+    job_deadlines.expire(now)  # sbatch --deadline: never start a job that cannot end in time
     snap, names, ctx, result = decide(now, backfill=backfill, queue_depth=queue_depth)
     active = extensions.active()
     with transaction.atomic():

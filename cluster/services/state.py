@@ -513,5 +513,9 @@ def launch_payload(job: Job) -> dict[str, Any]:
         array_task_id=job.array_task_id,
         time_limit=job.time_limit,
         mem_on_node=mem,
+        open_mode=job.open_mode or None,
+        signal=job.signal or None,
+        ntasks_per_node=job.ntasks_per_node,
+        get_user_env=job.get_user_env or None,
     )
     return Launch.of(launch).to_wire()

@@ -1,0 +1,146 @@
+"""Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``,
+``--mem-per-cpu``, ``--ntasks-per-node``, ``--deadline`` and ``--get-user-env``: checked here, stored in the
+job's own columns, acted on by the agent (open mode, signal) or the scheduler (memory,
+tasks per node) and shown by ``scontrol show job`` (Comment=, TimeMin=, MinMemoryCPU=,
+NtasksPerN:B:S:C=, Deadline=); cluster.services.job_deadlines ends the jobs that missed
+their deadline."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cluster.core import jobspec
+from cluster.core.scheduler import cpu_layout_of
+from slurmwords import job_options, memory
+from slurmwords.begin_time import parse_begin_time
+
+# Request field -> sbatch's option, for the messages.
+FIELDS = {
+    "comment": "--comment",
+    "open_mode": "--open-mode",
+    "time_min": "--time-min",
+    "signal": "--signal",
+    "mem_per_cpu": "--mem-per-cpu",
+    "ntasks_per_node": "--ntasks-per-node",
+    "deadline": "--deadline",
+    "get_user_env": "--get-user-env",
+}
+# sbatch's fatal error for both (slurm_opt.c's validate_memory_options).
+MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
+
+
+def checked(spec: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the request, parsed; raises ``jobspec.SpecError`` naming the field."""
+    out: dict[str, Any] = {}
+    for name, what in FIELDS.items():
+        value = spec.get(name)
+        if value in (None, ""):
+            continue
+        text = jobspec.check_text(value, name, what, max_len=job_options.MAX_COMMENT)
+        try:
+            if name in ("comment", "deadline"):  # the deadline is read against the submit time
+                out[name] = text
+            elif name == "open_mode":
+                out[name] = job_options.parse_open_mode(text)
+            elif name == "get_user_env":
+                seconds, mode = job_options.parse_get_user_env(text)
+                out[name] = f"{seconds}{mode}"
+            elif name == "ntasks_per_node":
+                out[name] = jobspec.parse_count(text, what, maximum=jobspec.MAX_INT32)
+            elif name == "mem_per_cpu":
+                out[name] = _memory(text)
+            elif name == "time_min":
+                out[name] = job_options.parse_time_min(text)
+                if out[name] > jobspec.MAX_INT32:
+                    raise ValueError(f"Invalid time-min specification: {text}")
+            else:
+                out[name] = str(job_options.parse_signal(text))
+        except ValueError as exc:
+            raise jobspec.SpecError(str(exc), field=name) from None
+    return out
+
+
+def _memory(text: str) -> int:
+    try:
+        mb = memory.parse_memory_mb(text)
+    except ValueError:
+        mb = None
+    if mb is None or not 0 < mb <= jobspec.MAX_INT32:
+        raise ValueError(f"Invalid --mem-per-cpu specification: {text}")
+    return mb
+
+
+def node_memory(
+    spec: dict[str, Any], mem: int | None, *, nodes: int, ntasks: int, cpus_per_task: int
+) -> int | None:
+    """The memory per node the scheduler charges: ``--mem``, or with ``--mem-per-cpu`` the
+    CPUs the job takes on its busiest node times it (the scheduler lays tasks out over
+    ``nodes`` as cluster.core.scheduler.cpu_layout does), as Slurm charges cpus x
+    mem-per-cpu per node."""
+    per_cpu = spec.get("mem_per_cpu")
+    if per_cpu is None:
+        return mem
+    if mem is not None:
+        raise jobspec.SpecError(MEM_EXCLUSIVE, field="mem_per_cpu")
+    total = cpu_layout_of(nodes, ntasks, cpus_per_task)[0] * per_cpu
+    if total > jobspec.MAX_INT32:
+        raise jobspec.SpecError(f"Invalid --mem-per-cpu specification: {per_cpu}", field="mem_per_cpu")
+    return total
+
+
+def tasks_per_node(
+    spec: dict[str, Any],
+    *,
+    ntasks: int,
+    ntasks_given: bool,
+    min_nodes: int,
+    max_nodes: int | None,
+    nodes_given: bool,
+) -> tuple[int, int]:
+    """``--ntasks-per-node``: (tasks, nodes) as Slurm derives them.  Without ``-n`` the job
+    runs that many tasks on each node; with it, it needs enough nodes that none holds
+    more (the scheduler spreads tasks evenly over the nodes, cpu_layout): more nodes
+    than ``-N`` allows is Slurm's "Requested node configuration is not available"."""
+    per_node = spec.get("ntasks_per_node")
+    if per_node is None:
+        return ntasks, min_nodes
+    if not ntasks_given:
+        return min_nodes * per_node, min_nodes
+    needed = -(-ntasks // per_node)
+    allowed = max_nodes if max_nodes is not None else (min_nodes if nodes_given else None)
+    if allowed is not None and needed > allowed:
+        raise jobspec.SpecError("Requested node configuration is not available", field="ntasks_per_node")
+    return ntasks, max(min_nodes, needed)
+
+
+def stored(
+    spec: dict[str, Any], time_limit: int | None, *, now: datetime, begin: datetime | None
+) -> dict[str, Any]:
+    """The job's columns for the checked request.  A TimeMin above the time limit is
+    refused as slurmctld refuses it (ESLURM_INVALID_TIME_MIN_LIMIT); ``--deadline`` takes
+    ``--begin``'s forms, and one before the begin time is sbatch's "Incompatible begin and
+    deadline time specification"."""
+    deadline = None
+    if (text := spec.get("deadline")) is not None:
+        try:
+            deadline = parse_begin_time(text, now)
+        except ValueError:
+            raise jobspec.SpecError(f"Invalid deadline specification: {text}", field="deadline") from None
+        if begin is not None and deadline < begin:
+            raise jobspec.SpecError("Incompatible begin and deadline time specification", field="deadline")
+    time_min = spec.get("time_min")
+    if time_min is not None and time_limit is not None and time_min > time_limit:
+        raise jobspec.SpecError(
+            "Invalid time-min specification (exceeds job's time or other limits)", field="time_min"
+        )
+    return {
+        "comment": spec.get("comment", ""),
+        "open_mode": spec.get("open_mode", ""),
+        "time_min": time_min,
+        "signal": spec.get("signal", ""),
+        "mem_per_cpu": spec.get("mem_per_cpu"),
+        "ntasks_per_node": spec.get("ntasks_per_node"),
+        "deadline": deadline,
+        "get_user_env": spec.get("get_user_env", ""),
+    }
