@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import NamedTuple
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.db.models import Count, Q
@@ -91,18 +93,73 @@ def power_class(flags: int) -> str:
     return ""
 
 
-@dataclass(frozen=True)
-class NodeTile:
-    name: str
+@dataclass(frozen=True, eq=False)
+class NodeLook:
+    """How a node in one (base state, flags) pair reads and looks.
+
+    Compared and hashed by identity (``eq=False``): ``node_look`` makes one per pair, and
+    the grid keys its per-look markup on it, 10,000 times a render."""
+
     state: str  # sinfo %t: idle, mix, alloc, drain, down*, idle~
     state_long: str  # sinfo %T: mixed, allocated, drained, idle~
     state_full: str  # scontrol: IDLE+DRAIN
     colour: str  # one of NODE_COLOURS
     power: str  # "", p-off, p-up, p-down, p-pending
     not_responding: bool
+
+
+_SUFFIX_CHARS = "".join(c for c, _ in NODE_SUFFIXES)
+
+
+@lru_cache(maxsize=4096)
+def node_look(base: str, flags: int) -> NodeLook:
+    """The look of a (base state, flags) pair, worked out once per pair: a cluster of
+    thousands of nodes has a handful of pairs, and the flag arithmetic on enum members
+    cost more than half of the grid's time when it ran once per node."""
+    short = states.sinfo_short(base, flags)
+    return NodeLook(
+        state=short,
+        state_long=states.sinfo_long(base, flags),
+        state_full=states.long_state(base, flags),
+        colour=short.rstrip(_SUFFIX_CHARS),
+        power=power_class(flags),
+        not_responding=bool(flags & NodeFlag.NOT_RESPONDING),
+    )
+
+
+class NodeTile(NamedTuple):
+    """One node on the grid.  A named tuple, not a dataclass: the grid makes 10,000 of them
+    a render, and a tuple is made in a third of the time."""
+
+    name: str
+    look: NodeLook
     cpus: int
     alloc_cpus: int
     reason: str
+
+    @property
+    def state(self) -> str:
+        return self.look.state
+
+    @property
+    def state_long(self) -> str:
+        return self.look.state_long
+
+    @property
+    def state_full(self) -> str:
+        return self.look.state_full
+
+    @property
+    def colour(self) -> str:
+        return self.look.colour
+
+    @property
+    def power(self) -> str:
+        return self.look.power
+
+    @property
+    def not_responding(self) -> bool:
+        return self.look.not_responding
 
     @property
     def cpu_pct(self) -> int:
@@ -117,19 +174,7 @@ class NodeTile:
 def _tile(row: tuple[str, str, int, int, int, str]) -> NodeTile:
     """A tile from (name, base_state, flags, cpus, alloc_cpus, reason): a values_list row."""
     name, base, flags, cpus, alloc_cpus, reason = row
-    short = states.sinfo_short(base, flags)
-    return NodeTile(
-        name=name,
-        state=short,
-        state_long=states.sinfo_long(base, flags),
-        state_full=states.long_state(base, flags),
-        colour=short.rstrip("".join(c for c, _ in NODE_SUFFIXES)),
-        power=power_class(flags),
-        not_responding=bool(flags & NodeFlag.NOT_RESPONDING),
-        cpus=cpus,
-        alloc_cpus=alloc_cpus,
-        reason=reason,
-    )
+    return NodeTile(name, node_look(base, flags), cpus, alloc_cpus, reason)
 
 
 def hostlist_limit(cfg: ClusterConfig | None = None) -> int:
@@ -161,13 +206,18 @@ def node_tiles(*, partition: str = "") -> list[NodeTile]:
 
 def partition_members() -> dict[str, frozenset[str]]:
     """Partition name -> its node names, in the partitions' order (one query)."""
-    members: dict[str, frozenset[str]] = {}
-    for name, nodes in Partition.objects.values_list("name", "nodes"):
-        try:
-            members[name] = frozenset(NodeSet(nodes or ""))
-        except NodeSetParseError:  # a broken row must not take the page down
-            members[name] = frozenset()
-    return members
+    return {name: _expand(nodes or "") for name, nodes in Partition.objects.values_list("name", "nodes")}
+
+
+@lru_cache(maxsize=64)
+def _expand(nodes: str) -> frozenset[str]:
+    """A partition's node names, expanded once per hostlist: expanding ``n[00001-10000]``
+    cost the partition filter and the grouped grid 25 ms a render.  Keyed by the hostlist
+    itself, so an edited partition is expanded again; 10,000 names hold about 1 MB."""
+    try:
+        return frozenset(NodeSet(nodes))
+    except NodeSetParseError:  # a broken row must not take the page down
+        return frozenset()
 
 
 @dataclass(frozen=True)
@@ -200,7 +250,9 @@ class StateCount:
 
 def node_state_counts(tiles: list[NodeTile]) -> list[StateCount]:
     """Nodes per sinfo state, in legend order, like ``sinfo -s`` but by state."""
-    counts = Counter((t.colour, t.state) for t in tiles)
+    counts: Counter[tuple[str, str]] = Counter()
+    for look, count in Counter(t.look for t in tiles).items():
+        counts[look.colour, look.state] += count
     order = {name: i for i, (name, _) in enumerate(NODE_COLOURS)}
     keys = sorted(counts, key=lambda k: (order.get(k[0], len(order)), k[1]))
     return [StateCount(state=state, colour=colour, count=counts[colour, state]) for colour, state in keys]
