@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from datetime import timedelta
 
 import pytest
@@ -197,7 +196,7 @@ def test_node_counts_per_state(user_client):
     assert counts == {"idle~": "1", "mix": "1", "drain": "1", "down*": "1"}
 
 
-def test_grid_for_2048_nodes_is_one_query_and_fast(user_client):
+def test_grid_for_2048_nodes_reads_nothing_per_node(user_client):
     Node.objects.bulk_create(
         Node(name=f"n{i:04d}", cpus=64, alloc_cpus=i % 65, base_state=NodeBase.MIXED) for i in range(2048)
     )
@@ -205,15 +204,13 @@ def test_grid_for_2048_nodes_is_one_query_and_fast(user_client):
         assert len(selectors.node_tiles()) == 2052
     assert len(queries) == 1
     user_client.get("/nodes/_grid")  # warm the template cache
-    started = time.perf_counter()
     with CaptureQueriesContext(connection) as queries:
         response = user_client.get("/nodes/_grid")
-    elapsed = time.perf_counter() - started
     assert len(tiles(response.content.decode())) == 2052
     # session + user + the configuration's revision (PrivateData=nodes) + the nodes:
     # nothing per node.
+    # Its time is measured by bench/console_scale.py, never asserted here.
     assert len(queries) <= 4, [q["sql"] for q in queries]
-    assert elapsed < 2.0, f"grid for 2052 nodes took {elapsed:.2f} s"
 
 
 # --- jobs ---------------------------------------------------------------------------------
