@@ -34,6 +34,7 @@ __all__ = [
     "Completion",
     "Drain",
     "Hello",
+    "JobStart",
     "Launch",
     "LaunchFailed",
     "LaunchJob",
@@ -52,6 +53,7 @@ __all__ = [
     "RunningJob",
     "Signal",
     "Started",
+    "StartedBatch",
     "decode",
 ]
 
@@ -99,6 +101,17 @@ class Completion(Record):
     end_time: float
     seq: int | None = None  # the agent's own counter; the controller does not read it
     # Which run of the job ended; absent means the current one (an agent of an earlier release).
+    run: int | None = None
+
+
+@dataclass(frozen=True)
+class JobStart(Record):
+    """A launched job's process exists: the fields of ``started``."""
+
+    job_id: int
+    node: str
+    pid: int
+    time: float | None = None
     run: int | None = None
 
 
@@ -205,6 +218,15 @@ class Started(Message):
     pid: int
     time: float | None = None
     run: int | None = None
+
+
+@dataclass(frozen=True)
+class StartedBatch(Message):
+    """Jobs started together (one launch burst): one message, one controller transaction,
+    where a ``started`` each cost the controller a message and a transaction of its own."""
+
+    TYPE = "started_batch"
+    started: list[JobStart]
 
 
 @dataclass(frozen=True)
@@ -350,6 +372,7 @@ AGENT_MESSAGES = _by_type(
     Auth,
     Register,
     Started,
+    StartedBatch,
     LaunchFailed,
     Completed,
     CompletedBatch,
