@@ -25,8 +25,9 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, ProgrammingError, connections
 from django.db.models import BooleanField
+from psycopg.errors import InvalidSqlStatementName
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
@@ -68,20 +69,39 @@ def _query(vendor: str) -> tuple[str, tuple[Any, ...]]:
 PREPARED = "fsched_token_check"
 
 
-def _statement(conn: Any) -> str:
-    """The statement this connection runs for a token's prefix: on PostgreSQL the prepared
-    one, prepared first if this session has not yet (the session is the driver's connection
-    object: a reconnect makes a new one)."""
-    sql, _fields = _query(conn.vendor)
+def _prepared(conn: Any, cursor: Any) -> str | None:
+    """The prepared statement's EXECUTE for this connection's session, prepared first if
+    the session has not yet; None off PostgreSQL. Asked once the cursor is open: opening it
+    runs the health check, which may have replaced a session that PostgreSQL's restart
+    ended (the session is the driver's connection object: a new one knows no name)."""
     if conn.vendor != "postgresql":
-        return sql
-    conn.ensure_connection()
+        return None
     session = conn.connection
     if getattr(conn, "_fsched_token_session", None) is not session:
-        with conn.cursor() as cursor:
-            cursor.execute(f"PREPARE {PREPARED} (text) AS {sql.replace('%s', '$1')}")
+        sql, _fields = _query(conn.vendor)
+        cursor.execute(f"PREPARE {PREPARED} (text) AS {sql.replace('%s', '$1')}")
         conn._fsched_token_session = session
     return f"EXECUTE {PREPARED} (%s)"
+
+
+def _lookup(conn: Any, prefix: str) -> tuple[Any, ...] | None:
+    sql, _fields = _query(conn.vendor)
+    with conn.cursor() as cursor:
+        prepared = _prepared(conn, cursor)
+        if prepared is None:
+            cursor.execute(sql, [prefix])
+            return cursor.fetchone()
+        try:
+            cursor.execute(prepared, [prefix])
+        except ProgrammingError as exc:
+            # The session lost the name some other way (DISCARD ALL): the plain statement
+            # answers, and the next check prepares again. Within a transaction the error
+            # has spoilt it, and is the caller's.
+            if not isinstance(exc.__cause__, InvalidSqlStatementName) or conn.in_atomic_block:
+                raise
+            conn._fsched_token_session = None
+            cursor.execute(sql, [prefix])
+        return cursor.fetchone()
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
@@ -106,10 +126,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed("Invalid token.")
         conn = connections[DEFAULT_DB_ALIAS]
         _sql, fields = _query(conn.vendor)
-        statement = _statement(conn)
-        with conn.cursor() as cursor:
-            cursor.execute(statement, [parts[0]])
-            row = cursor.fetchone()
+        row = _lookup(conn, parts[0])
         # An unknown prefix and a wrong secret answer alike: neither says which prefixes exist.
         if row is None or not matches(key, row[1]):
             raise exceptions.AuthenticationFailed("Invalid token.")

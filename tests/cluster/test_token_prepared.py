@@ -5,9 +5,11 @@ session (a reconnect) prepares it again, and the answers are those of the plain 
 from __future__ import annotations
 
 import os
+import time
 
+import psycopg
 import pytest
-from django.db import connection
+from django.db import close_old_connections, connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework import exceptions
 
@@ -64,3 +66,33 @@ def test_the_prepared_check_refuses_what_the_plain_one_refused(demo, users):
     token_revoke(token.prefix)
     with pytest.raises(exceptions.AuthenticationFailed, match="revoked"):
         TokenAuthentication().authenticate_credentials(text)
+
+
+def test_a_session_ended_by_the_server_is_replaced_and_prepares_again(demo, users, settings):
+    # PostgreSQL's restart ends every session: the request's health check replaces it, and
+    # the new session knows no prepared statement (it was a 500 in the crash test).
+    settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    connection.settings_dict["CONN_HEALTH_CHECKS"] = True
+    _token, text = token_issue(users["alice"])
+    _check(text)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    with psycopg.connect(os.environ["FSCHED_DATABASE_URL"], autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+    time.sleep(0.2)
+    close_old_connections()  # a request's end: the next one checks the connection's health
+    sql, user = _check(text)
+    assert user.username == "alice" and sql[0].startswith(f"PREPARE {PREPARED}"), sql
+
+
+def test_a_session_that_lost_the_name_still_answers(demo, users):
+    _token, text = token_issue(users["alice"])
+    _check(text)
+    with connection.cursor() as cursor:
+        cursor.execute(f"DEALLOCATE {PREPARED}")
+    sql, user = _check(text)
+    assert user.username == "alice"
+    assert sql[0].startswith("EXECUTE") and "SELECT" in sql[1], sql  # the plain statement
+    again, _user = _check(text)
+    assert again[0].startswith(f"PREPARE {PREPARED}"), again
