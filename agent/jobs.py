@@ -448,6 +448,7 @@ class JobManager:
         # the two never share the job's spool directory.
         self._deferred: dict[int, Mapping[str, Any]] = {}
         self._seq = 0
+        self._starts: list[am.Started] = []  # started, not yet told (sent with the next flush)
         self._flush_scheduled = False
         self.resend_after = resend_after
         # Unacknowledged completions: job id -> (monotonic time it is due again, interval).
@@ -735,7 +736,8 @@ class JobManager:
         self.hooks.remember(job)
         job_signals.arm(self, j, job)
         log.info("job %d: started on %s as pid %d (user %s)", job_id, node, popen.pid, account.name)
-        self.emit(am.Started(job_id=job_id, node=node, pid=popen.pid, time=state.started, run=state.run))
+        started = am.Started(job_id=job_id, node=node, pid=popen.pid, time=state.started, run=state.run)
+        self._tell_started(started)
 
     def signal(self, job_id: int, name: str | int) -> None:
         job = self._running.get(job_id)
@@ -900,17 +902,39 @@ class JobManager:
         )
         log.info("job %d: ended on %s, exit code %d signal %d", st.job_id, st.node, exit_code, sig)
         self._pending[st.job_id] = (job, completion)
+        self._flush_soon()
+
+    def _tell_started(self, msg: am.Started) -> None:
+        """``started`` goes with the next flush: a launch burst's starts share one message
+        (one controller transaction, where each cost one), sent before that flush's
+        completions. Nothing waits on it: the job runs already and its end is spooled."""
+        self._starts.append(msg)
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            # A short window lets jobs that end at about the same time share one message.
+            # A short window lets jobs that start or end at about the same time share one message.
             asyncio.get_running_loop().call_later(FLUSH_WINDOW, self.flush)
 
+    def _emit_starts(self) -> None:
+        starts, self._starts = self._starts, []
+        if len(starts) == 1:
+            self.emit(starts[0])
+        elif starts:
+            batch = [
+                am.JobStart(job_id=s.job_id, node=s.node, pid=s.pid, time=s.time, run=s.run) for s in starts
+            ]
+            self.emit(am.StartedBatch(started=batch))
+
     def flush(self) -> None:
-        """Spool the completions that ended in this loop iteration, then emit them.
+        """Send the starts told since the last flush, then spool the completions that ended
+        in this loop iteration and emit them.
 
         Batching lets one directory fsync cover all jobs that ended together.
         """
         self._flush_scheduled = False
+        self._emit_starts()
         batch = list(self._pending.values())
         self._pending.clear()
         for _, c in batch:  # TaskEpilog and Epilog, whether reported or not

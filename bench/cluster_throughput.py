@@ -211,24 +211,38 @@ def measure(benches: dict[str, Bench], args: argparse.Namespace) -> dict[str, di
     machine's speed drifts by half within minutes, and a mode measured after the other
     met another machine (measured: the reference loop 88 ms before, 146 ms after)."""
     figures: dict[str, dict[str, list[float]]] = {mode: {} for mode in benches}
-    plan: list[tuple[str, int, Callable[[Bench], float]]] = [
-        (f"end-to-end, {args.jobs} jobs as one array (jobs/s)", args.runs, lambda b: b.array(args.jobs)),
+    plan: list[tuple[str, str, int, Callable[[Bench], float]]] = [
         (
+            "array",
+            f"end-to-end, {args.jobs} jobs as one array (jobs/s)",
+            args.runs,
+            lambda b: b.array(args.jobs),
+        ),
+        (
+            "singles",
             f"end-to-end, {args.jobs} single jobs, 8 API clients (jobs/s)",
             args.runs,
             lambda b: b.singles(args.jobs),
         ),
         # Short and cheap: more runs, so that the machine's swings weigh less.
-        ("API submission, 8 concurrent clients (jobs/s)", max(args.runs, 5), lambda b: b.submit_rate(1000)),
-        ("fsched sbatch --wrap=true, one call (ms)", args.runs, lambda b: b.cli_latency(30)),
+        (
+            "submission",
+            "API submission, 8 concurrent clients (jobs/s)",
+            max(args.runs, 5),
+            lambda b: b.submit_rate(1000),
+        ),
+        ("cli", "fsched sbatch --wrap=true, one call (ms)", args.runs, lambda b: b.cli_latency(30)),
     ]
-    for name, runs, figure in plan:
+    for key, name, runs, figure in plan:
+        if args.only and key not in args.only:
+            continue
         for _ in range(runs):
             for mode, bench in benches.items():
                 figures[mode].setdefault(name, []).append(figure(bench))
     for mode, bench in benches.items():
         # Steadier than the rate (no client, no kernel), though still the machine's speed.
-        figures[mode]["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
+        if bench.submit_cpu_ms:
+            figures[mode]["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
     return figures
 
 
@@ -258,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=("both", "embedded", "distributed"),
         default="both",
         help="both (the default) needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL for its distributed half",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=("array", "singles", "submission", "cli"),
+        help="measure only this figure (repeatable): a quicker run while working on one",
     )
     args = parser.parse_args(argv)
     db_url, redis_url = os.environ.get("FSCHED_DATABASE_URL", ""), os.environ.get("FSCHED_REDIS_URL", "")

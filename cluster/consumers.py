@@ -310,6 +310,12 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                     await self.on_register(msg)
                 case am.Started():
                     started += [raw] if self._ours(kind, msg.node, msg.job_id) else []
+                case am.StartedBatch():
+                    started += [
+                        wire
+                        for s, wire in zip(msg.started, raw["started"], strict=True)
+                        if self._ours(am.Started.TYPE, s.node, s.job_id)
+                    ]
                 case am.Completed():
                     completions += [raw] if self._ours(kind, msg.node, msg.job_id) else []
                 case am.CompletedBatch():
@@ -357,10 +363,11 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         await self._db(handler, nodes=list(self.nodes), msg=msg)
 
     async def _flush(self, started: list[dict[str, Any]], completions: list[dict[str, Any]]) -> None:
-        if started:
-            await self._db(agents.jobs_started, items=started)
+        if not (started or completions):
+            return
+        # The starts and ends that arrived together: one transaction, one trip to the database thread.
+        await self._db(agents.jobs_reported, started=started, completions=completions)
         if completions:
-            await self._db(agents.jobs_completed, completions=completions)
             # Acknowledged only after the commit: until then the agent keeps them spooled.
             await self.send_json(am.Ack(job_ids=[int(c["job_id"]) for c in completions]).to_wire())
 

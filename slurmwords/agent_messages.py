@@ -34,6 +34,7 @@ __all__ = [
     "Completion",
     "Drain",
     "Hello",
+    "JobStart",
     "Launch",
     "LaunchFailed",
     "LaunchJob",
@@ -54,6 +55,7 @@ __all__ = [
     "RunningJob",
     "Signal",
     "Started",
+    "StartedBatch",
     "decode",
 ]
 
@@ -107,6 +109,17 @@ class Completion(Record):
     out_of_memory: bool | None = None
     max_rss_kb: int | None = None
     total_cpu_secs: float | None = None
+
+
+@dataclass(frozen=True)
+class JobStart(Record):
+    """A launched job's process exists: the fields of ``started``."""
+
+    job_id: int
+    node: str
+    pid: int
+    time: float | None = None
+    run: int | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +234,15 @@ class Started(Message):
     pid: int
     time: float | None = None
     run: int | None = None
+
+
+@dataclass(frozen=True)
+class StartedBatch(Message):
+    """Jobs started together (one launch burst): one message, one controller transaction,
+    where a ``started`` each cost the controller a message and a transaction of its own."""
+
+    TYPE = "started_batch"
+    started: list[JobStart]
 
 
 @dataclass(frozen=True)
@@ -404,6 +426,7 @@ AGENT_MESSAGES = _by_type(
     Auth,
     Register,
     Started,
+    StartedBatch,
     LaunchFailed,
     Completed,
     CompletedBatch,

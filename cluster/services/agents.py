@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, triggers
@@ -323,17 +323,40 @@ def agent_drain(
 
 
 def jobs_started(*, items: list[dict[str, Any]]) -> None:
-    """Several ``started`` messages at once: one UPDATE per (node, run)."""
-    groups: dict[tuple[str, int | None], list[int]] = {}
-    for item in items:
-        groups.setdefault((str(item.get("node", "")), item.get("run")), []).append(int(item["job_id"]))
-    holding = [s.value for s in HOLDING_JOB_STATES]
+    """Several ``started`` messages at once, in one transaction."""
     with transaction.atomic():
-        for (node, run), ids in groups.items():
-            where = {"pk": ids, "batch_host": node, "state": holding}
-            if run is not None:
-                where["restart_count"] = run
-            rows.update_where(Job, {"launched": True}, where)
+        _mark_started(items)
+
+
+def _mark_started(items: list[dict[str, Any]]) -> None:
+    """``launched`` set on each job still held on the node and run its agent names: one
+    statement for every item, sent together (psycopg's pipeline on PostgreSQL), where an
+    UPDATE per (node, run) was a round trip each."""
+    holding = [s.value for s in HOLDING_JOB_STATES]
+    q = connection.ops.quote_name
+    where = (
+        f"{q(Job._meta.pk.column)} = %s AND {rows.column(Job, 'batch_host')} = %s"
+        f" AND {rows.column(Job, 'state')} IN ({', '.join(['%s'] * len(holding))})"
+    )
+    sql = f"UPDATE {rows.table(Job)} SET {rows.column(Job, 'launched')} = %s WHERE {where}"  # noqa: S608
+    of_run: list[list[Any]] = []
+    any_run: list[list[Any]] = []  # an agent of an earlier release names no run
+    for item in items:
+        params = [True, int(item["job_id"]), str(item.get("node", "")), *holding]
+        run = item.get("run")
+        if run is None:
+            any_run.append(params)
+        else:
+            of_run.append([*params, int(run)])
+    with connection.cursor() as cursor:
+        for statement, params in (
+            (sql + f" AND {rows.column(Job, 'restart_count')} = %s", of_run),
+            (sql, any_run),
+        ):
+            if len(params) == 1:
+                cursor.execute(statement, params[0])
+            elif params:
+                cursor.executemany(statement, params)
 
 
 def job_started(*, job_id: int, node: str, run: int | None = None, now: datetime | None = None) -> None:
@@ -391,6 +414,17 @@ def job_completed(*, completion: dict[str, Any], now: datetime | None = None) ->
 def jobs_completed(*, completions: list[dict[str, Any]], now: datetime | None = None) -> int:
     """Several completions in one transaction (agents batch them under load)."""
     return _complete_many(completions, now=now or timezone.now())
+
+
+def jobs_reported(
+    *, started: list[dict[str, Any]], completions: list[dict[str, Any]], now: datetime | None = None
+) -> int:
+    """What an agent's messages of one batch report: the starts, then the ends, in one
+    transaction (each was one of its own). Returns the ends recorded."""
+    with transaction.atomic():
+        if started:
+            _mark_started(started)
+        return _complete_many(completions, now=now or timezone.now()) if completions else 0
 
 
 _COMPLETION_FIELDS = (
@@ -520,6 +554,7 @@ __all__ = [
     "job_launch_failed",
     "job_started",
     "jobs_completed",
+    "jobs_reported",
     "jobs_started",
     "launch_payload",
     "single_process",

@@ -41,6 +41,7 @@ class FakeController:
         self.kill_on_register: list[int] = []
         self.registers: list[dict[str, Any]] = []
         self.batches: list[dict[str, Any]] = []  # completed_batch messages as sent
+        self.started_batches: list[dict[str, Any]] = []  # started_batch messages as sent
         self.ws: ServerConnection | None = None
         self.channel: handshake.Channel
         self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -99,6 +100,11 @@ class FakeController:
                         "ping_interval": 5,
                     }
                 )
+            if msg["type"] == "started_batch":
+                self.started_batches.append(msg)
+                for start in msg["started"]:
+                    await self._inbox.put({"type": "started", **start})
+                continue
             if msg["type"] == "completed_batch":
                 self.batches.append(msg)
                 for completion in msg["completions"]:

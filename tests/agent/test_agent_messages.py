@@ -56,6 +56,12 @@ SAMPLES: list[am.Message] = [
         completions=[am.Completion(**END)],
     ),
     am.Started(job_id=7, node="node01", pid=4242, time=1699999999.5, run=1),
+    am.StartedBatch(
+        started=[
+            am.JobStart(job_id=7, node="node01", pid=4242, time=1699999999.5, run=1),
+            am.JobStart(job_id=8, node="node02", pid=4243),  # an agent that names no run
+        ]
+    ),
     am.LaunchFailed(job_id=7, node="node01", error="user x does not exist", time=1699999999.5, run=1),
     am.Completed(**END),
     am.CompletedBatch(completions=[am.Completion(**END), am.Completion(**{**END, "job_id": 8})]),
@@ -91,8 +97,8 @@ def test_the_registry_is_the_protocol_both_ways() -> None:
     # Listed by hand, not read from the code: a type added to (or lost from) the protocol
     # must be added here on purpose, with its sample below.
     assert set(am.AGENT_MESSAGES) == {
-        "hello", "auth", "register", "started", "launch_failed", "completed", "completed_batch",
-        "ping", "drain", "power_action_done", "reboot_done", "prolog_epilog",
+        "hello", "auth", "register", "started", "started_batch", "launch_failed", "completed",
+        "completed_batch", "ping", "drain", "power_action_done", "reboot_done", "prolog_epilog",
     }  # fmt: skip
     assert set(am.CONTROLLER_MESSAGES) == {
         "challenge", "registered", "launch", "signal", "cancel", "ack", "power_action", "reboot",
@@ -183,6 +189,8 @@ MALFORMED = [
     ({"type": "completed_batch", "completions": [END, {**END, "exit_code": "3"}]}, "completed_batch",
      "completions[1].exit_code"),
     ({"type": "completed_batch", "completions": None}, "completed_batch", "completions"),
+    ({"type": "started_batch", "started": [{"job_id": 1, "node": "n", "pid": 2}, {"job_id": 2, "pid": 3}]},
+     "started_batch", "started[1].node"),
     ({"type": "register", "agent_id": "a:1", "nodes": [{"name": "n1"}], "running": [], "completions": []},
      "register", "nodes[0].cpus"),
     ({"type": "register", "agent_id": "a:1", "nodes": ["n1"], "running": [], "completions": []},
