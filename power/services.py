@@ -777,7 +777,9 @@ def jobs_allocated(allocations: Mapping[int, Sequence[str]], *, now: datetime) -
     # Most allocations wait for nothing: their flags alone say so (read without the ORM).
     flagged = [
         name
-        for name, flags in plain_rows.select(Node, ("name", "flags"), {"name": list(names)}, for_update=True)
+        for name, flags in plain_rows.select(
+            Node, ("name", "flags"), {"name": list(names)}, order_by=("name",), for_update=True
+        )
         if flags & (_WAITING | NodeFlag.NOT_RESPONDING)
     ]
     if not flagged:
@@ -838,7 +840,7 @@ def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
     idle_names = [
         name
         for name, base, flags in plain_rows.select(
-            Node, ("name", "base_state", "flags"), {"name": list(freed)}, for_update=True
+            Node, ("name", "base_state", "flags"), {"name": list(freed)}, order_by=("name",), for_update=True
         )
         if base == NodeBase.IDLE and not flags & NodeFlag.COMPLETING
     ]
