@@ -16,9 +16,9 @@ API answers 503 and the agents' messages are retried (``cluster/unavailable.py``
 
 psycopg parses a statement's placeholders on every execute unless it has at most 50
 parameters; a kept parse lives in a 128-entry LRU keyed by the statement's text. A
-submission's message (``cluster.services.rows.insert_together``) has 57 (48 of the job, 9
+submission's message (``cluster.services.rows.insert_together``) has 78 (69 of the job, 9
 of its event), and its parse was half of the time the statement took in the server: the
-limit is raised to 64. The controller's statements are a few shapes, and the cache takes
+limit is raised to 128, room for the job's fields to come. The controller's statements are a few shapes, and the cache takes
 none over 4 kB, so memory stays bounded. A name psycopg no longer has is left alone:
 only speed depends on it.
 """
@@ -30,7 +30,7 @@ import select
 from django.db.backends.postgresql import base
 from psycopg import _queries as psycopg_queries
 
-PARSE_CACHE_PARAMS = 64
+PARSE_CACHE_PARAMS = 128
 if getattr(psycopg_queries, "MAX_CACHED_STATEMENT_PARAMS", PARSE_CACHE_PARAMS) < PARSE_CACHE_PARAMS:
     psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = PARSE_CACHE_PARAMS
 
