@@ -18,9 +18,9 @@ psycopg parses a statement's placeholders on every execute unless it has at most
 parameters; a kept parse lives in a 128-entry LRU keyed by the statement's text. A
 submission's message (``cluster.services.rows.insert_together``) has 78 (69 of the job, 9
 of its event), and its parse was half of the time the statement took in the server: the
-limit is raised to 128, room for the job's fields to come. The controller's statements are a few shapes, and the cache takes
-none over 4 kB, so memory stays bounded. A name psycopg no longer has is left alone:
-only speed depends on it.
+limit is raised to 128, room for the job's fields to come. The controller's statements are
+a few shapes, and the cache takes none over 4 kB, so memory stays bounded. A name psycopg
+no longer has is left alone: only speed depends on it.
 """
 
 from __future__ import annotations
