@@ -192,3 +192,32 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
 
     kwargs.setdefault("formatter_class", Formatter)
     return SlurmArgumentParser(prog=prog, **kwargs)
+
+
+def fold_array_tasks(jobs: list[dict], key: Callable[[dict], object]) -> list[dict]:
+    """Rows of one array that share a key (``key`` returns None for a job never folded)
+    become one row: the task of the lowest id, with ``_array_fold`` holding the task ids
+    folded (``3-9,12``). squeue folds pending tasks by reason and partition, sacct those
+    that never started; the rest keep their order."""
+    from slurmwords.hostlists import fold_ids  # noqa: PLC0415 - only lists with arrays pay
+
+    groups: dict[object, list[dict]] = {}
+    order: list[tuple[bool, object]] = []  # (folded group?, its key or the job)
+    for job in jobs:
+        k = key(job)
+        if k is None:
+            order.append((False, job))
+            continue
+        if k not in groups:
+            groups[k] = []
+            order.append((True, k))
+        groups[k].append(job)
+    out = []
+    for grouped, item in order:
+        tasks = groups[item] if grouped else [item]
+        if len(tasks) == 1:
+            out.append(tasks[0])
+            continue
+        first = min(tasks, key=lambda t: int(t["array_task_id"]))
+        out.append({**first, "_array_fold": fold_ids(int(t["array_task_id"]) for t in tasks)})
+    return out

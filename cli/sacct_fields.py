@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cli.fmt import slurm_time
+from cli.fmt import fold_array_tasks, slurm_time
+from slurmwords.durations import format_duration_long
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
 BRIEF_FIELDS = "jobid,state,exitcode"
@@ -73,14 +74,7 @@ def convert_units(value: float, unit: int, want: str | None) -> str:
 
 def secs_text(secs: int | None) -> str | None:
     """``secs2time_str``: ``00:00:05``, ``1-00:00:00``."""
-    if secs is None:
-        return None
-    days, rest = divmod(int(secs), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{seconds:02d}"
-    return f"{hours:02d}:{minutes:02d}:{seconds:02d}"
+    return None if secs is None else format_duration_long(int(secs))
 
 
 def cpu_text(secs: float | None) -> str | None:
@@ -92,16 +86,10 @@ def cpu_text(secs: float | None) -> str | None:
     millis = round((secs - whole) * 1000)
     if millis >= 1000:
         whole, millis = whole + 1, 0
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{seconds:02d}"
-    if hours:
-        return f"{hours:02d}:{minutes:02d}:{seconds:02d}"
-    if millis:
+    if millis and whole < 3600:
+        minutes, seconds = divmod(whole, 60)
         return f"{minutes:02d}:{seconds:02d}.{millis:03d}"
-    return f"00:{minutes:02d}:{seconds:02d}"
+    return format_duration_long(whole)
 
 
 def exit_text(code: int, signal: int) -> str:
@@ -421,37 +409,16 @@ def line(cols: list[Column], row: Row, layout: Layout, opts: Options) -> str:
     return "".join(cells) + "\n"
 
 
+def _never_started_key(job: dict) -> int | None:
+    if job.get("state") == "PENDING" and job.get("array_task_id") is not None and not job.get("start_time"):
+        return int(job["array_job_id"])
+    return None
+
+
 def fold_pending_tasks(jobs: list[dict]) -> list[dict]:
     """An array's tasks that never started print as one line, ``12_[3-9]``, as Slurm keeps
     them in one record until each starts (within one page of the API's answer)."""
-    from slurmwords.hostlists import fold_ids  # noqa: PLC0415 - only lists with arrays pay
-
-    groups: dict[int, list[dict]] = {}
-    order: list[dict | int] = []
-    for job in jobs:
-        if (
-            job.get("state") == "PENDING"
-            and job.get("array_task_id") is not None
-            and not job.get("start_time")
-        ):
-            if job["array_job_id"] not in groups:
-                groups[job["array_job_id"]] = []
-                order.append(job["array_job_id"])
-            groups[job["array_job_id"]].append(job)
-        else:
-            order.append(job)
-    out = []
-    for item in order:
-        if isinstance(item, dict):
-            out.append(item)
-            continue
-        tasks = groups[item]
-        if len(tasks) == 1:
-            out.append(tasks[0])
-            continue
-        first = min(tasks, key=lambda t: int(t["array_task_id"]))
-        out.append({**first, "_array_fold": fold_ids(int(t["array_task_id"]) for t in tasks)})
-    return out
+    return fold_array_tasks(jobs, _never_started_key)
 
 
 def rows_of(job: dict, *, allocations: bool, steps: set[str] | None) -> list[Row]:

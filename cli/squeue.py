@@ -15,13 +15,14 @@ from types import SimpleNamespace
 from cli import clusters, fastargs
 from cli.fmt import (
     Field,
+    fold_array_tasks,
     make_parser,
     parse_format,
     render,
     slurm_time,
 )
 from slurmwords.durations import format_duration, format_minutes
-from slurmwords.hostlists import expand_hostlist, fold_ids
+from slurmwords.hostlists import expand_hostlist
 from slurmwords.memory import format_memory_mb
 from slurmwords.reasons import slurm_reason
 
@@ -169,37 +170,21 @@ SORT_KEYS: dict[str, Callable[[dict], object]] = {
 }
 
 
+def _pending_task_key(job: dict) -> tuple | None:
+    task = job.get("array_task_id")
+    if job.get("state") == "PENDING" and job.get("array_job_id") is not None and task is not None:
+        return (job["array_job_id"], job.get("reason"), job.get("partition"))
+    return None
+
+
 def fold_arrays(jobs: list[dict]) -> list[dict]:
     """Fold each array's pending tasks (same reason) into one row, as Slurm shows them."""
-    groups: dict[tuple, list[dict]] = {}
-    out: list[dict | tuple] = []
-    for job in jobs:
-        if (
-            job.get("state") == "PENDING"
-            and job.get("array_job_id") is not None
-            and job.get("array_task_id") is not None
-        ):
-            key = (job["array_job_id"], job.get("reason"), job.get("partition"))
-            if key not in groups:
-                groups[key] = []
-                out.append(key)
-            groups[key].append(job)
-        else:
-            out.append(job)
-    result = []
-    for item in out:
-        if isinstance(item, dict):
-            result.append(item)
-            continue
-        tasks = groups[item]
-        if len(tasks) == 1:
-            result.append(tasks[0])
-            continue
-        first = min(tasks, key=lambda t: int(t["array_task_id"]))
-        folded = fold_ids(int(t["array_task_id"]) for t in tasks)
-        throttle = first.get("array_task_throttle")  # not (yet) in the API's job object
-        result.append({**first, "_array_fold": folded + (f"%{throttle}" if throttle else "")})
-    return result
+    out = []
+    for row in fold_array_tasks(jobs, _pending_task_key):
+        throttle = row.get("array_task_throttle")  # not (yet) in the API's job object
+        folded = row.get("_array_fold")
+        out.append({**row, "_array_fold": f"{folded}%{throttle}"} if folded and throttle else row)
+    return out
 
 
 def sort_jobs(jobs: list[dict], spec: str) -> list[dict]:

@@ -27,7 +27,7 @@ from django.db.models import Q
 from cluster import visibility
 from cluster.core import job_steps
 from cluster.core.states import FINISHED_JOB_STATES, JobState
-from cluster.models import Event, Job, Partition
+from cluster.models import Event, Job
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.reasons import slurm_reason
 from slurmwords.tres import TresError, gres_tres
@@ -76,9 +76,8 @@ def accounting_jobs(
     rows = list(qs.order_by("id")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
-    partitions = {p.name: p for p in Partition.objects.all()}
     cancellers = _cancellers([j.id for j in rows if j.state == JobState.CANCELLED])
-    out = [_job(job, viewer, partitions, cancellers, now) for job in rows]
+    out = [_job(job, viewer, cancellers, now) for job in rows]
     return out, (rows[-1].id if more and rows else None)
 
 
@@ -129,17 +128,6 @@ def _uid(name: str) -> int | str:
         return name
 
 
-def _time_limit(job: Job, partitions: dict[str, Partition]) -> int | None:
-    """The limit in force: the job's, else its partition's default, else its maximum
-    (Slurm records the resolved limit with the job)."""
-    if job.time_limit is not None:
-        return job.time_limit
-    part = partitions.get(job.partition)
-    if part is None:
-        return None
-    return part.default_time if part.default_time is not None else part.max_time
-
-
 def _gres(job: Job, nodes: int) -> dict[str, int]:
     try:
         return {name: count * nodes for name, count in gres_tres(job.gres or "").items()}
@@ -151,9 +139,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _job(
-    job: Job, viewer: Any, partitions: dict[str, Partition], cancellers: dict[int, str], now: datetime
-) -> dict[str, Any]:
+def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime) -> dict[str, Any]:
     started = job.start_time is not None and job.state not in (JobState.PENDING, JobState.REQUEUED)
     nnodes = _node_count(job) if started else job.min_nodes
     alloc_cpus = job.num_cpus if started else 0
@@ -163,9 +149,8 @@ def _job(
     batch = job.alloc.get(job.batch_host) if job.alloc else None
     batch_cpus = batch[0] if batch else (alloc_cpus if nnodes == 1 else job.cpus_per_task)
     batch_mem = batch[1] if batch else (job.mem_per_node or 0)
-    # The agent's samples for accounting (containment); absent until it records them.
-    max_rss = getattr(job, "max_rss_kb", None)
-    total_cpu = getattr(job, "total_cpu_secs", None)
+    # The agent's samples for accounting (containment); None until it records them.
+    max_rss, total_cpu = job.max_rss_kb, job.total_cpu_secs
     facts = job_steps.JobFacts(
         state=job.state,
         exit_code=job.exit_code,
@@ -202,7 +187,8 @@ def _job(
         "elapsed": job_steps.elapsed_seconds(
             job.start_time if started else None, job.end_time, facts.paused_seconds, now
         ),
-        "time_limit": _time_limit(job, partitions),
+        # Fixed at submission (the partition's DefaultTime, else MaxTime), as Slurm records it.
+        "time_limit": job.time_limit,
         "nnodes": nnodes,
         "alloc_cpus": alloc_cpus,
         "req_cpus": req_cpus,
@@ -217,7 +203,7 @@ def _job(
         ),
         "node_list": job.node_list if started else "None assigned",
         "work_dir": job.work_dir if private else None,
-        "comment": getattr(job, "comment", "") or "",
+        "comment": job.comment,
         "max_rss_kb": max_rss,
         "total_cpu_secs": total_cpu,
         "steps": [_step(s) for s in job_steps.job_steps(facts, now)],

@@ -263,7 +263,7 @@ class Job(models.Model):
     mem_per_cpu = models.PositiveIntegerField(null=True, blank=True)
     # --ntasks-per-node: the most tasks a node holds (NtasksPerN:B:S:C=, SLURM_NTASKS_PER_NODE).
     ntasks_per_node = models.PositiveIntegerField(null=True, blank=True)
-    # --deadline: a job that cannot end by then is removed, ending DEADLINE (job_deadlines).
+    # --deadline: a job that cannot end by then is removed, ending DEADLINE (by the pass).
     deadline = models.DateTimeField(null=True, blank=True)
     # --get-user-env as "<seconds><S|L>" ("" not asked): the agent loads the login environment.
     get_user_env = models.CharField(max_length=8, blank=True, default="")
@@ -307,10 +307,6 @@ class Job(models.Model):
         indexes = [
             models.Index(fields=["state", "partition"]),
             models.Index(fields=["end_time"]),
-            # Only jobs with a --deadline are in it: the pass's deadline check reads just them.
-            models.Index(
-                fields=["deadline"], name="job_deadline", condition=models.Q(deadline__isnull=False)
-            ),
         ]
 
     def __str__(self) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from slurmwords.option_lists import option_items
+
 SLURM_CONF = "slurm.conf"
 ENVIRONMENT = "environment"
 DEFAULT = "default"
@@ -31,11 +33,7 @@ def parameter_value(options: Mapping[str, object], parameter: str) -> str | None
     """The value of ``parameter`` ("SchedulerParameters=sched_interval") in the
     configuration's options, or None when it is not set."""
     option, _, name = parameter.partition("=")
-    for item in str(options.get(option) or "").split(","):
-        key, sep, value = item.strip().partition("=")
-        if key == name and sep:
-            return value.strip()
-    return None
+    return option_items(options.get(option)).get(name)
 
 
 def default_for(

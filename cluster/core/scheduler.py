@@ -136,6 +136,9 @@ class JobView:
     dependency: dependencies.Dependency | None = None
     name: str = ""
     array_task_id: int | None = None
+    # sbatch --deadline (epoch) and --time-min (minutes): see _Pass._missed_deadline.
+    deadline: float | None = None
+    time_min: int | None = None
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,8 @@ class PassResult:
     # Pending jobs whose stored dependency changed (terms fulfilled or failed): job id ->
     # its new text, "" once satisfied (Slurm then shows Dependency=(null)).
     dependencies: Mapping[int, str] = field(default_factory=dict)
+    # Pending jobs that can no longer end by their --deadline: they end DEADLINE.
+    expired: tuple[int, ...] = ()
 
 
 # --------------------------------------------------------------------------- extension points
@@ -335,6 +340,14 @@ def node_count(job: JobView) -> int:
 def cpu_layout(job: JobView, nodes: int) -> tuple[int, list[int]]:
     """(CPUs every node must have free, CPUs charged per node in allocation order)."""
     return cpu_layout_of(nodes, job.num_tasks, job.cpus_per_task)
+
+
+def missed_deadline(now: float, deadline: float, time_min: int | None, time_limit: int | None) -> bool:
+    """sbatch(1) --deadline: "remove the job if no ending is possible before this deadline
+    (start > (deadline - time[-min]))"; --time-min counts, else the time limit (a job
+    without one only needs to start before it). Times in epoch seconds, limits in minutes."""
+    minutes = time_min if time_min is not None else (time_limit or 0)
+    return now + 60 * minutes > deadline
 
 
 def cpu_layout_of(nodes: int, num_tasks: int, cpus_per_task: int) -> tuple[int, list[int]]:
@@ -628,9 +641,13 @@ class _Pass:
 
         decisions: dict[int, Pending] = {}
         waiting: list[tuple[JobView, _Part, _Shape, int]] = []  # Resources/Priority: backfill may start them
+        expired: list[int] = []
         limit = self.cfg.max_starts_per_pass
         for _, neg_prio, _, pos in ranked:
             job = snap.pending[pos]
+            if job.deadline is not None and self._missed_deadline(job):
+                expired.append(job.job_id)  # held or not, as Slurm removes it
+                continue
             prio = -neg_prio
             part = self.parts.get(job.partition)
             shape = self._static_reason(job, part)
@@ -666,11 +683,9 @@ class _Pass:
         if self.cfg.backfill and waiting and (limit is None or len(self.starts) < limit):
             bf_tested, reservations = self._backfill(waiting, decisions)
 
-        started = {s.job_id for s in self.starts}
+        gone = {s.job_id for s in self.starts}.union(expired)
         pending = tuple(
-            decisions[snap.pending[pos].job_id]
-            for *_, pos in ranked
-            if snap.pending[pos].job_id not in started
+            decisions[snap.pending[pos].job_id] for *_, pos in ranked if snap.pending[pos].job_id not in gone
         )
         stats = PassStats(
             considered=len(snap.pending),
@@ -683,7 +698,13 @@ class _Pass:
         )
         kills = tuple(k for p in self.plugins for k in getattr(p, "kills", ()))
         accrue = frozenset(i for p in self.plugins for i in getattr(p, "accrue_start", ()))
-        return PassResult(tuple(self.starts), pending, timeouts, stats, kills, accrue, self.dependency_text)
+        return PassResult(
+            tuple(self.starts), pending, timeouts, stats, kills, accrue, self.dependency_text, tuple(expired)
+        )
+
+    def _missed_deadline(self, job: JobView) -> bool:
+        assert job.deadline is not None
+        return missed_deadline(self.now, job.deadline, job.time_min, job.time_limit)
 
     def _timeouts(self) -> tuple[Timeout, ...]:
         """RUNNING jobs past their time limit, the time they spent SUSPENDED or STOPPED not

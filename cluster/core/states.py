@@ -287,6 +287,8 @@ class Reason(enum.StrEnum):
     NODE_FAIL = "NodeFail"
     # Slurm's FAIL_OOM: the job of an OUT_OF_MEMORY end.
     OUT_OF_MEMORY = "OutOfMemory"
+    # Slurm's FAIL_DEADLINE: the reason of a job that could no longer end by its --deadline.
+    DEADLINE = "DeadLine"
     # Slurm's codes for --dependency (cluster.core.dependencies).
     DEPENDENCY = "Dependency"
     DEPENDENCY_NEVER_SATISFIED = "DependencyNeverSatisfied"

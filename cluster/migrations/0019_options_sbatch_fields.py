@@ -51,10 +51,4 @@ class Migration(migrations.Migration):
             name="time_min",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
-        migrations.AddIndex(
-            model_name="job",
-            index=models.Index(
-                condition=models.Q(("deadline__isnull", False)), fields=["deadline"], name="job_deadline"
-            ),
-        ),
     ]

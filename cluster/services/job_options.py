@@ -2,7 +2,7 @@
 ``--mem-per-cpu``, ``--ntasks-per-node``, ``--deadline`` and ``--get-user-env``: checked here, stored in the
 job's own columns, acted on by the agent (open mode, signal) or the scheduler (memory,
 tasks per node) and shown by ``scontrol show job`` (Comment=, TimeMin=, MinMemoryCPU=,
-NtasksPerN:B:S:C=, Deadline=); cluster.services.job_deadlines ends the jobs that missed
+NtasksPerN:B:S:C=, Deadline=); the scheduler pass ends the jobs that missed
 their deadline."""
 
 from __future__ import annotations

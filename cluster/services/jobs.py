@@ -40,6 +40,7 @@ from slurmwords.agent_messages import Signal
 from slurmwords.begin_time import parse_begin_time
 from slurmwords.licenses import combine, parse_license_request, parse_resources_request
 from slurmwords.nice import INVALID_NICE, parse_nice
+from slurmwords.option_lists import option_items
 
 log = logging.getLogger(__name__)
 
@@ -156,11 +157,8 @@ def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
 
 def _max_script_bytes(cfg: ClusterConfig) -> int:
     """SchedulerParameters=max_script_size=N, else Slurm's 4 MB."""
-    for item in str(cfg.options.get("SchedulerParameters") or "").split(","):
-        key, _, value = item.partition("=")
-        if key.strip() == "max_script_size" and value.strip().isdigit():
-            return int(value)
-    return jobspec.MAX_SCRIPT_BYTES
+    value = option_items(cfg.options.get("SchedulerParameters")).get("max_script_size")
+    return int(value) if value and value.isdigit() else jobspec.MAX_SCRIPT_BYTES
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from cluster.services.state import (
     set_node_state,
 )
 from slurmwords.agent_messages import PrologEpilog
+from slurmwords.option_lists import option_items
 from slurmwords.reasons import LAUNCH_FAILED_REQUEUED_HELD
 
 log = logging.getLogger(__name__)
@@ -59,9 +60,8 @@ def waits_for_epilog() -> bool:
 
 
 def _scheduler_parameter(name: str) -> bool:
-    cfg = ClusterConfig.current()
-    value = str(cfg.options.get("SchedulerParameters") or "")
-    return name in (item.strip().lower() for item in value.split(","))
+    value = ClusterConfig.current().options.get("SchedulerParameters")
+    return name in (word.lower() for word in option_items(value))
 
 
 def _drain(name: str, reason: str, *, now: datetime) -> bool:

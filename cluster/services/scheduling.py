@@ -21,7 +21,7 @@ from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
-from cluster.services import job_deadlines, rows
+from cluster.services import rows
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.dependencies import policy as dependency_policy
 from cluster.services.dependencies import read_facts as read_depend_facts
@@ -93,6 +93,8 @@ _PENDING_FIELDS = (
     "dependency",
     "name",
     "array_task_id",
+    "deadline",
+    "time_min",
 )
 _HOLDING_FIELDS = (
     "id",
@@ -225,6 +227,8 @@ def build_snapshot(
         depend_text,
         name,
         task_id,
+        deadline,
+        time_min,
     ) in pending_rows:
         depend = stored_dependency(depend_text) if depend_text else None
         if depend is not None:
@@ -258,6 +262,8 @@ def build_snapshot(
                 dependency=depend,
                 name=name,
                 array_task_id=task_id,
+                deadline=_epoch(deadline),
+                time_min=time_min,
             )
         )
     snap = scheduler.Snapshot(
@@ -328,7 +334,8 @@ def schedule_pass(
     interval (``backfill=True``).
     """
     now = now or timezone.now()
-    job_deadlines.expire(now)  # sbatch --deadline: never start a job that cannot end in time
+    if queue_depth is None:
+        _end_held_past_deadline(now)
     snap, names, ctx, result = decide(now, backfill=backfill, queue_depth=queue_depth)
     active = extensions.active()
     with transaction.atomic():
@@ -385,6 +392,8 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
         written = {job.id for job, _ in starting}
     if result.pending:
         _update_pending(result.pending)
+    if result.expired:
+        _end_expired(result.expired, now)
     if dependency_policy(ctx.cfg).kill_invalid_depend:
         _kill_invalid_dependents(result.pending, now)
     if ctx.backfill:
@@ -443,6 +452,34 @@ def _update_dependencies(changed: dict[int, str]) -> None:
     Slurm drops it), for the jobs still PENDING; a job started keeps none."""
     jobs = [Job(id=job_id, dependency=text) for job_id, text in changed.items()]
     rows.update_rows(jobs, ["dependency"], only_if={"state": JobState.PENDING})
+
+
+def _end_expired(expired: tuple[int, ...], now: datetime) -> None:
+    """sbatch --deadline: the jobs the pass found unable to end in time end DEADLINE (Slurm's
+    FAIL_DEADLINE), if they are still pending."""
+    still = {"pk": list(expired), "state": JobState.PENDING}
+    for job in rows.load(Job, None, still, order_by=("id",), for_update=True):
+        end_job(job, JobState.DEADLINE, now=now, why="deadline", reason=states.Reason.DEADLINE)
+
+
+def _end_held_past_deadline(now: datetime) -> None:
+    """The held jobs, which no pass reads, end DEADLINE too once they cannot end in time
+    (the same rule, ``scheduler.missed_deadline``); looked at by the periodic full passes
+    only, never by the quick ones a submission or a completion asks for."""
+    t = now.timestamp()
+    held = (
+        Job.objects.filter(state=JobState.PENDING, deadline__isnull=False)
+        .exclude(hold="")
+        .values_list("id", "deadline", "time_min", "time_limit")
+    )
+    late = [
+        job_id
+        for job_id, deadline, time_min, limit in held
+        if scheduler.missed_deadline(t, deadline.timestamp(), time_min, limit)
+    ]
+    if late:
+        with transaction.atomic():
+            _end_expired(tuple(late), now)
 
 
 def _kill_invalid_dependents(pending: tuple[scheduler.Pending, ...], now: datetime) -> None:
