@@ -47,6 +47,8 @@
     inflight: new Set(), // element ids being fetched
     dirty: new Set(), // element ids that changed again while being fetched
     missed: false, // the socket was down: changes may have been missed
+    asked: {}, // element id -> a person's requests in flight for it
+    stale: new Set(), // element ids whose live refresh was dropped for a person's request
   };
 
   function setMode(mode) {
@@ -105,9 +107,47 @@
     };
     var swap = el.getAttribute("hx-swap") || "outerHTML";
     window.htmx
-      .ajax("GET", el.getAttribute("hx-get"), { source: el, target: el, swap: swap })
+      .ajax("GET", el.getAttribute("hx-get"), {
+        source: el, target: el, swap: swap, headers: { "X-Fsched-Live": "1" },
+      })
       .then(done, done);
   }
+
+  // A person's request (a filter, a sort, a page) and a live refresh of the same element may
+  // be in flight together.  The refresh asked with the element's old URL: swapped in first,
+  // it would also detach the element the person's request is to replace, so that answer
+  // would land nowhere and the old rows would stay under the new filter.  Drop such a
+  // refresh, and refresh once more after the person's answer, so no change is missed.
+  function isLive(detail) {
+    var cfg = detail && detail.requestConfig;
+    return !!(cfg && cfg.headers && cfg.headers["X-Fsched-Live"]);
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (ev) {
+    var target = ev.detail && ev.detail.target;
+    if (isLive(ev.detail) || !target || !target.id) return;
+    st.asked[target.id] = (st.asked[target.id] || 0) + 1;
+  });
+
+  document.addEventListener("htmx:afterRequest", function (ev) {
+    var target = ev.detail && ev.detail.target;
+    if (isLive(ev.detail) || !target || !target.id || !st.asked[target.id]) return;
+    var id = target.id;
+    st.asked[id] -= 1;
+    if (st.asked[id] > 0) return;
+    delete st.asked[id];
+    if (st.stale.delete(id)) {
+      var fresh = document.getElementById(id);
+      if (fresh) refresh(fresh);
+    }
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (ev) {
+    var target = ev.detail && ev.detail.target;
+    if (!isLive(ev.detail) || !target || !target.id || !st.asked[target.id]) return;
+    ev.detail.shouldSwap = false;
+    st.stale.add(target.id);
+  });
 
   function flush() {
     st.flushTimer = null;

@@ -94,6 +94,31 @@ def test_filters_update_the_table_and_the_address(page: Page, live_cluster):
     assert_not_reloaded(page)
 
 
+def test_a_live_refresh_does_not_undo_a_filter_in_flight(page: Page, live_cluster):
+    """The race CI once hit: a live refresh asked with the table's old URL came back before
+    the filter's answer, replaced the table, and the filter's answer then had nowhere to
+    land (the old rows stayed under the new filter)."""
+    job_id = live_cluster.sbatch("--wrap=true", "-J", "race-check", "-p", "batch")
+    open_live(page, f"{live_cluster.url}/jobs/?state=all")
+    expect(job_row(page, job_id)).to_be_visible(timeout=UPDATE_TIMEOUT)
+
+    def slow_filter(route):
+        # Only the person's request is held back; live refreshes pass at once.
+        if "partition=debug" in route.request.url and not route.request.headers.get("x-fsched-live"):
+            page.wait_for_timeout(1500)
+        route.continue_()
+
+    page.route(re.compile(r"/jobs/_table"), slow_filter)
+    page.select_option("#f-partition", "debug")
+    page.evaluate("window.fschedLive.refresh(['jobs'])")  # answered while the filter waits
+    expect(page).to_have_url(re.compile(r"partition=debug"))
+    expect(job_row(page, job_id)).to_have_count(0, timeout=10_000)
+    page.wait_for_timeout(2500)  # the refresh owed after the filter's answer has come and gone
+    expect(job_row(page, job_id)).to_have_count(0)
+    expect(page.locator("#f-partition")).to_have_value("debug")
+    assert_not_reloaded(page)
+
+
 def test_keyboard_reaches_a_tile_and_opens_the_node(page: Page, live_cluster):
     page.goto(f"{live_cluster.url}/nodes/")
     link = page.locator('.tile[data-node="node03"] a')
