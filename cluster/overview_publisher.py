@@ -14,7 +14,9 @@ read it a hundred times on every change.  Instead, each server process runs one 
 - passes come at most every ``MIN_GAP`` seconds: a burst of notes costs one pass.
 
 A dashboard that connects gets the last text at once, without a read.  With no dashboard
-open the publisher only wakes to take the trend's sample (cluster.overview.SAMPLE_EVERY).
+open the publisher only wakes to take the trend's sample (cluster.overview.SAMPLE_EVERY),
+and it is not in the ``console`` group: every change note of the cluster would otherwise
+reach it through the channel layer (Redis, in distributed mode) to be thrown away.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ log = logging.getLogger(__name__)
 MIN_GAP = 0.25  # seconds between two passes: a push arrives within half a second of a change
 REFRESH = 10.0  # seconds: figures that change without a note (usage, the trend's time axis)
 REJOIN = 3600.0  # seconds: the channel layer forgets group members after a day
+HEAR_WAIT = 5.0  # seconds: how soon a publisher nobody watches leaves the console group
 
 
 # slurm.conf's PrivateData words that take parts of the overview away from a viewer: the
@@ -94,6 +97,8 @@ class Publisher:
         self._last_pass = float("-inf")
         self._reading = False
         self._stale = True  # something changed since ``latest`` was read
+        self._watched = asyncio.Event()  # a dashboard is open: hear the change notes
+        self.listening = False  # in the console group now (for tests and the curious)
         # Reads in a thread of their own, not the one thread that channels gives every
         # consumer's database calls (the agents' messages would wait behind a read).
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="fsched-overview")
@@ -122,6 +127,7 @@ class Publisher:
 
     async def subscribe(self, consumer: AsyncWebsocketConsumer, hidden: str = "") -> None:
         self.subscribers[consumer] = hidden
+        self._watched.set()
         if hidden in self.latest and not self._stale:
             await consumer.send(text_data=self.latest[hidden])
         elif not self._reading:
@@ -129,28 +135,42 @@ class Publisher:
 
     def unsubscribe(self, consumer: AsyncWebsocketConsumer) -> None:
         self.subscribers.pop(consumer, None)
+        if not self.subscribers:
+            self._watched.clear()
 
     async def _listen(self) -> None:
-        """The console's change notes, on a channel of the publisher's own."""
+        """The console's change notes, on a channel of the publisher's own, while a
+        dashboard is open."""
         layer = get_channel_layer()
         if layer is None:
             return
         channel = await layer.new_channel()
-        joined = float("-inf")
-        try:
-            while True:
-                if time.monotonic() - joined > REJOIN:
-                    await layer.group_add(publish.CONSOLE_GROUP, channel)
-                    joined = time.monotonic()
-                try:
-                    message = await asyncio.wait_for(layer.receive(channel), timeout=REJOIN)
-                except TimeoutError:
-                    continue
-                if message.get("type") == "console.changed":
-                    self.changed()
-        finally:
-            with contextlib.suppress(Exception):
-                await layer.group_discard(publish.CONSOLE_GROUP, channel)
+        while True:
+            await self._watched.wait()
+            await layer.group_add(publish.CONSOLE_GROUP, channel)
+            self.listening = True
+            try:
+                await self._hear(layer, channel)
+            finally:
+                self.listening = False
+                # Notes are not heard from now on: the next dashboard's text is read anew.
+                self._stale = True
+                with contextlib.suppress(Exception):
+                    await layer.group_discard(publish.CONSOLE_GROUP, channel)
+
+    async def _hear(self, layer: Any, channel: str) -> None:
+        """Until the last dashboard closes (noticed within ``HEAR_WAIT`` seconds)."""
+        joined = time.monotonic()
+        while self.subscribers:
+            if time.monotonic() - joined > REJOIN:
+                await layer.group_add(publish.CONSOLE_GROUP, channel)
+                joined = time.monotonic()
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), timeout=HEAR_WAIT)
+            except TimeoutError:
+                continue
+            if message.get("type") == "console.changed":
+                self.changed()
 
     async def _run(self) -> None:
         try:

@@ -161,3 +161,47 @@ def test_private_data_keeps_other_users_events_and_nodes_off_their_dashboards(
     with CaptureQueriesContext(connection) as one:
         overview_publisher.render()
     assert set(texts) == {"", "jobs,nodes"} and len(both.captured_queries) == len(one.captured_queries)
+
+
+def test_the_publisher_hears_change_notes_only_while_a_dashboard_is_open(
+    demo, users, session_cookie, monkeypatch
+):
+    """With no dashboard open, the server's publisher only samples the trend: it is not in
+    the console group, where every change of the cluster would reach it (through Redis in
+    distributed mode) to be thrown away."""
+    monkeypatch.setattr(overview_publisher, "HEAR_WAIT", 0.1)
+
+    async def until(check, what: str) -> None:
+        for _ in range(100):
+            if check():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(what)
+
+    async def scenario() -> None:
+        publisher = overview_publisher.publisher(keep_running=True)
+        await asyncio.sleep(0.3)
+        assert not publisher.listening
+        comm = WebsocketCommunicator(router, "/ws/overview/", headers=[ORIGIN, (b"cookie", session_cookie)])
+        connected, _ = await comm.connect()
+        assert connected
+        assert pending_count(await receive_overview(comm)) == 0
+        await until(lambda: publisher.listening, "a dashboard is open: the publisher should listen")
+        await sync_to_async(job_submit)(
+            user=users["bob"], spec={"wrap": "true", "work_dir": "/tmp", "hold": True}
+        )
+        assert pending_count(await receive_overview(comm)) == 1  # the note was heard
+        await comm.disconnect()
+        await until(lambda: not publisher.listening, "the last dashboard closed: it should leave the group")
+        # The next dashboard is not sent the text kept from before: notes were not heard since.
+        await sync_to_async(job_submit)(
+            user=users["bob"], spec={"wrap": "true", "work_dir": "/tmp", "hold": True}
+        )
+        again = WebsocketCommunicator(router, "/ws/overview/", headers=[ORIGIN, (b"cookie", session_cookie)])
+        connected, _ = await again.connect()
+        assert connected
+        assert pending_count(await receive_overview(again)) == 2
+        await again.disconnect()
+        await overview_publisher.stop()
+
+    async_to_sync(scenario)()
