@@ -13,6 +13,10 @@ import os
 import sys
 from pathlib import Path
 
+# A job with no PATH of its own (--export=NONE) would get its shell's built-in default;
+# the usual directories of that default stand for it, so that ours can follow.
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+
 
 def slurm_command_dirs(executable: str = sys.executable) -> list[str]:
     """The venv's ``slurm-bin`` (when the setup made it) and the directory of ``fsched``."""
@@ -22,8 +26,7 @@ def slurm_command_dirs(executable: str = sys.executable) -> list[str]:
 
 
 def with_slurm_commands(path: str | None, dirs: list[str] | None = None) -> str:
-    """``path`` (the system's default search path when the job has none) with ``dirs``
-    appended, each once."""
+    """``path`` (DEFAULT_PATH when the job has none) with ``dirs`` appended, each once."""
     dirs = slurm_command_dirs() if dirs is None else dirs
-    entries = (path if path is not None else os.defpath).split(os.pathsep)
+    entries = (path if path is not None else DEFAULT_PATH).split(os.pathsep)
     return os.pathsep.join(entries + [d for d in dirs if d not in entries])

@@ -17,8 +17,8 @@ def test_the_user_s_entries_come_first_and_each_directory_once() -> None:
     assert with_slurm_commands("/home/u/bin:/usr/bin", [links, own]) == f"/home/u/bin:/usr/bin:{links}:{own}"
     # Already there (a job submitted from inside a job): not added twice, order kept.
     assert with_slurm_commands(f"{own}:/usr/bin", [links, own]) == f"{own}:/usr/bin:{links}"
-    # A job with no PATH of its own (--export=NONE): the system's default search path first.
-    assert with_slurm_commands(None, [links, own]) == f"{os.defpath}:{links}:{own}"
+    # A job with no PATH of its own (--export=NONE): a shell's usual default first.
+    assert with_slurm_commands(None, [links, own]) == f"/usr/local/bin:/usr/bin:/bin:{links}:{own}"
 
 
 def test_the_directories_are_the_venv_s_links_and_fsched_s_own(tmp_path: Path) -> None:
