@@ -38,7 +38,7 @@ def without_slurm_commands(path: str) -> str:
     return os.pathsep.join(p for p in path.split(os.pathsep) if p and p not in ours)
 
 
-def run_tool(cluster, driver: str, work: Path, timeout: float = 150) -> dict:
+def run_tool(cluster, driver: str, work: Path, timeout: float = 240) -> dict:
     """The driver's JSON report; the tool finds sbatch, sacct, ... on PATH as on a login node."""
     path = os.pathsep.join(
         [str(SLURM_BIN), str(TOOLS_PYTHON.parent), without_slurm_commands(os.environ["PATH"])]

@@ -61,11 +61,11 @@ def main(run_dir: str) -> None:
     parsl.load(config)
     report: dict[str, object] = {"status_command": provider._cmd}  # sacct's, or squeue's fallback
     try:
-        report["sum"] = add(2, 3).result(timeout=120)
-        report["slurm_job_id"] = slurm_job_id().result(timeout=60)
-        error = fail("no such thing").exception(timeout=60)
+        report["sum"] = add(2, 3).result(timeout=90)
+        report["slurm_job_id"] = slurm_job_id().result(timeout=30)
+        error = fail("no such thing").exception(timeout=30)
         report["python_error"] = {"type": type(error).__name__, "message": str(error)}
-        error = shell_exit(3).exception(timeout=60)
+        error = shell_exit(3).exception(timeout=30)
         report["bash_error"] = {"type": type(error).__name__, "exitcode": getattr(error, "exitcode", None)}
         job_ids = list(provider.resources)
         report["block_ids"] = job_ids

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import submitit
 
@@ -30,7 +31,7 @@ def final_state(job: submitit.Job) -> str:
     """The job's state in sacct once it is final (the result pickle can come first)."""
     job.wait()
     while not job.watcher.is_done(job.job_id, mode="force"):
-        job.watcher.update()
+        time.sleep(0.5)
     return job.watcher.get_state(job.job_id, mode="cache")
 
 
