@@ -1,10 +1,19 @@
 """Run by .venv-tools' Python (parsl is not in fsched's venv): parsl's SlurmProvider with its
 SrunLauncher, unchanged, and what parsl reports as one JSON line.
 
-The provider submits a block with ``sbatch`` (``--exclusive``, ``--ntasks-per-node``, ...)
-whose script starts the worker pool with ``srun --ntasks 1 -l``, polls it with ``sacct -X
---noheader --format=jobid,state%20 --job ID`` (after checking that ``sacct -X`` works), and
-cancels it with ``scancel`` at the end. The workers connect back to this process on loopback.
+What parsl 2026.10 uses of Slurm (parsl/providers/slurm, parsl/launchers):
+- ``sacct -X`` once: exit 0 means poll with sacct, else with squeue.
+- ``sbatch FILE``, the id read with ``Submitted batch job (?P<id>\\S*)``. The file's
+  ``#SBATCH --job-name --output --error --nodes --time=MIN --ntasks-per-node --exclusive``,
+  and on request ``--partition --account --qos --constraint --clusters --gpus-per-node
+  --gres --mem=Ng --cpus-per-task``.
+- In the script: SLURM_CPUS_ON_NODE, SLURM_JOB_NUM_NODES, SLURM_JOB_NAME, and ``srun
+  --ntasks N -l bash cmd_NAME.sh`` starting the worker pool, which connects back to this
+  process (here on loopback).
+- Polling: ``sacct [--clusters=C] -X --noheader --format=jobid,state%20 --job 'ID,ID'``,
+  the first two words of each line (``CANCELLED by 0`` is CANCELLED); or ``squeue
+  [--clusters=C] --noheader --format='%i %t' --job 'ID,ID'`` with the compact states.
+- ``scancel [--clusters=C] ID ID`` when the executor scales in or shuts down.
 """
 
 from __future__ import annotations

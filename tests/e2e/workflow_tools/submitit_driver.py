@@ -1,9 +1,23 @@
 """Run by .venv-tools' Python (submitit is not in fsched's venv): submit through submitit's
 SlurmExecutor, unchanged, and print what submitit reports as one JSON line.
 
-submitit writes a batch script whose ``srun`` runs the pickled function, submits it with
-``sbatch``, and polls ``sacct -o JobID,State,NodeList --parsable2 -j ...`` until the state is
-final; the job writes its result (or the exception's traceback) to a pickle beside it.
+What submitit 1.5 uses of Slurm (submitit/slurm/slurm.py):
+- ``shutil.which("srun")``: AutoExecutor picks Slurm when srun is on PATH.
+- ``sbatch FILE``, the job id read from stdout with ``job ([0-9]+)``. The file's
+  ``#SBATCH --job-name --time=MIN --nodes --signal=USR2@90 --output --error
+  --open-mode=append --wckey=submitit`` always; ``--array=0-N%M`` (output ``%A_%a``) for
+  map_array; on request ``--partition --ntasks-per-node --cpus-per-task --mem=NGB|NMB
+  --mem-per-cpu --mem-per-gpu --gpus-per-node --gpus-per-task --cpus-per-gpu --gres --qos
+  --account --comment --constraint --exclude --nodelist --dependency --exclusive[=...]
+  --mail-type --mail-user``.
+- In the script: ``srun --unbuffered --output DIR/%j_%t_log.out --error DIR/%j_%t_log.err
+  PYTHON -u -m submitit.core._submit DIR``; the task reads SLURM_JOB_ID, SLURM_NTASKS,
+  SLURM_JOB_NUM_NODES, SLURM_NODEID, SLURM_JOB_NODELIST, SLURM_PROCID, SLURM_LOCALID,
+  SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, and on USR2 runs ``scontrol requeue ID``.
+- Polling: ``sacct -o JobID,State,NodeList --parsable2 -j ID [-j ID ...]``, the header read
+  for the names, step lines (``.``) skipped, ``N_[0-3%2]`` folded array ids expanded; a
+  state outside READY PENDING RUNNING UNKNOWN REQUEUED COMPLETING PREEMPTED is final.
+- ``scancel ID`` (cancel), ``scancel ID --signal SIGTERM|USR2`` (its test helper).
 """
 
 from __future__ import annotations
