@@ -88,7 +88,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent import job_signals, paths, user_env
+from agent import job_path, job_signals, paths, user_env
 from agent.containment import Containment, job_limits
 from agent.prolog import NodeHooks, TaskEdits
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
@@ -280,6 +280,10 @@ def effective(account: Account):  # type: ignore[no-untyped-def]
 def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
     """The submitter's environment plus the SLURM_* variables of docs/agent-protocol.md."""
     env = {str(k): str(v) for k, v in (job.get("environment") or {}).items()}
+    # srun, squeue, ... by name inside the job, as on a Slurm node (agent/job_path.py); a job
+    # with no PATH of its own that asked for its login environment gets it in _start.
+    if "PATH" in env or not job.get("get_user_env"):
+        env["PATH"] = job_path.with_slurm_commands(env.get("PATH"))
     if account.home is not None:
         env.update(HOME=account.home, USER=account.name, LOGNAME=account.name)
     host = str(job.get("batch_host") or "")
@@ -657,6 +661,7 @@ class JobManager:
             env = user_env.merged(job, account, env)  # --get-user-env
         except user_env.UserEnvError as exc:
             raise LaunchError(str(exc)) from None
+        env["PATH"] = job_path.with_slurm_commands(env.get("PATH"))  # the login PATH, if it was taken
         if edits is not None:
             edits.apply(env)
         check_launch_text(job, env)

@@ -29,6 +29,8 @@ Usage: sacct [options]
   -e, --helpformat      list the fields -o takes
   -E, --endtime=time    jobs eligible before this time (default now)
   -j, --jobs=list       these jobs (N, N_T for an array task, N.step; an array's id: all tasks)
+  -L, --allclusters     jobs of every cluster (fsched's controller runs one)
+  -M, --clusters=list   jobs of these clusters (all: every one)
       --json            print JSON
   -n, --noheader        no header line
   -o, --format=list     fields to print, each optionally name%width
@@ -138,6 +140,18 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
     return params
 
 
+def names_the_local_cluster(client, opts: dict) -> bool:
+    """Whether -M/-L let this controller's cluster's jobs in. Like Slurm's sacct, which
+    asks the database for the named clusters' jobs, a name it does not know is no error:
+    it only has no jobs. The name is read from the controller only when -M is given."""
+    names = [n.lower() for n in _split(opts["clusters"])]
+    if opts["allclusters"] or not names or "all" in names or "-1" in names:
+        return True
+    config = client.get("/api/config/")
+    local = (config.get("cluster_name") if isinstance(config, dict) else None) or "cluster"
+    return local.lower() in names
+
+
 def columns(opts: dict) -> list[sacct_fields.Column]:
     specs = list(opts["format"])
     if opts["brief"]:
@@ -207,11 +221,14 @@ def main(argv: list[str]) -> int:
         if opts["json"]:
             from cli import sacct_json  # noqa: PLC0415 - only --json pays for it
 
-            jobs = [job for page in pages(client, params) for job in page]
+            local = names_the_local_cluster(client, opts)
+            jobs = [job for page in pages(client, params) for job in page] if local else []
             sys.stdout.write(sacct_json.render(jobs, ["sacct", *argv]))
             return 0
         if not opts["noheader"]:
             sys.stdout.write(sacct_fields.header(cols, layout))
+        if not names_the_local_cluster(client, opts):
+            return 0
         for page in pages(client, params):
             out = []
             for job in sacct_fields.fold_pending_tasks(page):

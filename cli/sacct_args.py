@@ -19,6 +19,8 @@ SHORT = {
     "E": ("endtime", True, False),
     "h": ("help", False, False),
     "j": ("jobs", True, True),
+    "L": ("allclusters", False, False),
+    "M": ("clusters", True, True),
     "n": ("noheader", False, False),
     "o": ("format", True, True),
     "p": ("parsable", False, False),
@@ -31,9 +33,12 @@ SHORT = {
 }
 LONG = {
     "accounts": "A",
+    "allclusters": "L",
     "allocations": "X",
     "allusers": "a",
     "brief": "b",
+    "cluster": "M",
+    "clusters": "M",
     "delimiter": ("delimiter", True, False),
     "endtime": "E",
     "fields": "o",

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The hashed locks that `make setup` and `make agent` install:
-#   scripts/lock.sh lock    regenerate requirements.lock and requirements-agent.lock
-#   scripts/lock.sh check   exit 1 when either is out of date with its input
+#   scripts/lock.sh lock    regenerate requirements.lock, requirements-agent.lock and
+#                           requirements-tools.lock
+#   scripts/lock.sh check   exit 1 when any is out of date with its input
 # requirements.lock pins requirements.txt; requirements-agent.lock pins requirements-agent.txt
-# at the versions of requirements.lock (given to pip-compile as a constraint). Both are for
+# at the versions of requirements.lock (given to pip-compile as a constraint);
+# requirements-tools.lock pins requirements-tools.txt on its own (the tools' venv,
+# .venv-tools, shares nothing with .venv). All are for
 # Python 3.11 on Linux and need network to PyPI. pip-tools runs from a venv of its own, never
 # from .venv.
 set -euo pipefail
@@ -102,7 +105,8 @@ if [[ $mode == lock ]]; then
   compile requirements.txt requirements.lock
   compile requirements-agent.txt requirements-agent.lock --constraint requirements.lock
   agent_is_subset requirements-agent.lock requirements.lock
-  echo "requirements.lock and requirements-agent.lock regenerated; commit them with their inputs"
+  compile requirements-tools.txt requirements-tools.lock
+  echo "requirements.lock, requirements-agent.lock and requirements-tools.lock regenerated; commit them with their inputs"
   exit 0
 fi
 
@@ -113,9 +117,11 @@ stale=0
 # pip-compile reads, so only the inputs can make them differ.
 cp requirements.lock "$work/requirements.lock"
 cp requirements-agent.lock "$work/requirements-agent.lock"
+cp requirements-tools.lock "$work/requirements-tools.lock"
 compile requirements.txt "$work/requirements.lock"
 compile requirements-agent.txt "$work/requirements-agent.lock" --constraint "$work/requirements.lock"
-for lock in requirements.lock requirements-agent.lock; do
+compile requirements-tools.txt "$work/requirements-tools.lock"
+for lock in requirements.lock requirements-agent.lock requirements-tools.lock; do
   if ! diff -u --label "$lock (committed)" --label "$lock (from its input now)" \
     <(pins "$lock") <(pins "$work/$lock") >"$work/$lock.diff"; then
     echo "lock.sh: $lock is out of date with its input; run 'make lock' and commit it:" >&2
@@ -125,4 +131,4 @@ for lock in requirements.lock requirements-agent.lock; do
 done
 agent_is_subset requirements-agent.lock requirements.lock
 ((stale == 0)) || exit 1
-echo "requirements.lock and requirements-agent.lock are up to date"
+echo "requirements.lock, requirements-agent.lock and requirements-tools.lock are up to date"
