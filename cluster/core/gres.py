@@ -104,9 +104,8 @@ def parse_gres_option(text: str) -> tuple[GresItem, ...]:
             item = _item(part, suffixes=False)
         except ValueError:
             raise ValueError(f"{INVALID_GRES}: {part!r}") from None
-        if item.count < 1:
-            raise ValueError(f"{INVALID_GRES}: {part!r}")
-        out.append(item)
+        if item.count:  # gpu:0 asks for none, as in Slurm
+            out.append(item)
     return tuple(out)
 
 
