@@ -4,7 +4,7 @@ controller gave the job on this node, and its request).
 As Slurm's gres/gpu plugin sets them for a job when cgroup's ConstrainDevices is off
 (every device stays visible, so the job is told which are its own): CUDA_VISIBLE_DEVICES
 and GPU_DEVICE_ORDINAL list the job's devices by their index on the node, and
-SLURM_JOB_GPUS the same global indices.  SLURM_GPUS, SLURM_GPUS_PER_NODE,
+SLURM_JOB_GPUS the same global indices; SLURM_GPUS_ON_NODE counts them.  SLURM_GPUS, SLURM_GPUS_PER_NODE,
 SLURM_GPUS_PER_TASK and SLURM_CPUS_PER_GPU repeat the options, as sbatch exports them.
 """
 
@@ -27,6 +27,7 @@ def gres_environment(job: Mapping[str, Any]) -> dict[str, str]:
     if indices:
         listed = ",".join(str(i) for i in sorted(indices))
         env.update(CUDA_VISIBLE_DEVICES=listed, GPU_DEVICE_ORDINAL=listed, SLURM_JOB_GPUS=listed)
+        env["SLURM_GPUS_ON_NODE"] = str(len(indices))
     for key, name in (
         ("gpus", "SLURM_GPUS"),
         ("gpus_per_node", "SLURM_GPUS_PER_NODE"),

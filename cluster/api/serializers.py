@@ -192,7 +192,7 @@ class JobSerializer(serializers.ModelSerializer):
             job.tres_per_task,
             nodes=nodes,
             tasks=job.num_tasks,
-            alloc=job.gres_alloc,
+            alloc=job.gres_alloc if job.alloc else None,  # a requeued job's are an earlier run's
         )
         return text + "".join(f",gres/{name}={count}" for name, count in sorted(gres.items()))
 
