@@ -93,3 +93,9 @@ def test_jobs_get_distinct_devices_kept_with_them_until_they_end(demo, users, ap
     schedule_pass()
     third.refresh_from_db()
     assert third.state == "RUNNING" and third.gres_alloc == {"node05": [["gpu", "tesla", 1, [0]]]}
+
+    # sacct: what the ended job asked for and was given, typed and untyped.
+    answer = api("alice").get("/api/accounting/jobs/", {"job_id": str(first.id)}).json()
+    [done] = answer["jobs"]
+    assert done["req_tres"] == "billing=1,cpu=1,gres/gpu=2,mem=0M,node=1"
+    assert {"gres/gpu=2", "gres/gpu:tesla=2"} <= set(done["alloc_tres"].split(","))
