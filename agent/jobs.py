@@ -90,6 +90,7 @@ from typing import Any
 
 from agent import job_path, job_signals, paths, user_env
 from agent.containment import Containment, job_limits
+from agent.gres_env import gres_environment
 from agent.prolog import NodeHooks, TaskEdits
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
 from slurmwords import agent_messages as am
@@ -308,6 +309,7 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         "SLURMD_NODENAME": host,
     }
     env.update(values)
+    env.update(gres_environment(job))  # CUDA_VISIBLE_DEVICES and the like (agent/gres_env.py)
     if job.get("ntasks_per_node"):  # sbatch sets it only for --ntasks-per-node
         env["SLURM_NTASKS_PER_NODE"] = str(job["ntasks_per_node"])
     # A job submitted from inside an array task must not inherit its array identity.

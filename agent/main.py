@@ -171,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # Nothing this agent starts (power programs) needs the key.
     os.environ.pop("FSCHED_AGENT_KEY", None)
+    log_gres_devices(config)
     try:
         return asyncio.run(Agent(config).run())
     except KeyboardInterrupt:
@@ -178,6 +179,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpoolLocked as exc:  # another agent serves this spool: starting again cannot help
         logging.getLogger("agent").error("%s", exc)
         return 2
+
+
+def log_gres_devices(config: AgentConfig) -> None:
+    """Each served node's GPUs, and any device file of gres.conf that is not there (as
+    slurmd logs them at start: the controller still counts the GPUs)."""
+    for spec in config.nodes:
+        devices = config.rules.gres_devices.get(spec.name, ())
+        if devices:
+            log.info("%s: %d GRES devices", spec.name, len(devices))
+        for device in devices:
+            if device.file and not os.path.exists(device.file):
+                name, index = device.name, device.index
+                log.warning("%s: %s device %d: %s does not exist", spec.name, name, index, device.file)
 
 
 run = main

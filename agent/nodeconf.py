@@ -11,6 +11,8 @@ whatever the controller sends (docs/agent-protocol.md, "What the agent decides i
   programs report this node's active changeable features at registration.
 * ``Prolog``, ``Epilog``, ``TaskProlog``, ``TaskEpilog``, ``PrologFlags`` and their
   timeouts: what the agent runs around each job (agent/prolog.py).
+* ``Gres=`` and gres.conf: each node's GPUs and their device files (a missing file is
+  logged at start, as slurmd reports it).
 * ``RebootProgram``: what a ``reboot`` message runs (a path with its arguments, or the
   name of a ``Location=slurmd`` PowerAction, as slurmd takes it); none, no reboot.
 
@@ -23,6 +25,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cluster.core.gres_conf import GresDevice
 from cluster.core.prolog_conf import PrologConfig, prolog_config
 from cluster.core.slurmconf import SlurmConfig, load_slurm_conf
 from power.core.config import power_config
@@ -41,6 +44,8 @@ class NodeRules:
     reboot_program: tuple[str, ...] = ()  # RebootProgram's words; empty: none usable
     prolog: PrologConfig = field(default_factory=PrologConfig)
     cluster_name: str = ""  # SLURM_CLUSTER_NAME of the Prolog and Epilog
+    # Each node's GPUs as gres.conf names them (cluster/core/gres_conf.py): checked at start.
+    gres_devices: dict[str, tuple[GresDevice, ...]] = field(default_factory=dict, hash=False)
 
     def power_program(self, argv: list[str], node: str) -> str | None:
         """The PowerAction name whose Program, then ``node``, is exactly ``argv``; else None."""
@@ -66,6 +71,7 @@ def rules_from(conf: SlurmConfig, *, source: str = "") -> NodeRules:
         reboot_program=reboot_argv(conf.option("RebootProgram") or "", slurmd),
         prolog=prolog_config(conf.options),
         cluster_name=conf.cluster_name,
+        gres_devices={n.name: n.gres_devices for n in conf.nodes if n.gres_devices},
     )
 
 

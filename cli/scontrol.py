@@ -26,6 +26,7 @@ from cli.fmt import (
     null,
     slurm_time,
 )
+from cli.gres_fmt import gres_lines
 from slurmwords.durations import TIMESTAMP_FORMAT, format_duration_long, format_minutes_long
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.memory import format_memory_mb
@@ -176,6 +177,7 @@ def job_record(job: dict) -> Record:
         [("StdErr", null(job.get("std_err")))],
         [("StdIn", null(job.get("std_in")))],
         [("StdOut", null(job.get("std_out")))],
+        *gres_lines(job),
     ]
     return record
 
@@ -197,6 +199,7 @@ def node_record(node: dict) -> Record:
         [("AvailableFeatures", null(node.get("features")))],
         [("ActiveFeatures", null(node.get("active_features")))],
         [("Gres", null(node.get("gres")))],
+        *([[("GresUsed", node["gres_used"])]] if node.get("gres_used") else []),
         [("NodeAddr", name), ("NodeHostName", host), ("Version", node.get("version") or "(null)")],
         [("OS", node.get("os") or "(null)")],
         [

@@ -21,6 +21,7 @@ from cli.fmt import (
     render,
     slurm_time,
 )
+from cli.gres_fmt import tres_per_node
 from slurmwords.durations import format_duration, format_minutes
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.memory import format_memory_mb
@@ -101,7 +102,7 @@ def _s(key: str, empty: str = "") -> Callable[[dict], str]:
 FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "a": ("ACCOUNT", _s("account", "(null)")),
     "A": ("JOBID", _s("job_id")),
-    "b": ("TRES_PER_NODE", lambda j: "N/A"),
+    "b": ("TRES_PER_NODE", lambda j: tres_per_node(j.get("gres")) or "N/A"),
     "B": ("EXEC_HOST", _s("batch_host", "n/a")),
     "c": ("MIN_CPUS", _s("cpus_per_task", "1")),
     "C": ("CPUS", _s("num_cpus", "1")),

@@ -26,11 +26,11 @@ from django.db.models import Q
 
 from cluster import visibility
 from cluster.core import job_steps
+from cluster.core.gres import job_gres_tres
 from cluster.core.states import FINISHED_JOB_STATES, JobState
 from cluster.models import Event, Job
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.reasons import slurm_reason
-from slurmwords.tres import TresError, gres_tres
 
 # Slurm's sacct -u root default: the user whose uid is 0 sees every user's jobs without -a.
 ROOT = "root"
@@ -128,11 +128,16 @@ def _uid(name: str) -> int | str:
         return name
 
 
-def _gres(job: Job, nodes: int) -> dict[str, int]:
-    try:
-        return {name: count * nodes for name, count in gres_tres(job.gres or "").items()}
-    except TresError:
-        return {}
+def _gres(job: Job, nodes: int, *, allocated: bool = False) -> dict[str, int]:
+    """GPUs and other GRES: the devices given (AllocTRES), else the request on ``nodes``."""
+    return job_gres_tres(
+        job.gres,
+        job.tres_per_job,
+        job.tres_per_task,
+        nodes=nodes,
+        tasks=job.num_tasks,
+        alloc=job.gres_alloc if allocated else None,
+    )
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -194,7 +199,7 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime) -> di
         "req_cpus": req_cpus,
         "req_mem_mb": req_mem,
         "alloc_tres": job_steps.tres_text(
-            cpus=alloc_cpus, mem_mb=alloc_mem, nodes=nnodes, gres=_gres(job, nnodes)
+            cpus=alloc_cpus, mem_mb=alloc_mem, nodes=nnodes, gres=_gres(job, nnodes, allocated=True)
         )
         if started
         else "",

@@ -52,7 +52,8 @@ class ClusterAppConfig(AppConfig):
             LicensesExtension,
             ReservationsExtension,
         )
+        from cluster.services.gres import GresExtension  # noqa: PLC0415 - models are loaded now
 
-        for ext in (ReservationsExtension(), LicensesExtension(), ArraysExtension()):
+        for ext in (ReservationsExtension(), LicensesExtension(), ArraysExtension(), GresExtension()):
             extensions.register(ext)
         setting_changed.connect(extensions.setting_changed)

@@ -162,6 +162,7 @@ class Allocation:
     dropped: set[int] = field(default_factory=set)
     waiting: set[int] = field(default_factory=set)
     licenses: dict[int, list[str]] = field(default_factory=dict)
+    gres: dict[int, dict[str, list]] = field(default_factory=dict)  # devices given, per node
 
     def kept(self) -> dict[int, list[str]]:
         return {job_id: hosts for job_id, hosts in self.nodes.items() if job_id not in self.dropped}

@@ -237,6 +237,12 @@ class Job(models.Model):
     # usage from the running jobs' values, so it is exactly what was taken.
     licenses_alloc = models.TextField(blank=True, default="")
     gres = models.CharField(max_length=512, blank=True, default="", help_text="--gres, e.g. gpu:2 (per node)")
+    # GPUs and other GRES (cluster/core/gres.py): --gpus for the whole job and --gpus-per-task
+    # (gpu[:type]:N), --cpus-per-gpu, and the devices given, {node: [[name, type, count, [idx]]]}.
+    tres_per_job = models.CharField(max_length=128, blank=True, default="")
+    tres_per_task = models.CharField(max_length=128, blank=True, default="")
+    cpus_per_gpu = models.PositiveIntegerField(null=True, blank=True)
+    gres_alloc = models.JSONField(default=dict, blank=True)
     req_nodes = models.TextField(blank=True, default="")
     exc_nodes = models.TextField(blank=True, default="")
     features = models.CharField(max_length=512, blank=True, default="")

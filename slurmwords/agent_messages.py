@@ -182,6 +182,9 @@ class LaunchJob(Record):
     signal: str | None = None
     ntasks_per_node: int | None = None  # sbatch --ntasks-per-node: SLURM_NTASKS_PER_NODE
     get_user_env: str | None = None  # sbatch --get-user-env ("8L"): see agent/user_env.py
+    # GPUs and other GRES: the devices given on this node ([name, type, index]) and the
+    # request (gpus, gpus_per_node, gpus_per_task, cpus_per_gpu): see agent/gres_env.py.
+    gres: dict[str, Any] | None = None
 
 
 # -- the handshake -----------------------------------------------------------------

@@ -10,10 +10,11 @@ from rest_framework import serializers
 
 from cluster import visibility
 from cluster.core import sharing, states
+from cluster.core.gres import job_gres_tres
 from cluster.core.outputs import expand_output_path
 from cluster.models import Job, Node, Partition
+from cluster.services import gres as gres_services
 from slurmwords.durations import format_minutes
-from slurmwords.tres import TresError, gres_tres  # pure parsing, no Django: safe at import
 
 PRIVATE_FIELDS = ("std_out", "std_err", "std_in", "command", "work_dir")
 
@@ -103,6 +104,10 @@ class JobSerializer(serializers.ModelSerializer):
             "ntasks_per_node",
             "deadline",
             "get_user_env",
+            "tres_per_job",
+            "tres_per_task",
+            "cpus_per_gpu",
+            "gres_alloc",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -179,12 +184,17 @@ class JobSerializer(serializers.ModelSerializer):
         nodes = len(job.alloc) or job.min_nodes
         mem = sum(v[1] for v in job.alloc.values()) if job.alloc else (job.mem_per_node or 0) * nodes
         text = f"cpu={job.num_cpus},mem={mem}M,node={nodes},billing={job.num_cpus}"
-        # --gres is per node; the job's TRES count it on every node (gres/gpu=4 for 2 x gpu:2).
-        try:
-            gres = gres_tres(job.gres or "")
-        except TresError:
-            gres = {}
-        return text + "".join(f",{name}={count * nodes}" for name, count in sorted(gres.items()))
+        # --gres is per node; the job's TRES count it on every node (gres/gpu=4 for 2 x gpu:2),
+        # and once it runs, the devices it was given (cluster/core/gres.py).
+        gres = job_gres_tres(
+            job.gres,
+            job.tres_per_job,
+            job.tres_per_task,
+            nodes=nodes,
+            tasks=job.num_tasks,
+            alloc=job.gres_alloc if job.alloc else None,  # a requeued job's are an earlier run's
+        )
+        return text + "".join(f",gres/{name}={count}" for name, count in sorted(gres.items()))
 
 
 class JobSubmitSerializer(serializers.Serializer):
@@ -232,6 +242,10 @@ class JobSubmitSerializer(serializers.Serializer):
     ntasks_per_node = serializers.CharField(required=False, help_text="sbatch --ntasks-per-node")
     deadline = serializers.CharField(required=False, help_text="sbatch --deadline (as begin)")
     get_user_env = serializers.CharField(required=False, help_text="sbatch --get-user-env: [timeout][S|L]")
+    gpus = serializers.CharField(required=False, help_text="sbatch --gpus/-G: [type:]count for the whole job")
+    gpus_per_node = serializers.CharField(required=False, help_text="sbatch --gpus-per-node: [type:]count")
+    gpus_per_task = serializers.CharField(required=False, help_text="sbatch --gpus-per-task: [type:]count")
+    cpus_per_gpu = serializers.CharField(required=False, help_text="sbatch --cpus-per-gpu")
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -247,6 +261,7 @@ class NodeSerializer(serializers.ModelSerializer):
     alloc_tres = serializers.SerializerMethodField()
     cfg_tres = serializers.SerializerMethodField()
     next_state = serializers.SerializerMethodField()
+    gres_used = serializers.SerializerMethodField()
 
     class Meta:
         model = Node
@@ -284,6 +299,7 @@ class NodeSerializer(serializers.ModelSerializer):
             "threads_per_core",
             "alloc_tres",
             "cfg_tres",
+            "gres_used",
             "instance_id",
             "instance_type",
             "extra",
@@ -300,8 +316,24 @@ class NodeSerializer(serializers.ModelSerializer):
             self.context["membership"] = membership
         return membership.get(node.name, [])
 
+    def _gres(self, node: Node) -> tuple[str, str, str]:
+        """(GresUsed=, CfgTRES's and AllocTRES's gres/ parts); the holding jobs' devices
+        are read once for a whole list."""
+        if not node.gres:
+            return "", "", ""
+        usage = self.context.get("gres_usage")
+        if usage is None:
+            usage = self.context["gres_usage"] = gres_services.node_usage()
+        return gres_services.node_tres(node.gres, usage.get(node.name))
+
+    def get_gres_used(self, node: Node) -> str:
+        return self._gres(node)[0]
+
     def get_alloc_tres(self, node: Node) -> str:
-        return f"cpu={node.alloc_cpus},mem={node.alloc_mem}M" if node.alloc_cpus else ""
+        gres = self._gres(node)[2]
+        if not node.alloc_cpus:
+            return gres.lstrip(",")
+        return f"cpu={node.alloc_cpus},mem={node.alloc_mem}M{gres}"
 
     def get_next_state(self, node: Node) -> str:
         """scontrol reboot's nextstate while the reboot is pending or issued (Slurm's
@@ -311,7 +343,7 @@ class NodeSerializer(serializers.ModelSerializer):
         return node.reboot_next_state or ("UNDRAIN" if node.reboot_undrain else "")
 
     def get_cfg_tres(self, node: Node) -> str:
-        return f"cpu={node.cpus},mem={node.real_memory}M,billing={node.cpus}"
+        return f"cpu={node.cpus},mem={node.real_memory}M,billing={node.cpus}{self._gres(node)[1]}"
 
 
 def partition_membership() -> dict[str, list[str]]:

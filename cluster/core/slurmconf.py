@@ -45,6 +45,15 @@ from typing import Any
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 
 from cluster.core.dependencies import parse_dependency_parameters
+from cluster.core.gres import format_gres
+from cluster.core.gres_conf import (
+    GresDevice,
+    check_node_gres,
+    devices_of,
+    gres_conf_path,
+    load_gres_conf,
+    parse_gres_types,
+)
 from cluster.core.hostlists import HostlistError, HostlistTooLarge
 from cluster.core.hostlists import count as hostlist_size
 from cluster.core.private_data import parse_private_data
@@ -473,6 +482,8 @@ class NodeConf:
     port: int | None = None
     node_addr: str = ""  # defaults to the node name
     node_hostname: str = ""  # defaults to the node name
+    # Its devices (gres.conf's files, indices per GRES name): cluster/core/gres_conf.py.
+    gres_devices: tuple[GresDevice, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -839,6 +850,7 @@ class _Builder:
                     option_lines[canon] = line
 
         nodes = self._nodes(node_lines, self._max_node_count(options, option_lines))
+        nodes = self._gres(nodes, options, option_lines)
         nodesets = self._nodesets(other, nodes)
         partitions = self._partitions(part_lines, nodes, nodesets)
         config = self._globals(options, option_lines, ctld_hosts)
@@ -906,6 +918,7 @@ class _Builder:
 
     def _nodes(self, node_lines: list[_NodeLine], max_nodes: int) -> dict[str, NodeConf]:
         nodes: dict[str, NodeConf] = {}
+        self._node_lines_by_source = {nl.line.source: nl.line for nl in node_lines}
         for nl in node_lines:
             line, a = nl.line, nl.attrs
             # Counted before expanding: a line past MaxNodeCount is refused in microseconds.
@@ -976,6 +989,54 @@ class _Builder:
                     node_hostname=hostnames[i],
                 )
         return nodes
+
+    def _gres(
+        self, nodes: dict[str, NodeConf], options: dict[str, str], option_lines: dict[str, ConfLine]
+    ) -> dict[str, NodeConf]:
+        """``Gres=`` against ``GresTypes``, and gres.conf next to slurm.conf, if there is one
+        (its lines give each node's devices and their order)."""
+        types: frozenset[str] = frozenset()
+        if "GresTypes" in options:
+            try:
+                types = parse_gres_types(options["GresTypes"])
+            except ValueError as exc:
+                line = option_lines["GresTypes"]
+                self.errors.append(line.problem(f"GresTypes={options['GresTypes']}: {exc}"))
+        parsed = {}
+        reported: set[str] = set()
+        for name, node in nodes.items():
+            if not node.gres:
+                continue
+            try:
+                parsed[name] = check_node_gres(node.gres, types)
+            except ValueError as exc:
+                line = self._node_lines_by_source.get(node.source)
+                if line is not None and node.source not in reported:
+                    reported.add(node.source)
+                    self.errors.append(line.problem(f"Gres={node.gres}: {exc}"))
+        path = gres_conf_path(self.conf_dir)
+        described = {}
+        if path.is_file():
+            before = len(self.errors)
+            lines = list(_read_top(path, self.ctx))
+            if len(self.errors) == before:
+                described = load_gres_conf(
+                    lines,
+                    parsed,
+                    types,
+                    expand=expand_hostlist,
+                    errors=self.errors,
+                    known=frozenset(nodes),
+                    base=self.conf_dir.resolve(),
+                )
+        out = dict(nodes)
+        for name, items in parsed.items():
+            conf = described.get(name)
+            gres = format_gres(conf.items if conf else items)
+            out[name] = replace(
+                nodes[name], gres=gres, gres_devices=conf.devices if conf else devices_of(items)
+            )
+        return out
 
     def _per_node(self, line: ConfLine, key: str, raw: dict[str, str], names: list[str]) -> list[str] | None:
         """NodeAddr / NodeHostname: one per node, paired with NodeName by position."""

@@ -21,6 +21,7 @@ from cluster.core import dependencies, feasibility, hostlists, jobspec
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import dependencies as depend_services
+from cluster.services import gres as gres_services
 from cluster.services import job_options, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
 from cluster.services.reservations import check_job_access
@@ -92,6 +93,10 @@ _NAMED_FIELDS = {
     "licenses": ("--licenses", 512),
     "resources": ("--resources", 512),
     "gres": ("--gres", 512),
+    "gpus": ("--gpus", 64),
+    "gpus_per_node": ("--gpus-per-node", 64),
+    "gpus_per_task": ("--gpus-per-task", 64),
+    "cpus_per_gpu": ("--cpus-per-gpu", 64),
     "constraint": ("--constraint", 512),
     "wckey": ("--wckey", 256),
     "nodelist": ("--nodelist", hostlists.MAX_TEXT),
@@ -554,6 +559,7 @@ def _validate_submission(
         common.update(job_options.stored(spec, time_limit, now=now, begin=begin))
     except jobspec.SpecError as exc:
         raise ServiceError(str(exc), field=exc.field) from None
+    common.update(gres_services.submitted(spec, common, cfg))  # --gres, --gpus*, --cpus-per-gpu
     # What the extensions add (the accounting's default account and QOS, submit limits).
     for ext in extensions.active():
         common.update(ext.submit_fields(common, count=len(tasks), now=now, cfg=cfg))

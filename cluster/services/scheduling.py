@@ -425,6 +425,7 @@ def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> P
         time_limit=start.time_limit,
         priority=start.priority,
         licenses=allocation.licenses_alloc(job_id),
+        gres_alloc=allocation.gres.get(job_id, {}),
         # Given powered-down nodes, it waits for them, CONFIGURING.
         configuring=job_id in allocation.waiting,
     )

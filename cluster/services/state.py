@@ -9,14 +9,15 @@ The callers hold the rows' locks (docs/locking.md); nothing here commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 
 from cluster import publish
+from cluster.core.gres import launch_gres
 from cluster.core.hostlists import fold
 from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
@@ -211,6 +212,7 @@ def requeue_now(job: Job, *, now: datetime) -> None:
 # What a start writes: where the job runs, with what, until when, and that it is not yet
 # launched (the agent's "started" sets that).
 STARTED_FIELDS = (
+    "gres_alloc",
     "state",
     "reason",
     "reason_detail",
@@ -237,6 +239,7 @@ class Placement:
     licenses: str = ""
     # Some of its nodes are powering up: the job waits for them, CONFIGURING.
     configuring: bool = False
+    gres_alloc: Mapping[str, list] = field(default_factory=dict)  # GRES devices per node
 
 
 def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> None:
@@ -262,6 +265,7 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         }
         job.launched = False
         job.licenses_alloc = place.licenses
+        job.gres_alloc = dict(place.gres_alloc)
         touched.update(place.hosts)
         events.append(transition_row(job.id, JobState.PENDING, job.state, now=now, node=job.node_list))
     rows.update_rows([job for job, _ in placed], list(STARTED_FIELDS))
@@ -517,5 +521,12 @@ def launch_payload(job: Job) -> dict[str, Any]:
         signal=job.signal or None,
         ntasks_per_node=job.ntasks_per_node,
         get_user_env=job.get_user_env or None,
+        gres=launch_gres(
+            (job.gres_alloc or {}).get(job.batch_host, []),
+            per_node=job.gres,
+            per_job=job.tres_per_job,
+            per_task=job.tres_per_task,
+            cpus_per_gpu=job.cpus_per_gpu,
+        ),
     )
     return Launch.of(launch).to_wire()

@@ -109,6 +109,7 @@ def test_several_global_pairs_on_one_line() -> None:
 def test_node_line_fields() -> None:
     config = parse(
         """\
+        GresTypes=gpu
         NodeName=gpu[01-02] NodeAddr=10.0.0.[1-2] NodeHostname=h[1-2] Port=6818 CPUs=8 Sockets=2 \\
           CoresPerSocket=2 ThreadsPerCore=2 RealMemory=16G TmpDisk=100 Weight=10 Features=gpu,a100 \\
           Gres=gpu:a100:4 State=CLOUD SuspendTime=600 Reason="maint window" CpuSpecList=0
@@ -654,4 +655,4 @@ def test_demo_config_loads_without_warnings() -> None:
     )
     assert config.licenses
     assert len({n.weight for n in config.nodes}) > 1
-    assert [Path(f).name for f in config.files] == ["slurm.conf", "partitions.conf"]
+    assert [Path(f).name for f in config.files] == ["slurm.conf", "partitions.conf", "gres.conf"]

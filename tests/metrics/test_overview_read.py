@@ -50,6 +50,7 @@ def test_the_trend_is_drawn_over_the_last_day(demo):
 
 
 def test_gpus_in_use_count_each_node_a_job_holds(demo):
+    Node.objects.update(gres="")  # not the demo's own GPUs: these alone
     Node.objects.filter(name__in=["node01", "node02"]).update(gres="gpu:4")
     Node.objects.filter(name="node03").update(gres="gpu:tesla:2")
     Node.objects.filter(name__in=["node01", "node02"]).update(base_state=NodeBase.MIXED, flags=NodeFlag.NONE)
