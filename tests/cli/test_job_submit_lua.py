@@ -136,7 +136,10 @@ def test_slurm_job_modify_sees_scontrol_update_and_its_changes_are_applied(lua_c
     job_id = int(live_cli("alice", "sbatch", "--parsable", "-H", "--wrap", "true")[1])
     status, _, err = live_cli("alice", "scontrol", "update", f"JobId={job_id}", "TimeLimit=60")
     assert status == 1
-    assert "Requested time limit is invalid (missing or exceeds some limit)" in err
+    assert err == (
+        "scontrol: error: at most 30 minutes for alice\n"
+        "slurm_update error: Requested time limit is invalid (missing or exceeds some limit)\n"
+    )
     assert Job.objects.get(pk=job_id).time_limit == 7
     status, _, err = live_cli("alice", "scontrol", "update", f"JobId={job_id}", "JobName=new", "TimeLimit=5")
     assert (status, err) == (0, "")
