@@ -81,8 +81,8 @@ class CallResult:
 
 # The part of the ``slurm`` table written in Lua: the log functions format as Slurm's do
 # (string.format of their arguments), and the timeout is made final: pcall, xpcall and
-# coroutines pass the timeout's error on instead of catching it, and a coroutine gets
-# the hook too (Lua keeps a hook per thread).
+# coroutines pass the timeout's error on instead of catching it, a coroutine gets the hook
+# too (Lua keeps a hook per thread), and debug.sethook is withheld from the script.
 _PRELUDE = r"""
 local slurm, emit, expired, count = ...
 local fmt, sethook, error, type = string.format, debug.sethook, error, type
@@ -114,6 +114,8 @@ coroutine.wrap = function(f)
     return table.unpack(res, 2, res.n)
   end
 end
+-- The timeout's hook is the plugin's own: a script may not remove it.
+debug.sethook = function() error("debug.sethook is reserved for the plugin's timeout", 2) end
 slurm.log = function(level, msg) emit(level, tostring(msg)) end
 slurm.error = function(msg) emit(-1, tostring(msg)) end
 slurm.log_error = function(...) emit(-1, fmt(...)) end

@@ -238,6 +238,12 @@ def test_code_that_runs_too_long_is_stopped_as_a_failure_of_that_call(script_dir
     assert s.call("ok").rc == 5
 
 
+def test_a_script_cannot_remove_the_timeouts_hook(script_dir):
+    path = write(script_dir / "p.lua", "function f() debug.sethook() while true do end end\n")
+    with pytest.raises(CallFailed, match=r"debug\.sethook is reserved for the plugin's timeout"):
+        loaded(path).call("f", timeout=5)
+
+
 def test_a_call_without_timeout_is_not_stopped(script_dir):
     path = write(
         script_dir / "p.lua", "function f() local n = 0 for i = 1, 300000 do n = n + i end return n end\n"
