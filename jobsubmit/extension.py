@@ -92,6 +92,14 @@ def _job_rec(job: Any, who: desc.Identity) -> dict[str, Any]:
     return {k: v for k, v in rec.items() if v is not None}
 
 
+def _option_line(conf: Any, path: Path, key: str) -> tuple[str, int]:
+    """Where slurm.conf (or an included file) sets ``key`` last."""
+    for line in reversed(conf.lines):
+        if any(k.lower() == key.lower() for k, _ in line.pairs):
+            return line.file, line.line
+    return str(path), 0
+
+
 def _timeout(cfg: Any) -> float:
     return float(cfg.option_int("MessageTimeout", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT)
 
@@ -116,6 +124,18 @@ class JobSubmitExtension(ClusterExtension):
     def check_config(self, conf: Any, *, path: Path, node_names: set[str]) -> ConfigCheck:
         # slurmctld loads job_submit.lua with its configuration and does not start when it
         # cannot; a reconfigure keeps the script loaded before (logged as a warning).
+        # slurmctld does not start with a plugin it cannot find; lua is the one fsched has.
+        unknown = [name for name in scripts.plugin_names(conf.options) if name != "lua"]
+        if unknown:
+            file, line = _option_line(conf, path, "JobSubmitPlugins")
+            raise ConfigError(
+                [
+                    ConfigProblem(
+                        file, line, f"JobSubmitPlugins: job_submit/{name} is not available (only lua)"
+                    )
+                    for name in unknown
+                ]
+            )
         if not scripts.enabled(conf.options):
             return ConfigCheck(None)
         try:

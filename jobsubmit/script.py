@@ -21,10 +21,14 @@ _guard = threading.Lock()
 _script: LuaScript | None = None
 
 
+def plugin_names(options: dict[str, str]) -> list[str]:
+    """JobSubmitPlugins='s names, without their ``job_submit/`` prefix."""
+    return [name.removeprefix("job_submit/") for name in option_items(options.get("JobSubmitPlugins"))]
+
+
 def enabled(options: dict[str, str]) -> bool:
     """JobSubmitPlugins= names lua (as ``lua`` or ``job_submit/lua``)."""
-    names = option_items(options.get("JobSubmitPlugins")) if options.get("JobSubmitPlugins") else {}
-    return any(name.removeprefix("job_submit/") == "lua" for name in names)
+    return "lua" in plugin_names(options)
 
 
 def prepare(conf_dir: Path, options: dict[str, str]) -> tuple[LuaScript, str]:
@@ -65,4 +69,14 @@ def current(conf_dir: Path, options: dict[str, str]) -> LuaScript:
     return script
 
 
-__all__ = ["FILE", "PLUGIN", "REQUIRED", "ScriptError", "current", "enabled", "install", "prepare"]
+__all__ = [
+    "FILE",
+    "PLUGIN",
+    "REQUIRED",
+    "ScriptError",
+    "current",
+    "enabled",
+    "install",
+    "plugin_names",
+    "prepare",
+]

@@ -199,3 +199,16 @@ def test_an_unloadable_script_refuses_the_start_and_a_reconfigure_keeps_the_last
     assert any("the script loaded before stays in use" in m for m in caplog.messages)
     status, _, err = live_cli("alice", "sbatch", "--gres=gpu:1", "--wrap", "true")
     assert status == 1 and "You must always specify a type" in err
+
+
+def test_a_job_submit_plugin_fsched_does_not_have_refuses_the_configuration(conf_dir, settings):
+    settings.CONF_DIR = conf_dir
+    conf = conf_dir / "slurm.conf"
+    lines = conf.read_text().count("\n")
+    conf.write_text(conf.read_text() + "JobSubmitPlugins=lua,job_submit/pbs\n")
+    (conf_dir / "job_submit.lua").write_text(TYPED_GPU_SCRIPT)
+    with pytest.raises(ServiceError) as caught:
+        config_load(path=conf)
+    assert f"slurm.conf:{lines + 1}: JobSubmitPlugins: job_submit/pbs is not available (only lua)" in str(
+        caught.value
+    )
