@@ -440,8 +440,10 @@ def main(argv: list[str]) -> int:
         answer = submit(client, body, quiet=bool(opts.get("quiet")))
     except (ApiError, OutcomeLost) as exc:
         # slurmctld's line before the refusal ("Memory specification can not be satisfied").
+        # One "sbatch: error: " per line, as Slurm's print_multi_line_string.
         if isinstance(exc, ApiError) and isinstance(err_msg := exc.payload.get("err_msg"), str):
-            _err(err_msg)
+            for line in err_msg.splitlines() or [""]:
+                _err(line)
         return _err(f"Batch job submission failed: {exc}")
     if not isinstance(answer, dict):
         return _err("Batch job submission failed: unexpected answer from the controller")
@@ -449,6 +451,10 @@ def main(argv: list[str]) -> int:
         message = answer.get("message") or f"Job to start at {answer.get('start_time')}"
         sys.stderr.write(f"{PROG}: {message}\n")
         return 0
+    # The job-submit plugin's messages (slurm.user_msg), as sbatch prints them: "sbatch: <line>".
+    if isinstance(user_msg := answer.get("user_msg"), str):
+        for line in user_msg.splitlines():
+            sys.stderr.write(f"{PROG}: {line}\n")
     job_id = answer.get("job_id")
     # With -M Slurm names the cluster: "Submitted batch job 5 on cluster c1", "5;c1".
     if opts.get("parsable"):

@@ -762,6 +762,11 @@ def update_job(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
             for job_id in resolve_job_ids(client, word):
                 client.patch(f"/api/jobs/{job_id}/", body)
         except (ApiError, ValueError) as exc:
+            # The job-submit plugin's message (slurm.user_msg), which libslurm prints as an
+            # error line per line of it before scontrol's own.
+            err_msg = exc.payload.get("err_msg") if isinstance(exc, ApiError) else None
+            for line in err_msg.splitlines() if isinstance(err_msg, str) else ():
+                sys.stderr.write(f"scontrol: error: {line}\n")
             message = getattr(exc, "message", None) or str(exc)
             sys.stderr.write(f"slurm_update error: {message}\n")
             status = 1

@@ -133,6 +133,16 @@ class AccountRoles:
     accounts: frozenset[str] = frozenset()  # the accounts it has an association in
 
 
+@dataclass(frozen=True)
+class Filtered:
+    """What a job-submit plugin (``job_submit``, ``job_modify``) made of a request: the
+    request as it is to be checked and stored, and its messages for the submitter (Slurm's
+    ``slurm.user_msg``), one per line."""
+
+    request: Mapping[str, Any]
+    user_msg: str = ""
+
+
 # Keys of PassContext.shared that more than one extension reads.
 LICENSE_ROWS = "license_rows"  # (id, licenses, licenses_alloc, reservation) of jobs holding resources
 LICENSE_MODES = "license_modes"  # license names managed by an extension -> their Mode
@@ -230,6 +240,16 @@ class ClusterExtension:
     def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
         """Fields a submission adds to its jobs (raise ServiceError to refuse it)."""
         return {}
+
+    def job_submit(self, request: Mapping[str, Any], *, user: Any, cfg: Any) -> Filtered | None:
+        """Slurm's JobSubmitPlugins at submission: the request as sent, before it is
+        checked; return it changed (checked then as any request), or None to leave it.
+        Raise ServiceError to reject it (its ``err_msg``: the plugin's message)."""
+        return None
+
+    def job_modify(self, changes: Mapping[str, Any], *, job: Any, user: Any, cfg: Any) -> Filtered | None:
+        """The same at ``scontrol update`` of a job: the changes asked for, as sent."""
+        return None
 
     def reservation_check(self, row: Any, *, now: datetime) -> None:
         """A reservation being stored (raise ServiceError to refuse it)."""
@@ -413,6 +433,28 @@ def license_modes() -> dict[str, Mode]:
     for ext in active():
         out.update(ext.license_modes())
     return out
+
+
+def job_submit(request: Mapping[str, Any], *, user: Any, cfg: Any) -> Filtered:
+    """The request through every extension's job-submit plugin, in order, as Slurm runs
+    the plugins of JobSubmitPlugins= one after the other on the same job_desc."""
+    messages: list[str] = []
+    for ext in active():
+        found = ext.job_submit(request, user=user, cfg=cfg)
+        if found is not None:
+            request = found.request
+            messages += [found.user_msg] if found.user_msg else []
+    return Filtered(request, "\n".join(messages))
+
+
+def job_modify(changes: Mapping[str, Any], *, job: Any, user: Any, cfg: Any) -> Filtered:
+    messages: list[str] = []
+    for ext in active():
+        found = ext.job_modify(changes, job=job, user=user, cfg=cfg)
+        if found is not None:
+            changes = found.request
+            messages += [found.user_msg] if found.user_msg else []
+    return Filtered(changes, "\n".join(messages))
 
 
 def license_variables() -> dict[str, Mapping[str, int]]:

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "reports",
     "cycles",
     "guides",
+    "jobsubmit",
 ]
 
 MIDDLEWARE = [
@@ -179,7 +180,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # the order of the scheduler's gates, the first that holds a job giving its reason.  An
 # entry is the name an app registers, or the dotted path of a ClusterExtension class.
 FSCHED_EXTENSIONS = [
-    "reservations", "licenses", "limits", "arrays", "gres", "hres", "power", "load", "reports"
+    "reservations", "licenses", "limits", "arrays", "gres", "hres", "power", "load", "reports",
+    "job_submit",
 ]  # fmt: skip
 
 # How often the cycles run when nothing triggers them (seconds).

@@ -25,7 +25,7 @@ from cluster.extensions import (
 )
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
-from hres import metrics, preemption, services
+from hres import lua_plugins, metrics, preemption, services
 from hres.core.feasibility import never_serves
 from hres.core.reservation_window import ReservationConflict, check_window
 from slurmwords.licenses import Mode, parse_license_request, parse_reservation_licenses
@@ -51,10 +51,15 @@ class HresExtension(ClusterExtension):
         ]
         # A preemption set up so that it can never reclaim them: warned in the controller's
         # log at start and at every reconfigure, as the other configuration warnings.
-        return ConfigCheck(loaded, preemption.config_warnings(conf.options, parts, mode3))
+        # The plugins' scripts are loaded now: one that cannot be refuses the configuration.
+        scripts = lua_plugins.prepare(loaded.config, slurm_user=conf.options.get("SlurmUser"))
+        warnings = preemption.config_warnings(conf.options, parts, mode3)
+        return ConfigCheck((loaded, scripts), (*warnings, *scripts.warnings))
 
     def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
-        services.resources_store(checked.value, actor=actor, recover=recover)
+        loaded, scripts = checked.value
+        services.resources_store(loaded, actor=actor, recover=recover)
+        lua_plugins.install(scripts)
 
     def license_modes(self) -> Mapping[str, Mode]:
         return services.modes()

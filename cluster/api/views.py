@@ -131,12 +131,15 @@ class JobListCreate(generics.ListCreateAPIView):
             spec=dict(request.data),
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
+        answer = {
+            "job_id": submitted.job_ids[0],
+            "job_ids": submitted.job_ids,
+            "array_job_id": submitted.array_job_id,
+        }
+        if submitted.user_msg:  # JobSubmitPlugins' slurm.user_msg, which sbatch prints
+            answer["user_msg"] = submitted.user_msg
         return Response(
-            {
-                "job_id": submitted.job_ids[0],
-                "job_ids": submitted.job_ids,
-                "array_job_id": submitted.array_job_id,
-            },
+            answer,
             status=status.HTTP_201_CREATED,
         )
 

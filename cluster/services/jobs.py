@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -52,6 +52,7 @@ SIGNALS = {"HUP", "INT", "QUIT", "KILL", "USR1", "USR2", "TERM", "STOP", "CONT",
 class Submitted:
     job_ids: list[int]
     array_job_id: int | None
+    user_msg: str = ""  # the job-submit plugins' messages, which sbatch prints
 
 
 def _field(spec: dict[str, Any], name: str) -> Any:
@@ -341,9 +342,11 @@ def job_submit(
         if (earlier := _submitted_with(user.get_username(), idempotency_key)) is not None:
             return earlier
     cfg = ClusterConfig.current()
-    common, tasks = _validate_submission(user, spec, now, cfg)
+    notes: list[str] = []
+    common, tasks = _validate_submission(user, spec, now, cfg, notes)
     try:
-        return _store(common, tasks, now, cfg, idempotency_key=idempotency_key)
+        submitted = _store(common, tasks, now, cfg, idempotency_key=idempotency_key)
+        return replace(submitted, user_msg="\n".join(notes))
     except IntegrityError:
         # The same key arrived twice at once: the other request's jobs stand.
         if idempotency_key is not None and (earlier := _submitted_with(common["user"], idempotency_key)):
@@ -367,10 +370,19 @@ def _submitted_with(username: str, key: str) -> Submitted | None:
 
 
 def _validate_submission(
-    user: AbstractBaseUser, spec: dict[str, Any], now: datetime, cfg: ClusterConfig
+    user: AbstractBaseUser,
+    spec: dict[str, Any],
+    now: datetime,
+    cfg: ClusterConfig,
+    notes: list[str] | None = None,
 ) -> tuple[dict[str, Any], list[int | None]]:
     username = user.get_username()
-    spec = _checked_spec(spec, cfg)
+    # JobSubmitPlugins see the request as sent and may change it; what they return is
+    # checked as any request (Slurm runs them before validate_job_desc).
+    filtered = extensions.job_submit(spec, user=user, cfg=cfg)
+    if notes is not None and filtered.user_msg:
+        notes.append(filtered.user_msg)
+    spec = _checked_spec(dict(filtered.request), cfg)
     script = spec.get("script") or ""
     wrap = _field(spec, "wrap")
     if wrap is not None:
@@ -826,6 +838,8 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
+    # JobSubmitPlugins' job_modify: the changes as asked, which it may change or refuse.
+    changes = dict(extensions.job_modify(changes, job=job, user=actor, cfg=ClusterConfig.current()).request)
     allowed = {"time_limit", "partition", "name", "licenses", "nice", "dependency"}
     unknown = set(changes) - allowed
     if unknown:

@@ -21,8 +21,10 @@ What is checked (Slurm's hres.html, "Planning Modes", "Limitations", "Plugins"):
   leaves and a node in at most one leaf.  Parents get the union of their children's nodes.
 
 The ``plugin`` section is read (``type``, the ``config`` name/value list, and
-``maintenance_cycle``/``maintenance_timeout`` beside or inside ``config``) and otherwise
-left to the hres/lua code.
+``maintenance_cycle``/``maintenance_timeout`` beside or inside ``config``): ``type`` must
+be ``hres/lua``, the one plugin there is, and ``config`` must give the script's absolute
+``path`` (the same path on the controller and the nodes).  Loading the script is
+``hres.lua_plugins``'s.
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ class PluginConf:
     maintenance_cycle: int | None = None  # seconds
     maintenance_timeout: int | None = None
     line: int = 0
+    path_line: int = 0  # the line of the ``path`` entry, for the script's load errors
+
+    @property
+    def path(self) -> str:
+        return self.option("path") or ""
 
     def option(self, name: str) -> str | None:
         return next((v for k, v in self.config if k == name), None)
@@ -202,6 +209,7 @@ _LAYER_KEYS = frozenset({"layer_name", "parent_name", "nodes", "count", "base", 
 _PAIR_KEYS = frozenset({"name", "value"})
 _PLUGIN_KEYS = frozenset({"type", "config", "maintenance_cycle", "maintenance_timeout"})
 _TIMER_KEYS = ("maintenance_cycle", "maintenance_timeout")
+PLUGIN_TYPES = ("hres/lua",)
 
 
 def _is_int(value: object) -> bool:
@@ -359,8 +367,12 @@ class _Checker:
         if not isinstance(kind, str) or not kind:
             self.add(raw.line, "plugin: missing 'type' (hres/lua)", resource)
             return None
+        if kind not in PLUGIN_TYPES:
+            self.add(raw.key_lines["type"], f"plugin type {kind!r} is unknown (only hres/lua)", resource)
+            return None
         timers: dict[str, int | None] = dict.fromkeys(_TIMER_KEYS)
         pairs: list[tuple[str, str]] = []
+        lines: dict[str, int] = {}
         cfg = raw.get("config")
         # The example of Slurm's hres.html lost its indentation: the timers may sit beside
         # ``config`` or inside it (as mapping keys or as name/value entries); accept all three.
@@ -370,6 +382,7 @@ class _Checker:
                     timers[key] = self._timer(cfg.key_lines[key], key, value, resource)
                 else:
                     pairs.append((str(key), str(value)))
+                    lines[str(key)] = cfg.key_lines[key]
         elif isinstance(cfg, _Seq):
             for entry, eline in zip(cfg, cfg.item_lines, strict=True):
                 if not isinstance(entry, _Map):
@@ -381,15 +394,30 @@ class _Checker:
                     self.add(eline, f"plugin config: bad entry {dict(entry)!r}", resource)
                 elif name in _TIMER_KEYS:
                     timers[name] = self._timer(eline, name, value, resource)
+                elif name in lines:
+                    self.add(eline, f"plugin config: {name} given twice", resource)
                 else:
                     pairs.append((name, str(value)))
+                    lines[name] = eline
         elif cfg is not None:
             self.add(raw.key_lines["config"], "plugin config must be a list of name/value pairs", resource)
         for key in _TIMER_KEYS:
             if key in raw:
                 timers[key] = self._timer(raw.key_lines[key], key, raw[key], resource)
+        path = next((v for k, v in pairs if k == "path"), None)
+        if path is None:
+            self.add(raw.line, "plugin config: missing 'path' (the hres/lua script)", resource)
+            return None
+        if not path.startswith("/"):
+            self.add(lines["path"], f"plugin path {path!r} must be absolute", resource)
+            return None
         return PluginConf(
-            kind, tuple(pairs), timers["maintenance_cycle"], timers["maintenance_timeout"], raw.line
+            kind,
+            tuple(pairs),
+            timers["maintenance_cycle"],
+            timers["maintenance_timeout"],
+            raw.line,
+            lines["path"],
         )
 
     def _timer(self, line: int, key: str, value: object, resource: str) -> int | None:
