@@ -182,6 +182,10 @@ class LaunchJob(Record):
     signal: str | None = None
     ntasks_per_node: int | None = None  # sbatch --ntasks-per-node: SLURM_NTASKS_PER_NODE
     get_user_env: str | None = None  # sbatch --get-user-env ("8L"): see agent/user_env.py
+    # An allocation-only job (salloc's): the Prolog runs, no process starts (issue #16).
+    allocation: bool = False
+    # The job credential for its processes (FSCHED_JOB_CREDENTIAL); never written to disk.
+    credential: str | None = None
 
 
 # -- the handshake -----------------------------------------------------------------
@@ -364,6 +368,10 @@ class Cancel(Message):
     TYPE = "cancel"
     job_id: int
     kill_wait: float | None = None  # seconds from TERM to KILL; absent: KillWait's default
+    # An allocation-only job released by its holder: the holder's command's exit code and
+    # signal, recorded as the job's (salloc's slurm_complete_job); absent for a kill.
+    exit_code: int | None = None
+    exit_signal: int | None = None
 
 
 @dataclass(frozen=True)
