@@ -13,6 +13,7 @@ from cluster.api.parsers import JSONParser
 from cluster.api.serializers import JobSerializer
 from cluster.api.views import visible_job
 from cluster.core.allocation_leases import renew_every
+from cluster.models import ClusterConfig
 from cluster.services import allocations
 from cluster.services.errors import ServiceError
 
@@ -33,9 +34,15 @@ class AllocationRenew(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         visible_job(request, job_id)
         lease = allocations.allocation_renew(actor=request.user, job_id=job_id)
+        job = lease.job
         return Response(
             {
-                "job": JobSerializer(lease.job).data,
+                "job": JobSerializer(job, context={"request": request}).data,
+                # What salloc's SLURM_* variables need besides the job's fields: the CPUs on
+                # each node, whether the agent has started it (its Prolog done), the cluster.
+                "alloc": {node: held[0] for node, held in job.alloc.items()},
+                "launched": job.launched,
+                "cluster_name": ClusterConfig.current().cluster_name,
                 "lease_seconds": lease.seconds,
                 "renew_every": renew_every(lease.seconds),
             }
