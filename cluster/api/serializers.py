@@ -103,6 +103,7 @@ class JobSerializer(serializers.ModelSerializer):
             "ntasks_per_node",
             "deadline",
             "get_user_env",
+            "batch",
         ]
 
     def to_representation(self, instance: Job) -> dict:

@@ -11,10 +11,12 @@ import signal
 from pathlib import Path
 
 from agent.allocations import api_url
+from agent.daemon import Agent
 from agent.jobs import JobManager
 from agent.spool import Spool
 from slurmwords import agent_messages as am
-from tests.agent.harness import launch_object
+from tests.agent.harness import FakeController, launch_object, run_with_agent
+from tests.agent.test_prolog_agent import _rules, _script
 from tests.agent.test_start_reports import until
 
 
@@ -83,3 +85,29 @@ def test_a_batch_job_gets_its_credential_and_the_controllers_url(tmp_path: Path)
     lines = out.splitlines()
     assert lines[0] == "cred=63.s3cret url=http://ctl.example:8000"
     assert "63.s3cret" not in lines[1]  # not on the command line
+
+
+def test_an_allocation_runs_the_prolog_and_epilog_and_no_task_scripts(tmp_path: Path, work: Path) -> None:
+    log = tmp_path / "hooks.log"
+    hooks = {
+        name: _script(tmp_path / name, f'echo "{name} $SLURM_JOB_ID" >> {log}\n')
+        for name in ("prolog", "epilog", "task_prolog", "task_epilog")
+    }
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(9, "", work, allocation=True)})
+        started = await ctl.expect("started", job_id=9)
+        assert started["pid"] == 0
+        await ctl.send({"type": "cancel", "job_id": 9, "kill_wait": 0, "exit_code": 0, "exit_signal": 0})
+        done = await ctl.expect("completed", job_id=9)
+        assert (done["exit_code"], done["signal"]) == (0, 0)
+        await ctl.expect("prolog_epilog", job_id=9)
+
+    rules = _rules(
+        prolog=(hooks["prolog"],),
+        epilog=(hooks["epilog"],),
+        task_prolog=(hooks["task_prolog"],),
+        task_epilog=(hooks["task_epilog"],),
+    )
+    run_with_agent(tmp_path, scenario, rules=rules)
+    assert log.read_text().split("\n")[:2] == ["prolog 9", "epilog 9"]

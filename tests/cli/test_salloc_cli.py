@@ -86,3 +86,10 @@ def test_the_job_credential_is_used_only_without_a_token_of_ones_own(monkeypatch
     monkeypatch.setenv("FSCHED_TOKEN", "mine.token")
     own = Client(url="http://127.0.0.1:9")
     assert (own.token, own.job_credential) == ("mine.token", None)
+
+
+def test_scontrol_shows_an_allocations_batch_flag(objs):
+    from cli.scontrol import job_record, render_record
+
+    assert "BatchFlag=0" in render_record(job_record(objs.job(batch=False)))
+    assert "BatchFlag=1" in render_record(job_record(objs.job()))

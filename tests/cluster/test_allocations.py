@@ -45,6 +45,7 @@ def _with_credential(client, text: str):
 def test_an_allocation_has_no_script_and_is_launched_without_a_process(demo, users, api):
     job = _running(api, name="sh")
     assert (job.batch, job.script, job.name, job.requeue) == (False, "", "sh", False)
+    assert api("alice").get(f"/api/jobs/{job.id}/").json()["batch"] is False
     assert AllocationHolder.objects.filter(job_id=job.id).exists()
     wire = launch_payload(job)["job"]
     assert wire["allocation"] is True
