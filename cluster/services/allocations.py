@@ -80,7 +80,8 @@ def allocation_release(
         holder.delete()
     if job.state in FINISHED_JOB_STATES or job.state == JobState.COMPLETING or job.final_state:
         return job
-    if job.state not in HOLDING_JOB_STATES or (job.state == JobState.CONFIGURING and not job.launched):
+    if job.state not in HOLDING_JOB_STATES or not job.launched:
+        # Given up before its Prolog was done (Ctrl-C while salloc waited): cancelled.
         return job_cancel(actor=actor, job_id=job.id)
     now = timezone.now()
     record_transition(job, job.state, now=now, why="allocation released", user=actor.get_username())

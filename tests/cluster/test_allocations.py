@@ -146,3 +146,24 @@ def test_a_wrong_or_replaced_credential_is_refused(demo, users, api):
     for text in (first, f"{job.id}.nonsense", "garbage"):
         assert _with_credential(client, text).get(f"/api/jobs/{job.id}/").status_code == 401
     assert _with_credential(client, second).get(f"/api/jobs/{job.id}/").status_code == 200
+
+
+def test_releasing_one_whose_prolog_still_runs_cancels_it(demo, users, api):
+    job = _running(api)  # RUNNING, its agent not yet reporting it started
+    answer = api("alice").post(f"/api/jobs/{job.id}/allocation/release/", {"signal": 2}, format="json")
+    assert answer.status_code == 200
+    job.refresh_from_db()
+    assert job.final_state == "CANCELLED"
+    assert done(job, signal=15)
+    job.refresh_from_db()
+    assert job.state == "CANCELLED"
+
+
+def test_a_release_with_a_bad_status_is_refused_and_changes_nothing(demo, users, api):
+    job = _running(api)
+    agents.job_started(job_id=job.id, node=job.batch_host, run=0)
+    for body in ({"exit_code": 256}, {"exit_code": "3"}, {"signal": -1}):
+        answer = api("alice").post(f"/api/jobs/{job.id}/allocation/release/", body, format="json")
+        assert answer.status_code == 400
+    assert AllocationHolder.objects.filter(job_id=job.id).exists()
+    assert Job.objects.get(pk=job.id).state == "RUNNING"
