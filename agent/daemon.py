@@ -36,6 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from agent import handshake
+from agent.allocations import api_url
 from agent.containment import DEFAULT_INTERVAL, Containment
 from agent.features import helper_features
 from agent.jobs import RESEND_AFTER, JobManager
@@ -165,6 +166,7 @@ class Agent:
             hooks=NodeHooks(
                 config.rules.prolog, cluster=config.rules.cluster_name, conf_file=config.rules.source
             ),
+            api_url=api_url(config.controller),
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)
@@ -537,7 +539,10 @@ class Agent:
                     self.jobs.signal(msg.job_id, msg.signal)
                 case am.Cancel():
                     wait = msg.kill_wait
-                    self.jobs.cancel(msg.job_id, DEFAULT_KILL_WAIT if wait is None else float(wait))
+                    released = None
+                    if msg.exit_code is not None:  # an allocation's release, with its status
+                        released = (int(msg.exit_code), int(msg.exit_signal or 0))
+                    self.jobs.cancel(msg.job_id, DEFAULT_KILL_WAIT if wait is None else float(wait), released)
                 case am.Ack():
                     self.jobs.ack(msg.job_ids)
                 case am.PowerAction():

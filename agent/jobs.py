@@ -89,6 +89,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import job_path, job_signals, paths, user_env
+from agent.allocations import HeldAllocation, credential_env
 from agent.containment import Containment, job_limits
 from agent.gres_env import gres_environment
 from agent.prolog import NodeHooks, TaskEdits
@@ -434,8 +435,13 @@ class JobManager:
         resend_after: float = RESEND_AFTER,
         containment: Containment | None = None,
         hooks: NodeHooks | None = None,
+        api_url: str | None = None,
     ) -> None:
         self.spool = spool
+        # The controller's HTTP URL, handed to the jobs as FSCHED_URL (agent/allocations.py).
+        self.api_url = api_url
+        # Allocation-only jobs held here: no process (agent/allocations.py).
+        self._allocations: dict[int, HeldAllocation] = {}
         # CPU binding, memory limits and usage sampling (agent/containment.py).
         self.containment = containment or Containment()
         self.hooks = hooks or NodeHooks()  # Prolog, Epilog, TaskProlog... (agent/prolog.py)
@@ -448,7 +454,7 @@ class JobManager:
         # drains the hosted nodes with this reason after each registration).
         self.problem: str | None = None
         self._running: dict[int, Job] = {}
-        self._pending: dict[int, tuple[Job, Completion]] = {}  # ended, not yet spooled
+        self._pending: dict[int, tuple[Job | HeldAllocation, Completion]] = {}  # ended, not yet spooled
         self._done: dict[int, Completion] = {}  # spooled, not yet acknowledged
         # Launches of a later run waiting for the earlier run's processes to be reaped, so
         # the two never share the job's spool directory.
@@ -463,11 +469,14 @@ class JobManager:
     # -- views for register ---------------------------------------------------------
 
     def running(self) -> list[am.RunningJob]:
+        held = [
+            am.RunningJob(job_id=a.job_id, node=a.node, pid=0, run=a.run) for a in self._allocations.values()
+        ]
         return [
             am.RunningJob(job_id=j.state.job_id, node=j.state.node, pid=j.state.pid, run=j.state.run)
             for j in self._running.values()
             if not j.silent
-        ]
+        ] + held
 
     def unacknowledged(self) -> list[am.Completion]:
         return [_sent(c) for c in self._done.values()]
@@ -635,6 +644,13 @@ class JobManager:
             if stale_running:
                 self._deferred[job_id] = job  # started once the earlier run is reaped (flush)
                 return
+        if job_id in self._allocations:
+            held = self._allocations[job_id]
+            if held.run == run:
+                log.info("job %d: launch repeated, allocation already held", job_id)
+                self.emit(am.Started(job_id=job_id, node=held.node, pid=0, time=held.started, run=run))
+                return
+            del self._allocations[job_id]  # an earlier run's: nothing to reap
         if job_id in self._running:
             st = self._running[job_id].state
             log.info("job %d: launch repeated, already running", job_id)
@@ -657,8 +673,12 @@ class JobManager:
     def _start(
         self, job_id: int, node: str, run: int, job: Mapping[str, Any], edits: TaskEdits | None = None
     ) -> None:
+        if job.get("allocation") is True:
+            self._hold(job_id, node, run, job)
+            return
         account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
+        env.update(credential_env(job, self.api_url))
         try:
             env = user_env.merged(job, account, env)  # --get-user-env
         except user_env.UserEnvError as exc:
@@ -746,7 +766,29 @@ class JobManager:
         started = am.Started(job_id=job_id, node=node, pid=popen.pid, time=state.started, run=state.run)
         self._tell_started(started)
 
+    def _hold(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
+        """An allocation-only job: its Prolog has run, and no process starts."""
+        held = HeldAllocation(job_id=job_id, node=node, run=run, started=self.clock())
+        self._allocations[job_id] = held
+        self.hooks.remember(job)  # its Epilog runs at its end, as any job's
+        log.info("job %d: allocation held on %s, no process", job_id, node)
+        self._tell_started(am.Started(job_id=job_id, node=node, pid=0, time=held.started, run=run))
+
+    def _end_allocation(self, job_id: int, exit_code: int, sig: int) -> None:
+        held = self._allocations.pop(job_id)
+        self._seq += 1
+        completion = Completion(
+            job_id=job_id, node=held.node, exit_code=exit_code, signal=sig,
+            end_time=self.clock(), seq=self._seq, run=held.run,
+        )  # fmt: skip
+        log.info("job %d: allocation ended on %s, exit code %d signal %d", job_id, held.node, exit_code, sig)
+        self._pending[job_id] = (held, completion)
+        self._flush_soon()
+
     def signal(self, job_id: int, name: str | int) -> None:
+        if job_id in self._allocations:
+            log.info("job %d: signal %s for an allocation without processes, ignored", job_id, name)
+            return
         job = self._running.get(job_id)
         if job is None and job_id in self._done:
             self._resend_now(job_id, f"signal {name}")
@@ -762,8 +804,14 @@ class JobManager:
         log.info("job %d: sending %s to process group %d", job_id, sig.name, job.state.pgid)
         self._send(job, (sig,))
 
-    def cancel(self, job_id: int, kill_wait: float) -> None:
-        """TERM the job's process group, KILL it after ``kill_wait`` if it still lives."""
+    def cancel(self, job_id: int, kill_wait: float, status: tuple[int, int] | None = None) -> None:
+        """TERM the job's process group, KILL it after ``kill_wait`` if it still lives.
+        An allocation-only job ends at once: with ``status`` (exit code, signal) when its
+        holder released it, else as killed by SIGTERM (the controller records why)."""
+        if job_id in self._allocations:
+            exit_code, sig = status if status is not None else (0, int(signal.SIGTERM))
+            self._end_allocation(job_id, exit_code, sig)
+            return
         job = self._running.get(job_id)
         if job is None and job_id in self._done:
             # The controller still thinks it runs (it missed the completion): tell it again.
@@ -787,6 +835,9 @@ class JobManager:
     def kill_silently(self, job_ids: Iterable[int]) -> None:
         """``registered.kill``: KILL the jobs and forget them without a completion."""
         for job_id in job_ids:
+            if self._allocations.pop(job_id, None) is not None:
+                log.info("job %d: allocation dropped at the controller's request, no completion", job_id)
+                continue
             job = self._running.get(job_id)
             if job is not None:
                 log.info("job %d: killed at the controller's request, no completion", job_id)

@@ -396,7 +396,8 @@ class NodeHooks:
             self._cancel_after_start.pop(job_id, None)
             return
         edits = TaskEdits()
-        if self.has(Stage.TASK_PROLOG):
+        # TaskProlog and TaskEpilog run around a task: an allocation-only job has none.
+        if self.has(Stage.TASK_PROLOG) and job.get("allocation") is not True:
             try:
                 account = resolve_account(str(job.get("user") or ""), root_jobs=manager.root_jobs)
             except LaunchError:
@@ -452,7 +453,7 @@ class NodeHooks:
         from agent.jobs import LaunchError, job_environment, resolve_account  # noqa: PLC0415 - jobs imports us
 
         job_id, node = int(ended.job_id), str(ended.node)
-        if job is not None and self.has(Stage.TASK_EPILOG):
+        if job is not None and self.has(Stage.TASK_EPILOG) and job.get("allocation") is not True:
             try:
                 account = resolve_account(str(job.get("user") or ""), root_jobs=manager.root_jobs)
             except LaunchError:

@@ -12,7 +12,9 @@ rather than ``json`` for the same reason.
 Where to talk to and as whom, first found wins:
 
 * URL: ``$FSCHED_URL``, the credentials file's ``url``, ``http://127.0.0.1:8000``;
-* token: ``$FSCHED_TOKEN``, the credentials file's ``token``;
+* token: ``$FSCHED_TOKEN``, the credentials file's ``token``; without either, inside a
+  job, the job credential its agent handed it (``$FSCHED_JOB_CREDENTIAL``: acts on that
+  job only, while it runs, as Slurm's munge credential serves srun in a job);
 * credentials file: ``$FSCHED_CLI_CONFIG``, ``$XDG_CONFIG_HOME/fsched/cli.json``,
   ``~/.config/fsched/cli.json`` holding ``{"url", "token", "username"}``.
 
@@ -201,6 +203,8 @@ class Client:
         env_url, env_token, _user = settings() if url is None or token is None else (url, token, None)
         self.url = url or env_url
         self.token = token if token is not None else env_token
+        # No token of the caller's own: the job's credential, when running inside a job.
+        self.job_credential = None if self.token else os.environ.get("FSCHED_JOB_CREDENTIAL") or None
         self.scheme, self.host, self.port, self.prefix = split_url(self.url)
         self.timeout = timeout if timeout is not None else env_timeout()
         self._sock = None  # a _socket.socket (or an ssl.SSLSocket)
@@ -291,6 +295,8 @@ class Client:
         ]
         if self.token:
             lines.append(f"Authorization: Token {self.token}")
+        elif self.job_credential:
+            lines.append(f"Authorization: Job {self.job_credential}")
         lines.extend(f"{name}: {value}" for name, value in (headers or {}).items())
         if body is not None or method in ("POST", "PUT", "PATCH"):
             lines.append("Content-Type: application/json")

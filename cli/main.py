@@ -13,6 +13,7 @@ import sys
 # command -> module with a ``main(argv) -> int``
 COMMANDS = {
     "sbatch": "cli.sbatch",
+    "salloc": "cli.salloc",
     "squeue": "cli.squeue",
     "sinfo": "cli.sinfo",
     "scancel": "cli.scancel",

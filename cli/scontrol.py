@@ -105,7 +105,8 @@ def job_record(job: dict) -> Record:
         [
             ("Requeue", "1" if job.get("requeue", True) else "0"),
             ("Restarts", str(job.get("restart_count") or 0)),
-            ("BatchFlag", "1"),
+            # 0 for an allocation-only job (salloc's, srun's outside an allocation).
+            ("BatchFlag", "1" if job.get("batch", True) else "0"),
             ("Reboot", "0"),
             ("ExitCode", job.get("exit_code") or "0:0"),
         ],

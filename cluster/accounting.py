@@ -168,6 +168,7 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime) -> di
         batch_mem_mb=batch_mem,
         max_rss_kb=max_rss,
         total_cpu_secs=total_cpu,
+        batch=job.batch,
     )
     exit_code, exit_signal = job_steps.job_exit(job.state, job.exit_code, job.exit_signal)
     private = visibility.may_manage(viewer, job)

@@ -120,6 +120,7 @@ def run_health() -> str:
     from django.utils import timezone  # noqa: PLC0415
 
     from cluster import liveness  # noqa: PLC0415
+    from cluster.services.allocations import expire_holders  # noqa: PLC0415
     from cluster.services.launch_watch import launch_watch_pass  # noqa: PLC0415
     from cluster.services.reboots import reboot_pass  # noqa: PLC0415
     from cluster.services.scheduling import health_pass  # noqa: PLC0415
@@ -129,6 +130,7 @@ def run_health() -> str:
             return "busy"
         now = timezone.now()
         downed = health_pass(now=now, heard_since=liveness.heard_since())
+        expire_holders(now=now)  # allocations whose salloc/srun went silent
         watched = launch_watch_pass(now=now)
         # scontrol reboot: issued once a node is idle, DOWN after ResumeTimeout without it.
         with transaction.atomic():

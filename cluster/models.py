@@ -273,6 +273,9 @@ class Job(models.Model):
     deadline = models.DateTimeField(null=True, blank=True)
     # --get-user-env as "<seconds><S|L>" ("" not asked): the agent loads the login environment.
     get_user_env = models.CharField(max_length=8, blank=True, default="")
+    # False for an allocation-only job (salloc's, srun's outside an allocation): no script,
+    # no process, no ``batch`` step (Slurm's batch_flag).
+    batch = models.BooleanField(default=True)
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.
@@ -466,3 +469,7 @@ class OverviewSample(models.Model):
 
     def __str__(self) -> str:
         return f"overview at {self.time:%Y-%m-%dT%H:%M:%S}"
+
+
+# Allocation-only jobs' holders and job credentials, in a module of their own.
+from cluster.allocation_models import AllocationHolder, JobCredential  # noqa: E402, F401

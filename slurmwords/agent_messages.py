@@ -185,6 +185,10 @@ class LaunchJob(Record):
     # GPUs and other GRES: the devices given on this node ([name, type, index]) and the
     # request (gpus, gpus_per_node, gpus_per_task, cpus_per_gpu): see agent/gres_env.py.
     gres: dict[str, Any] | None = None
+    # An allocation-only job (salloc's): the Prolog runs, no process starts (issue #16).
+    allocation: bool = False
+    # The job credential for its processes (FSCHED_JOB_CREDENTIAL); never written to disk.
+    credential: str | None = None
 
 
 # -- the handshake -----------------------------------------------------------------
@@ -367,6 +371,10 @@ class Cancel(Message):
     TYPE = "cancel"
     job_id: int
     kill_wait: float | None = None  # seconds from TERM to KILL; absent: KillWait's default
+    # An allocation-only job released by its holder: the holder's command's exit code and
+    # signal, recorded as the job's (salloc's slurm_complete_job); absent for a kill.
+    exit_code: int | None = None
+    exit_signal: int | None = None
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ class JobSerializer(serializers.ModelSerializer):
             "tres_per_task",
             "cpus_per_gpu",
             "gres_alloc",
+            "batch",
         ]
 
     def to_representation(self, instance: Job) -> dict:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import accounting, diag, tokens, views
+from cluster.api import accounting, allocations, diag, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -10,6 +10,8 @@ urlpatterns = [
     path("jobs/<int:job_id>/", views.JobDetail.as_view()),
     path("jobs/<int:job_id>/explain/", views.JobExplain.as_view()),
     path("jobs/<int:job_id>/script/", views.JobScript.as_view()),
+    path("jobs/<int:job_id>/allocation/renew/", allocations.AllocationRenew.as_view()),
+    path("jobs/<int:job_id>/allocation/release/", allocations.AllocationRelease.as_view()),
     *[
         path(f"jobs/<int:job_id>/{action}/", views.JobAction.as_view(action=action))
         for action in ("cancel", "hold", "release", "requeue", "suspend", "resume")

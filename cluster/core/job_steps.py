@@ -38,6 +38,8 @@ class JobFacts(NamedTuple):
     batch_mem_mb: int
     max_rss_kb: int | None = None
     total_cpu_secs: float | None = None
+    # False for an allocation-only job (salloc's): no script, so no ``batch`` step.
+    batch: bool = True
 
 
 class Step(NamedTuple):
@@ -74,7 +76,7 @@ def job_exit(state: str, exit_code: int, exit_signal: int) -> tuple[int, int]:
 
 def batch_step(job: JobFacts, now: datetime) -> Step | None:
     """The ``batch`` step of a job that started its script, else None."""
-    if job.state in NO_STEP_STATES or job.start is None or not job.batch_host:
+    if not job.batch or job.state in NO_STEP_STATES or job.start is None or not job.batch_host:
         return None
     state = JobState.CANCELLED.value if job.state in KILLED_STATES else job.state
     return Step(

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
@@ -18,8 +18,18 @@ from django.utils import timezone
 
 from cluster import extensions, publish, selectors, triggers, visibility
 from cluster.core import dependencies, feasibility, hostlists, jobspec
+from cluster.core.allocation_leases import lease_seconds
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
-from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
+from cluster.models import (
+    AllocationHolder,
+    ClusterConfig,
+    Event,
+    Job,
+    JobIdCounter,
+    Node,
+    Partition,
+    SubmitKey,
+)
 from cluster.services import dependencies as depend_services
 from cluster.services import gres as gres_services
 from cluster.services import job_options, rows
@@ -143,6 +153,8 @@ def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
         )
         out["hold"] = jobspec.check_flag(spec, "hold", default=False)
         out["requeue"] = jobspec.check_flag(spec, "requeue", default=True)
+        # salloc's (and srun's outside an allocation) request: no script, no process.
+        out["allocation"] = jobspec.check_flag(spec, "allocation", default=False)
         out["test_only"] = jobspec.check_flag(spec, "test_only", default=False)
         out["exclusive"] = jobspec.check_flag(spec, "exclusive", default=False)
         out["oversubscribe"] = jobspec.check_flag(spec, "oversubscribe", default=False)
@@ -385,13 +397,17 @@ def _validate_submission(
     spec = _checked_spec(dict(filtered.request), cfg)
     script = spec.get("script") or ""
     wrap = _field(spec, "wrap")
-    if wrap is not None:
+    if spec["allocation"]:
+        if script or wrap is not None or _field(spec, "array") is not None:
+            # salloc and srun take no batch script; Slurm refuses --array outside sbatch.
+            raise ServiceError("An allocation request takes no script, --wrap or --array", field="allocation")
+    elif wrap is not None:
         if script:
             raise ServiceError("Script arguments not permitted with --wrap option", field="wrap")
         script = f"#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{wrap}\n"
-    if not script.strip():
+    if not script.strip() and not spec["allocation"]:
         raise ServiceError("Batch script is empty!", field="script")
-    if not script.startswith("#!"):
+    if not script.startswith("#!") and not spec["allocation"]:
         raise ServiceError(
             "This does not look like a batch script.  The first line must start with #! followed by "
             "the path to an interpreter.",
@@ -517,7 +533,8 @@ def _validate_submission(
     argv = spec["argv"]
     environment = spec["environment"]
 
-    name = _field(spec, "name") or ("wrap" if wrap is not None else "sbatch")
+    default_name = "interactive" if spec["allocation"] else "wrap" if wrap is not None else "sbatch"
+    name = _field(spec, "name") or default_name
     dependency = depend_services.checked(_field(spec, "dependency") or "")
     common = {
         "name": name[:256],
@@ -553,7 +570,8 @@ def _validate_submission(
         "reservation": _field(spec, "reservation") or "",
         "hold": "user" if signal_hold else "",
         "begin_time": begin,
-        "requeue": spec["requeue"],
+        # Slurm requeues batch jobs only: an allocation's holder has lost it.
+        "requeue": spec["requeue"] and not spec["allocation"],
         # --exclusive is node exclusive (OverSubscribe=NO): the scheduler gives whole nodes.
         "exclusive": "NODE" if spec["exclusive"] else "",
         "oversubscribe": spec["oversubscribe"],
@@ -566,6 +584,7 @@ def _validate_submission(
         "dependency": dependency,
         "priority": 0 if signal_hold else 1,
         "nice": nice,
+        "batch": not spec["allocation"],
     }
     try:
         common.update(job_options.stored(spec, time_limit, now=now, begin=begin))
@@ -695,6 +714,11 @@ def _stored_rows(
         ),
         (Event, [transition_row(job_id, "", JobState.PENDING, now=now, user=username) for job_id in job_ids]),
     ]
+    if not common["batch"]:
+        # The holder's first lease (cluster/core/allocation_leases.py), renewed while it lives.
+        lease = timedelta(seconds=lease_seconds(ClusterConfig.current().option_int("InactiveLimit", 0)))
+        holders = [{"job_id": job_id, "lease_until": now + lease} for job_id in job_ids]
+        stored.append((AllocationHolder, holders))
     if key is not None:
         stored.append((SubmitKey, [{"user": username, "key": key[0], "response": key[1], "created": now}]))
     return stored

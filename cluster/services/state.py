@@ -21,7 +21,7 @@ from cluster.core.gres import launch_gres
 from cluster.core.hostlists import fold
 from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
-from cluster.services import rows
+from cluster.services import job_credentials, rows
 from slurmwords.agent_messages import Cancel, Launch, LaunchJob, RunEpilog, Signal
 
 
@@ -271,9 +271,9 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
     rows.update_rows([job for job, _ in placed], list(STARTED_FIELDS))
     rows.insert_values(Event, events)
     refresh_usage(touched)
-    publish.to_agents(
-        [(job.batch_host, launch_payload(job)) for job, place in placed if not place.configuring]
-    )
+    launching = [job for job, place in placed if not place.configuring]
+    credentials = job_credentials.mint_many(launching)
+    publish.to_agents([(job.batch_host, launch_payload(job, credentials[job.id])) for job in launching])
 
 
 def launch_configured(job: Job, *, now: datetime, why: str) -> None:
@@ -492,7 +492,10 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
         end_job(job, JobState.NODE_FAIL, now=now, why=why, reason=Reason.NODE_FAIL, node=node)
 
 
-def launch_payload(job: Job) -> dict[str, Any]:
+def launch_payload(job: Job, credential: str | None = None) -> dict[str, Any]:
+    """The launch message, with the job's credential (minted here when not given)."""
+    if credential is None:
+        credential = job_credentials.mint(job)
     cpus, mem = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[:2]
     launch = LaunchJob(
         job_id=job.id,
@@ -528,5 +531,7 @@ def launch_payload(job: Job) -> dict[str, Any]:
             per_task=job.tres_per_task,
             cpus_per_gpu=job.cpus_per_gpu,
         ),
+        allocation=not job.batch,
+        credential=credential,
     )
     return Launch.of(launch).to_wire()

@@ -1,0 +1,139 @@
+"""``fsched salloc [options] [command [args...]]``: obtain a job allocation, run a command
+in it on this host with the allocation's SLURM_* variables, release it when the command
+ends, and exit with the command's status (Slurm's salloc without SallocDefaultCommand).
+
+The options are sbatch's job options (``cli.sbatch.OPTIONS``), less the ones that are a
+batch script's own (its files, --array, --wrap ...).  Without a command, the user's shell
+runs ($SHELL, else the passwd entry's).  The command is run as an argv, never through a
+shell string.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import SimpleNamespace
+
+from cli import fastargs
+from cli.allocation import NOT_THE_JOBS
+
+PROG = "salloc"
+POSITIONALS = ("command", "command_args")
+# SALLOC_* input environment variables -> option dest (salloc(1), INPUT ENVIRONMENT VARIABLES).
+INPUT_ENV = {
+    "SALLOC_ACCOUNT": "account",
+    "SALLOC_CONSTRAINT": "constraint",
+    "SALLOC_EXCLUSIVE": "exclusive",
+    "SALLOC_GRES": "gres",
+    "SALLOC_PARTITION": "partition",
+    "SALLOC_QOS": "qos",
+    "SALLOC_RESERVATION": "reservation",
+    "SALLOC_TIMELIMIT": "time",
+    "SALLOC_WCKEY": "wckey",
+}
+
+
+def options() -> tuple[fastargs.Row, ...]:
+    """sbatch's table without the batch script's own options."""
+    from cli.sbatch import OPTIONS  # noqa: PLC0415
+
+    return tuple(row for row in OPTIONS if row[1] not in NOT_THE_JOBS)
+
+
+def build_parser():
+    from cli.fmt import make_parser  # noqa: PLC0415 - argparse only when cli.fastargs gives up
+
+    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] [command(0) [args(0)...]]")
+    fastargs.add_rows(p, options())
+    p.add_argument("command", nargs="?", help="command to run in the allocation (default: your shell)")
+    p.add_argument("command_args", nargs="...", help="arguments passed to the command")
+    return p
+
+
+def parse_args(argv: list[str]) -> SimpleNamespace:
+    fast = fastargs.parse(argv, options(), POSITIONALS)
+    return SimpleNamespace(**(vars(build_parser().parse_args(argv)) if fast is None else fast))
+
+
+def default_command(environ: dict[str, str]) -> list[str]:
+    """The user's shell, as salloc runs it when no command is given and slurm.conf sets
+    no SallocDefaultCommand."""
+    shell = environ.get("SHELL")
+    if not shell:
+        import pwd  # noqa: PLC0415
+
+        try:
+            shell = pwd.getpwuid(os.getuid()).pw_shell
+        except KeyError:
+            shell = ""
+    return [shell or "/bin/sh"]
+
+
+def _err(message: str) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return 1
+
+
+def run_command(command: list[str], env: dict[str, str], alloc) -> int:
+    """Run the command (argv, no shell) in the allocation; salloc's exit status for it.
+
+    While it runs, SIGINT and SIGQUIT reach it from the terminal and salloc ignores them,
+    as Slurm's salloc does; a revoked allocation sends it SIGHUP, as salloc's does."""
+    import subprocess  # noqa: PLC0415
+
+    try:
+        child = subprocess.Popen(command, env=env)  # the user's own argv, no shell
+    except OSError as exc:
+        _err(f'Unable to exec command "{command[0]}": {exc.strerror}')
+        alloc.exit_code = 1
+        return 1
+    alloc.on_revoke = lambda: child.poll() is None and child.send_signal(signal.SIGHUP)
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    try:
+        status = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if status < 0:  # killed by a signal: the shell's 128+N, as salloc returns it
+        alloc.exit_signal = -status
+        return 128 - status
+    alloc.exit_code = status
+    return status
+
+
+def main(argv: list[str]) -> int:
+    ns = parse_args(argv)
+    if ns.version:
+        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        return 0
+    opts = {k: v for k, v in vars(ns).items() if k not in POSITIONALS}
+    for name, dest in INPUT_ENV.items():
+        if os.environ.get(name) and opts.get(dest) is None:
+            opts[dest] = True if dest == "exclusive" else os.environ[name]
+    if opts.get("mem") is not None and opts.get("mem_per_cpu") is not None:
+        from cli.sbatch import MEM_EXCLUSIVE  # noqa: PLC0415
+
+        return _err(MEM_EXCLUSIVE)
+    if opts.get("nice") is not None:
+        from slurmwords.nice import parse_nice  # noqa: PLC0415
+
+        try:
+            opts["nice"] = parse_nice(opts["nice"])
+        except ValueError as exc:
+            return _err(str(exc))
+    for dest, value in opts.items():
+        if dest.startswith("ignored_") and value is not None and not opts.get("quiet"):
+            option = "--" + dest[len("ignored_") :].replace("_", "-")
+            sys.stderr.write(f"{PROG}: warning: {option} is not supported by fsched; ignored\n")
+    command = [ns.command, *ns.command_args] if ns.command else default_command(dict(os.environ))
+    if ns.command and not opts.get("job_name"):
+        opts["job_name"] = os.path.basename(ns.command)  # salloc names the job after it
+
+    from cli.allocation import allocate  # noqa: PLC0415
+    from cli.client import Client  # noqa: PLC0415
+
+    client = Client()
+    with allocate(client, opts, prog=PROG) as alloc:
+        env = {**os.environ, **alloc.env}
+        return run_command(command, env, alloc)

@@ -1,0 +1,67 @@
+"""POST /api/jobs/{id}/allocation/renew/ and .../release/: an allocation's holder
+(salloc, srun outside an allocation) keeps it alive, then gives it back with its
+command's status (cluster/services/allocations.py)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluster.api.parsers import JSONParser
+from cluster.api.serializers import JobSerializer
+from cluster.api.views import visible_job
+from cluster.core.allocation_leases import renew_every
+from cluster.models import ClusterConfig
+from cluster.services import allocations
+from cluster.services.errors import ServiceError
+
+
+def _body(request: Request) -> dict:
+    if not isinstance(request.data, dict):
+        raise ServiceError("The request body must be a JSON object")
+    return request.data
+
+
+class AllocationRenew(APIView):
+    """The holder is alive; answers the job (its state tells a revoked allocation) and
+    the lease's length with how often to renew it."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=None, responses=dict)
+    def post(self, request: Request, job_id: int) -> Response:
+        visible_job(request, job_id)
+        lease = allocations.allocation_renew(actor=request.user, job_id=job_id)
+        job = lease.job
+        return Response(
+            {
+                "job": JobSerializer(job, context={"request": request}).data,
+                # What salloc's SLURM_* variables need besides the job's fields: the CPUs on
+                # each node, whether the agent has started it (its Prolog done), the cluster.
+                "alloc": {node: held[0] for node, held in job.alloc.items()},
+                "launched": job.launched,
+                "cluster_name": ClusterConfig.current().cluster_name,
+                "lease_seconds": lease.seconds,
+                "renew_every": renew_every(lease.seconds),
+            }
+        )
+
+
+class AllocationRelease(APIView):
+    """The holder's command ended with ``exit_code`` (or ``signal``): the job ends with it."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=dict, responses=JobSerializer)
+    def post(self, request: Request, job_id: int) -> Response:
+        data = _body(request)
+        visible_job(request, job_id)
+        job = allocations.allocation_release(
+            actor=request.user,
+            job_id=job_id,
+            exit_code=data.get("exit_code", 0),
+            signal=data.get("signal", 0),
+        )
+        return Response(JobSerializer(job).data)

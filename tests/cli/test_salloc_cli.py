@@ -1,0 +1,95 @@
+"""salloc's side that needs no controller (#16 point 2): its options are sbatch's job
+options without a batch script's own, its request carries no script, the SLURM_* it sets
+are Slurm's forms, and the CLI authenticates with the job credential only when the caller
+has no token of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli import salloc
+from cli.allocation import allocation_env, compressed, request_body, tasks_per_node
+from cli.client import Client
+
+
+def test_salloc_takes_sbatchs_job_options_and_the_command_after_them():
+    ns = salloc.parse_args(["-N2", "-p", "debug", "-t", "5", "--mem=1G", "sh", "-c", "echo -n $X"])
+    assert (ns.nodes, ns.partition, ns.time, ns.mem) == ("2", "debug", "5", "1G")
+    assert (ns.command, ns.command_args) == ("sh", ["-c", "echo -n $X"])
+    dests = {row[1] for row in salloc.options()}
+    assert {"array", "wrap", "output", "error", "open_mode", "parsable"}.isdisjoint(dests)
+    with pytest.raises(SystemExit):
+        salloc.parse_args(["--wrap", "true"])
+
+
+def test_the_default_command_is_the_users_shell():
+    assert salloc.default_command({"SHELL": "/bin/zsh"}) == ["/bin/zsh"]
+    assert salloc.default_command({})[0].startswith("/")
+
+
+def test_the_request_is_an_allocation_without_the_batch_scripts_options():
+    body = request_body(
+        {"nodes": "2", "ntasks": 4, "output": "x.out", "job_name": None, "chdir": "sub", "export": "NONE"},
+        environ={"SLURM_X": "1", "HOME": "/h"},
+        cwd="/work",
+    )
+    assert body["allocation"] is True and "script" not in body and "output" not in body
+    assert (body["nodes"], body["ntasks"], body["name"], body["work_dir"]) == (
+        "2",
+        4,
+        "interactive",
+        "/work/sub",
+    )
+    assert body["environment"] == {"SLURM_X": "1"}
+
+
+def test_per_node_lists_fold_as_slurm_prints_them():
+    assert compressed([4, 4, 2]) == "4(x2),2"
+    assert compressed([1]) == "1"
+    assert tasks_per_node([4, 4], 1, None) == [4, 4]
+    assert tasks_per_node([4, 4], 2, None) == [2, 2]
+    assert tasks_per_node([4, 4], 1, 5) == [4, 1]
+    assert tasks_per_node([2, 2, 2], 1, 2) == [1, 1, 0]
+
+
+def test_the_allocations_variables():
+    info = {
+        "job": {
+            "job_id": 7, "name": "sh", "node_list": "node[01-02]", "batch_host": "node01",
+            "cpus_per_task": 1, "partition": "debug", "account": "physics", "qos": "normal",
+            "mem_per_node": 500, "mem_per_cpu": None,
+        },
+        "alloc": {"node02": 2, "node01": 2},
+        "cluster_name": "demo",
+    }  # fmt: skip
+    env = allocation_env(info, {"ntasks": 3}, cwd="/w", submit_host="login1")
+    assert env["SLURM_JOB_ID"] == env["SLURM_JOBID"] == "7"
+    assert env["SLURM_JOB_NODELIST"] == env["SLURM_NODELIST"] == "node[01-02]"
+    assert (env["SLURM_NNODES"], env["SLURM_JOB_CPUS_PER_NODE"], env["SLURM_TASKS_PER_NODE"]) == (
+        "2",
+        "2(x2)",
+        "2,1",
+    )
+    assert (env["SLURM_NTASKS"], env["SLURM_NPROCS"], env["SLURM_MEM_PER_NODE"]) == ("3", "3", "500")
+    assert (env["SLURM_SUBMIT_DIR"], env["SLURM_SUBMIT_HOST"], env["SLURM_CLUSTER_NAME"]) == (
+        "/w",
+        "login1",
+        "demo",
+    )
+
+
+def test_the_job_credential_is_used_only_without_a_token_of_ones_own(monkeypatch, tmp_path):
+    monkeypatch.setenv("FSCHED_CLI_CONFIG", str(tmp_path / "none.json"))
+    monkeypatch.setenv("FSCHED_JOB_CREDENTIAL", "7.secret")
+    monkeypatch.delenv("FSCHED_TOKEN", raising=False)
+    assert Client(url="http://127.0.0.1:9").job_credential == "7.secret"
+    monkeypatch.setenv("FSCHED_TOKEN", "mine.token")
+    own = Client(url="http://127.0.0.1:9")
+    assert (own.token, own.job_credential) == ("mine.token", None)
+
+
+def test_scontrol_shows_an_allocations_batch_flag(objs):
+    from cli.scontrol import job_record, render_record
+
+    assert "BatchFlag=0" in render_record(job_record(objs.job(batch=False)))
+    assert "BatchFlag=1" in render_record(job_record(objs.job()))
