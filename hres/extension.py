@@ -19,14 +19,16 @@ from cluster.extensions import (
     Allocation,
     ClusterExtension,
     ConfigCheck,
+    Cycle,
     OverviewPanel,
     PassContext,
     Sample,
 )
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
-from hres import lua_plugins, metrics, preemption, services
+from hres import lua_callbacks, lua_maintenance, lua_plugins, metrics, preemption, services
 from hres.core.feasibility import never_serves
+from hres.core.layers import build_state
 from hres.core.reservation_window import ReservationConflict, check_window
 from slurmwords.licenses import Mode, parse_license_request, parse_reservation_licenses
 
@@ -53,13 +55,36 @@ class HresExtension(ClusterExtension):
         # log at start and at every reconfigure, as the other configuration warnings.
         # The plugins' scripts are loaded now: one that cannot be refuses the configuration.
         scripts = lua_plugins.prepare(loaded.config, slurm_user=conf.options.get("SlurmUser"))
+        disabled: tuple[str, ...] = ()
+        if loaded.config is not None and scripts.scripts:
+            # hres/lua: the contexts in force end before the new ones begin, which see the
+            # layers as configured, nothing used; a fatal error refuses the configuration.
+            lua_callbacks.destroy_contexts(conf.options)
+            state = build_state(loaded.config, sorted(node_names))
+            disabled = lua_callbacks.create_contexts(scripts, loaded.config, state, conf.options)
         warnings = preemption.config_warnings(conf.options, parts, mode3)
-        return ConfigCheck((loaded, scripts), (*warnings, *scripts.warnings))
+        return ConfigCheck((loaded, scripts, disabled), (*warnings, *scripts.warnings))
 
     def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
-        loaded, scripts = checked.value
+        loaded, scripts, disabled = checked.value
         services.resources_store(loaded, actor=actor, recover=recover)
         lua_plugins.install(scripts)
+        if scripts.scripts:
+            now = timezone.now()
+            lua_callbacks.disable_resources(disabled, services.current_state(), now=now)
+            # The pending jobs' plugin arguments, validated again by the scripts in force.
+            lua_callbacks.validate_pending(services.modes(), now=now)
+            lua_callbacks.destroy_at_exit()
+
+    def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
+        if common.get("licenses") and lua_plugins.resources_with_plugins():
+            lua_callbacks.check_request(common["licenses"], services.modes())
+        return {}
+
+    def job_modify(self, changes: Mapping[str, Any], *, job: Any, user: Any, cfg: Any) -> None:
+        # A licenses update is validated by the plugins as a submission is.
+        if changes.get("licenses") and lua_plugins.resources_with_plugins():
+            lua_callbacks.check_request(str(changes["licenses"]), services.modes())
 
     def license_modes(self) -> Mapping[str, Mode]:
         return services.modes()
@@ -137,6 +162,8 @@ class HresExtension(ClusterExtension):
             charges = [str(c) for c in plugin.started.get(job_id, ())]
             # LicensesAlloc lists the hierarchical charges before the plain licenses.
             allocation.licenses.setdefault(job_id, [])[:0] = charges
+        if lua_plugins.resources_with_plugins():
+            lua_callbacks.prerun_allocated(allocation, plugin.started, services.current_state(), now=ctx.now)
 
     def metrics(self) -> Sequence[Sample]:
         return metrics.samples()
@@ -148,6 +175,16 @@ class HresExtension(ClusterExtension):
         if not ctx.backfill:
             # Mode 3 resources are reclaimed by preemption in the main scheduler only.
             preemption.reclaim(result, now=ctx.now)
+        if lua_plugins.resources_with_plugins():
+            # Jobs ended or requeued by the pass, a node failure, a cancel: their epilogs.
+            lua_callbacks.run_epilogs(services.modes(), now=ctx.now)
+
+    def nodes_freed(self, freed: Mapping[str, Any], *, now: datetime) -> None:
+        if lua_plugins.resources_with_plugins():
+            lua_callbacks.run_epilogs(services.modes(), now=now)
+
+    def cycles(self) -> Sequence[Cycle]:
+        return lua_maintenance.cycles()
 
     def node_created(self, node: Any, fields: Mapping[str, Any], *, actor: str, now: datetime) -> None:
         """``HRES=`` of a dynamic node: its configured layers, kept in ``Node.extra``."""

@@ -50,3 +50,27 @@ class LayerUpdate(models.Model):
     def __str__(self) -> str:
         what = f"{self.resource}/{self.layer}" if self.layer else self.resource
         return f"{what}: {self.changes}"
+
+
+class JobPluginRun(models.Model):
+    """What hres/lua knows of one run of a job on one resource with a plugin: the job's
+    plugin arguments and ``prep`` as the pre-run left it (payload included), fixed when
+    the job starts and sent to its nodes.  ``epilog_done``: the controller epilog (or the
+    revoke) has run for this run, so it is never called twice."""
+
+    job = models.ForeignKey("cluster.Job", on_delete=models.CASCADE, related_name="hres_plugin_runs")
+    run = models.PositiveIntegerField(help_text="the job's restart count")
+    resource = models.CharField(max_length=128)
+    position = models.PositiveIntegerField(default=0, help_text="the resource's place in resources.yaml")
+    prep = models.JSONField(default=dict)
+    nodes = models.TextField(blank=True, default="", help_text="the run's nodes, for its epilog")
+    epilog_done = models.BooleanField(default=False, db_index=True)
+
+    class Meta:
+        ordering = ["job_id", "run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "run", "resource"], name="hres_job_plugin_run_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} run {self.run}: {self.resource}"

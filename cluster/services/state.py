@@ -161,6 +161,19 @@ def requeue_held(job: Job, *, now: datetime, why: str, detail: str, node: str = 
     publish.console_changed("jobs")
 
 
+def hold_pending(job: Job, *, now: datetime, reason: str, why: str) -> None:
+    """A PENDING job held by the system (JobHeldAdmin's hold, ``scontrol release`` by an
+    operator frees it), with ``reason`` shown as its reason: Slurm sets a job's state_desc
+    for this, which squeue prints in place of the reason code."""
+    job.hold = "admin"
+    job.reason = reason[:64]
+    job.reason_detail = reason[:512]
+    job.priority = 0
+    job.save(update_fields=["hold", "reason", "reason_detail", "priority"])
+    record_transition(job, job.state, now=now, why=why)
+    publish.console_changed("jobs")
+
+
 def end_job(
     job: Job,
     state: JobState,
