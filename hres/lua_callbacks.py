@@ -360,9 +360,6 @@ def prerun_allocated(
                 why="hres_controller_job_prerun",
             )
     if stored:
-        JobPluginRun.objects.filter(job_id__in=[r.job_id for r in stored]).filter(
-            run__in={r.run for r in stored}, epilog_done=False
-        ).delete()  # an earlier attempt of this run that never started
         JobPluginRun.objects.bulk_create(stored)
 
 
