@@ -19,7 +19,7 @@ from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import job_requeue, job_submit, job_update
 from cluster.services.scheduling import schedule_pass
-from hres import lua_maintenance, lua_plugins, services
+from hres import lua_callbacks, lua_maintenance, lua_plugins, services
 from hres.lua_callbacks import job_preps
 from hres.models import JobPluginRun, LayerUpdate, ResourcesFile
 
@@ -454,3 +454,27 @@ def test_maintenance_has_a_state_of_its_own(cluster):
     )
     lua_maintenance.maintenance("qpu")
     assert cluster.calls() == ["hres_maintenance qpu", "seen nil"]
+
+
+def test_epilog_timeout_stops_a_controller_epilog_and_the_job_still_ends(cluster, users, caplog):
+    started(cluster, "qpu", extra="EpilogTimeout=1", hres_controller_job_epilog="while true do end")
+    job_id = submit(users["alice"], licenses="qpu:1")
+    schedule_pass()
+    finish(job_id)
+    assert Job.objects.get(pk=job_id).state == JobState.COMPLETED
+    assert "hres_controller_job_epilog: timed out after 1 s" in caplog.text
+    assert JobPluginRun.objects.get(job_id=job_id).epilog_done
+
+
+def test_a_validate_arguments_that_loops_rejects_the_submission(cluster, users):
+    started(cluster, "qpu", extra="PrologEpilogTimeout=1", hres_validate_args="while true do end")
+    with pytest.raises(ServiceError) as caught:
+        submit(users["alice"], licenses="qpu:1[mode=fast]")
+    assert caught.value.err_msg == "hres/lua: hres_validate_args: timed out after 1 s"
+    assert not Job.objects.exists()
+
+
+def test_destroy_context_runs_at_shutdown(cluster):
+    started(cluster, "qpu")
+    lua_callbacks.destroy_contexts()  # what destroy_at_exit registers with atexit
+    assert cluster.calls() == ["hres_destroy_context qpu"]
