@@ -24,7 +24,7 @@ from django.utils import timezone
 from cluster.core.slurmconf import ConfigError
 from cluster.core.states import HOLDING_JOB_STATES, JobState
 from cluster.extensions import Allocation
-from cluster.models import ClusterConfig, Event, Job
+from cluster.models import ClusterConfig, Event, Job, Partition
 from cluster.services.errors import ServiceError
 from cluster.services.state import hold_pending
 from hres import lua_plugins
@@ -307,9 +307,15 @@ def prerun_allocated(
         return
     limit = timeouts(_options()).prolog
     stored: list[JobPluginRun] = []
+    # A job without a time limit gets its partition's DefaultTime, else its MaxTime, as
+    # slurmctld gives it at submission; without either it has none (a year, for end_time).
+    limits = {
+        name: default or most
+        for name, default, most in Partition.objects.values_list("name", "default_time", "max_time")
+    }
     for job in Job.objects.filter(pk__in=list(wanted)).order_by("id"):
         nodes = kept[job.id]
-        jt = _job(job, nodes, end_time(now.timestamp(), job.time_limit))
+        jt = _job(job, nodes, end_time(now.timestamp(), job.time_limit or limits.get(job.partition)))
         done: list[tuple[str, LuaScript, PluginConf, dict[str, Any]]] = []
         failed: Called | None = None
         for charge in wanted[job.id]:

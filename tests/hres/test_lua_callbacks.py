@@ -478,3 +478,12 @@ def test_destroy_context_runs_at_shutdown(cluster):
     started(cluster, "qpu")
     lua_callbacks.destroy_contexts()  # what destroy_at_exit registers with atexit
     assert cluster.calls() == ["hres_destroy_context qpu"]
+
+
+def test_the_prerun_gets_the_expected_end_from_the_partitions_default_time(cluster, users):
+    started(cluster, "qpu", hres_controller_job_prerun='note("ends in " .. (a.end_time - os.time()))')
+    submit(users["alice"], licenses="qpu:1")
+    cluster.calls()
+    schedule_pass()
+    (_name, line) = cluster.calls()
+    assert 598 <= int(line.removeprefix("ends in ")) <= 600  # partition q: DefaultTime=10
