@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from cluster.core.feasibility import NODE_CONFIG_UNAVAILABLE, Refused
 from cluster.core.scheduler import PassResult, SchedulerPlugin
+from cluster.core.slurmconf import ConfigError
 from cluster.extensions import (
     LICENSE_MODES,
     LICENSE_ROWS,
@@ -61,7 +62,11 @@ class HresExtension(ClusterExtension):
             # layers as configured, nothing used; a fatal error refuses the configuration.
             lua_callbacks.destroy_contexts(conf.options)
             state = build_state(loaded.config, sorted(node_names))
-            disabled = lua_callbacks.create_contexts(scripts, loaded.config, state, conf.options)
+            try:
+                disabled = lua_callbacks.create_contexts(scripts, loaded.config, state, conf.options)
+            except ConfigError:
+                lua_callbacks.recreate_contexts(conf.options)  # the configuration kept
+                raise
         warnings = preemption.config_warnings(conf.options, parts, mode3)
         return ConfigCheck((loaded, scripts, disabled), (*warnings, *scripts.warnings))
 

@@ -27,7 +27,7 @@ from cluster.extensions import Allocation
 from cluster.models import ClusterConfig, Event, Job, Partition
 from cluster.services.errors import ServiceError
 from cluster.services.state import hold_pending
-from hres import lua_plugins
+from hres import lua_plugins, services
 from hres.core.config import HresConfig, HresProblem, PluginConf
 from hres.core.layers import Charge, HresState
 from hres.core.lua_calls import (
@@ -148,6 +148,23 @@ def create_contexts(
     if problems:
         raise ConfigError(problems)
     return tuple(disabled)
+
+
+def recreate_contexts(options: Mapping[str, Any]) -> None:
+    """A refused reconfigure keeps the configuration in force: its contexts, destroyed
+    before the new one was read, are created again (their result logged only)."""
+    names = lua_plugins.resources_with_plugins()
+    if not names:
+        return
+    kept = lua_plugins.Prepared(
+        {n: s for n in names if (s := _script(n)) is not None},
+        {n: p for n in names if (p := lua_plugins.plugin_conf(n)) is not None},
+    )
+    config = services.current_config()
+    try:
+        create_contexts(kept, config, services.current_state(), options)
+    except ConfigError as exc:
+        log.error("%s: the configuration kept: %s", PLUGIN, exc)
 
 
 def disable_resources(resources: Iterable[str], state: HresState, *, now: datetime) -> None:

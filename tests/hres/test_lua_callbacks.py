@@ -487,3 +487,17 @@ def test_the_prerun_gets_the_expected_end_from_the_partitions_default_time(clust
     schedule_pass()
     (_name, line) = cluster.calls()
     assert 598 <= int(line.removeprefix("ends in ")) <= 600  # partition q: DefaultTime=10
+
+
+def test_a_refused_reconfigure_creates_the_contexts_of_the_configuration_kept_again(cluster):
+    started(cluster, "qpu")
+    cluster.script("qpu", hres_create_context="if not tried then tried = 1 return slurm.ERROR end")
+    with pytest.raises(ServiceError, match="hres_create_context failed"):
+        cluster.load()
+    # The state is the one in use (the changed script reloaded into it): tried is set.
+    assert cluster.calls() == [
+        "hres_destroy_context qpu",
+        "hres_create_context qpu",
+        "hres_create_context qpu",
+    ]
+    assert lua_plugins.resources_with_plugins() == ("qpu",)
