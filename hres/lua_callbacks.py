@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from cluster.core.slurmconf import ConfigError
@@ -405,11 +406,10 @@ def run_epilogs(modes: Mapping[str, Mode], *, now: datetime | None = None) -> in
     A requeued job's arguments are then validated again, as at its submission."""
     now = now or timezone.now()
     due: dict[tuple[int, int], list[JobPluginRun]] = {}
-    for row in JobPluginRun.objects.filter(epilog_done=False).select_related("job"):
-        job = row.job
-        if job.restart_count == row.run and job.state in HOLDING_JOB_STATES:
-            continue
-        due.setdefault((job.id, row.run), []).append(row)
+    # In the database: a pass runs this, and the running jobs' rows are not due.
+    holding = Q(job__restart_count=F("run"), job__state__in=[s.value for s in HOLDING_JOB_STATES])
+    for row in JobPluginRun.objects.filter(epilog_done=False).exclude(holding).select_related("job"):
+        due.setdefault((row.job_id, row.run), []).append(row)
     if not due:
         return 0
     limit = timeouts(_options()).epilog
