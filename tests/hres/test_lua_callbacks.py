@@ -501,3 +501,14 @@ def test_a_refused_reconfigure_creates_the_contexts_of_the_configuration_kept_ag
         "hres_create_context qpu",
     ]
     assert lua_plugins.resources_with_plugins() == ("qpu",)
+
+
+def test_the_maintenance_cycle_is_a_row_the_admin_edits_with_the_others(cluster):
+    from cycles.models import CycleStatus
+    from cycles.rows import cycles_sync
+
+    started(cluster, "qpu")
+    cycles_sync()
+    status = CycleStatus.objects.select_related("task__interval").get(task__name="hres_maintenance_qpu")
+    assert status.default_seconds == 30
+    assert status.task.description.startswith("hres/lua maintenance of the resource qpu")
