@@ -45,6 +45,7 @@ from agent.power import PowerActions
 from agent.prolog import NodeHooks
 from agent.reboot import Reboots
 from agent.spool import Spool
+from agent.steps import StepRunner
 from load.core.indices import SAMPLE_INTERVAL
 from slurmwords import agent_messages as am
 
@@ -165,6 +166,9 @@ class Agent:
             hooks=NodeHooks(
                 config.rules.prolog, cluster=config.rules.cluster_name, conf_file=config.rules.source
             ),
+        )
+        self.steps = StepRunner(
+            self.node_names, self.jobs.containment, self._emit, clock=clock, root_jobs=config.rules.root_jobs
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)
@@ -546,6 +550,10 @@ class Agent:
                     self.reboots.run(msg)
                 case am.RunEpilog():
                     self.jobs.hooks.node_epilog(msg, self.jobs)
+                case am.StepLaunch():
+                    self.steps.launch(msg)
+                case am.StepSignal():
+                    self.steps.signal(msg)
                 case _:  # the protocol's, but not for now (a second challenge)
                     log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

@@ -42,6 +42,42 @@ def parse_job_ids(words: list[str]) -> list[int | str]:
     return ids
 
 
+def _is_step(word: str) -> bool:
+    return "." in word and "[" not in word
+
+
+def step_ids(words: list[str]) -> list[tuple[int, int]]:
+    """``12.0`` (also in comma lists): the steps ``scancel JOBID.STEP`` ends, the job kept."""
+    out: list[tuple[int, int]] = []
+    for word in words:
+        if not _is_step(word):
+            continue
+        for item in _split(word):
+            job, _, step = item.partition(".")
+            if not job.isdigit() or not step.isdigit():
+                raise ValueError(item)
+            out.append((int(job), int(step)))
+    return out
+
+
+def cancel_steps(client, steps: list[tuple[int, int]], signal: str | None) -> bool:
+    """Cancel (or signal, with -s) each step; True if any failed, each failure printed."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    failed = False
+    for job, step in steps:
+        path = f"/api/jobs/{job}/steps/{step}/"
+        try:
+            if signal:
+                client.post(path + "signal/", {"signal": signal})
+            else:
+                client.post(path + "cancel/", {})
+        except ApiError as exc:
+            sys.stderr.write(f"{PROG}: error: Kill job error on job step id {job}.{step}: {exc.message}\n")
+            failed = True
+    return failed
+
+
 def _split(word: str) -> list[str]:
     """Split on commas outside ``[...]`` (``12_[1,3],14``)."""
     parts, depth, current = [], 0, ""
@@ -130,7 +166,8 @@ def main(argv: list[str]) -> int:
         sys.stdout.write("slurm 23.11.0 (fsched)\n")
         return 0
     try:
-        job_ids = parse_job_ids(ns.job_ids)
+        steps = step_ids(ns.job_ids)
+        job_ids = parse_job_ids([w for w in ns.job_ids if not _is_step(w)])
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: Invalid job id {exc}\n")
         return 1
@@ -138,6 +175,10 @@ def main(argv: list[str]) -> int:
 
     if ns.me:
         ns.user = current_user()
+    if steps:
+        failed = cancel_steps(Client(), steps, normalize_signal(ns.signal))
+        if not job_ids:
+            return 1 if failed else 0
     if not job_ids and not any((ns.user, ns.partition, ns.name, ns.account, ns.qos, ns.state)):
         sys.stderr.write(f"{PROG}: error: No job identification provided\n")
         return 1

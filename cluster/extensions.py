@@ -332,6 +332,11 @@ class ClusterExtension:
     def cycles(self) -> Sequence[Cycle]:
         return ()
 
+    def job_steps(self, job_ids: Sequence[int], now: datetime) -> Mapping[int, Sequence[Any]]:
+        """The steps srun started (cluster.core.job_steps.Step each), listed after a job's
+        batch step by accounting (sacct's ``N.0``, ``N.1`` ...)."""
+        return {}
+
     def agent_messages(self) -> Mapping[str, AgentHandler]:
         """Agent message types this extension handles, by their ``type``."""
         return {}

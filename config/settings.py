@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "power",
     "limits",
     "load",
+    "steps",
     "reports",
     "cycles",
     "guides",
@@ -178,7 +179,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # The cluster core's extensions, in the order it calls their hooks (cluster/extensions.py):
 # the order of the scheduler's gates, the first that holds a job giving its reason.  An
 # entry is the name an app registers, or the dotted path of a ClusterExtension class.
-FSCHED_EXTENSIONS = ["reservations", "licenses", "limits", "arrays", "hres", "power", "load", "reports"]
+FSCHED_EXTENSIONS = [
+    "reservations", "licenses", "limits", "arrays", "hres", "power", "load", "reports", "steps",
+]  # fmt: skip
 
 # How often the cycles run when nothing triggers them (seconds).
 FSCHED_SCHED_INTERVAL = envfloat("FSCHED_SCHED_INTERVAL", 2)

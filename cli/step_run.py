@@ -1,0 +1,300 @@
+"""One step of a running allocation, as srun runs it (docs/steps.md).
+
+srun listens on a TCP port of the address it reaches the controller from, asks the
+controller for the step (``POST /api/jobs/N/steps/``) with that address and a fresh key,
+and each node's agent connects back for its tasks: their output and exits come straight
+from the nodes, never through the controller. The controller is asked only to create,
+cancel or signal the step, and now and then for its state (a node that could not start
+its tasks reports there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from cli import step_output
+from cli.client import ApiError, CliError, split_url
+from slurmwords import step_io
+
+RETRY_EVERY = 1.0
+POLL_EVERY = 2.0
+SECOND_INTERRUPT = 1.0  # srun: one more Ctrl-C within a second aborts
+
+
+def _opt(opts: Any, name: str, default: Any = None) -> Any:
+    value = opts.get(name) if isinstance(opts, dict) else getattr(opts, name, None)
+    return default if value is None else value
+
+
+def _min_nodes(text: Any) -> int | None:
+    if text is None:
+        return None
+    first = str(text).split("-", 1)[0]
+    if not first.isdigit() or int(first) < 1:
+        raise CliError(f"Invalid node count specification: {text}")
+    return int(first)
+
+
+def listen_address(url: str) -> str:
+    """The address this host reaches the controller from: the agents reach srun there."""
+    _, host, port, _ = split_url(url)
+    family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.connect(addr)  # a datagram socket's connect sends nothing
+        return str(probe.getsockname()[0])
+
+
+def step_request(opts: Any, command: list[str], host: str, port: int, key: str) -> dict[str, Any]:
+    return {
+        "ntasks": _opt(opts, "ntasks"),
+        "nodes": _min_nodes(_opt(opts, "nodes")),
+        "ntasks_per_node": _opt(opts, "ntasks_per_node"),
+        "cpus_per_task": _opt(opts, "cpus_per_task"),
+        "overlap": bool(_opt(opts, "overlap", False)),
+        "argv": list(command),
+        "environment": dict(os.environ),
+        "work_dir": os.path.abspath(_opt(opts, "chdir") or os.getcwd()),
+        "name": _opt(opts, "job_name"),
+        "std_out": _opt(opts, "output"),
+        "std_err": _opt(opts, "error"),
+        "std_in": _opt(opts, "input"),
+        "io_host": host,
+        "io_port": port,
+        "io_key": key,
+    }
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def create(client: Any, job_id: int, body: dict[str, Any]) -> dict[str, Any]:
+    """POST the step, waiting as srun does while the job's other steps hold its CPUs."""
+    waited = False
+    while True:
+        try:
+            step = client.post(f"/api/jobs/{job_id}/steps/", body)
+        except ApiError as exc:
+            if exc.status != 409:
+                raise CliError(f"Unable to create step for job {job_id}: {exc}") from None
+            if not waited:
+                why = "step creation temporarily disabled, retrying (Requested nodes are busy)"
+                _err(f"srun: Job {job_id} {why}")
+                waited = True
+            time.sleep(RETRY_EVERY)
+            continue
+        if waited:
+            _err(f"srun: Step created for StepId={job_id}.{step['step_id']}")
+        assert isinstance(step, dict)
+        return step
+
+
+def run_step(client: Any, job_id: int, opts: Any, command: list[str]) -> int:
+    """Run ``command`` as a new step of RUNNING job ``job_id``; srun's exit status."""
+    mpi = _opt(opts, "mpi", "none")
+    if mpi not in ("none", "list"):
+        # Slurm's words when the MPI plugin is not installed: fsched provides no PMIx.
+        _err(f"srun: error: Couldn't find the specified plugin name for mpi/{mpi} looking at all files")
+        _err(f"srun: error: invalid MPI type '{mpi}', --mpi=list for acceptable types")
+        return 1
+    if mpi == "list":
+        sys.stdout.write("MPI plugin types are...\n\tnone\n")
+        return 0
+    if not command:
+        _err("srun: fatal: No command given to execute.")
+        return 1
+    host = listen_address(client.url)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.bind((host, 0))
+    sock.listen(1024)  # the agents may connect as soon as the step is committed
+    key = step_io.new_key()
+    try:
+        body = step_request(opts, command, host, sock.getsockname()[1], key)
+        try:
+            step = create(client, job_id, body)
+        except CliError as exc:
+            _err(f"srun: error: {exc}")
+            return 1
+        session = Session(client, job_id, step, key, opts)
+        return asyncio.run(session.run(sock))
+    finally:
+        sock.close()
+
+
+class Session:
+    """The running step as srun sees it: the nodes' connections, the output, the exits."""
+
+    def __init__(self, client: Any, job_id: int, step: dict[str, Any], key: str, opts: Any) -> None:
+        self.client = client
+        self.job_id = job_id
+        self.step_id = int(step["step_id"])
+        self.name = f"{job_id}.{self.step_id}"
+        self.ntasks = int(step["num_tasks"])
+        self.nodes = {n["name"]: list(n["tasks"]) for n in step["nodes"]}
+        self.key = key
+        self.kill_on_bad_exit = bool(_opt(opts, "kill_on_bad_exit", False))
+        self.out = step_output.TaskOutput(
+            sys.stdout.buffer, sys.stderr.buffer, ntasks=self.ntasks, label=bool(_opt(opts, "label", False))
+        )
+        self.exits: dict[int, tuple[int, int]] = {}
+        self.by_node: dict[str, dict[int, tuple[int, int]]] = {}
+        self.open = 0
+        self.done = asyncio.Event()
+        self.last_interrupt = 0.0
+        self.aborted = False
+        self.terminated = False
+        self.ended_state: str | None = None
+        self.error = ""
+        self._api = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()  # kept until srun ends
+
+    async def _call(self, method: str, path: str, body: Any = None) -> Any:
+        async with self._api:  # one HTTP connection: one request at a time
+            loop = asyncio.get_running_loop()
+            if method == "get":
+                return await loop.run_in_executor(None, self.client.get, path)
+            return await loop.run_in_executor(None, self.client.post, path, body)
+
+    async def run(self, sock: socket.socket) -> int:
+        loop = asyncio.get_running_loop()
+        server = await asyncio.start_server(self._serve, sock=sock)
+        loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        poller = asyncio.create_task(self._poll())
+        try:
+            await self.done.wait()
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            poller.cancel()
+            server.close()
+        for line in step_output.exit_report(self.by_node):
+            _err(line)
+        if self.error and len(self.exits) < self.ntasks:
+            _err(f"srun: error: {self.error}")
+        missing = [(1, 0)] * (self.ntasks - len(self.exits))
+        return step_output.exit_status([*self.exits.values(), *missing])
+
+    def _check_done(self) -> None:
+        if len(self.exits) >= self.ntasks and self.open == 0:
+            self.done.set()
+
+    async def _poll(self) -> None:
+        """The step's state now and then: a node that never connected reports there."""
+        while True:
+            await asyncio.sleep(POLL_EVERY)
+            try:
+                step = await self._call("get", f"/api/jobs/{self.job_id}/steps/{self.step_id}/")
+            except CliError:
+                continue
+            if step.get("state") != "RUNNING":
+                self.ended_state, self.error = step.get("state"), step.get("error") or ""
+                # Give the connections still open a moment to deliver their last frames.
+                await asyncio.sleep(POLL_EVERY if self.open else 0)
+                self.done.set()
+                return
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        frames = step_io.FrameReader()
+        node = ""
+        self.open += 1
+        try:
+            node = await self._handshake(reader, writer, frames)
+            while data := await reader.read(1 << 16):
+                for kind, task, payload in frames.feed(data):
+                    self._frame(node, kind, task, payload)
+        except (OSError, step_io.FrameError, asyncio.IncompleteReadError, EOFError) as exc:
+            if node:
+                _err(f"srun: error: {node}: connection lost: {exc}")
+        finally:
+            self.open -= 1
+            writer.close()
+            self._check_done()
+
+    async def _handshake(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, frames: step_io.FrameReader
+    ) -> str:
+        got: list[tuple[int, int, bytes]] = []
+        while not got:
+            data = await asyncio.wait_for(reader.read(1 << 16), 10)
+            if not data:
+                raise EOFError("closed during the handshake")
+            got = frames.feed(data)
+        kind, _, payload = got[0]
+        hello = step_io.unpack_json(payload)
+        node, theirs = hello.get("node"), hello.get("nonce")
+        if kind != step_io.HELLO or node not in self.nodes or not isinstance(theirs, str):
+            raise step_io.FrameError("not a node of this step")
+        ours = step_io.new_nonce()
+        proof = step_io.srun_proof(self.key, theirs, ours, self.name, str(node))
+        writer.write(step_io.pack_json(step_io.CHALLENGE, {"nonce": ours, "proof": proof}))
+        await writer.drain()
+        while len(got) < 2:
+            data = await asyncio.wait_for(reader.read(1 << 16), 10)
+            if not data:
+                raise EOFError("closed during the handshake")
+            got += frames.feed(data)
+        kind, _, payload = got[1]
+        expected = step_io.task_proof(self.key, ours, theirs, self.name, str(node))
+        if kind != step_io.AUTH or not step_io.proven(expected, step_io.unpack_json(payload).get("proof")):
+            raise step_io.FrameError(f"{node} failed to prove the step's key")
+        for kind, task, payload in got[2:]:
+            self._frame(str(node), kind, task, payload)
+        return str(node)
+
+    def _frame(self, node: str, kind: int, task: int, payload: bytes) -> None:
+        if task not in self.nodes.get(node, ()):
+            raise step_io.FrameError(f"{node} sent a frame for task {task}, not one of its tasks")
+        if kind in (step_io.OUT, step_io.ERR):
+            self.out.write(task, payload, err=kind == step_io.ERR)
+        elif kind == step_io.EXIT:
+            status = step_io.unpack_exit(payload)
+            self.out.task_ended(task)
+            self.exits[task] = status
+            self.by_node.setdefault(node, {})[task] = status
+            if status != (0, 0) and self.kill_on_bad_exit and not self.terminated:
+                self.terminated = True
+                _err(f"srun: Terminating StepId={self.name}")
+                self._tasks.add(asyncio.get_running_loop().create_task(self._signal("KILL")))
+            self._check_done()
+
+    async def _signal(self, name: str) -> None:
+        with contextlib.suppress(CliError):
+            await self._call(
+                "post", f"/api/jobs/{self.job_id}/steps/{self.step_id}/signal/", {"signal": name}
+            )
+
+    async def _cancel(self) -> None:
+        with contextlib.suppress(CliError):
+            await self._call("post", f"/api/jobs/{self.job_id}/steps/{self.step_id}/cancel/", {})
+
+    def _interrupt(self) -> None:
+        """srun's Ctrl-C: the first prints the tasks' states, a second within a second
+        forwards SIGINT to the tasks and cancels the step."""
+        now = time.monotonic()
+        loop = asyncio.get_running_loop()
+        if now - self.last_interrupt > SECOND_INTERRUPT:
+            self.last_interrupt = now
+            words = "abort already in progress" if self.aborted else "one more within 1 sec to abort"
+            _err(f"srun: interrupt ({words})")
+            for line in step_output.status_lines(self.name, self.ntasks, self.exits):
+                _err(line)
+            return
+        if self.aborted:
+            return
+        self.aborted = True
+        _err(f"srun: sending Ctrl-C to StepId={self.name}")
+        _err("srun: forcing job termination")
+
+        async def abort() -> None:
+            await self._signal("INT")
+            await self._cancel()
+
+        self._tasks.add(loop.create_task(abort()))
