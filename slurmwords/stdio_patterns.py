@@ -60,10 +60,8 @@ def _value(spec: str, width: int, f: PatternFields) -> str:
         return str(f.job_id).zfill(width) + step
     if spec == "s":
         return "batch" if f.step_id is None else str(f.step_id).zfill(width)
-    if spec == "n":  # a batch job's only node and task are number 0
-        return str(f.node_id).zfill(width)
-    if spec == "t":
-        return str(f.task_id).zfill(width)
+    if spec in "nt":  # a batch job's only node and task are number 0; never padded
+        return str(f.node_id if spec == "n" else f.task_id)
     return {"N": f.node, "u": f.user, "x": f.name}[spec]
 
 
