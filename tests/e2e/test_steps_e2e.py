@@ -21,6 +21,13 @@ TWO_NODES = """#!/bin/bash
     'echo node=$SLURMD_NODENAME procid=$SLURM_PROCID step=$SLURM_STEP_ID ntasks=$SLURM_NTASKS'
 {fsched} srun -n 2 bash -c 'exit $((SLURM_PROCID + 3))'
 echo "srun exit=$?"
+{fsched} srun -n 2 -o '{out}/task-%j.%s.%t.out' bash -c 'echo task $SLURM_PROCID of step $SLURM_STEP_ID'
+{fsched} srun -n 2 -K bash -c 'if [ $SLURM_PROCID = 1 ]; then exit 2; fi; exec sleep 60'
+echo "kill-on-bad-exit=$?"
+{fsched} srun -n 4 sleep 3 &
+sleep 1
+{fsched} srun -n 1 echo after the busy step
+wait
 """
 
 
@@ -64,8 +71,14 @@ def test_two_node_batch_job_runs_labelled_steps_on_both_nodes(cluster, tmp_path)
     assert "srun exit=4" in lines, text
     assert "srun: error:" in text and "Exited with exit code 4" in text, text
 
+    for task in (0, 1):
+        assert (tmp_path / f"task-{job_id}.3.{task}.out").read_text() == f"task {task} of step 3\n"
+    assert f"srun: Terminating StepId={job_id}.4" in text and "kill-on-bad-exit=0" not in text, text
+    waited = f"srun: Job {job_id} step creation temporarily disabled, retrying (Requested nodes are busy)"
+    assert waited in lines and f"srun: Step created for StepId={job_id}.6" in lines, text
+    assert lines.index(f"srun: Step created for StepId={job_id}.6") < lines.index("after the busy step"), text
     steps = _sacct_steps(cluster, job_id)
-    assert [*steps] == [f"{job_id}.batch", f"{job_id}.0", f"{job_id}.1", f"{job_id}.2"], steps
+    assert [*steps] == [f"{job_id}.batch", *(f"{job_id}.{i}" for i in range(7))], steps
     assert steps[f"{job_id}.0"] == ["hostname", "COMPLETED", "0:0", "2"], steps
     assert steps[f"{job_id}.2"] == ["bash", "FAILED", "4:0", "2"], steps
 
