@@ -25,6 +25,9 @@ from slurmwords import step_io
 
 RETRY_EVERY = 1.0
 POLL_EVERY = 2.0
+# A node whose agent has not connected by then never will (it was not reachable when the
+# controller sent the launch): the step is cancelled rather than left waiting forever.
+LAUNCH_TIMEOUT = 60.0
 SECOND_INTERRUPT = 1.0  # srun: one more Ctrl-C within a second aborts
 
 
@@ -85,7 +88,7 @@ def create(client: Any, job_id: int, body: dict[str, Any]) -> dict[str, Any]:
         except ApiError as exc:
             if exc.status != 409:
                 raise CliError(f"Unable to create step for job {job_id}: {exc}") from None
-            if not waited:
+            if not waited and exc.message == "Requested nodes are busy":
                 why = "step creation temporarily disabled, retrying (Requested nodes are busy)"
                 _err(f"srun: Job {job_id} {why}")
                 waited = True
@@ -148,6 +151,7 @@ class Session:
         self.exits: dict[int, tuple[int, int]] = {}
         self.by_node: dict[str, dict[int, tuple[int, int]]] = {}
         self.open = 0
+        self.connected: set[str] = set()
         self.done = asyncio.Event()
         self.last_interrupt = 0.0
         self.aborted = False
@@ -188,8 +192,17 @@ class Session:
 
     async def _poll(self) -> None:
         """The step's state now and then: a node that never connected reports there."""
+        started = time.monotonic()
         while True:
             await asyncio.sleep(POLL_EVERY)
+            missing = sorted(set(self.nodes) - self.connected)
+            if missing and time.monotonic() - started > LAUNCH_TIMEOUT:
+                for node in missing:
+                    _err(f"srun: error: Task launch for StepId={self.name} failed on node {node}: "
+                         "its agent did not answer")  # fmt: skip
+                await self._cancel()
+                self.done.set()
+                return
             try:
                 step = await self._call("get", f"/api/jobs/{self.job_id}/steps/{self.step_id}/")
             except CliError:
@@ -207,6 +220,7 @@ class Session:
         self.open += 1
         try:
             node = await self._handshake(reader, writer, frames)
+            self.connected.add(node)
             while data := await reader.read(1 << 16):
                 for kind, task, payload in frames.feed(data):
                     self._frame(node, kind, task, payload)

@@ -148,6 +148,11 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             if job.state == JobState.PENDING.value:
                 raise ServiceError("Job is pending execution")
             raise ServiceError("Job/step already completing or completed")
+        if job.script and not job.launched:
+            # Its agent has not started the batch script yet (it may be reconnecting): a
+            # launch sent now could be lost with no one to resend it. srun waits, as for a
+            # job still configuring.
+            raise StepBusy("Job is not launched yet")
         nodes = list(job.alloc) if job.alloc else [job.batch_host]
         if job.node_list:
             order = hostlists.expand(job.node_list, limit=100_000)

@@ -18,7 +18,11 @@ def test_frames_reassemble_from_pieces_of_any_size() -> None:
     got = []
     for i in range(len(stream)):  # one byte at a time
         got += reader.feed(stream[i : i + 1])
-    assert got == [(step_io.OUT, 3, b"hello\n"), (step_io.ERR, 3, b""), (step_io.EXIT, 3, step_io.EXIT_BODY.pack(4, 0))]
+    assert got == [
+        (step_io.OUT, 3, b"hello\n"),
+        (step_io.ERR, 3, b""),
+        (step_io.EXIT, 3, step_io.EXIT_BODY.pack(4, 0)),
+    ]
     assert step_io.unpack_exit(got[2][2]) == (4, 0)
     assert reader.pending == 0
 

@@ -56,7 +56,12 @@ def req(**kw) -> layout.Request:
 
 def test_a_step_takes_the_first_free_cpus_of_each_node() -> None:
     got = layout.plan(req(ntasks=4), JOB, CPUS, {})
-    assert (got.nodes, got.tasks, got.cpus, got.tasks_per_node) == (JOB, [[0, 1], [2, 3]], [[0, 1], [0, 1]], "2(x2)")
+    assert (got.nodes, got.tasks, got.cpus, got.tasks_per_node) == (
+        JOB,
+        [[0, 1], [2, 3]],
+        [[0, 1], [0, 1]],
+        "2(x2)",
+    )
     second = layout.plan(req(ntasks=2, nodes=1), JOB, CPUS, {"n1": {0, 1}})
     assert (second.nodes, second.cpus) == (["n1"], [[2, 3]])
 

@@ -45,7 +45,7 @@ class Listener:
         return async_to_sync(drain)()
 
 
-def running_job(user, **spec) -> Job:
+def running_job(user, *, launched: bool = True, **spec) -> Job:
     agents.agent_register(
         agent_id="test:1",
         nodes=[{"name": n, "cpus": 4, "real_memory": 2000, "boot_time": 1.0} for n in NODES],
@@ -56,7 +56,8 @@ def running_job(user, **spec) -> Job:
     schedule_pass()
     job = Job.objects.get(pk=job_id)
     assert job.state == "RUNNING"
-    agents.job_started(job_id=job.id, node=job.batch_host, run=job.restart_count)
+    if launched:
+        agents.job_started(job_id=job.id, node=job.batch_host, run=job.restart_count)
     return job
 
 
@@ -80,7 +81,9 @@ def test_the_owner_starts_steps_numbered_from_zero_launched_on_each_node(
     assert sorted((p["node"], p["tasks"], p["node_index"]) for p in launches) == [
         (nodes[0], [0, 1], 0), (nodes[1], [2, 3], 1)
     ]  # fmt: skip
-    assert all(p["io_key"] == KEY and p["argv"] == ["hostname"] and p["job"]["user"] == "alice" for p in launches)
+    assert all(
+        p["io_key"] == KEY and p["argv"] == ["hostname"] and p["job"]["user"] == "alice" for p in launches
+    )
     # Exclusive: the first step holds two CPUs a node; the next gets the other two.
     second = api("alice").post(f"/api/jobs/{job.id}/steps/", body(), format="json").json()
     assert second["step_id"] == 1
@@ -129,7 +132,10 @@ def test_a_step_ends_when_all_its_nodes_report_and_only_from_its_own_nodes(demo,
     step.refresh_from_db()
     assert (step.state, step.exit_code) == ("FAILED", 5) and step.end_time is not None
     rows, _ = accounting.accounting_jobs(
-        viewer=users["alice"], filters=accounting.Filters(job_ids=Q(pk=job.id)), after=0, limit=10,
+        viewer=users["alice"],
+        filters=accounting.Filters(job_ids=Q(pk=job.id)),
+        after=0,
+        limit=10,
         now=timezone.now(),
     )
     facts = rows[0]["steps"]
@@ -154,9 +160,19 @@ def test_scancel_of_a_step_cancels_it_alone_and_the_job_s_end_ends_its_steps(
     with pytest.raises(services.PermissionDenied):
         services.cancel_step(actor=users["bob"], job_id=job.id, step_id=1)
     with django_capture_on_commit_callbacks(execute=True):
-        agents.jobs_completed(completions=[{"job_id": job.id, "node": job.batch_host, "exit_code": 0, "signal": 0,
-                                "end_time": timezone.now().timestamp(), "run": job.restart_count}])  # fmt: skip
+        end = {"job_id": job.id, "node": job.batch_host, "exit_code": 0, "signal": 0,
+               "end_time": timezone.now().timestamp(), "run": job.restart_count}  # fmt: skip
+        agents.jobs_completed(completions=[end])
     second.refresh_from_db()
     assert second.state == "CANCELLED" and second.end_time is not None
     kills = [p for p in listener.payloads() if p["type"] == "step_signal" and p["step_id"] == 1]
     assert {p["signal"] for p in kills} == {"KILL"} and len(kills) == len(second.layout)
+
+
+def test_a_step_waits_until_the_batch_script_runs(demo, users, api) -> None:
+    """Its agent may be reconnecting: a launch sent before would be lost, srun would wait forever."""
+    job = running_job(users["alice"], launched=False)
+    early = api("alice").post(f"/api/jobs/{job.id}/steps/", body(), format="json")
+    assert early.status_code == 409 and early.json()["error"] == "Job is not launched yet"
+    agents.job_started(job_id=job.id, node=job.batch_host, run=job.restart_count)
+    assert api("alice").post(f"/api/jobs/{job.id}/steps/", body(), format="json").status_code == 201
