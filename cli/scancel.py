@@ -42,22 +42,21 @@ def parse_job_ids(words: list[str]) -> list[int | str]:
     return ids
 
 
-def _is_step(word: str) -> bool:
-    return "." in word and "[" not in word
-
-
-def step_ids(words: list[str]) -> list[tuple[int, int]]:
-    """``12.0`` (also in comma lists): the steps ``scancel JOBID.STEP`` ends, the job kept."""
-    out: list[tuple[int, int]] = []
+def split_steps(words: list[str]) -> tuple[list[tuple[int, int]], list[str]]:
+    """``12.0`` (also in comma lists): the steps ``scancel JOBID.STEP`` ends, the job kept;
+    and the other ids, for :func:`parse_job_ids`."""
+    steps: list[tuple[int, int]] = []
+    jobs: list[str] = []
     for word in words:
-        if not _is_step(word):
-            continue
         for item in _split(word):
+            if "." not in item:
+                jobs.append(item)
+                continue
             job, _, step = item.partition(".")
             if not job.isdigit() or not step.isdigit():
                 raise ValueError(item)
-            out.append((int(job), int(step)))
-    return out
+            steps.append((int(job), int(step)))
+    return steps, jobs
 
 
 def cancel_steps(client, steps: list[tuple[int, int]], signal: str | None) -> bool:
@@ -166,8 +165,8 @@ def main(argv: list[str]) -> int:
         sys.stdout.write("slurm 23.11.0 (fsched)\n")
         return 0
     try:
-        steps = step_ids(ns.job_ids)
-        job_ids = parse_job_ids([w for w in ns.job_ids if not _is_step(w)])
+        steps, job_words = split_steps(ns.job_ids)
+        job_ids = parse_job_ids(job_words)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: Invalid job id {exc}\n")
         return 1
