@@ -271,8 +271,20 @@ class StepRunner:
         finally:
             for fd in opened:
                 os.close(fd)
+        self._contain(msg.job_id, popen.pid)
         log.info("step %d.%d task %d: pid %d on %s", msg.job_id, msg.step_id, task, popen.pid, msg.node)
         return Task(task=task, popen=popen)
+
+    def _contain(self, job_id: int, pid: int) -> None:
+        """On the batch host, a task joins the job's cgroup: the job's memory limit holds it
+        too (a task forked before the move is in its own session and follows it there)."""
+        job = self.containment.jobs.get(job_id)
+        if job is None or not job.cgroup or self.containment.cgroups is None:
+            return
+        try:
+            self.containment.cgroups.move(job_id, [pid])
+        except OSError as exc:
+            log.warning("job %d: step task %d not moved into its cgroup (%s)", job_id, pid, exc)
 
     async def _pump(self, t: Task, writer: asyncio.StreamWriter) -> None:
         loop = asyncio.get_running_loop()

@@ -54,6 +54,20 @@ def listen_address(url: str) -> str:
         return str(probe.getsockname()[0])
 
 
+def stream_target(opts: Any, name: str) -> str | None:
+    """An -o/-e/-i value as srun reads it (srun(1), "IO Redirection"): ``all`` is the
+    default (to or from srun), ``none`` is /dev/null on the node, anything else a file name
+    pattern; a single task's number (``-o 3``) fsched does not offer, and says so."""
+    value = _opt(opts, name)
+    if value is None or value == "all":
+        return None
+    if value == "none":
+        return os.devnull
+    if value.isdigit():
+        raise CliError(f"--{name}={value}: redirecting one task's stream is not supported")
+    return str(value)
+
+
 def step_request(opts: Any, command: list[str], host: str, port: int, key: str) -> dict[str, Any]:
     return {
         "ntasks": _opt(opts, "ntasks"),
@@ -65,9 +79,9 @@ def step_request(opts: Any, command: list[str], host: str, port: int, key: str) 
         "environment": dict(os.environ),
         "work_dir": os.path.abspath(_opt(opts, "chdir") or os.getcwd()),
         "name": _opt(opts, "job_name"),
-        "std_out": _opt(opts, "output"),
-        "std_err": _opt(opts, "error"),
-        "std_in": _opt(opts, "input"),
+        "std_out": stream_target(opts, "output"),
+        "std_err": stream_target(opts, "error"),
+        "std_in": stream_target(opts, "input"),
         "io_host": host,
         "io_port": port,
         "io_key": key,
@@ -121,8 +135,8 @@ def run_step(client: Any, job_id: int, opts: Any, command: list[str]) -> int:
     sock.listen(1024)  # the agents may connect as soon as the step is committed
     key = step_io.new_key()
     try:
-        body = step_request(opts, command, host, sock.getsockname()[1], key)
         try:
+            body = step_request(opts, command, host, sock.getsockname()[1], key)
             step = create(client, job_id, body)
         except CliError as exc:
             _err(f"srun: error: {exc}")

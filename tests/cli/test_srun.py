@@ -70,3 +70,11 @@ def test_exit_reports_and_ctrl_c_status_are_grouped_as_srun_prints_them() -> Non
         "srun: StepId=7.0 tasks 0,2-3: running",
         "srun: StepId=7.0 task 1: exited",
     ]
+
+
+def test_stream_modes_as_srun_reads_them() -> None:
+    assert step_run.stream_target({"output": "all"}, "output") is None
+    assert step_run.stream_target({"error": "none"}, "error") == "/dev/null"
+    assert step_run.stream_target({"input": "in-%t"}, "input") == "in-%t"
+    with pytest.raises(step_run.CliError, match="one task's stream"):
+        step_run.stream_target({"output": "3"}, "output")
