@@ -189,6 +189,10 @@ class Session:
         poller = asyncio.create_task(self._poll())
         try:
             await self.done.wait()
+            # A cancel or signal asked for (Ctrl-C, -K) reaches the controller before srun
+            # ends, even when the tasks ended first: the step must show it.
+            if self._tasks:
+                await asyncio.wait(self._tasks, timeout=30)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             poller.cancel()
@@ -299,9 +303,10 @@ class Session:
                 "post", f"/api/jobs/{self.job_id}/steps/{self.step_id}/signal/", {"signal": name}
             )
 
-    async def _cancel(self) -> None:
+    async def _cancel(self, first: str | None = None) -> None:
+        body = {"signal": first} if first else {}
         with contextlib.suppress(CliError):
-            await self._call("post", f"/api/jobs/{self.job_id}/steps/{self.step_id}/cancel/", {})
+            await self._call("post", f"/api/jobs/{self.job_id}/steps/{self.step_id}/cancel/", body)
 
     def _interrupt(self) -> None:
         """srun's Ctrl-C: the first prints the tasks' states, a second within a second
@@ -321,8 +326,5 @@ class Session:
         _err(f"srun: sending Ctrl-C to StepId={self.name}")
         _err("srun: forcing job termination")
 
-        async def abort() -> None:
-            await self._signal("INT")
-            await self._cancel()
-
-        self._tasks.add(loop.create_task(abort()))
+        # One request: the step is CANCELLED before its tasks can end of the SIGINT alone.
+        self._tasks.add(loop.create_task(self._cancel("INT")))

@@ -101,7 +101,8 @@ class StepAction(APIView):
     @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, job_id: int, step_id: int) -> Response:
         if self.action == "cancel":
-            step = services.cancel_step(actor=request.user, job_id=job_id, step_id=step_id)
+            sig = _body(request).get("signal")
+            step = services.cancel_step(actor=request.user, job_id=job_id, step_id=step_id, signal=sig)
         else:
             sig = _body(request).get("signal")
             step = services.signal_step(actor=request.user, job_id=job_id, step_id=step_id, signal=sig)

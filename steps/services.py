@@ -245,9 +245,13 @@ def _signal_nodes(step: Step, name: str) -> None:
     ])  # fmt: skip
 
 
-def cancel_step(*, actor: Any, job_id: int, step_id: int, now: datetime | None = None) -> Step:
-    """``scancel JOBID.STEP`` (and srun's second Ctrl-C): the step alone ends CANCELLED."""
+def cancel_step(
+    *, actor: Any, job_id: int, step_id: int, signal: object = None, now: datetime | None = None
+) -> Step:
+    """``scancel JOBID.STEP`` (and srun's second Ctrl-C): the step alone ends CANCELLED, its
+    tasks killed; ``signal`` first (srun forwards its Ctrl-C as SIGINT, then forces the end)."""
     now = now or timezone.now()
+    first = None if signal is None else _signal_name(signal)
     with transaction.atomic():
         job, step = _step_for(actor, job_id, step_id)
         if not visibility.may_manage(actor, job):
@@ -256,6 +260,8 @@ def cancel_step(*, actor: Any, job_id: int, step_id: int, now: datetime | None =
             raise ServiceError("Job/step already completing or completed")
         step.state, step.end_time = CANCELLED, now
         step.save(update_fields=["state", "end_time"])
+        if first is not None and first != "KILL":
+            _signal_nodes(step, first)
         _signal_nodes(step, "KILL")
         action_audit_record(
             actor=actor, instance=step, action="cancel", changes={"state": [RUNNING, CANCELLED]}
@@ -266,6 +272,19 @@ def cancel_step(*, actor: Any, job_id: int, step_id: int, now: datetime | None =
 
 def signal_step(*, actor: Any, job_id: int, step_id: int, signal: object) -> Step:
     """``scancel -s SIG JOBID.STEP``, srun's -K and its first Ctrl-C forward: the tasks get it."""
+    name = _signal_name(signal)
+    with transaction.atomic():
+        job, step = _step_for(actor, job_id, step_id)
+        if not visibility.may_manage(actor, job):
+            raise PermissionDenied("Access/permission denied")
+        if step.state != RUNNING:
+            raise ServiceError("Job/step already completing or completed")
+        _signal_nodes(step, name)
+    return step
+
+
+def _signal_name(signal: object) -> str:
+    """``INT``, ``SIGINT`` or ``2`` → ``INT`` (the agents' spelling); refused when no signal."""
     if not isinstance(signal, str | int) or isinstance(signal, bool):
         raise ServiceError("Invalid signal name", field="signal")
     text = str(signal).upper().removeprefix("SIG")
@@ -273,14 +292,7 @@ def signal_step(*, actor: Any, job_id: int, step_id: int, signal: object) -> Ste
         sig = signals.Signals(int(text)) if text.isdigit() else signals.Signals["SIG" + text]
     except (KeyError, ValueError):
         raise ServiceError(f"Invalid signal name: {signal}", field="signal") from None
-    with transaction.atomic():
-        job, step = _step_for(actor, job_id, step_id)
-        if not visibility.may_manage(actor, job):
-            raise PermissionDenied("Access/permission denied")
-        if step.state != RUNNING:
-            raise ServiceError("Job/step already completing or completed")
-        _signal_nodes(step, sig.name.removeprefix("SIG"))
-    return step
+    return sig.name.removeprefix("SIG")
 
 
 def step_done(*, nodes: list[str], msg: dict[str, Any], now: datetime | None = None) -> None:

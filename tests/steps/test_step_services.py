@@ -151,8 +151,11 @@ def test_scancel_of_a_step_cancels_it_alone_and_the_job_s_end_ends_its_steps(
     second = services.create_step(actor=users["alice"], job_id=job.id, data=body(ntasks=2))
     listener = Listener(*job.alloc)
     with django_capture_on_commit_callbacks(execute=True):
-        services.cancel_step(actor=users["alice"], job_id=job.id, step_id=0)
-    assert {p["type"] for p in listener.payloads()} == {"step_signal"}
+        services.cancel_step(actor=users["alice"], job_id=job.id, step_id=0, signal="SIGINT")
+    sent = listener.payloads()
+    assert {p["type"] for p in sent} == {"step_signal"}
+    for node, _tasks, _cpus in first.layout:  # srun's Ctrl-C forwarded, then the end forced
+        assert [p["signal"] for p in sent if p["node"] == node] == ["INT", "KILL"]
     first.refresh_from_db()
     assert first.state == "CANCELLED" and Job.objects.get(pk=job.id).state == "RUNNING"
     with pytest.raises(services.ServiceError, match="already completing or completed"):
