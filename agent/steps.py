@@ -111,9 +111,9 @@ class StepRunner:
         writer: asyncio.StreamWriter | None = None
         exit_code, sig, error = 0, 0, ""
         try:
-            _reader, writer = await self._connect(msg)
+            reader, writer = await self._connect(msg)
             try:
-                exit_code, sig = await self._run_tasks(step, writer)
+                exit_code, sig = await self._run_tasks(step, reader, writer)
             except LaunchError as exc:
                 error = str(exc)
                 exit_code = 1
@@ -172,7 +172,9 @@ class StepRunner:
         await writer.drain()
         return reader, writer
 
-    async def _run_tasks(self, step: RunningStep, writer: asyncio.StreamWriter) -> tuple[int, int]:
+    async def _run_tasks(
+        self, step: RunningStep, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[int, int]:
         msg = step.msg
         account = resolve_account(str(msg.job.get("user") or ""), root_jobs=self.root_jobs)
         base = {**msg.environment}
@@ -201,7 +203,13 @@ class StepRunner:
             for sig in step.signals:
                 _signal_task(t, sig)
             pumps.append(asyncio.create_task(self._pump(t, writer)))
-        await asyncio.gather(*pumps)
+        feeder = asyncio.create_task(self._feed(step, reader))
+        try:
+            await asyncio.gather(*pumps)
+        finally:
+            feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await feeder
         worst = max((t.exit_code for t in step.tasks), default=0)
         sig = next((t.signal for t in step.tasks if t.signal), 0)
         return worst, sig
@@ -252,7 +260,8 @@ class StepRunner:
                 # argv is exec'd as given: no shell ever sees the user's words.
                 popen = subprocess.Popen(
                     msg.argv,
-                    stdin=subprocess.DEVNULL if stdin is None else stdin,
+                    # No -i: the task reads srun's own input, forwarded (srun's --input=all).
+                    stdin=subprocess.PIPE if stdin is None else stdin,
                     stdout=subprocess.PIPE if out is None else out,
                     stderr=subprocess.PIPE if err is None and out is None else (out if err is None else err),
                     env=env,
@@ -307,6 +316,32 @@ class StepRunner:
         t.exit_code, t.signal = (0, -status) if status < 0 else (status, 0)
         writer.write(step_io.pack_exit(t.task, t.exit_code, t.signal))
         await writer.drain()
+
+    async def _feed(self, step: RunningStep, reader: asyncio.StreamReader) -> None:
+        """srun's standard input to each task of the node that reads it from srun (no -i)."""
+        loop = asyncio.get_running_loop()
+        pipes: list[asyncio.WriteTransport] = []
+        for t in step.tasks:
+            if t.popen.stdin is not None:
+                transport, _ = await loop.connect_write_pipe(asyncio.Protocol, t.popen.stdin)
+                pipes.append(transport)
+        frames = step_io.FrameReader()
+        try:
+            while data := await reader.read(READ_SIZE):
+                for kind, _task, payload in frames.feed(data):
+                    if kind != step_io.IN:
+                        raise step_io.FrameError(f"srun sent a frame of kind {kind}")
+                    for pipe in pipes:
+                        if payload and not pipe.is_closing():
+                            pipe.write(payload)
+                        elif not payload:
+                            pipe.close()  # srun's input ended: the tasks read its end
+        except (OSError, step_io.FrameError) as exc:
+            log.warning("step %d.%d on %s: input from srun dropped (%s)",
+                        step.msg.job_id, step.msg.step_id, step.msg.node, exc)  # fmt: skip
+        finally:
+            for pipe in pipes:
+                pipe.close()
 
     def _release(self, job_id: int) -> None:
         """The job's CPU ids on nodes other than its batch host are freed with its last step."""

@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 from typing import Any
 
@@ -172,6 +173,11 @@ class Session:
         self.terminated = False
         self.ended_state: str | None = None
         self.error = ""
+        # srun's --input=all (the default): its standard input goes to every task.
+        self.forward_input = stream_target(opts, "input") is None
+        self.input: list[bytes] = []  # what srun has read so far: a late node gets it all
+        self.input_done = False
+        self.writers: list[asyncio.StreamWriter] = []
         self._api = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()  # kept until srun ends
 
@@ -185,6 +191,8 @@ class Session:
     async def run(self, sock: socket.socket) -> int:
         loop = asyncio.get_running_loop()
         server = await asyncio.start_server(self._serve, sock=sock)
+        if self.forward_input:
+            threading.Thread(target=self._read_input, args=(loop,), daemon=True).start()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
         poller = asyncio.create_task(self._poll())
         try:
@@ -203,6 +211,30 @@ class Session:
             _err(f"srun: error: {self.error}")
         missing = [(1, 0)] * (self.ntasks - len(self.exits))
         return step_output.exit_status([*self.exits.values(), *missing])
+
+    def _read_input(self, loop: asyncio.AbstractEventLoop) -> None:
+        """srun's standard input, read in a thread (a terminal or a file alike), handed to
+        the loop chunk by chunk; an empty chunk is its end."""
+        while True:
+            try:
+                chunk = os.read(0, step_io.MAX_PAYLOAD)
+            except OSError:  # no standard input at all
+                chunk = b""
+            try:
+                loop.call_soon_threadsafe(self._input, chunk)
+            except RuntimeError:  # srun is ending: its loop is closed
+                return
+            if not chunk:
+                return
+
+    def _input(self, chunk: bytes) -> None:
+        if chunk:
+            self.input.append(chunk)
+        self.input_done = not chunk
+        frame = step_io.pack(step_io.IN, step_io.NO_TASK, chunk)
+        for writer in self.writers:
+            if not writer.is_closing():
+                writer.write(frame)
 
     def _check_done(self) -> None:
         if len(self.exits) >= self.ntasks and self.open == 0:
@@ -239,6 +271,10 @@ class Session:
         try:
             node = await self._handshake(reader, writer, frames)
             self.connected.add(node)
+            if self.forward_input:
+                for chunk in [*self.input, *([b""] if self.input_done else [])]:
+                    writer.write(step_io.pack(step_io.IN, step_io.NO_TASK, chunk))
+                self.writers.append(writer)
             while data := await reader.read(1 << 16):
                 for kind, task, payload in frames.feed(data):
                     self._frame(node, kind, task, payload)

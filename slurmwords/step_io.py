@@ -10,7 +10,8 @@ the agents' handshake does (HMAC-SHA256 over both nonces, domain-separated):
 3. agent → srun  AUTH   {"proof": HMAC(K, "fsched-step-io"|Ns|Na|job.step|node)}
 
 Then the agent sends OUT/ERR frames (a task's bytes, in the order it wrote them) and one
-EXIT frame per task; srun may send SIGNAL frames. A frame: kind (1 byte), task id
+EXIT frame per task; srun sends IN frames, its own standard input for every task of the
+node (an empty one is its end), as srun's default ``--input=all``. A frame: kind (1 byte), task id
 (4 bytes), length (4 bytes), payload; all big-endian.
 """
 
@@ -23,8 +24,8 @@ import secrets
 import struct
 from typing import Any
 
-HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT = 1, 2, 3, 4, 5, 6
-KINDS = frozenset({HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT})
+HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT, IN = 1, 2, 3, 4, 5, 6, 7
+KINDS = frozenset({HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT, IN})
 HEADER = struct.Struct("!BII")
 EXIT_BODY = struct.Struct("!ii")  # exit code, signal (0: none)
 MAX_PAYLOAD = 1 << 16

@@ -24,6 +24,7 @@ echo "srun exit=$?"
 {fsched} srun -n 2 -o '{out}/task-%j.%s.%t.out' bash -c 'echo task $SLURM_PROCID of step $SLURM_STEP_ID'
 {fsched} srun -n 2 -K bash -c 'if [ $SLURM_PROCID = 1 ]; then exit 2; fi; exec sleep 60'
 echo "kill-on-bad-exit=$?"
+printf 'line one\nline two\n' | {fsched} srun -n 2 -l cat
 {fsched} srun -n 4 sleep 3 &
 sleep 1
 {fsched} srun -n 1 echo after the busy step
@@ -75,10 +76,14 @@ def test_two_node_batch_job_runs_labelled_steps_on_both_nodes(cluster, tmp_path)
         assert (tmp_path / f"task-{job_id}.3.{task}.out").read_text() == f"task {task} of step 3\n"
     assert f"srun: Terminating StepId={job_id}.4" in text and "kill-on-bad-exit=0" not in text, text
     waited = f"srun: Job {job_id} step creation temporarily disabled, retrying (Requested nodes are busy)"
-    assert waited in lines and f"srun: Step created for StepId={job_id}.6" in lines, text
-    assert lines.index(f"srun: Step created for StepId={job_id}.6") < lines.index("after the busy step"), text
+    assert waited in lines and f"srun: Step created for StepId={job_id}.7" in lines, text
+    assert lines.index(f"srun: Step created for StepId={job_id}.7") < lines.index("after the busy step"), text
+    # srun's own standard input reaches every task (srun's default --input=all).
+    assert sorted(line for line in lines if "line " in line) == [
+        "0: line one", "0: line two", "1: line one", "1: line two"
+    ], text  # fmt: skip
     steps = _sacct_steps(cluster, job_id)
-    assert [*steps] == [f"{job_id}.batch", *(f"{job_id}.{i}" for i in range(7))], steps
+    assert [*steps] == [f"{job_id}.batch", *(f"{job_id}.{i}" for i in range(8))], steps
     assert steps[f"{job_id}.0"] == ["hostname", "COMPLETED", "0:0", "2"], steps
     assert steps[f"{job_id}.2"] == ["bash", "FAILED", "4:0", "2"], steps
 
