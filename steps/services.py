@@ -6,6 +6,7 @@ tasks' output, which flows from the agents to srun directly.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import signal as signals
@@ -90,6 +91,11 @@ def _environment(data: Mapping[str, Any]) -> dict[str, str]:
 
 def _io(data: Mapping[str, Any]) -> tuple[str, int, str]:
     host = _text(data, "io_host", limit=255, required=True)
+    try:
+        # An address, as srun reads it off its own socket: the agents connect to nothing else.
+        ipaddress.ip_address(str(host))
+    except ValueError:
+        raise ServiceError("io_host must be an IP address", field="io_host") from None
     port = _int(data, "io_port", low=1, high=65535)
     key = data.get("io_key")
     if port is None:

@@ -104,6 +104,8 @@ def test_only_the_job_s_user_or_an_operator_runs_a_step_and_only_in_a_running_jo
     assert bad.status_code == 400 and bad.json()["field"] == "argv"
     bad = api("alice").post(f"/api/jobs/{job.id}/steps/", body(io_key="nothex"), format="json")
     assert bad.status_code == 400 and bad.json()["field"] == "io_key"
+    bad = api("alice").post(f"/api/jobs/{job.id}/steps/", body(io_host="intranet.example"), format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "io_host"
     too_many = api("alice").post(f"/api/jobs/{job.id}/steps/", body(ntasks=9), format="json")
     assert too_many.json()["error"] == "More processors requested than permitted"
     Job.objects.filter(pk=job.id).update(state="COMPLETED")
