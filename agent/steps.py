@@ -193,6 +193,7 @@ class StepRunner:
                 node=msg.node, ntasks=msg.ntasks, node_list=msg.node_list, num_nodes=msg.num_nodes,
                 tasks_per_node=msg.tasks_per_node, cpus_per_task=msg.cpus_per_task,
             ))  # fmt: skip
+            env["SLURM_LAUNCH_NODE_IPADDR"] = msg.io_host  # where srun runs, as Slurm sets it
             # Each task its own slice of the step's CPUs when there are enough, else all of them.
             ids = msg.cpu_ids
             if len(ids) >= local * cpt:

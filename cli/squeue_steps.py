@@ -80,6 +80,12 @@ def main(client, ns) -> int:
     except ApiError as exc:
         sys.stderr.write(f"slurm_load_job_steps error: {exc.message}\n")
         return 1
+    if ns.json:
+        import json  # noqa: PLC0415 - only --json output pays for it
+
+        json.dump({"steps": selected(steps, ns)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
     try:
         lines = format_steps(selected(steps, ns), ns.format or STEP_FORMAT, header=not ns.noheader,
                              now=datetime.now(UTC))  # fmt: skip

@@ -342,7 +342,9 @@ def step_done(*, nodes: list[str], msg: dict[str, Any], now: datetime | None = N
 def end_steps_of_ended_jobs(now: datetime) -> int:
     """The running steps of jobs that are no longer running end with them, CANCELLED, and
     their tasks are killed (Slurm ends a job's steps with the job)."""
-    ended = list(Step.objects.select_for_update().filter(state=RUNNING).exclude(job__state__in=LIVE_JOB))
+    # The steps' rows alone: the jobs' are this transaction's already (docs/locking.md).
+    running = Step.objects.select_for_update(of=("self",)).filter(state=RUNNING)
+    ended = list(running.exclude(job__state__in=LIVE_JOB))
     for step in ended:
         step.state, step.end_time = CANCELLED, now
         _signal_nodes(step, "KILL")
