@@ -44,6 +44,14 @@ CONNECT_TIMEOUT = 10.0
 READ_SIZE = 1 << 16
 
 
+class ExecFailed(LaunchError):
+    """A task's command could not be exec'd: its exit code is the errno, as slurmstepd's."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 @dataclass
 class Task:
     task: int
@@ -116,11 +124,14 @@ class StepRunner:
                 exit_code, sig = await self._run_tasks(step, reader, writer)
             except LaunchError as exc:
                 error = str(exc)
-                exit_code = 1
+                # slurmstepd's task that cannot exec exits with the errno (2: not found).
+                exit_code = exc.code if isinstance(exc, ExecFailed) else 1
                 text = f"slurmstepd: error: {msg.node}: StepId={name}: {error}\n".encode()
+                started = {t.task for t in step.tasks}  # killed, their exits already sent
                 for task in msg.tasks:
-                    writer.write(step_io.pack(step_io.ERR, task, text))
-                    writer.write(step_io.pack_exit(task, exit_code, 0))
+                    if task not in started:
+                        writer.write(step_io.pack(step_io.ERR, task, text))
+                        writer.write(step_io.pack_exit(task, exit_code, 0))
             await writer.drain()
         except (OSError, EOFError, step_io.FrameError, TimeoutError, asyncio.IncompleteReadError) as exc:
             error = error or f"cannot reach srun at {msg.io_host}:{msg.io_port}: {exc}"
@@ -182,10 +193,38 @@ class StepRunner:
         work_dir = msg.work_dir or "/"
         with effective(account):
             _check_work_dir(work_dir)
+        pumps: list[asyncio.Task[None]] = []
+        try:
+            self._spawn_all(step, account, job, work_dir, writer, pumps)
+        except LaunchError:
+            for t in step.tasks:  # a step starts whole or not at all
+                _signal_task(t, signal.SIGKILL)
+            await asyncio.gather(*pumps, return_exceptions=True)
+            raise
+        feeder = asyncio.create_task(self._feed(step, reader))
+        try:
+            await asyncio.gather(*pumps)
+        finally:
+            feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await feeder
+        worst = max((t.exit_code for t in step.tasks), default=0)
+        sig = next((t.signal for t in step.tasks if t.signal), 0)
+        return worst, sig
+
+    def _spawn_all(  # noqa: PLR0917 - the step's facts, from its one caller
+        self,
+        step: RunningStep,
+        account: Account,
+        job: dict[str, Any],
+        work_dir: str,
+        writer: asyncio.StreamWriter,
+        pumps: list[asyncio.Task[None]],
+    ) -> None:
+        msg = step.msg
         count = max(int(msg.job.get("cpus_on_node") or 1), 1)
         cpt = max(msg.cpus_per_task or 1, 1)
         local = len(msg.tasks)
-        pumps: list[asyncio.Task[None]] = []
         for i, task in enumerate(msg.tasks):
             env = job_environment(job, account)
             env.update(step_layout.step_task_env(
@@ -204,16 +243,6 @@ class StepRunner:
             for sig in step.signals:
                 _signal_task(t, sig)
             pumps.append(asyncio.create_task(self._pump(t, writer)))
-        feeder = asyncio.create_task(self._feed(step, reader))
-        try:
-            await asyncio.gather(*pumps)
-        finally:
-            feeder.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await feeder
-        worst = max((t.exit_code for t in step.tasks), default=0)
-        sig = next((t.signal for t in step.tasks if t.signal), 0)
-        return worst, sig
 
     def _spawn(  # noqa: PLR0917 - one task's facts, from one caller
         self,
@@ -272,8 +301,9 @@ class StepRunner:
                     **ids,
                 )
             except (OSError, ValueError) as exc:
-                raise LaunchError(
-                    f"execve(): {msg.argv[0]}: {getattr(exc, 'strerror', None) or exc}"
+                why = getattr(exc, "strerror", None) or exc
+                raise ExecFailed(
+                    f"execve(): {msg.argv[0]}: {why}", getattr(exc, "errno", None) or 1
                 ) from None
             finally:
                 if saved is not None:

@@ -5,6 +5,7 @@ and exit reach srun, and a stranger's key starts nothing."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import os
 import pwd
@@ -72,3 +73,29 @@ def test_a_listener_without_the_key_gets_nothing_and_no_task_starts(tmp_path) ->
     assert out == b""
     assert len(emitted) == 1 and isinstance(emitted[0], am.StepDone)
     assert "srun failed to prove the step's key" in emitted[0].error and emitted[0].exit_code == 1
+
+
+def test_a_command_that_cannot_be_exec_d_fails_every_task_as_slurmstepd_does(tmp_path) -> None:
+    async def go():
+        key = step_io.new_key()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        step = {"step_id": 0, "num_tasks": 2, "nodes": [{"name": NODE, "tasks": [0, 1]}]}
+        session = Session(None, 5, step, key, {"input": "none"})
+        out, err = io.BytesIO(), io.BytesIO()
+        session.out = step_output.TaskOutput(out, err, ntasks=2, label=False)
+        emitted: list[am.Message] = []
+        runner = StepRunner([NODE], Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
+                            clock=lambda: 1.0, root_jobs=True)  # fmt: skip
+        missing = str(tmp_path / "no-such-command")
+        msg = dataclasses.replace(launch(sock.getsockname()[1], key, tmp_path), argv=[missing])
+        runner.launch(msg)
+        status = await asyncio.wait_for(session.run(sock), 20)
+        return status, err.getvalue(), emitted
+
+    status, err, emitted = asyncio.run(go())
+    assert status == 2  # ENOENT, as slurmstepd's failed execve()
+    assert err.count(b"slurmstepd: error: node01: StepId=5.0: execve(): ") == 2
+    assert b"No such file or directory" in err
+    assert emitted[0].exit_code == 2 and "execve()" in emitted[0].error
