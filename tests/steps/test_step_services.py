@@ -181,3 +181,10 @@ def test_a_step_waits_until_the_batch_script_runs(demo, users, api) -> None:
     assert early.status_code == 409 and early.json()["error"] == "Job is not launched yet"
     agents.job_started(job_id=job.id, node=job.batch_host, run=job.restart_count)
     assert api("alice").post(f"/api/jobs/{job.id}/steps/", body(), format="json").status_code == 201
+
+
+def test_step_ids_out_of_range_are_not_found(demo, users, api) -> None:
+    job = running_job(users["alice"])
+    huge = 10**25
+    assert api("alice").get(f"/api/jobs/{job.id}/steps/{huge}/").status_code == 404
+    assert api("alice").post(f"/api/jobs/{job.id}/steps/{huge}/cancel/", {}, format="json").status_code == 404
