@@ -94,10 +94,16 @@ def _err(text: str) -> None:
     sys.stderr.flush()
 
 
-def create(client: Any, job_id: int, body: dict[str, Any]) -> dict[str, Any]:
-    """POST the step, waiting as srun does while the job's other steps hold its CPUs."""
+def create(
+    client: Any, job_id: int, body: dict[str, Any], interrupts: list[float] | None = None
+) -> dict[str, Any]:
+    """POST the step, waiting as srun does while the job's other steps hold its CPUs; two
+    Ctrl-C within a second meanwhile give up (``interrupts``: their times)."""
     waited = False
+    interrupts = [] if interrupts is None else interrupts
     while True:
+        if len(interrupts) >= 2 and interrupts[-1] - interrupts[-2] <= SECOND_INTERRUPT:
+            raise KeyboardInterrupt
         try:
             step = client.post(f"/api/jobs/{job_id}/steps/", body)
         except ApiError as exc:
@@ -136,14 +142,20 @@ def run_step(client: Any, job_id: int, opts: Any, command: list[str]) -> int:
     sock.listen(1024)  # the agents may connect as soon as the step is committed
     key = step_io.new_key()
     try:
+        # From here on Ctrl-C is srun's (below, once the step exists): one arriving before is
+        # kept and heard then, rather than killing srun with the step just created.
+        interrupts: list[float] = []
+        previous = signal.signal(signal.SIGINT, lambda *_: interrupts.append(time.monotonic()))
         try:
             body = step_request(opts, command, host, sock.getsockname()[1], key)
-            step = create(client, job_id, body)
+            step = create(client, job_id, body, interrupts)
         except CliError as exc:
             _err(f"srun: error: {exc}")
             return 1
+        finally:
+            signal.signal(signal.SIGINT, previous)
         session = Session(client, job_id, step, key, opts)
-        return asyncio.run(session.run(sock))
+        return asyncio.run(session.run(sock, interrupts))
     finally:
         sock.close()
 
@@ -188,12 +200,14 @@ class Session:
                 return await loop.run_in_executor(None, self.client.get, path)
             return await loop.run_in_executor(None, self.client.post, path, body)
 
-    async def run(self, sock: socket.socket) -> int:
+    async def run(self, sock: socket.socket, interrupts: list[float] | None = None) -> int:
         loop = asyncio.get_running_loop()
         server = await asyncio.start_server(self._serve, sock=sock)
         if self.forward_input:
             threading.Thread(target=self._read_input, args=(loop,), daemon=True).start()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        for when in interrupts or ():  # those that came while the step was being created
+            self._interrupt(when)
         poller = asyncio.create_task(self._poll())
         try:
             await self.done.wait()
@@ -344,10 +358,10 @@ class Session:
         with contextlib.suppress(CliError):
             await self._call("post", f"/api/jobs/{self.job_id}/steps/{self.step_id}/cancel/", body)
 
-    def _interrupt(self) -> None:
+    def _interrupt(self, now: float | None = None) -> None:
         """srun's Ctrl-C: the first prints the tasks' states, a second within a second
         forwards SIGINT to the tasks and cancels the step."""
-        now = time.monotonic()
+        now = time.monotonic() if now is None else now
         loop = asyncio.get_running_loop()
         if now - self.last_interrupt > SECOND_INTERRUPT:
             self.last_interrupt = now

@@ -114,7 +114,7 @@ def test_ctrl_c_twice_cancels_the_step_and_the_job_shows_it(cluster, tmp_path):
         assert "sleep" in out, out
         shown = cluster.cli("scontrol", "show", "step", f"{job_id}.0").stdout
         assert f"StepId={job_id}.0 " in shown and "State=RUNNING" in shown and "Tasks=2" in shown, shown
-        time.sleep(0.5)  # the tasks have started and srun's handler is in place
+        time.sleep(0.5)  # the tasks have started (a Ctrl-C before would be kept for the step)
         srun.send_signal(signal.SIGINT)
         time.sleep(0.3)
         srun.send_signal(signal.SIGINT)
