@@ -30,7 +30,7 @@ def step_data(step: Step, job: Job) -> dict[str, Any]:
         "job_id": job.id,
         "step_id": step.step_id,
         "name": step.name,
-        "state": step.state,
+        "state": services.shown_state(step),
         "exit_code": step.exit_code,
         "exit_signal": step.exit_signal,
         "user": job.user,

@@ -29,11 +29,11 @@ class StepsExtension(ClusterExtension):
                 job_steps.srun_step(
                     step_id=s.step_id,
                     name=s.name,
-                    state=s.state,
+                    state=services.shown_state(s),
                     exit_code=s.exit_code,
                     exit_signal=s.exit_signal,
                     start=s.start_time,
-                    end=s.end_time,
+                    end=s.end_time or (s.job.end_time if services.shown_state(s) != s.state else None),
                     nnodes=s.num_nodes,
                     ntasks=s.num_tasks,
                     cpus=s.num_tasks * s.cpus_per_task,

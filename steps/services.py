@@ -352,8 +352,17 @@ def end_steps_of_ended_jobs(now: datetime) -> int:
     return len(ended)
 
 
+def shown_state(step: Step) -> str:
+    """A step still RUNNING in its row whose job has ended by a path that frees no nodes
+    (a node failure) ended with it: CANCELLED, as the job's end would have recorded it."""
+    if step.state == RUNNING and step.job.state not in LIVE_JOB:
+        return CANCELLED
+    return step.state
+
+
 def steps_of(job_ids: Iterable[int]) -> dict[int, list[Step]]:
     out: dict[int, list[Step]] = {}
-    for step in Step.objects.filter(job_id__in=list(job_ids)).order_by("job_id", "step_id"):
+    rows = Step.objects.filter(job_id__in=list(job_ids)).select_related("job").order_by("job_id", "step_id")
+    for step in rows:
         out.setdefault(step.job_id, []).append(step)
     return out

@@ -188,3 +188,15 @@ def test_step_ids_out_of_range_are_not_found(demo, users, api) -> None:
     huge = 10**25
     assert api("alice").get(f"/api/jobs/{job.id}/steps/{huge}/").status_code == 404
     assert api("alice").post(f"/api/jobs/{job.id}/steps/{huge}/cancel/", {}, format="json").status_code == 404
+
+
+def test_a_step_of_a_job_that_failed_with_its_node_is_shown_cancelled(demo, users) -> None:
+    job = running_job(users["alice"])
+    services.create_step(actor=users["alice"], job_id=job.id, data=body(ntasks=2))
+    Job.objects.filter(pk=job.id).update(state="NODE_FAIL", end_time=timezone.now())  # no nodes freed
+    rows, _ = accounting.accounting_jobs(
+        viewer=users["alice"], filters=accounting.Filters(job_ids=Q(pk=job.id)), after=0, limit=10,
+        now=timezone.now(),
+    )  # fmt: skip
+    step = rows[0]["steps"][1]
+    assert (step["state"], step["end_time"] is not None) == ("CANCELLED", True)
