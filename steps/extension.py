@@ -23,6 +23,10 @@ class StepsExtension(ClusterExtension):
         # Called in the transaction that ended the jobs: their steps end with them.
         services.end_steps_of_ended_jobs(now)
 
+    def job_signalled(self, job: Any, signal: str) -> None:
+        # Slurm suspends and signals a job's steps on every node, not only its batch script.
+        services.signal_job_steps(job.id, signal)
+
     def job_steps(self, job_ids: Sequence[int], now: datetime) -> Mapping[int, Sequence[Any]]:
         return {
             job_id: [

@@ -301,6 +301,15 @@ def _signal_name(signal: object) -> str:
     return sig.name.removeprefix("SIG")
 
 
+def signal_job_steps(job_id: int, signal: str) -> int:
+    """The job's running steps get ``signal`` on each of their nodes (a suspend's STOP, a
+    resume's CONT, ``scancel -s``), in the caller's transaction."""
+    running = list(Step.objects.filter(job_id=job_id, state=RUNNING))
+    for step in running:
+        _signal_nodes(step, signal)
+    return len(running)
+
+
 def step_done(*, nodes: list[str], msg: dict[str, Any], now: datetime | None = None) -> None:
     """An agent's ``step_done``: the step ends once all its nodes have reported.
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from cluster import accounting, publish
 from cluster.models import Job
 from cluster.services import agents
-from cluster.services.jobs import job_submit
+from cluster.services.jobs import job_resume, job_submit, job_suspend
 from cluster.services.scheduling import schedule_pass
 from steps import services
 from steps.models import Step
@@ -200,3 +200,18 @@ def test_a_step_of_a_job_that_failed_with_its_node_is_shown_cancelled(demo, user
     )  # fmt: skip
     step = rows[0]["steps"][1]
     assert (step["state"], step["end_time"] is not None) == ("CANCELLED", True)
+
+
+def test_suspend_and_resume_stop_and_continue_the_steps_on_every_node(
+    demo, users, django_capture_on_commit_callbacks
+) -> None:
+    job = running_job(users["alice"])
+    step = services.create_step(actor=users["alice"], job_id=job.id, data=body(ntasks=4))
+    listener = Listener(*job.alloc)
+    with django_capture_on_commit_callbacks(execute=True):
+        job_suspend(actor=users["admin"], job_id=job.id)
+    with django_capture_on_commit_callbacks(execute=True):
+        job_resume(actor=users["admin"], job_id=job.id)
+    sent = [(p["node"], p["signal"]) for p in listener.payloads() if p["type"] == "step_signal"]
+    nodes = [n for n, _t, _c in step.layout]
+    assert sorted(sent) == sorted([(n, "STOP") for n in nodes] + [(n, "CONT") for n in nodes])
