@@ -18,6 +18,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from cli import step_output
@@ -69,12 +70,36 @@ def stream_target(opts: Any, name: str) -> str | None:
     return str(value)
 
 
+def _env_count(environ: Mapping[str, str], *names: str) -> int | None:
+    for name in names:
+        value = environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return None
+
+
+def shape(opts: Any, environ: Mapping[str, str]) -> dict[str, int | None]:
+    """The step's counts: the command line's, else srun's input environment variables, as
+    Slurm's srun reads them (srun(1), "INPUT ENVIRONMENT VARIABLES"): inside a batch job
+    ``srun hostname`` runs the job's SLURM_NTASKS tasks over its SLURM_NNODES nodes.
+    Nodes inherited from the job never outnumber the tasks (Slurm sets nnodes to the
+    task count then)."""
+    ntasks = _opt(opts, "ntasks") or _env_count(environ, "SLURM_NTASKS", "SLURM_NPROCS")
+    nodes = _min_nodes(_opt(opts, "nodes"))
+    if nodes is None:
+        nodes = _env_count(environ, "SLURM_NNODES")
+        if nodes is not None and ntasks is not None:
+            nodes = min(nodes, ntasks)
+    per_node = _opt(opts, "ntasks_per_node")
+    if per_node is None and _opt(opts, "ntasks") is None:
+        per_node = _env_count(environ, "SLURM_NTASKS_PER_NODE")
+    cpus = _opt(opts, "cpus_per_task") or _env_count(environ, "SRUN_CPUS_PER_TASK")
+    return {"ntasks": ntasks, "nodes": nodes, "ntasks_per_node": per_node, "cpus_per_task": cpus}
+
+
 def step_request(opts: Any, command: list[str], host: str, port: int, key: str) -> dict[str, Any]:
     return {
-        "ntasks": _opt(opts, "ntasks"),
-        "nodes": _min_nodes(_opt(opts, "nodes")),
-        "ntasks_per_node": _opt(opts, "ntasks_per_node"),
-        "cpus_per_task": _opt(opts, "cpus_per_task"),
+        **shape(opts, os.environ),
         "overlap": bool(_opt(opts, "overlap", False)),
         "argv": list(command),
         "environment": dict(os.environ),

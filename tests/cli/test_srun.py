@@ -78,3 +78,22 @@ def test_stream_modes_as_srun_reads_them() -> None:
     assert step_run.stream_target({"input": "in-%t"}, "input") == "in-%t"
     with pytest.raises(step_run.CliError, match="one task's stream"):
         step_run.stream_target({"output": "3"}, "output")
+
+
+def test_inside_a_batch_job_the_counts_default_to_the_job_s_as_slurm_s_srun_reads_them() -> None:
+    job_env = {"SLURM_NTASKS": "4", "SLURM_NNODES": "2", "SRUN_CPUS_PER_TASK": "2"}
+    assert step_run.shape({}, job_env) == {
+        "ntasks": 4,
+        "nodes": 2,
+        "ntasks_per_node": None,
+        "cpus_per_task": 2,
+    }
+    # The command line wins; nodes inherited never outnumber the tasks.
+    assert step_run.shape({"ntasks": 1}, job_env)["nodes"] == 1
+    assert step_run.shape({"ntasks": 1, "nodes": "2"}, job_env)["nodes"] == 2
+    assert step_run.shape({}, {}) == {
+        "ntasks": None,
+        "nodes": None,
+        "ntasks_per_node": None,
+        "cpus_per_task": None,
+    }
