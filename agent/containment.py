@@ -205,12 +205,18 @@ class Containment:
         job.cgroup = job.in_cgroup = bool(record.get("cgroup"))
         self.jobs[job_id] = job
 
-    def step_cpus(self, job_id: int, node: str, count: int) -> tuple[int, ...]:
+    def step_cpus(
+        self, job_id: int, node: str, count: int, which: Sequence[int] | None = None
+    ) -> tuple[int, ...]:
         """The host CPUs for a job step's tasks on ``node``: the job's own ids there, taken
-        now if the job has none on it yet (a node of the job other than its batch host).
+        now if the job has none on it yet (a node of the job other than its batch host);
+        ``which``: only those of them (indices into the job's ``count`` ids: a step's CPUs).
         The step's launcher binds its tasks to them and calls :meth:`release` once the job
         has nothing left on a node that is not its batch host."""
-        return cpusets.host_cpus(self.book.take(job_id, node, count), self.usable)
+        ids = self.book.take(job_id, node, count)
+        if which is not None:
+            ids = tuple(ids[i % len(ids)] for i in which) if ids else ids
+        return cpusets.host_cpus(ids, self.usable)
 
     def release(self, job_id: int) -> None:
         self.book.release(job_id)

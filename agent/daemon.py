@@ -46,6 +46,7 @@ from agent.power import PowerActions
 from agent.prolog import NodeHooks
 from agent.reboot import Reboots
 from agent.spool import Spool
+from agent.steps import StepRunner
 from load.core.indices import SAMPLE_INTERVAL
 from slurmwords import agent_messages as am
 
@@ -167,6 +168,9 @@ class Agent:
                 config.rules.prolog, cluster=config.rules.cluster_name, conf_file=config.rules.source
             ),
             api_url=api_url(config.controller),
+        )
+        self.steps = StepRunner(
+            self.node_names, self.jobs.containment, self._emit, clock=clock, root_jobs=config.rules.root_jobs
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)
@@ -551,6 +555,10 @@ class Agent:
                     self.reboots.run(msg)
                 case am.RunEpilog():
                     self.jobs.hooks.node_epilog(msg, self.jobs)
+                case am.StepLaunch():
+                    self.steps.launch(msg)
+                case am.StepSignal():
+                    self.steps.signal(msg)
                 case _:  # the protocol's, but not for now (a second challenge)
                     log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

@@ -42,6 +42,41 @@ def parse_job_ids(words: list[str]) -> list[int | str]:
     return ids
 
 
+def split_steps(words: list[str]) -> tuple[list[tuple[int, int]], list[str]]:
+    """``12.0`` (also in comma lists): the steps ``scancel JOBID.STEP`` ends, the job kept;
+    and the other ids, for :func:`parse_job_ids`."""
+    steps: list[tuple[int, int]] = []
+    jobs: list[str] = []
+    for word in words:
+        for item in _split(word):
+            if "." not in item:
+                jobs.append(item)
+                continue
+            job, _, step = item.partition(".")
+            if not job.isdigit() or not step.isdigit():
+                raise ValueError(item)
+            steps.append((int(job), int(step)))
+    return steps, jobs
+
+
+def cancel_steps(client, steps: list[tuple[int, int]], signal: str | None) -> bool:
+    """Cancel (or signal, with -s) each step; True if any failed, each failure printed."""
+    from cli.client import ApiError  # noqa: PLC0415
+
+    failed = False
+    for job, step in steps:
+        path = f"/api/jobs/{job}/steps/{step}/"
+        try:
+            if signal:
+                client.post(path + "signal/", {"signal": signal})
+            else:
+                client.post(path + "cancel/", {})
+        except ApiError as exc:
+            sys.stderr.write(f"{PROG}: error: Kill job error on job step id {job}.{step}: {exc.message}\n")
+            failed = True
+    return failed
+
+
 def _split(word: str) -> list[str]:
     """Split on commas outside ``[...]`` (``12_[1,3],14``)."""
     parts, depth, current = [], 0, ""
@@ -130,7 +165,8 @@ def main(argv: list[str]) -> int:
         sys.stdout.write("slurm 23.11.0 (fsched)\n")
         return 0
     try:
-        job_ids = parse_job_ids(ns.job_ids)
+        steps, job_words = split_steps(ns.job_ids)
+        job_ids = parse_job_ids(job_words)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: Invalid job id {exc}\n")
         return 1
@@ -138,6 +174,10 @@ def main(argv: list[str]) -> int:
 
     if ns.me:
         ns.user = current_user()
+    if steps:
+        failed = cancel_steps(Client(), steps, normalize_signal(ns.signal))
+        if not job_ids:
+            return 1 if failed else 0
     if not job_ids and not any((ns.user, ns.partition, ns.name, ns.account, ns.qos, ns.state)):
         sys.stderr.write(f"{PROG}: error: No job identification provided\n")
         return 1

@@ -580,7 +580,14 @@ SHOW: dict[str, Callable[..., int]] = {
     "node": show_node,
     "partition": show_partition,
     "config": show_config,
+    "step": lambda client, name, opts: _show_step(client, name, opts),  # noqa: PLW0108 - defined below
 }
+
+
+def _show_step(client, name: str | None, opts: Opts) -> int:
+    from cli.scontrol_steps import show_step  # noqa: PLC0415 - only show step pays for it
+
+    return show_step(client, name, opts, _print_records)
 
 
 def lookup(table: dict, word: str) -> str | None:

@@ -242,6 +242,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-q", "--qos"), "qos", str, "qos(s)", "comma separated list of qos's to view"),
     (("-r", "--array"), "array", "store_true", None, "display one job array element per line"),
     (("-S", "--sort"), "sort", str, "fields", "comma separated list of fields to sort on"),
+    (("-s", "--steps"), "steps", "store_true", None, "show only job steps"),
     (("-t", "--states"), "states", str, "state(s)", "comma separated list of states to view"),
     (("-u", "--user"), "user", str, "user_name(s)", "comma separated list of users to view"),
     (("-V", "--version"), "version", "store_true", None, "output version information and exit"),
@@ -305,6 +306,10 @@ def main(argv: list[str]) -> int:
 
     if ns.me:
         ns.user = current_user()
+    if ns.steps:
+        from cli import squeue_steps  # noqa: PLC0415 - only -s pays for it
+
+        return squeue_steps.main(Client(), ns)
     fmt = ns.format or (LONG_FORMAT if ns.long else DEFAULT_FORMAT)
     try:
         if ns.format_long is not None:

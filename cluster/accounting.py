@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from cluster import visibility
+from cluster import extensions, visibility
 from cluster.core import job_steps
 from cluster.core.gres import job_gres_tres
 from cluster.core.states import FINISHED_JOB_STATES, JobState
@@ -78,6 +78,7 @@ def accounting_jobs(
     rows = rows[:limit]
     cancellers = _cancellers([j.id for j in rows if j.state == JobState.CANCELLED])
     out = [_job(job, viewer, cancellers, now) for job in rows]
+    _add_srun_steps(out, now)
     return out, (rows[-1].id if more and rows else None)
 
 
@@ -214,6 +215,15 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime) -> di
         "total_cpu_secs": total_cpu,
         "steps": [_step(s) for s in job_steps.job_steps(facts, now)],
     }
+
+
+def _add_srun_steps(out: list[dict[str, Any]], now: datetime) -> None:
+    """Each job's srun steps after its batch step, from the extensions that keep them."""
+    ids = [j["job_id"] for j in out]
+    for ext in extensions.active():
+        found = ext.job_steps(ids, now) if ids else {}
+        for j in out:
+            j["steps"] += [_step(s) for s in found.get(j["job_id"], ())]
 
 
 def _node_count(job: Job) -> int:

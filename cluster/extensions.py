@@ -353,6 +353,16 @@ class ClusterExtension:
     def cycles(self) -> Sequence[Cycle]:
         return ()
 
+    def job_signalled(self, job: Any, signal: str) -> None:
+        """The job's batch script was sent ``signal`` (``STOP``/``CONT`` of a suspend or a
+        resume, ``scancel -s``), in the transaction that decided it: what else runs for the
+        job (srun's steps, on all its nodes) is to get it too."""
+
+    def job_steps(self, job_ids: Sequence[int], now: datetime) -> Mapping[int, Sequence[Any]]:
+        """The steps srun started (cluster.core.job_steps.Step each), listed after a job's
+        batch step by accounting (sacct's ``N.0``, ``N.1`` ...)."""
+        return {}
+
     def agent_messages(self) -> Mapping[str, AgentHandler]:
         """Agent message types this extension handles, by their ``type``."""
         return {}
@@ -538,6 +548,11 @@ def metric_samples() -> list[Sample]:
 
 def overview_panels() -> list[OverviewPanel]:
     return [panel for ext in active() for panel in ext.overview_panels()]
+
+
+def job_signalled(job: Any, signal: str) -> None:
+    for ext in active():
+        ext.job_signalled(job, signal)
 
 
 def agent_handler(kind: str) -> AgentHandler | None:

@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "power",
     "limits",
     "load",
+    "steps",
     "reports",
     "cycles",
     "guides",
@@ -181,7 +182,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # entry is the name an app registers, or the dotted path of a ClusterExtension class.
 FSCHED_EXTENSIONS = [
     "reservations", "licenses", "limits", "arrays", "gres", "hres", "power", "load", "reports",
-    "job_submit",
+    "job_submit", "steps",
 ]  # fmt: skip
 
 # How often the cycles run when nothing triggers them (seconds).

@@ -25,6 +25,7 @@ urlpatterns = [
     # The extensions' routes under /api/, beside the core's.
     path("api/licenses/", LicenseList.as_view()),
     path("api/hres/", HresUpdate.as_view()),
+    path("api/", include("steps.urls")),
     path("api/", include("cluster.api.urls")),
     # Slurm's REST path for HRES updates (Slurm's hres.html, "Runtime Updates"), token auth.
     path("slurm/v0.0.46/hres/", HresUpdate.as_view()),

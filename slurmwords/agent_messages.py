@@ -56,6 +56,9 @@ __all__ = [
     "Signal",
     "Started",
     "StartedBatch",
+    "StepDone",
+    "StepLaunch",
+    "StepSignal",
     "decode",
 ]
 
@@ -428,6 +431,70 @@ class RunEpilog(Message):
     job: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class StepLaunch(Message):
+    """Start ``node``'s share of a job step's tasks (srun inside an allocation, docs/steps.md).
+
+    ``tasks``: their global ids (SLURM_PROCID), ``cpu_ids``: which of the job's CPUs on the
+    node (0 .. cpus_on_node-1) the step holds; ``io_*``: where srun listens and the step's
+    key, proved, never sent, when the agent connects (slurmwords/step_io.py). ``job``: what
+    the tasks' SLURM_JOB_* are made of (the keys of a launch's job, without the script).
+    """
+
+    TYPE = "step_launch"
+    job_id: int
+    step_id: int
+    node: str
+    node_index: int
+    tasks: list[int]
+    cpu_ids: list[int]
+    ntasks: int
+    node_list: str
+    num_nodes: int
+    tasks_per_node: str
+    argv: list[str]
+    environment: dict[str, str]
+    work_dir: str
+    job: dict[str, Any]
+    io_host: str
+    io_port: int
+    io_key: str
+    cpus_per_task: int | None = None
+    std_out: str | None = None
+    std_err: str | None = None
+    std_in: str | None = None
+
+    def check(self, kind: str) -> None:
+        if not self.argv:
+            raise MessageError(kind, "argv", "is empty")
+
+
+@dataclass(frozen=True)
+class StepSignal(Message):
+    """Signal a step's tasks on ``node`` (scancel JOBID.STEP, srun's Ctrl-C, the job's end)."""
+
+    TYPE = "step_signal"
+    job_id: int
+    step_id: int
+    node: str
+    signal: str
+
+
+@dataclass(frozen=True)
+class StepDone(Message):
+    """A step's tasks on ``node`` have all ended: the highest exit code, the signal that
+    ended a task (0: none), ``error`` when they could not start."""
+
+    TYPE = "step_done"
+    job_id: int
+    step_id: int
+    node: str
+    exit_code: int
+    signal: int
+    time: float
+    error: str = ""
+
+
 def _by_type(*classes: type[Message]) -> dict[str, type[Message]]:
     return {cls.TYPE: cls for cls in classes}
 
@@ -446,9 +513,10 @@ AGENT_MESSAGES = _by_type(
     PowerActionDone,
     RebootDone,
     PrologEpilog,
+    StepDone,
 )
 CONTROLLER_MESSAGES = _by_type(
-    Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot, RunEpilog
+    Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot, RunEpilog, StepLaunch, StepSignal
 )
 REGISTRY = {**AGENT_MESSAGES, **CONTROLLER_MESSAGES}
 

@@ -40,6 +40,9 @@ class PatternFields:
     array_job_id: int | None = None
     array_task_id: int | None = None
     step_id: int | None = None
+    # A step's task and node (srun -o/-e/-i, expanded per task on its node); 0 for batch.
+    task_id: int = 0
+    node_id: int = 0
 
 
 def _value(spec: str, width: int, f: PatternFields) -> str:
@@ -57,8 +60,8 @@ def _value(spec: str, width: int, f: PatternFields) -> str:
         return str(f.job_id).zfill(width) + step
     if spec == "s":
         return "batch" if f.step_id is None else str(f.step_id).zfill(width)
-    if spec in "nt":  # a batch job's only node and task are number 0
-        return "0"
+    if spec in "nt":  # a batch job's only node and task are number 0; never padded
+        return str(f.node_id if spec == "n" else f.task_id)
     return {"N": f.node, "u": f.user, "x": f.name}[spec]
 
 

@@ -1,9 +1,9 @@
 """A job's steps as accounting shows them (``sacct``'s ``N.batch`` lines), derived from the job.
 
-Pure (no Django, no clock: ``now`` is a parameter).  Today a job's only step is its batch
-script, step ``batch``, whose start, end, node and exit are the job's own.  Steps started by
-``srun`` (``N.0``, ``N.1`` ...) are to be listed after it by the same shape: a step is a
-:class:`Step`, and a job's steps are a list of them.  ``N.extern`` is not listed: Slurm
+Pure (no Django, no clock: ``now`` is a parameter).  The batch script is step ``batch``,
+whose start, end, node and exit are the job's own.  Steps started by ``srun`` (``N.0``,
+``N.1`` ...; the steps app keeps them) are listed after it by the same shape
+(:func:`srun_step`).  ``N.extern`` is not listed: Slurm
 makes that step only with ``PrologFlags=Contain``.
 """
 
@@ -102,6 +102,41 @@ def job_steps(job: JobFacts, now: datetime) -> list[Step]:
     """Every step of the job, in sacct's order (batch first)."""
     batch = batch_step(job, now)
     return [batch] if batch is not None else []
+
+
+def srun_step(
+    *,
+    step_id: int,
+    name: str,
+    state: str,
+    exit_code: int,
+    exit_signal: int,
+    start: datetime | None,
+    end: datetime | None,
+    nnodes: int,
+    ntasks: int,
+    cpus: int,
+    node_list: str,
+    now: datetime,
+) -> Step:
+    """A step srun started, as sacct lists it (``N.0``): its own nodes, tasks and CPUs."""
+    return Step(
+        step_id=str(step_id),
+        name=name,
+        state=state,
+        exit_code=exit_code,
+        exit_signal=exit_signal,
+        start=start,
+        end=end,
+        elapsed=elapsed_seconds(start, end, 0, now),
+        nnodes=nnodes,
+        ntasks=ntasks,
+        alloc_cpus=cpus,
+        alloc_tres=tres_text(cpus=cpus, mem_mb=0, nodes=nnodes, billing=False).replace(",mem=0M", ""),
+        node_list=node_list,
+        max_rss_kb=None,
+        total_cpu_secs=None,
+    )
 
 
 def tres_text(

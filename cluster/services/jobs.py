@@ -785,6 +785,7 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
         if job.state not in HOLDING_JOB_STATES:
             raise ServiceError("Job is pending execution")
         publish.to_agent(job.batch_host, Signal(job_id=job.id, signal=sig).to_wire())
+        extensions.job_signalled(job, sig)
         return job
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)

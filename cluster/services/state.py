@@ -16,7 +16,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from cluster import publish
+from cluster import extensions, publish
 from cluster.core.gres import launch_gres
 from cluster.core.hostlists import fold
 from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
@@ -318,6 +318,7 @@ def pause_job(
     job.paused_at = now
     job.save(update_fields=["state", "paused_at"])
     publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="STOP").to_wire())
+    extensions.job_signalled(job, "STOP")
     record_transition(job, JobState.RUNNING, now=now, why=why, user=user, node=node, detail=detail)
 
 
@@ -338,6 +339,7 @@ def unpause_job(
     job.paused_at = None
     job.save(update_fields=["state", "paused_seconds", "paused_at"])
     publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
+    extensions.job_signalled(job, "CONT")
     record_transition(job, old, now=now, why=why, user=user, node=node, detail=detail)
 
 

@@ -86,6 +86,14 @@ SAMPLES: list[am.Message] = [
         env={"SLURM_NODE_NAME": "node01"},
     ),
     am.Reboot(node="node01"),
+    am.StepLaunch(
+        job_id=7, step_id=0, node="node02", node_index=1, tasks=[2, 3], cpu_ids=[0, 1], ntasks=4,
+        node_list="node[01-02]", num_nodes=2, tasks_per_node="2(x2)", argv=["hostname"],
+        environment={"PATH": "/usr/bin"}, work_dir="/home/alice", job={"user": "alice", "cpus_on_node": 4},
+        io_host="10.0.0.5", io_port=40000, io_key="ab" * 32, cpus_per_task=1, std_out="out-%t",
+    ),
+    am.StepSignal(job_id=7, step_id=0, node="node02", signal="KILL"),
+    am.StepDone(job_id=7, step_id=0, node="node02", exit_code=3, signal=0, time=1699999999.5, error=""),
 ]
 
 
@@ -99,10 +107,11 @@ def test_the_registry_is_the_protocol_both_ways() -> None:
     assert set(am.AGENT_MESSAGES) == {
         "hello", "auth", "register", "started", "started_batch", "launch_failed", "completed",
         "completed_batch", "ping", "drain", "power_action_done", "reboot_done", "prolog_epilog",
+        "step_done",
     }  # fmt: skip
     assert set(am.CONTROLLER_MESSAGES) == {
         "challenge", "registered", "launch", "signal", "cancel", "ack", "power_action", "reboot",
-        "run_epilog",
+        "run_epilog", "step_launch", "step_signal",
     }  # fmt: skip
     assert am.REGISTRY == {**am.AGENT_MESSAGES, **am.CONTROLLER_MESSAGES}
     assert not set(am.AGENT_MESSAGES) & set(am.CONTROLLER_MESSAGES)

@@ -1,0 +1,403 @@
+"""A job step's tasks on this agent's nodes (``step_launch``, docs/steps.md).
+
+For each node of the step the controller sends a ``step_launch``. The agent connects to
+the srun that asked for the step (its address and the step's key are in the message),
+proves the key (slurmwords/step_io.py), starts the node's tasks as the job's user (exec
+of the command's argv, no shell), each bound to its share of the step's CPUs, and streams
+their output and exits to srun over that connection: task output never goes through the
+controller. Once every task has ended it tells the controller ``step_done``.
+
+``-o/-e/-i`` (srun's file name patterns, expanded per task) are opened here, as the job's
+user; a task without them writes to srun.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent import paths
+from agent.containment import Containment
+from agent.jobs import (
+    Account,
+    LaunchError,
+    _check_work_dir,
+    effective,
+    job_environment,
+    parse_signal,
+    resolve_account,
+)
+from slurmwords import agent_messages as am
+from slurmwords import step_io, step_layout
+from slurmwords.stdio_patterns import PatternFields, expand
+
+log = logging.getLogger("fsched.agent.steps")
+
+CONNECT_TIMEOUT = 10.0
+READ_SIZE = 1 << 16
+
+
+class ExecFailed(LaunchError):
+    """A task's command could not be exec'd: its exit code is the errno, as slurmstepd's."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Task:
+    task: int
+    popen: subprocess.Popen[bytes]
+    exit_code: int = 0
+    signal: int = 0
+
+
+@dataclass
+class RunningStep:
+    msg: am.StepLaunch
+    tasks: list[Task] = field(default_factory=list)
+    signals: list[int] = field(default_factory=list)  # asked for before the tasks existed
+
+
+class StepRunner:
+    """The steps running on this agent's nodes, by (job, step, node)."""
+
+    def __init__(
+        self,
+        nodes: list[str],
+        containment: Containment,
+        emit: Callable[[am.Message], None],
+        *,
+        clock: Callable[[], float],
+        root_jobs: bool,
+    ) -> None:
+        self.nodes = nodes
+        self.containment = containment
+        self.emit = emit
+        self.clock = clock
+        self.root_jobs = root_jobs
+        self.running: dict[tuple[int, int, str], RunningStep] = {}
+
+    def launch(self, msg: am.StepLaunch) -> None:
+        key = (msg.job_id, msg.step_id, msg.node)
+        if msg.node not in self.nodes or key in self.running:
+            log.warning(
+                "step %d.%d on %s: not ours or already running, ignored", msg.job_id, msg.step_id, msg.node
+            )
+            return
+        self.running[key] = RunningStep(msg)
+        asyncio.get_running_loop().create_task(self._run(key))
+
+    def signal(self, msg: am.StepSignal) -> None:
+        step = self.running.get((msg.job_id, msg.step_id, msg.node))
+        if step is None:
+            log.info(
+                "step %d.%d on %s: signal %s for no running step",
+                msg.job_id,
+                msg.step_id,
+                msg.node,
+                msg.signal,
+            )
+            return
+        sig = int(parse_signal(msg.signal))
+        step.signals.append(sig)
+        for t in step.tasks:
+            _signal_task(t, sig)
+
+    async def _run(self, key: tuple[int, int, str]) -> None:
+        step = self.running[key]
+        msg = step.msg
+        name = f"{msg.job_id}.{msg.step_id}"
+        writer: asyncio.StreamWriter | None = None
+        exit_code, sig, error = 0, 0, ""
+        try:
+            reader, writer = await self._connect(msg)
+            try:
+                exit_code, sig = await self._run_tasks(step, reader, writer)
+            except LaunchError as exc:
+                error = str(exc)
+                # slurmstepd's task that cannot exec exits with the errno (2: not found).
+                exit_code = exc.code if isinstance(exc, ExecFailed) else 1
+                text = f"slurmstepd: error: {msg.node}: StepId={name}: {error}\n".encode()
+                started = {t.task for t in step.tasks}  # killed, their exits already sent
+                for task in msg.tasks:
+                    if task not in started:
+                        writer.write(step_io.pack(step_io.ERR, task, text))
+                        writer.write(step_io.pack_exit(task, exit_code, 0))
+            await writer.drain()
+        except (OSError, EOFError, step_io.FrameError, TimeoutError, asyncio.IncompleteReadError) as exc:
+            error = error or f"cannot reach srun at {msg.io_host}:{msg.io_port}: {exc}"
+            exit_code = exit_code or 1
+            for t in step.tasks:  # srun is gone: its tasks go with it, as Slurm's do
+                _signal_task(t, signal.SIGKILL)
+        except Exception as exc:
+            log.exception("step %s on %s failed", name, msg.node)
+            error, exit_code = f"{type(exc).__name__}: {exc}", exit_code or 1
+        finally:
+            if writer is not None:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+            del self.running[key]
+            self._release(msg.job_id)
+        if error:
+            log.warning("step %s on %s: %s", name, msg.node, error)
+        self.emit(am.StepDone(job_id=msg.job_id, step_id=msg.step_id, node=msg.node, exit_code=exit_code,
+                              signal=sig, time=self.clock(), error=error[:500]))  # fmt: skip
+
+    async def _connect(self, msg: am.StepLaunch) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(msg.io_host, msg.io_port), CONNECT_TIMEOUT
+        )
+        step = f"{msg.job_id}.{msg.step_id}"
+        ours = step_io.new_nonce()
+        hello = {"job_id": msg.job_id, "step_id": msg.step_id, "node": msg.node, "nonce": ours}
+        writer.write(step_io.pack_json(step_io.HELLO, hello))
+        frames = step_io.FrameReader()
+        got: list[tuple[int, int, bytes]] = []
+        while not got:
+            data = await asyncio.wait_for(reader.read(READ_SIZE), CONNECT_TIMEOUT)
+            if not data:
+                raise EOFError("srun closed the connection during the handshake")
+            got = frames.feed(data)
+        kind, _, payload = got[0]
+        body = step_io.unpack_json(payload)
+        theirs = body.get("nonce")
+        expected = step_io.srun_proof(msg.io_key, ours, str(theirs), step, msg.node)
+        if (
+            kind != step_io.CHALLENGE
+            or not isinstance(theirs, str)
+            or not step_io.proven(expected, body.get("proof"))
+        ):
+            raise step_io.FrameError("srun failed to prove the step's key")
+        proof = step_io.task_proof(msg.io_key, theirs, ours, step, msg.node)
+        writer.write(step_io.pack_json(step_io.AUTH, {"proof": proof}))
+        await writer.drain()
+        return reader, writer
+
+    async def _run_tasks(
+        self, step: RunningStep, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[int, int]:
+        msg = step.msg
+        account = resolve_account(str(msg.job.get("user") or ""), root_jobs=self.root_jobs)
+        base = {**msg.environment}
+        job = {**msg.job, "environment": base, "batch_host": msg.node}
+        work_dir = msg.work_dir or "/"
+        with effective(account):
+            _check_work_dir(work_dir)
+        pumps: list[asyncio.Task[None]] = []
+        try:
+            self._spawn_all(step, account, job, work_dir, writer, pumps)
+        except LaunchError:
+            for t in step.tasks:  # a step starts whole or not at all
+                _signal_task(t, signal.SIGKILL)
+            await asyncio.gather(*pumps, return_exceptions=True)
+            raise
+        feeder = asyncio.create_task(self._feed(step, reader))
+        try:
+            await asyncio.gather(*pumps)
+        finally:
+            feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await feeder
+        worst = max((t.exit_code for t in step.tasks), default=0)
+        sig = next((t.signal for t in step.tasks if t.signal), 0)
+        return worst, sig
+
+    def _spawn_all(  # noqa: PLR0917 - the step's facts, from its one caller
+        self,
+        step: RunningStep,
+        account: Account,
+        job: dict[str, Any],
+        work_dir: str,
+        writer: asyncio.StreamWriter,
+        pumps: list[asyncio.Task[None]],
+    ) -> None:
+        msg = step.msg
+        count = max(int(msg.job.get("cpus_on_node") or 1), 1)
+        cpt = max(msg.cpus_per_task or 1, 1)
+        local = len(msg.tasks)
+        for i, task in enumerate(msg.tasks):
+            env = job_environment(job, account)
+            env.update(step_layout.step_task_env(
+                job_id=msg.job_id, step_id=msg.step_id, task=task, local=i, node_index=msg.node_index,
+                node=msg.node, ntasks=msg.ntasks, node_list=msg.node_list, num_nodes=msg.num_nodes,
+                tasks_per_node=msg.tasks_per_node, cpus_per_task=msg.cpus_per_task,
+            ))  # fmt: skip
+            env["SLURM_LAUNCH_NODE_IPADDR"] = msg.io_host  # where srun runs, as Slurm sets it
+            # Each task its own slice of the step's CPUs when there are enough, else all of them.
+            ids = msg.cpu_ids
+            if len(ids) >= local * cpt:
+                ids = ids[i * cpt : (i + 1) * cpt]
+            cpus = self.containment.step_cpus(msg.job_id, msg.node, count, ids) if ids else ()
+            t = self._spawn(msg, task, i, account, env, work_dir, cpus)
+            step.tasks.append(t)
+            for sig in step.signals:
+                _signal_task(t, sig)
+            pumps.append(asyncio.create_task(self._pump(t, writer)))
+
+    def _spawn(  # noqa: PLR0917 - one task's facts, from one caller
+        self,
+        msg: am.StepLaunch,
+        task: int,
+        local: int,
+        account: Account,
+        env: dict[str, str],
+        work_dir: str,
+        cpus: tuple[int, ...],
+    ) -> Task:
+        fields = PatternFields(
+            job_id=msg.job_id, name=str(msg.job.get("name") or ""), user=account.name, node=msg.node,
+            step_id=msg.step_id, task_id=task, node_id=msg.node_index,
+        )  # fmt: skip
+        opened: list[int] = []
+
+        def named(pattern: str | None, flags: int, what: str) -> int | None:
+            if not pattern:
+                return None
+            path = paths.resolve(expand(pattern, fields), work_dir)
+            try:
+                fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+            except OSError as exc:
+                raise LaunchError(f"could not open {what} file {path}: {exc.strerror}") from None
+            opened.append(fd)
+            return fd
+
+        try:
+            with effective(account):
+                # Tasks of one node writing one file share it: appended, never truncated
+                # under another task's feet (each task's own name is truncated by its open).
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+                out = named(msg.std_out, flags, "stdout")
+                err = named(msg.std_err, flags, "stderr")
+                stdin = named(msg.std_in, os.O_RDONLY, "stdin")
+            ids: dict[str, Any] = {}
+            if account.switches:
+                ids = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
+            saved = None
+            try:
+                if cpus and self.containment.affinity:
+                    saved = os.sched_getaffinity(0)
+                    os.sched_setaffinity(0, cpus)
+                # argv is exec'd as given: no shell ever sees the user's words.
+                popen = subprocess.Popen(
+                    msg.argv,
+                    # No -i: the task reads srun's own input, forwarded (srun's --input=all).
+                    stdin=subprocess.PIPE if stdin is None else stdin,
+                    stdout=subprocess.PIPE if out is None else out,
+                    stderr=subprocess.PIPE if err is None and out is None else (out if err is None else err),
+                    env=env,
+                    cwd=work_dir,
+                    start_new_session=True,
+                    close_fds=True,
+                    **ids,
+                )
+            except (OSError, ValueError) as exc:
+                why = getattr(exc, "strerror", None) or exc
+                raise ExecFailed(
+                    f"execve(): {msg.argv[0]}: {why}", getattr(exc, "errno", None) or 1
+                ) from None
+            finally:
+                if saved is not None:
+                    os.sched_setaffinity(0, saved)
+        finally:
+            for fd in opened:
+                os.close(fd)
+        self._contain(msg.job_id, popen.pid)
+        log.info("step %d.%d task %d: pid %d on %s", msg.job_id, msg.step_id, task, popen.pid, msg.node)
+        return Task(task=task, popen=popen)
+
+    def _contain(self, job_id: int, pid: int) -> None:
+        """On the batch host, a task joins the job's cgroup: the job's memory limit holds it
+        too (a task forked before the move is in its own session and follows it there)."""
+        job = self.containment.jobs.get(job_id)
+        if job is None or not job.cgroup or self.containment.cgroups is None:
+            return
+        try:
+            self.containment.cgroups.move(job_id, [pid])
+        except OSError as exc:
+            log.warning("job %d: step task %d not moved into its cgroup (%s)", job_id, pid, exc)
+
+    async def _pump(self, t: Task, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        streams = [
+            (s, k) for s, k in ((t.popen.stdout, step_io.OUT), (t.popen.stderr, step_io.ERR)) if s is not None
+        ]
+
+        async def forward(stream: Any, kind: int) -> None:
+            reader = asyncio.StreamReader(limit=READ_SIZE)
+            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+            try:
+                while data := await reader.read(READ_SIZE):
+                    writer.write(step_io.pack(kind, t.task, data))
+                    await writer.drain()
+            finally:
+                transport.close()
+
+        await asyncio.gather(*(forward(s, k) for s, k in streams), _exited(t.popen))
+        status = t.popen.wait()
+        t.exit_code, t.signal = (0, -status) if status < 0 else (status, 0)
+        writer.write(step_io.pack_exit(t.task, t.exit_code, t.signal))
+        await writer.drain()
+
+    async def _feed(self, step: RunningStep, reader: asyncio.StreamReader) -> None:
+        """srun's standard input to each task of the node that reads it from srun (no -i)."""
+        loop = asyncio.get_running_loop()
+        pipes: list[asyncio.WriteTransport] = []
+        for t in step.tasks:
+            if t.popen.stdin is not None:
+                transport, _ = await loop.connect_write_pipe(asyncio.Protocol, t.popen.stdin)
+                pipes.append(transport)
+        frames = step_io.FrameReader()
+        try:
+            while data := await reader.read(READ_SIZE):
+                for kind, _task, payload in frames.feed(data):
+                    if kind != step_io.IN:
+                        raise step_io.FrameError(f"srun sent a frame of kind {kind}")
+                    for pipe in pipes:
+                        if payload and not pipe.is_closing():
+                            pipe.write(payload)
+                        elif not payload:
+                            pipe.close()  # srun's input ended: the tasks read its end
+        except (OSError, step_io.FrameError) as exc:
+            log.warning("step %d.%d on %s: input from srun dropped (%s)",
+                        step.msg.job_id, step.msg.step_id, step.msg.node, exc)  # fmt: skip
+        finally:
+            for pipe in pipes:
+                pipe.close()
+
+    def _release(self, job_id: int) -> None:
+        """The job's CPU ids on nodes other than its batch host are freed with its last step."""
+        if job_id in self.containment.jobs or any(k[0] == job_id for k in self.running):
+            return
+        self.containment.release(job_id)
+
+
+async def _exited(popen: subprocess.Popen[bytes]) -> None:
+    loop = asyncio.get_running_loop()
+    try:
+        fd = os.pidfd_open(popen.pid)
+    except OSError:  # no pidfd: wait in a thread
+        await loop.run_in_executor(None, popen.wait)
+        return
+    done = loop.create_future()
+    loop.add_reader(fd, lambda: done.done() or done.set_result(None))
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+def _signal_task(t: Task, sig: int) -> None:
+    if t.popen.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(t.popen.pid, sig)

@@ -1,0 +1,87 @@
+"""``fsched srun``: run a parallel command as a job step (docs/steps.md).
+
+Inside an allocation (``SLURM_JOB_ID``, as in a batch script, or ``--jobid``) it starts a
+step of that job (cli/step_run.py). Outside one it makes the allocation first
+(cli/allocation.py) and runs the step in it, as Slurm's srun does; it therefore takes
+sbatch's job options too. An option it does not know is refused, never ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cli import sbatch
+from cli.client import Client, CliError
+
+PROG = "srun"
+
+# sbatch's options that srun has not (or has with another meaning: srun's -W is --wait=sec).
+NOT_SRUN = {"array", "wrap", "parsable", "wait", "test_only", "get_user_env", "requeue"}
+
+OPTIONS = (
+    *(row for row in sbatch.OPTIONS if row[1] not in NOT_SRUN and not row[1].startswith("ignored_")),
+    (("-l", "--label"), "label", True, None, "prepend task number to lines of stdout/err"),
+    (
+        ("-K", "--kill-on-bad-exit"),
+        "kill_on_bad_exit",
+        True,
+        None,
+        "kill the job if any task terminates with a non-zero exit code",
+    ),
+    (("--overlap",), "overlap", True, None, "allow the step to share the job's CPUs with other steps"),
+    (("--mpi",), "mpi", str, "type", "type of MPI being used (none; list)"),
+    (("--jobid",), "jobid", int, "id", "run under already allocated job"),
+    (
+        ("-u", "--unbuffered"),
+        "unbuffered",
+        True,
+        None,
+        "do not line-buffer stdout/err (fsched never buffers)",
+    ),
+)
+
+
+def build_parser():
+    import argparse  # noqa: PLC0415
+
+    from cli import fastargs  # noqa: PLC0415
+    from cli.fmt import make_parser  # noqa: PLC0415
+
+    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] executable(0) [args(0)...]")
+    fastargs.add_rows(p, OPTIONS)
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the program to run and its arguments")
+    return p
+
+
+def job_options(ns) -> dict:
+    """The sbatch-shaped options of a job srun makes itself (outside an allocation)."""
+    keep = {row[1] for row in sbatch.OPTIONS}
+    return {k: v for k, v in vars(ns).items() if k in keep and v is not None}
+
+
+def main(argv: list[str]) -> int:
+    ns = build_parser().parse_args(argv)
+    if ns.exclusive and ns.overlap:
+        sys.stderr.write("srun: fatal: --exclusive and --overlap are mutually exclusive\n")
+        return 1
+    if not ns.command and ns.mpi != "list":
+        sys.stderr.write("srun: fatal: No command given to execute.\n")
+        return 1
+    from cli.step_run import run_step  # noqa: PLC0415
+
+    raw = ns.jobid if ns.jobid is not None else os.environ.get("SLURM_JOB_ID")
+    client = Client()
+    if raw is not None:
+        try:
+            job_id = int(raw)
+        except ValueError:
+            raise CliError(f"Invalid job id: {raw}") from None
+        return run_step(client, job_id, ns, ns.command)
+    try:
+        from cli.allocation import allocate  # noqa: PLC0415 - the allocation's own module
+    except ImportError:
+        sys.stderr.write("srun: error: not inside an allocation (SLURM_JOB_ID is not set) and no --jobid\n")
+        return 1
+    with allocate(client, job_options(ns), prog=PROG) as alloc:
+        return run_step(client, alloc.job_id, ns, ns.command)

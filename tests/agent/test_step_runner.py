@@ -1,0 +1,101 @@
+"""A step's tasks on an agent talking to a real srun session (agent/steps.py with
+cli/step_run.py's Session), no controller: the key is proved both ways, each task's output
+and exit reach srun, and a stranger's key starts nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+import os
+import pwd
+import socket
+import sys
+
+from agent.containment import Containment
+from agent.steps import StepRunner
+from cli import step_output
+from cli.step_run import Session
+from slurmwords import agent_messages as am
+from slurmwords import step_io
+
+NODE = "node01"
+ME = pwd.getpwuid(os.getuid()).pw_name
+CODE = (
+    "import os, sys; e = os.environ; print('task', e['SLURM_PROCID'], e['SLURM_STEP_TASKS_PER_NODE']); "
+    "sys.exit(int(e['SLURM_PROCID']) + 2)"
+)
+
+
+def launch(port: int, key: str, tmp_path) -> am.StepLaunch:
+    return am.StepLaunch(
+        job_id=5, step_id=0, node=NODE, node_index=0, tasks=[0, 1], cpu_ids=[0, 1], ntasks=2,
+        node_list=NODE, num_nodes=1, tasks_per_node="2", argv=[sys.executable, "-c", CODE],
+        environment={"PATH": os.environ.get("PATH", "")}, work_dir=str(tmp_path),
+        job={"job_id": 5, "user": ME, "cpus_on_node": 2}, io_host="127.0.0.1", io_port=port, io_key=key,
+    )  # fmt: skip
+
+
+async def run(tmp_path, agent_key: str) -> tuple[int, bytes, bytes, list[am.Message]]:
+    key = step_io.new_key()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    step = {"step_id": 0, "num_tasks": 2, "nodes": [{"name": NODE, "tasks": [0, 1]}]}
+    session = Session(None, 5, step, key, {})
+    out, err = io.BytesIO(), io.BytesIO()
+    session.out = step_output.TaskOutput(out, err, ntasks=2, label=True)
+    emitted: list[am.Message] = []
+    runner = StepRunner([NODE], Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
+                        clock=lambda: 1.0, root_jobs=True)  # fmt: skip
+    runner.launch(launch(sock.getsockname()[1], agent_key if agent_key else key, tmp_path))
+    if agent_key:  # refused: srun never hears of a task, the agent reports why
+        server = await asyncio.start_server(session._serve, sock=sock)
+        while not emitted:
+            await asyncio.sleep(0.05)
+        server.close()
+        return -1, out.getvalue(), err.getvalue(), emitted
+    status = await asyncio.wait_for(session.run(sock), 20)
+    while not emitted:
+        await asyncio.sleep(0.05)
+    return status, out.getvalue(), err.getvalue(), emitted
+
+
+def test_tasks_stream_to_srun_and_the_agent_reports_the_step(tmp_path) -> None:
+    status, out, _err, emitted = asyncio.run(run(tmp_path, ""))
+    assert sorted(out.splitlines()) == [b"0: task 0 2", b"1: task 1 2"]
+    assert status == 3  # the highest exit code
+    assert emitted == [am.StepDone(job_id=5, step_id=0, node=NODE, exit_code=3, signal=0, time=1.0, error="")]
+
+
+def test_a_listener_without_the_key_gets_nothing_and_no_task_starts(tmp_path) -> None:
+    _, out, _err, emitted = asyncio.run(run(tmp_path, step_io.new_key()))
+    assert out == b""
+    assert len(emitted) == 1 and isinstance(emitted[0], am.StepDone)
+    assert "srun failed to prove the step's key" in emitted[0].error and emitted[0].exit_code == 1
+
+
+def test_a_command_that_cannot_be_exec_d_fails_every_task_as_slurmstepd_does(tmp_path) -> None:
+    async def go():
+        key = step_io.new_key()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        step = {"step_id": 0, "num_tasks": 2, "nodes": [{"name": NODE, "tasks": [0, 1]}]}
+        session = Session(None, 5, step, key, {"input": "none"})
+        out, err = io.BytesIO(), io.BytesIO()
+        session.out = step_output.TaskOutput(out, err, ntasks=2, label=False)
+        emitted: list[am.Message] = []
+        runner = StepRunner([NODE], Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
+                            clock=lambda: 1.0, root_jobs=True)  # fmt: skip
+        missing = str(tmp_path / "no-such-command")
+        msg = dataclasses.replace(launch(sock.getsockname()[1], key, tmp_path), argv=[missing])
+        runner.launch(msg)
+        status = await asyncio.wait_for(session.run(sock), 20)
+        return status, err.getvalue(), emitted
+
+    status, err, emitted = asyncio.run(go())
+    assert status == 2  # ENOENT, as slurmstepd's failed execve()
+    assert err.count(b"slurmstepd: error: node01: StepId=5.0: execve(): ") == 2
+    assert b"No such file or directory" in err
+    assert emitted[0].exit_code == 2 and "execve()" in emitted[0].error

@@ -1,0 +1,99 @@
+"""srun's own side (cli/srun.py, cli/step_output.py): options refused rather than ignored,
+labels and exit statuses as Slurm's srun prints them."""
+
+from __future__ import annotations
+
+import io
+import signal
+
+import pytest
+
+from cli import srun, step_output, step_run
+
+
+def test_an_unknown_option_is_refused_naming_it(capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        srun.build_parser().parse_args(["--bogus", "hostname"])
+    assert stopped.value.code == 1
+    assert "srun: unrecognized option '--bogus'" in capsys.readouterr().err
+
+
+def test_the_command_keeps_its_own_options() -> None:
+    ns = srun.build_parser().parse_args(["-n", "4", "-l", "-K", "--overlap", "--mpi=none", "hostname", "-f"])
+    assert (ns.ntasks, ns.label, ns.kill_on_bad_exit, ns.overlap, ns.mpi) == (4, True, True, True, "none")
+    assert ns.command == ["hostname", "-f"]
+    assert srun.build_parser().parse_args(["-u", "-c", "2", "-J", "x", "true"]).cpus_per_task == 2
+
+
+def test_exclusive_with_overlap_and_no_command_are_refused(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("SLURM_JOB_ID", "1")
+    assert srun.main(["--exclusive", "--overlap", "true"]) == 1
+    assert srun.main(["-n", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "mutually exclusive" in err and "srun: fatal: No command given to execute." in err
+
+
+def test_pmix_is_refused_as_slurm_refuses_a_missing_mpi_plugin(capsys) -> None:
+    assert step_run.run_step(None, 1, {"mpi": "pmix"}, ["true"]) == 1
+    assert "invalid MPI type 'pmix'" in capsys.readouterr().err
+
+
+def test_labels_prefix_whole_lines_and_wait_for_the_end_of_a_partial_one() -> None:
+    out, err = io.BytesIO(), io.BytesIO()
+    o = step_output.TaskOutput(out, err, ntasks=12, label=True)
+    o.write(3, b"par", err=False)
+    o.write(11, b"x\ny\n", err=False)
+    o.write(3, b"tial\nnext", err=False)
+    o.write(3, b"oops\n", err=True)
+    o.task_ended(3)
+    assert out.getvalue() == b"11: x\n11: y\n 3: partial\n 3: next\n"
+    assert err.getvalue() == b" 3: oops\n"
+    plain = io.BytesIO()
+    step_output.TaskOutput(plain, err, ntasks=2, label=False).write(0, b"as is", err=False)
+    assert plain.getvalue() == b"as is"
+
+
+def test_srun_exits_with_the_highest_task_status_a_signal_as_128_plus_it() -> None:
+    assert step_output.exit_status([(0, 0), (3, 0), (1, 0)]) == 3
+    assert step_output.exit_status([(0, 0), (0, signal.SIGKILL)]) == 137
+    assert step_output.exit_status([]) == 0
+
+
+def test_exit_reports_and_ctrl_c_status_are_grouped_as_srun_prints_them() -> None:
+    lines = step_output.exit_report({"node01": {0: (0, 0), 1: (3, 0)}, "node02": {2: (3, 0), 3: (3, 0)}})
+    assert lines == [
+        "srun: error: node01: task 1: Exited with exit code 3",
+        "srun: error: node02: tasks 2-3: Exited with exit code 3",
+    ]
+    assert step_output.exit_report({"n": {0: (0, 9)}}) == ["srun: error: n: task 0: Killed"]
+    assert step_output.status_lines("7.0", 4, {1: (0, 0)}) == [
+        "srun: StepId=7.0 tasks 0,2-3: running",
+        "srun: StepId=7.0 task 1: exited",
+    ]
+
+
+def test_stream_modes_as_srun_reads_them() -> None:
+    assert step_run.stream_target({"output": "all"}, "output") is None
+    assert step_run.stream_target({"error": "none"}, "error") == "/dev/null"
+    assert step_run.stream_target({"input": "in-%t"}, "input") == "in-%t"
+    with pytest.raises(step_run.CliError, match="one task's stream"):
+        step_run.stream_target({"output": "3"}, "output")
+
+
+def test_inside_a_batch_job_the_counts_default_to_the_job_s_as_slurm_s_srun_reads_them() -> None:
+    job_env = {"SLURM_NTASKS": "4", "SLURM_NNODES": "2", "SRUN_CPUS_PER_TASK": "2"}
+    assert step_run.shape({}, job_env) == {
+        "ntasks": 4,
+        "nodes": 2,
+        "ntasks_per_node": None,
+        "cpus_per_task": 2,
+    }
+    # The command line wins; nodes inherited never outnumber the tasks.
+    assert step_run.shape({"ntasks": 1}, job_env)["nodes"] == 1
+    assert step_run.shape({"ntasks": 1, "nodes": "2"}, job_env)["nodes"] == 2
+    assert step_run.shape({}, {}) == {
+        "ntasks": None,
+        "nodes": None,
+        "ntasks_per_node": None,
+        "cpus_per_task": None,
+    }
