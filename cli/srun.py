@@ -78,10 +78,9 @@ def main(argv: list[str]) -> int:
         except ValueError:
             raise CliError(f"Invalid job id: {raw}") from None
         return run_step(client, job_id, ns, ns.command)
-    try:
-        from cli.allocation import allocate  # noqa: PLC0415 - the allocation's own module
-    except ImportError:
-        sys.stderr.write("srun: error: not inside an allocation (SLURM_JOB_ID is not set) and no --jobid\n")
-        return 1
+    from cli.allocation import allocate  # noqa: PLC0415 - the allocation's own module
+
     with allocate(client, job_options(ns), prog=PROG) as alloc:
-        return run_step(client, alloc.job_id, ns, ns.command)
+        # The job records the step's status, as Slurm's srun-made job ends with it.
+        alloc.exit_code = run_step(client, alloc.job_id, ns, ns.command)
+        return alloc.exit_code

@@ -90,6 +90,42 @@ def test_salloc_exits_with_its_commands_status_and_the_job_records_it(c: E2EClus
     assert out == [f"{job_id}|failing|FAILED|3:0"]
 
 
+def test_srun_outside_an_allocation_makes_the_job_and_runs_the_step(c: E2ECluster) -> None:
+    """#16's acceptance: ``srun -N2 -n2 env`` from a terminal outside any allocation prints
+    each task's SLURM_PROCID and SLURM_STEP_ID; the job it made ends with its step."""
+    done = c.cli("srun", "-N2", "-n2", "-l", "env")
+    tasks: dict[str, dict[str, str]] = {}
+    for line in done.stdout.splitlines():
+        label, _, rest = line.partition(": ")
+        name, _, value = rest.partition("=")
+        tasks.setdefault(label.strip(), {})[name] = value
+    assert sorted(tasks) == ["0", "1"], done.stdout[:2000]
+    assert [tasks[t]["SLURM_PROCID"] for t in ("0", "1")] == ["0", "1"]
+    assert {tasks[t]["SLURM_STEP_ID"] for t in ("0", "1")} == {"0"}
+    assert len({tasks[t]["SLURMD_NODENAME"] for t in ("0", "1")}) == 2  # one task per node
+    job_id = granted_id(done.stderr)
+    assert {tasks[t]["SLURM_JOB_ID"] for t in ("0", "1")} == {str(job_id)}
+    c.wait_for("srun's job to end", lambda: state_of(c, job_id) == "COMPLETED", timeout=30)
+    rows = c.cli("sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,State,ExitCode").stdout.split()
+    assert rows == [f"{job_id}|COMPLETED|0:0", f"{job_id}.0|COMPLETED|0:0"]
+
+    failed = c.cli("srun", "-n1", "sh", "-c", "exit 5", check=False)
+    assert failed.returncode == 5
+    job_id = granted_id(failed.stderr)
+    c.wait_for("srun's job to end", lambda: state_of(c, job_id) == "FAILED", timeout=30)
+
+
+def test_salloc_runs_srun_in_its_allocation(c: E2ECluster) -> None:
+    """#16's acceptance: ``salloc -N1 fsched srun hostname`` works."""
+    done = c.cli("salloc", "-N1", FSCHED, "srun", "hostname")
+    host = subprocess.run(["hostname"], capture_output=True, text=True, check=True).stdout.strip()
+    assert done.stdout.splitlines() == [host]
+    job_id = granted_id(done.stderr)
+    c.wait_for("the allocation to end", lambda: state_of(c, job_id) == "COMPLETED", timeout=30)
+    rows = c.cli("sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,JobName,State").stdout.split()
+    assert rows == [f"{job_id}|fsched|COMPLETED", f"{job_id}.0|hostname|COMPLETED"]
+
+
 def test_a_killed_salloc_loses_its_allocation_after_inactive_limit(c: E2ECluster) -> None:
     proc = salloc(c, "-N1", "sleep", "300")
     try:
