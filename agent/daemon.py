@@ -546,6 +546,8 @@ class Agent:
                     self.reboots.run(msg)
                 case am.RunEpilog():
                     self.jobs.hooks.node_epilog(msg, self.jobs)
+                case am.RunProlog():
+                    self.jobs.hooks.node_prolog(msg, self.jobs)
                 case _:  # the protocol's, but not for now (a second challenge)
                     log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

@@ -103,6 +103,8 @@ class JobSerializer(serializers.ModelSerializer):
             "ntasks_per_node",
             "deadline",
             "get_user_env",
+            "mail_type",
+            "mail_user",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -232,6 +234,8 @@ class JobSubmitSerializer(serializers.Serializer):
     ntasks_per_node = serializers.CharField(required=False, help_text="sbatch --ntasks-per-node")
     deadline = serializers.CharField(required=False, help_text="sbatch --deadline (as begin)")
     get_user_env = serializers.CharField(required=False, help_text="sbatch --get-user-env: [timeout][S|L]")
+    mail_type = serializers.CharField(required=False, help_text="sbatch --mail-type: BEGIN,END,..., ALL")
+    mail_user = serializers.CharField(required=False, help_text="sbatch --mail-user (default: the user)")
 
 
 class NodeSerializer(serializers.ModelSerializer):

@@ -37,7 +37,7 @@ SUBMIT_FIELDS = frozenset(
         "wckey",
         "exclusive", "oversubscribe", "extra", "layout", "nice", "dependency",
         "comment", "open_mode", "time_min", "signal", "mem_per_cpu", "ntasks_per_node", "deadline",
-        "get_user_env",
+        "get_user_env", "mail_type", "mail_user",
     }
 )  # fmt: skip
 
