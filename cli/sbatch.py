@@ -331,6 +331,10 @@ def build_request(
     if opts.get("test_only"):
         body["test_only"] = True
     body["environment"] = export_environment(opts.get("export"), environ)
+    # sbatch(1): with --export=NONE "Slurm will then implicitly attempt to load the user's
+    # environment on the node ..., as if --get-user-env was specified".
+    if (opts.get("export") or "").strip().upper() == "NONE" and body.get("get_user_env") is None:
+        body["get_user_env"] = _USER_ENV_ALONE.const
     return body
 
 

@@ -17,7 +17,8 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, selectors, triggers, visibility
-from cluster.core import dependencies, feasibility, hostlists, jobspec
+from cluster.core import constraints, dependencies, feasibility, hostlists, jobspec
+from cluster.core.scheduler import split_features
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import ClusterConfig, Event, Job, JobIdCounter, Node, Partition, SubmitKey
 from cluster.services import dependencies as depend_services
@@ -317,6 +318,22 @@ def _check_licenses(text: str, cfg: ClusterConfig, resources: str = "") -> str:
 MAX_IDEMPOTENCY_KEY = 128  # SubmitKey.key's length
 
 
+def _check_constraint(text: object) -> None:
+    """--constraint: an expression fsched reads, naming features some node has (available
+    or active), else slurmctld's refusal, "Invalid feature specification"."""
+    if not text:
+        return
+    try:
+        alternatives = constraints.parse(str(text))
+    except constraints.ConstraintError as exc:
+        raise ServiceError(str(exc), field="constraint") from None
+    known: set[str] = set()
+    for available, active in Node.objects.values_list("features", "active_features"):
+        known |= split_features(available) | split_features(active)
+    if constraints.unknown_features(alternatives, known):
+        raise ServiceError(constraints.INVALID, field="constraint")
+
+
 def job_submit(
     *,
     user: AbstractBaseUser,
@@ -445,6 +462,7 @@ def _validate_submission(
         except ValueError as exc:
             raise ServiceError(str(exc), field="gres") from None
 
+    _check_constraint(_field(spec, "constraint"))
     req_nodes = _nodeset(_field(spec, "nodelist") or "", "nodelist", node_limit)
     exc_nodes = _nodeset(_field(spec, "exclude") or "", "exclude", node_limit)
     named = list(req_nodes | exc_nodes)

@@ -173,6 +173,19 @@ def test_export_semantics():
     assert sbatch.export_environment("ALL,X=1", env) == {**env, "X": "1"}
 
 
+def test_export_none_loads_the_login_environment_on_the_node():
+    """sbatch(1): --export=NONE implies --get-user-env (#16 point 6); an explicit one wins."""
+
+    def body(opts: dict) -> dict:
+        return sbatch.build_request(opts, script="#!/bin/sh\n", script_name=None, script_args=[], environ={},
+                                    cwd="/w")  # fmt: skip
+
+    assert body({"export": "NONE"})["get_user_env"] == "8"
+    assert body({"export": "none", "get_user_env": "20S"})["get_user_env"] == "20S"
+    assert "get_user_env" not in body({"export": "PATH"})
+    assert "get_user_env" not in body({})
+
+
 def test_script_sanity_checks():
     assert sbatch.check_script("#!/bin/sh\ntrue\n") is None
     assert sbatch.check_script("") == "Batch script is empty!"
