@@ -88,6 +88,11 @@ def _options() -> dict[str, str]:
 
 
 def _queue_mail(job: Job, kind: str, subject: str, state: str) -> None:
+    out = _outgoing(job, kind, subject, state)
+    transaction.on_commit(lambda: _sender.put(out))
+
+
+def _outgoing(job: Job, kind: str, subject: str, state: str) -> Outgoing:
     options = _options()
     address = mail.mail_address(job.mail_user, job.user, options.get("maildomain", ""))
     env = {
@@ -99,8 +104,7 @@ def _queue_mail(job: Job, kind: str, subject: str, state: str) -> None:
     }
     if job.array_job_id is not None and job.array_task_id is not None:
         env["SLURM_ARRAY_JOB_ID"], env["SLURM_ARRAY_TASK_ID"] = str(job.array_job_id), str(job.array_task_id)
-    out = Outgoing(address, subject, env, options.get("mailprog", ""))
-    transaction.on_commit(lambda: _sender.put(out))
+    return Outgoing(address, subject, env, options.get("mailprog", ""))
 
 
 def _deliver(out: Outgoing) -> None:
@@ -140,18 +144,23 @@ def _per_task(job: Job) -> bool:
 
 
 def began(jobs: Iterable[Job], *, now: datetime) -> None:
+    """Jobs a pass started together (an array's tasks often): BEGIN for each, or once for
+    an array without ARRAY_TASKS, when none of its tasks had started before."""
+    arrays: dict[int, list[Job]] = {}
     for job in jobs:
         if not _wants(job, mail.BEGIN):
             continue
         if _per_task(job):
             queued = (now - job.submit_time).total_seconds() if job.submit_time else None
-            subject = mail.subject(_mail_job(job), mail.BEGIN, seconds=queued)
+            _queue_mail(
+                job, mail.BEGIN, mail.subject(_mail_job(job), mail.BEGIN, seconds=queued), JobState.RUNNING
+            )
         else:
-            started = Job.objects.filter(array_job_id=job.array_job_id, start_time__isnull=False)
-            if started.exclude(pk=job.id).exists():
-                continue  # the array mailed when its first task started
-            subject = _summary(job, mail.BEGIN, "")
-        _queue_mail(job, mail.BEGIN, subject, JobState.RUNNING)
+            arrays.setdefault(int(job.array_job_id or 0), []).append(job)
+    for array_id, tasks in arrays.items():
+        started = Job.objects.filter(array_job_id=array_id, start_time__isnull=False)
+        if not started.exclude(pk__in=[t.id for t in tasks]).exists():
+            _queue_mail(tasks[0], mail.BEGIN, _summary(tasks[0], mail.BEGIN), JobState.RUNNING)
 
 
 def _run_secs(job: Job, end: datetime) -> float | None:
@@ -167,31 +176,50 @@ def ended(job: Job, state: str, *, now: datetime, requeued: bool = False) -> Non
     kind = mail.end_kind(mail.mail_types(job.mail_type), state, requeued=requeued)
     if kind is None:
         return
-    end = job.end_time or now
     if requeued or _per_task(job):
         exit_code = None if job.exit_signal else job.exit_code
-        subject = mail.subject(
-            _mail_job(job), kind, seconds=_run_secs(job, end), state=state, exit_code=exit_code
-        )
+        seconds = _run_secs(job, job.end_time or now)
+        subject = mail.subject(_mail_job(job), kind, seconds=seconds, state=state, exit_code=exit_code)
+        _queue_mail(job, kind, subject, state)
     else:
-        unfinished = Job.objects.filter(array_job_id=job.array_job_id).exclude(pk=job.id)
-        if unfinished.exclude(state__in=[s.value for s in FINISHED_JOB_STATES]).exists():
+        # Decided after the commit, from the rows: tasks ending in one transaction (one
+        # completed_batch) each see the others ended, and only the last to end mails.
+        job_id, array_id = job.id, int(job.array_job_id or 0)
+        transaction.on_commit(lambda: _array_summary(job_id, array_id, kind))
+
+
+_ENDED = frozenset({*(s.value for s in FINISHED_JOB_STATES), JobState.COMPLETING.value})
+
+
+def _array_summary(job_id: int, array_id: int, kind: str) -> None:
+    try:
+        fields = ("id", "state", "final_state", "exit_code", "end_time")
+        tasks = list(Job.objects.filter(array_job_id=array_id).values_list(*fields))
+        if not tasks or any(state not in _ENDED for _, state, _, _, _ in tasks):
             return  # the summary goes with the array's last task
-        subject = _summary(job, kind, state)
-    _queue_mail(job, kind, subject, state)
+        last = max(tasks, key=lambda t: (t[4] is not None, t[4] or 0, t[0]))
+        if last[0] != job_id:
+            return
+        ends = [
+            (final if state == JobState.COMPLETING else state, code) for _, state, final, code, _ in tasks
+        ]
+        job = Job.objects.get(pk=job_id)
+        _sender.put(_outgoing(job, kind, _summary(job, kind, ends), ends[-1][0]))
+    except Exception:  # after the commit: nothing must escape into the caller
+        log.exception("array %s: the summary mail could not be prepared", array_id)
 
 
-def _summary(job: Job, kind: str, state: str) -> str:
-    """slurmctld's ``Slurm Array Summary`` subject, with the tasks' exit code range."""
+def _summary(job: Job, kind: str, ends: list[tuple[str, int]] | None = None) -> str:
+    """slurmctld's ``Slurm Array Summary`` subject; with the tasks' ends (state, exit
+    code), their exit code range."""
     array = job.array_job_id
     head = f"Slurm Array Summary Job_id={array}_* ({array}) Name={job.name} {mail.WORDS[kind]}"
-    if kind not in (mail.END, mail.FAIL):
+    if kind not in (mail.END, mail.FAIL) or not ends:
         return head
-    tasks = list(Job.objects.filter(array_job_id=job.array_job_id).values_list("state", "exit_code"))
-    codes = [code for _, code in tasks] or [job.exit_code]
+    codes = [code for _, code in ends]
     low, high = min(codes), max(codes)
-    states = {s for s, _ in tasks if s} | {state}
-    word = "Mixed" if (low == 0 and high > 0) or len(states) > 1 else state
+    states = {state for state, _ in ends}
+    word = "Mixed" if (low == 0 and high > 0) or len(states) > 1 else states.pop()
     return f"{head}, {word}, ExitCode [{low}-{high}]"
 
 

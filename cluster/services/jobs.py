@@ -318,9 +318,11 @@ def _check_licenses(text: str, cfg: ClusterConfig, resources: str = "") -> str:
 MAX_IDEMPOTENCY_KEY = 128  # SubmitKey.key's length
 
 
-def _check_constraint(text: object) -> None:
+def _check_constraint(text: object, partition: _PartitionRow) -> None:
     """--constraint: an expression fsched reads, naming features some node has (available
-    or active), else slurmctld's refusal, "Invalid feature specification"."""
+    or active), else slurmctld's refusal, "Invalid feature specification"; and one some
+    node of the partition satisfies, else "Requested node configuration is not
+    available", as slurmctld refuses a job that could never run."""
     if not text:
         return
     try:
@@ -328,10 +330,16 @@ def _check_constraint(text: object) -> None:
     except constraints.ConstraintError as exc:
         raise ServiceError(str(exc), field="constraint") from None
     known: set[str] = set()
-    for available, active in Node.objects.values_list("features", "active_features"):
-        known |= split_features(available) | split_features(active)
+    members = set(partition.node_names)
+    fits = False
+    for name, available, active in Node.objects.values_list("name", "features", "active_features"):
+        features = split_features(available) | split_features(active)
+        known |= features
+        fits = fits or (name in members and any(alt <= features for alt in alternatives))
     if constraints.unknown_features(alternatives, known):
         raise ServiceError(constraints.INVALID, field="constraint")
+    if alternatives and not fits:
+        raise ServiceError("Requested node configuration is not available", field="constraint")
 
 
 def job_submit(
@@ -462,7 +470,7 @@ def _validate_submission(
         except ValueError as exc:
             raise ServiceError(str(exc), field="gres") from None
 
-    _check_constraint(_field(spec, "constraint"))
+    _check_constraint(_field(spec, "constraint"), partition)
     req_nodes = _nodeset(_field(spec, "nodelist") or "", "nodelist", node_limit)
     exc_nodes = _nodeset(_field(spec, "exclude") or "", "exclude", node_limit)
     named = list(req_nodes | exc_nodes)

@@ -68,5 +68,7 @@ def test_submission_refuses_what_no_node_has_and_what_fsched_cannot_read(demo, u
     job_submit(user=users["alice"], spec={**spec, "constraint": "(rack2|rack4)&row1"})
     with pytest.raises(ServiceError, match=r"^Invalid feature specification$"):
         job_submit(user=users["alice"], spec={**spec, "constraint": "rack1&nosuch"})
+    with pytest.raises(ServiceError, match=r"^Requested node configuration is not available$"):
+        job_submit(user=users["alice"], spec={**spec, "constraint": "rack1"})  # none in batch
     with pytest.raises(ServiceError, match=r"matching OR \(\[\.\.\.\]\) is not supported by fsched"):
         job_submit(user=users["alice"], spec={**spec, "constraint": "[rack1|rack2]"})

@@ -148,3 +148,46 @@ def test_submission_checks_and_stores_the_mail_options(demo, users):
         submit(users["alice"], mail_type="SOMETIMES")
     with pytest.raises(ServiceError, match="Invalid --mail-user specification"):
         submit(users["alice"], mail_type="END", mail_user="a b@example.org")
+
+
+def test_the_time_limit_is_mailed_when_the_pass_ends_the_job(demo, users, mailoutbox):
+    register(timezone.now() - timedelta(minutes=1))
+    job = start(submit(users["alice"], time="1", mail_type="TIME_LIMIT"))
+    schedule_pass(now=job.start_time + timedelta(seconds=65))
+    [(subject, _)] = sent()
+    assert re.fullmatch(rf"Slurm Job_id={job.id} Name=x Reached time limit, Run time 00:01:0\d", subject), (
+        subject
+    )
+
+
+def test_an_array_mails_once_without_array_tasks_and_per_task_with_it(demo, users, mailoutbox):
+    register(timezone.now() - timedelta(minutes=1))
+    first = submit(users["alice"], array="0-1", mail_type="BEGIN,END")
+    schedule_pass()
+    tasks = list(Job.objects.filter(array_job_id=first.array_job_id).order_by("array_task_id"))
+    assert [s for s, _ in sent()] == [
+        f"Slurm Array Summary Job_id={first.array_job_id}_* ({first.array_job_id}) Name=x Began"
+    ]
+    for task, code in zip(tasks, (0, 2), strict=True):
+        agents.job_started(job_id=task.id, node=Job.objects.get(pk=task.id).batch_host, run=0)
+        agents.job_completed(completion=completion(Job.objects.get(pk=task.id), exit_code=code))
+    assert sent()[1:] == [
+        (f"Slurm Array Summary Job_id={first.array_job_id}_* ({first.array_job_id}) Name=x Ended, Mixed, "
+         "ExitCode [0-2]", ["alice"])
+    ]  # fmt: skip
+    django_mail.outbox.clear()
+    each = submit(users["alice"], array="0-1", mail_type="BEGIN,ARRAY_TASKS")
+    schedule_pass()
+    subjects = sorted(s for s, _ in sent())
+    assert len(subjects) == 2
+    assert subjects[0].startswith(f"Slurm Array Task Job_id={each.array_job_id}_0 (")
+
+
+def test_an_invalid_dependency_is_mailed_once(demo, users, mailoutbox):
+    register(timezone.now() - timedelta(minutes=1))
+    parent = start(submit(users["alice"]))
+    child = submit(users["alice"], dependency=f"afterok:{parent.id}", mail_type="INVALID_DEPEND")
+    agents.job_completed(completion=completion(parent, exit_code=1))
+    schedule_pass()
+    schedule_pass()
+    assert sent() == [(f"Slurm Job_id={child.id} Name=x Invalid dependency", ["alice"])]

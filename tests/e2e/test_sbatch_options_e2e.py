@@ -108,17 +108,23 @@ def test_chdir_runs_the_job_there(cluster, tmp_path):
 
 
 def test_constraints_with_and_or_and_parentheses(cluster, tmp_path):
-    def nodes_of(expr: str) -> str:
-        job, _ = _run(cluster, tmp_path, "-C", expr, "--wrap", "true")
+    def nodes_of(*args: str) -> str:
+        job, _ = _run(cluster, tmp_path, *(args if len(args) > 1 else ("-C", *args)), "--wrap", "true")
         assert job["state"] == "COMPLETED", job
         return job["node_list"]
 
     assert int(nodes_of("rack1&fast")[4:]) <= 8  # node01-08 alone are rack1 and fast
-    assert 9 <= int(nodes_of("rack2|rack3")[4:]) <= 24
-    assert 9 <= int(nodes_of("(rack2|rack4)&row1")[4:]) <= 16  # rack2 is the one in row1
+    assert 9 <= int(nodes_of("-p", "batch", "-C", "rack2|rack3")[4:]) <= 24
+    # rack2 is batch's rack in row1.
+    assert 9 <= int(nodes_of("-p", "batch", "-C", "(rack3|rack2)&row1")[4:]) <= 16
     refused = cluster.cli("sbatch", "-C", "rack1&nosuchfeature", "--wrap", "true", check=False)
     assert refused.returncode == 1
     assert refused.stderr == "sbatch: error: Batch job submission failed: Invalid feature specification\n"
+    # rack3 exists, but not in the default partition (debug, node01-08).
+    refused = cluster.cli("sbatch", "-C", "rack3", "--wrap", "true", check=False)
+    assert refused.stderr.endswith(
+        "Batch job submission failed: Requested node configuration is not available\n"
+    )
     refused = cluster.cli("sbatch", "-C", "[rack1|rack2]", "--wrap", "true", check=False)
     assert refused.returncode == 1 and "not supported by fsched" in refused.stderr, refused.stderr
 
