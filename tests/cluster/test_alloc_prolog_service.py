@@ -127,3 +127,16 @@ def test_a_completing_jobs_nodes_are_completing_until_their_epilog_is_done(demo,
     assert state_of(second) == ("MIXED", "mix")
     assert Job.objects.get(pk=job.id).state == "COMPLETED"
     assert Job.objects.get(pk=other.id).state == "RUNNING"
+
+
+def test_contain_implies_alloc(demo, users, monkeypatch):
+    set_option("PrologFlags", "Contain")
+    register(timezone.now() - timedelta(minutes=1))
+    sent: list = []
+    monkeypatch.setattr("cluster.publish.to_agents", sent.extend)
+    spec = {"wrap": "true", "work_dir": "/tmp", "partition": "batch", "nodes": "2"}
+    job_id = job_submit(user=users["alice"], spec=spec).job_ids[0]
+    schedule_pass()
+    job = Job.objects.get(pk=job_id)
+    assert job.state == "CONFIGURING" and len(job.prolog_nodes) == 1
+    assert kinds(sent) == [(job.prolog_nodes[0], "run_prolog")]
