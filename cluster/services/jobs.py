@@ -828,7 +828,12 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
         raise ServiceError("Job can not be altered now, try again later")
     now = timezone.now()
     old = job.state
-    if job.state in HOLDING_JOB_STATES:
+    if job.state == JobState.CONFIGURING and not job.launched:
+        # Its nodes power up or run their allocation Prolog: no process to wait for.
+        held = list(job.alloc)
+        requeue_now(job, now=now)
+        refresh_usage(held)
+    elif job.state in HOLDING_JOB_STATES:
         # The job goes back to the queue once its processes are gone (see job_completed).
         terminate_running(job, final_state=JobState.REQUEUED, now=now)
     else:

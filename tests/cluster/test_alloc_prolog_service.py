@@ -13,7 +13,7 @@ from django.utils import timezone
 from cluster.core.states import NodeFlag, long_state, sinfo_short
 from cluster.models import Job, Node
 from cluster.services import agents, prolog_epilog
-from cluster.services.jobs import job_submit
+from cluster.services.jobs import job_requeue, job_submit
 from cluster.services.scheduling import schedule_pass
 from slurmwords.reasons import slurm_reason
 from tests.cluster.test_prolog_epilog_service import completion, register, running_job, set_option
@@ -140,3 +140,14 @@ def test_contain_implies_alloc(demo, users, monkeypatch):
     job = Job.objects.get(pk=job_id)
     assert job.state == "CONFIGURING" and len(job.prolog_nodes) == 1
     assert kinds(sent) == [(job.prolog_nodes[0], "run_prolog")]
+
+
+def test_a_job_requeued_while_its_alloc_prologs_run_goes_back_at_once(demo, users, monkeypatch):
+    job, _ = started_with_alloc(users, monkeypatch, nodes=2)
+    [other] = job.prolog_nodes
+    job_requeue(actor=users["alice"], job_id=job.id)
+    job.refresh_from_db()
+    assert (job.state, job.alloc, job.prolog_nodes, job.restart_count) == ("PENDING", {}, [], 1)
+    # The node's late answer is about a run that is over.
+    prolog_epilog.prolog_done(job_id=job.id, node=other, run=0)
+    assert Job.objects.get(pk=job.id).state == "PENDING"
