@@ -14,7 +14,6 @@ import sys
 from types import SimpleNamespace
 
 from cli import clusters, fastargs
-from slurmwords.mail import parse_mail_type
 from slurmwords.nice import DEFAULT_NICE, parse_nice
 
 PROG = "sbatch"
@@ -421,6 +420,8 @@ def main(argv: list[str]) -> int:
             option = "--" + dest[len("unsupported_") :].replace("_", "-")
             return _err(f"{option} is not supported by fsched")
     if opts.get("mail_type") is not None:
+        from slurmwords.mail import parse_mail_type  # noqa: PLC0415 - re and dataclasses only when asked
+
         try:
             opts["mail_type"] = parse_mail_type(opts["mail_type"])
         except ValueError as exc:
