@@ -27,6 +27,7 @@ from cluster.services.errors import NotFound, PermissionDenied, ServiceError, st
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
 from cluster.services.state import (
+    alloc_epilogs,
     end_job,
     record_transition,
     refresh_usage,
@@ -773,8 +774,10 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
     elif job.state == JobState.CONFIGURING and not job.launched:
-        # Waiting for its nodes to power up: no process to signal, it ends at once.
+        # Waiting for its nodes to power up or its allocation Prologs: no process to
+        # signal, it ends at once.
         held = list(job.alloc)
+        alloc_epilogs(job)
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
         refresh_usage(held)
     else:
@@ -831,6 +834,7 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
     if job.state == JobState.CONFIGURING and not job.launched:
         # Its nodes power up or run their allocation Prolog: no process to wait for.
         held = list(job.alloc)
+        alloc_epilogs(job)
         requeue_now(job, now=now)
         refresh_usage(held)
     elif job.state in HOLDING_JOB_STATES:

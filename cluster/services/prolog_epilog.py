@@ -34,6 +34,7 @@ from cluster.core.prolog_conf import PrologConfig, prolog_config
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag, Reason
 from cluster.models import ClusterConfig, Job, Node
 from cluster.services.state import (
+    alloc_epilogs,
     end_job,
     launch_configured,
     record_transition,
@@ -118,6 +119,7 @@ def prolog_failed(*, job_id: int, node: str, run: int, error: str = "", now: dat
     held: list[str] = []
     if job is not None and job.state in HOLDING_JOB_STATES and job.state != JobState.COMPLETING:
         held = list(job.alloc)
+        alloc_epilogs(job)
         why = f"prolog failed on {node}: {error}" if error else f"prolog failed on {node}"
         conf = current_config()
         if job.final_state and job.final_state != JobState.REQUEUED:

@@ -161,6 +161,24 @@ def send_alloc_prologs(job: Job, nodes: Iterable[str] | None = None) -> None:
     publish.to_agents(alloc_prolog_messages(job, job.prolog_nodes if nodes is None else nodes))
 
 
+def alloc_epilogs(job: Job) -> None:
+    """A job leaving CONFIGURING without a launch (its allocation Prolog failed somewhere,
+    or it was cancelled or requeued meanwhile): the nodes that were sent ``run_prolog``
+    run their Epilog, as slurmctld's termination of an allocation reaches every node. Call
+    before the job's allocation is cleared; nothing without PrologFlags=Alloc."""
+    if job.state != JobState.CONFIGURING or job.launched:
+        return
+    nodes = alloc_prolog_nodes(job)
+    if not nodes:
+        return
+    facts = node_job_facts(job)
+    run = job.restart_count
+    publish.to_agents([
+        (node, RunEpilog(job_id=job.id, node=node, run=run, exit_code=0, signal=0, job=facts).to_wire())
+        for node in nodes
+    ])  # fmt: skip
+
+
 def alloc_prolog_messages(job: Job, nodes: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
     facts = node_job_facts(job)
     run = job.restart_count

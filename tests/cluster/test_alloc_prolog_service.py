@@ -13,7 +13,7 @@ from django.utils import timezone
 from cluster.core.states import NodeFlag, long_state, sinfo_short
 from cluster.models import Job, Node
 from cluster.services import agents, prolog_epilog
-from cluster.services.jobs import job_requeue, job_submit
+from cluster.services.jobs import job_cancel, job_requeue, job_submit
 from cluster.services.scheduling import schedule_pass
 from slurmwords.reasons import slurm_reason
 from tests.cluster.test_prolog_epilog_service import completion, register, running_job, set_option
@@ -54,9 +54,14 @@ def test_alloc_runs_the_prolog_on_the_other_nodes_before_the_launch(demo, users,
 
 
 def test_a_failed_alloc_prolog_drains_that_node_and_requeues_the_job_held(demo, users, monkeypatch):
-    job, _ = started_with_alloc(users, monkeypatch)
+    job, sent = started_with_alloc(users, monkeypatch)
     failing = job.prolog_nodes[-1]
+    others = list(job.prolog_nodes)
+    sent.clear()
     prolog_epilog.prolog_failed(job_id=job.id, node=failing, run=0, error="exited with status 1")
+    # The nodes that ran (or run) the Prolog run the Epilog, as Slurm ends an allocation.
+    assert sorted(kinds(sent)) == [(n, "run_epilog") for n in others]
+    assert sent[0][1]["run"] == 0
     node = Node.objects.get(name=failing)
     assert (bool(node.flags & NodeFlag.DRAIN), node.reason) == (True, "Prolog error")
     assert not Node.objects.get(name=job.batch_host).flags & NodeFlag.DRAIN
@@ -145,9 +150,22 @@ def test_contain_implies_alloc(demo, users, monkeypatch):
 def test_a_job_requeued_while_its_alloc_prologs_run_goes_back_at_once(demo, users, monkeypatch):
     job, _ = started_with_alloc(users, monkeypatch, nodes=2)
     [other] = job.prolog_nodes
+    sent = []
+    monkeypatch.setattr("cluster.publish.to_agents", sent.extend)
     job_requeue(actor=users["alice"], job_id=job.id)
+    assert kinds(sent) == [(other, "run_epilog")]
     job.refresh_from_db()
     assert (job.state, job.alloc, job.prolog_nodes, job.restart_count) == ("PENDING", {}, [], 1)
     # The node's late answer is about a run that is over.
     prolog_epilog.prolog_done(job_id=job.id, node=other, run=0)
     assert Job.objects.get(pk=job.id).state == "PENDING"
+
+
+def test_a_job_cancelled_while_its_alloc_prologs_run_ends_at_once(demo, users, monkeypatch):
+    job, sent = started_with_alloc(users, monkeypatch, nodes=2)
+    [other] = job.prolog_nodes
+    sent.clear()
+    job_cancel(actor=users["alice"], job_id=job.id)
+    job.refresh_from_db()
+    assert (job.state, job.alloc, job.prolog_nodes) == ("CANCELLED", {}, [])
+    assert kinds(sent) == [(other, "run_epilog")]
