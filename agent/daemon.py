@@ -559,6 +559,8 @@ class Agent:
                     self.steps.launch(msg)
                 case am.StepSignal():
                     self.steps.signal(msg)
+                case am.RunProlog():
+                    self.jobs.hooks.node_prolog(msg, self.jobs)
                 case _:  # the protocol's, but not for now (a second challenge)
                     log.warning("ignoring unknown message type %r", kind)
         except (KeyError, TypeError, ValueError) as exc:

@@ -28,9 +28,12 @@ list of one, as slurmd does, and no search path is set for Prolog and Epilog
 (Slurm's Prolog and Epilog Guide: "these programs do not have a search path set").
 ``PrologFlags=Serial`` runs Prologs and Epilogs one at a time on the node.
 
-The job's other nodes run only the Epilog, when the controller sends ``run_epilog``
-(:meth:`NodeHooks.node_epilog`); the Prolog and the task scripts run on the batch host
-only, the other nodes receiving no launch. The batch host keeps the job's data for its
+The job's other nodes receive no launch. They run the Epilog when the controller sends
+``run_epilog`` (:meth:`NodeHooks.node_epilog`), and with ``PrologFlags=Alloc`` the Prolog
+at allocation when it sends ``run_prolog`` (:meth:`NodeHooks.node_prolog`), before the
+batch host's launch. Without Alloc, Slurm runs a node's Prolog at the job's first step
+there; fsched runs it on the batch host only, with the launch. The task scripts run on
+the batch host only. The batch host keeps the job's data for its
 Epilog in memory: an Epilog after an agent restart has only SLURM_JOB_ID,
 SLURMD_NODENAME and SLURM_SCRIPT_CONTEXT.
 """
@@ -48,6 +51,7 @@ import pwd
 import re
 import signal
 import subprocess
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +63,7 @@ log = logging.getLogger(__name__)
 
 OUTPUT_LIMIT = 1 << 20  # bytes of a TaskProlog's output read; the rest is dropped
 NOT_RUN = 127  # the shell's status for a program that could not be started
+ALLOC_RESULTS_KEPT = 1024  # allocation Prologs whose answer a repeated run_prolog gets again
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GLOB = re.compile(r"[*?\[]")
 BASH = "/bin/bash"
@@ -335,6 +340,8 @@ class NodeHooks:
         self._starting: dict[int, asyncio.Task[None]] = {}
         self._cancel_after_start: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # PrologFlags=Alloc: (job, run, node) -> the answer sent, or None while it runs.
+        self._alloc: OrderedDict[tuple[int, int, str], am.PrologEpilog | None] = OrderedDict()
 
     def add(self, stage: Stage, hook: Hook) -> None:
         """Attach a hook after those already there (slurm.conf's programs come first)."""
@@ -478,6 +485,43 @@ class NodeHooks:
         task = asyncio.get_running_loop().create_task(self._epilog(msg.job, msg, manager))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def node_prolog(self, msg: am.RunProlog, manager: Any) -> None:
+        """``run_prolog`` (PrologFlags=Alloc): this node's Prolog at allocation, answered
+        ``prolog_done`` (at once when there is no Prolog here) or ``prolog_failed``. A
+        repeat (the controller resends them when a power up ends) is not run again: the
+        answer is sent again, or comes when the running one ends."""
+        if msg.node not in manager.nodes:
+            log.warning("job %d: run_prolog for node %s, not served here: ignored", msg.job_id, msg.node)
+            return
+        key = (msg.job_id, msg.run, msg.node)
+        if key in self._alloc:
+            answer = self._alloc[key]
+            if answer is not None:
+                manager.emit(answer)
+            return
+        self._alloc[key] = None
+        while len(self._alloc) > ALLOC_RESULTS_KEPT:
+            self._alloc.popitem(last=False)
+        task = asyncio.get_running_loop().create_task(self._alloc_prolog(msg, key, manager))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _alloc_prolog(self, msg: am.RunProlog, key: tuple[int, int, str], manager: Any) -> None:
+        env = node_environment(msg.job, Stage.PROLOG, job_id=msg.job_id, node=msg.node, cluster=self.cluster,
+                               conf=self.conf_file)  # fmt: skip
+        outcome = await self.run(Stage.PROLOG, HookCall(Stage.PROLOG, msg.job_id, msg.node, env,
+                                                        timeout=self.conf.prolog_timeout))  # fmt: skip
+        if outcome.result.ok:
+            what = am.PrologEpilog.PROLOG_DONE
+        else:
+            what = am.PrologEpilog.PROLOG_FAILED
+            log.error("job %d: prolog failed on %s: %s", msg.job_id, msg.node, outcome.result.error)
+        answer = am.PrologEpilog(job_id=msg.job_id, node=msg.node, run=msg.run, what=what,
+                                 error=outcome.result.error, time=manager.clock())  # fmt: skip
+        if key in self._alloc:
+            self._alloc[key] = answer
+        manager.emit(answer)
 
     async def _epilog(self, job: Mapping[str, Any] | None, ended: Any, manager: Any) -> None:
         job_id, node, run = int(ended.job_id), str(ended.node), int(ended.run or 0)

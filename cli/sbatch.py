@@ -18,14 +18,14 @@ from slurmwords.nice import DEFAULT_NICE, parse_nice
 
 PROG = "sbatch"
 
-# Options Slurm has and fsched's API does not (yet) carry: accepted so existing
-# scripts still submit, with a warning that they are ignored.
-IGNORED = (
+# Options Slurm has and fsched does not: parsed, so that the error names the option
+# (rather than argparse's "unrecognized arguments"), and refused before anything is sent,
+# from the command line and #SBATCH lines alike. A job that asked for them would not run
+# as its author meant, so none is ever ignored.
+UNSUPPORTED = (
     ("--cores-per-socket",),
     ("-m", "--distribution"),
     ("--hint",),
-    ("--mail-type",),
-    ("--mail-user",),
     ("--priority",),
     ("--profile",),
     ("--propagate",),
@@ -33,8 +33,8 @@ IGNORED = (
     ("--threads-per-core",),
     ("--tmp",),
 )
-# Flags among IGNORED that take no value.
-IGNORED_FLAGS = ("--propagate",)
+# Options among UNSUPPORTED that may come without a value (sbatch(1): --propagate[=rlimit]).
+UNSUPPORTED_ALONE = ("--propagate",)
 
 # SBATCH_* input environment variables -> option dest (Slurm's sbatch(1) list).
 INPUT_ENV = {
@@ -102,13 +102,15 @@ BODY_FIELDS = {
     "ntasks_per_node": "ntasks_per_node",
     "deadline": "deadline",
     "get_user_env": "get_user_env",
+    "mail_type": "mail_type",
+    "mail_user": "mail_user",
 }
 
 
-def _ignored(flags: tuple[str, ...]) -> fastargs.Row:
+def _unsupported(flags: tuple[str, ...]) -> fastargs.Row:
     long = next(f for f in flags if f.startswith("--"))
-    store = True if long in IGNORED_FLAGS else str
-    return (flags, "ignored_" + long[2:].replace("-", "_"), store, None, "accepted; ignored by fsched")
+    store = fastargs.OptionalValue("") if long in UNSUPPORTED_ALONE else str
+    return (flags, "unsupported_" + long[2:].replace("-", "_"), store, None, "not supported by fsched")
 
 
 MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
@@ -149,6 +151,8 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-i", "--input"), "input", str, "in", "file for batch script's standard input"),
     (("-J", "--job-name"), "job_name", str, "jobname", "name of job"),
     (("-L", "--licenses", "--license"), "licenses", str, "names", "required license"),
+    (("--mail-type",), "mail_type", str, "type", "notify on state change: BEGIN, END, FAIL or ALL"),
+    (("--mail-user",), "mail_user", str, "user", "who to send email notification for job state changes"),
     clusters.ROW,
     (("--mem",), "mem", str, "MB", "minimum amount of real memory (4G, 500)"),
     (("--mem-per-cpu",), "mem_per_cpu", str, "MB", "maximum amount of real memory per allocated cpu"),
@@ -180,7 +184,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("--wrap",), "wrap", str, "command", "wrap command string in a sh script and submit"),
     (("-x", "--exclude"), "exclude", str, "hosts", "exclude a specific list of hosts"),
     (("--comment",), "comment", str, "name", "arbitrary comment"),
-    *(_ignored(flags) for flags in IGNORED),
+    *(_unsupported(flags) for flags in UNSUPPORTED),
 )
 # The positional script and the words after it (argparse's "?" and "...").
 POSITIONALS = ("script", "script_args")
@@ -338,6 +342,10 @@ def build_request(
     if opts.get("test_only"):
         body["test_only"] = True
     body["environment"] = export_environment(opts.get("export"), environ)
+    # sbatch(1): with --export=NONE "Slurm will then implicitly attempt to load the user's
+    # environment on the node ..., as if --get-user-env was specified".
+    if (opts.get("export") or "").strip().upper() == "NONE" and body.get("get_user_env") is None:
+        body["get_user_env"] = _USER_ENV_ALONE.const
     return body
 
 
@@ -420,9 +428,16 @@ def main(argv: list[str]) -> int:
             return _err(str(exc))
 
     for dest, value in opts.items():
-        if dest.startswith("ignored_") and value is not None and not opts.get("quiet"):
-            option = "--" + dest[len("ignored_") :].replace("_", "-")
-            sys.stderr.write(f"{PROG}: warning: {option} is not supported by fsched; ignored\n")
+        if dest.startswith("unsupported_") and value is not None:
+            option = "--" + dest[len("unsupported_") :].replace("_", "-")
+            return _err(f"{option} is not supported by fsched")
+    if opts.get("mail_type") is not None:
+        from slurmwords.mail import parse_mail_type  # noqa: PLC0415 - re and dataclasses only when asked
+
+        try:
+            opts["mail_type"] = parse_mail_type(opts["mail_type"])
+        except ValueError as exc:
+            return _err(str(exc))
 
     body = build_request(
         opts,

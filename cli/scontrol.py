@@ -179,8 +179,14 @@ def job_record(job: dict) -> Record:
         [("StdIn", null(job.get("std_in")))],
         [("StdOut", null(job.get("std_out")))],
         *gres_lines(job),
+        # MailUser= MailType= (print_mail_type's order), for a job that asked for mail.
+        *([_mail_line(job)] if job.get("mail_type") else []),
     ]
     return record
+
+
+def _mail_line(job: dict) -> list[tuple[str, str]]:
+    return [("MailUser", job.get("mail_user") or job.get("user") or ""), ("MailType", job["mail_type"])]
 
 
 def node_record(node: dict) -> Record:

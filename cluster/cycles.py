@@ -119,7 +119,7 @@ def run_health() -> str:
     """Nodes not heard from, then launches and cancels their agents never answered."""
     from django.utils import timezone  # noqa: PLC0415
 
-    from cluster import liveness  # noqa: PLC0415
+    from cluster import job_mail, liveness  # noqa: PLC0415
     from cluster.services.allocations import expire_holders  # noqa: PLC0415
     from cluster.services.launch_watch import launch_watch_pass  # noqa: PLC0415
     from cluster.services.reboots import reboot_pass  # noqa: PLC0415
@@ -135,7 +135,9 @@ def run_health() -> str:
         # scontrol reboot: issued once a node is idle, DOWN after ResumeTimeout without it.
         with transaction.atomic():
             rebooted = reboot_pass(now=now)
-    return f"down={len(downed)} {watched}" + (f" rebooted={len(rebooted)}" if rebooted else "")
+        mailed = job_mail.time_limit_pass(now=now)  # --mail-type=TIME_LIMIT_90/80/50
+    tail = (f" rebooted={len(rebooted)}" if rebooted else "") + (f" mailed={mailed}" if mailed else "")
+    return f"down={len(downed)} {watched}{tail}"
 
 
 def run_cycle(cycle: extensions.Cycle) -> str:

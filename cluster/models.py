@@ -276,6 +276,10 @@ class Job(models.Model):
     # False for an allocation-only job (salloc's, srun's outside an allocation): no script,
     # no process, no ``batch`` step (Slurm's batch_flag).
     batch = models.BooleanField(default=True)
+    # --mail-type as its canonical comma list (slurmwords.mail; "" none) and --mail-user
+    # ("": the job's user). A TIME_LIMIT_* type leaves the list once its mail is sent.
+    mail_type = models.CharField(max_length=160, blank=True, default="")
+    mail_user = models.CharField(max_length=256, blank=True, default="")
 
     # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
     # index is one more page written per submission.
@@ -303,6 +307,9 @@ class Job(models.Model):
     alloc = models.JSONField(default=dict, blank=True, help_text="{node: [cpus, mem]} while holding nodes")
     # Launch bookkeeping: set when the agent says the process exists.
     launched = models.BooleanField(default=False)
+    # PrologFlags=Alloc: the nodes whose allocation Prolog has not yet succeeded (the job
+    # is CONFIGURING until none is left).
+    prolog_nodes = models.JSONField(default=list, blank=True)
     kill_requested = models.DateTimeField(null=True, blank=True)
     final_state = models.CharField(max_length=16, blank=True, default="", help_text="state to record on exit")
     # What the agent sampled (agent/containment.py), reported with the completion: the

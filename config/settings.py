@@ -214,6 +214,10 @@ FSCHED_PURGE_EVENT_AFTER = os.environ.get("FSCHED_PURGE_EVENT_AFTER", "")
 EMAIL_HOST = os.environ.get("FSCHED_EMAIL_HOST", "")
 EMAIL_PORT = envint("FSCHED_EMAIL_PORT", 25)
 DEFAULT_FROM_EMAIL = os.environ.get("FSCHED_EMAIL_FROM", "fsched@localhost")
+# Job mail (sbatch --mail-type): written to the server's output unless an SMTP server is set.
+EMAIL_BACKEND = os.environ.get(
+    "FSCHED_EMAIL_BACKEND", f"django.core.mail.backends.{'smtp' if EMAIL_HOST else 'console'}.EmailBackend"
+)
 # Threads that run HTTP requests' Django code in a server process.
 FSCHED_HTTP_THREADS = envint("FSCHED_HTTP_THREADS", 4)
 # Embedded mode: child processes serving API reads and submissions on the other cores

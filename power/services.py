@@ -482,8 +482,8 @@ def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:
 
     launched = []
     for job in Job.objects.select_for_update().filter(pk__in=list(ids), state=JobState.CONFIGURING):
-        launch_configured(job, now=now, why="nodes powered up")
-        launched.append(job.id)
+        if launch_configured(job, now=now, why="nodes powered up"):
+            launched.append(job.id)
     if launched:
         publish.console_changed("jobs")
     return launched

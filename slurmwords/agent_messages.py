@@ -52,6 +52,7 @@ __all__ = [
     "Register",
     "Registered",
     "RunEpilog",
+    "RunProlog",
     "RunningJob",
     "Signal",
     "Started",
@@ -321,9 +322,11 @@ class RebootDone(Message):
 @dataclass(frozen=True)
 class PrologEpilog(Message):
     """slurm.conf's Prolog or Epilog on the job's node (agent/prolog.py): a Prolog that
-    failed (the job did not start), or the Epilog's end, which ends the job's COMPLETING."""
+    failed (the job did not start), an allocation Prolog that succeeded (``run_prolog``'s
+    answer), or the Epilog's end, which ends the job's COMPLETING."""
 
     TYPE = "prolog_epilog"
+    PROLOG_DONE = "prolog_done"
     PROLOG_FAILED = "prolog_failed"
     EPILOG_DONE = "epilog_done"
     EPILOG_FAILED = "epilog_failed"
@@ -335,8 +338,8 @@ class PrologEpilog(Message):
     time: float | None = None
 
     def check(self, kind: str) -> None:
-        if self.what not in (self.PROLOG_FAILED, self.EPILOG_DONE, self.EPILOG_FAILED):
-            words = f"{self.PROLOG_FAILED}, {self.EPILOG_DONE} or {self.EPILOG_FAILED}"
+        if self.what not in (self.PROLOG_DONE, self.PROLOG_FAILED, self.EPILOG_DONE, self.EPILOG_FAILED):
+            words = f"{self.PROLOG_DONE}, {self.PROLOG_FAILED}, {self.EPILOG_DONE} or {self.EPILOG_FAILED}"
             raise MessageError(kind, "what", f"must be {words}")
 
 
@@ -495,6 +498,21 @@ class StepDone(Message):
     error: str = ""
 
 
+@dataclass(frozen=True)
+class RunProlog(Message):
+    """PrologFlags=Alloc: run slurm.conf's Prolog on ``node``, one of a multi-node job's
+    nodes other than its batch host, at allocation; the batch launch waits for every
+    one's success. ``job`` is :class:`RunEpilog`'s. The agent answers ``prolog_epilog``
+    (``prolog_done``, at once when it has no Prolog, or ``prolog_failed``), and answers
+    a repeat of one it has run with the same result."""
+
+    TYPE = "run_prolog"
+    job_id: int
+    node: str
+    run: int
+    job: dict[str, Any]
+
+
 def _by_type(*classes: type[Message]) -> dict[str, type[Message]]:
     return {cls.TYPE: cls for cls in classes}
 
@@ -516,7 +534,18 @@ AGENT_MESSAGES = _by_type(
     StepDone,
 )
 CONTROLLER_MESSAGES = _by_type(
-    Challenge, Registered, Launch, Signal, Cancel, Ack, PowerAction, Reboot, RunEpilog, StepLaunch, StepSignal
+    Challenge,
+    Registered,
+    Launch,
+    Signal,
+    Cancel,
+    Ack,
+    PowerAction,
+    Reboot,
+    RunEpilog,
+    RunProlog,
+    StepLaunch,
+    StepSignal,
 )
 REGISTRY = {**AGENT_MESSAGES, **CONTROLLER_MESSAGES}
 

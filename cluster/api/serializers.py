@@ -109,6 +109,8 @@ class JobSerializer(serializers.ModelSerializer):
             "cpus_per_gpu",
             "gres_alloc",
             "batch",
+            "mail_type",
+            "mail_user",
         ]
 
     def to_representation(self, instance: Job) -> dict:
@@ -247,6 +249,8 @@ class JobSubmitSerializer(serializers.Serializer):
     gpus_per_node = serializers.CharField(required=False, help_text="sbatch --gpus-per-node: [type:]count")
     gpus_per_task = serializers.CharField(required=False, help_text="sbatch --gpus-per-task: [type:]count")
     cpus_per_gpu = serializers.CharField(required=False, help_text="sbatch --cpus-per-gpu")
+    mail_type = serializers.CharField(required=False, help_text="sbatch --mail-type: BEGIN,END,..., ALL")
+    mail_user = serializers.CharField(required=False, help_text="sbatch --mail-user (default: the user)")
 
 
 class NodeSerializer(serializers.ModelSerializer):

@@ -61,7 +61,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 
-from cluster.core import dependencies
+from cluster.core import constraints, dependencies
 from cluster.core.backfill import INF, Timeline
 from cluster.core.states import PAUSED_JOB_STATES, JobState, NodeBase, Reason, is_usable
 
@@ -378,18 +378,13 @@ def split_features(text: str | None) -> frozenset[str]:
 
 
 def parse_constraint(expr: str) -> tuple[frozenset[str], ...] | None:
-    """``a``, ``a&b``, ``a|b&c``: alternatives of features all required.  ``()`` for no
-    constraint; None for syntax this core does not support (brackets, counts, ``!``)."""
-    expr = expr.strip()
-    if not expr:
-        return ()
-    alternatives = []
-    for part in expr.split("|"):
-        feats = [f.strip() for f in part.split("&")]
-        if not all(_FEATURE.match(f) for f in feats):
-            return None
-        alternatives.append(frozenset(feats))
-    return tuple(alternatives)
+    """``a``, ``a&b``, ``a|b&c``, ``(a|b)&c``: alternatives of features all required
+    (cluster.core.constraints).  ``()`` for no constraint; None for what this core does
+    not support (brackets, counts, ``!``), which submission refuses."""
+    try:
+        return constraints.parse(expr)
+    except constraints.ConstraintError:
+        return None
 
 
 def _has_features(node: NodeView, dnf: tuple[frozenset[str], ...]) -> bool:

@@ -29,6 +29,7 @@ from cluster.services.reboots import reboot_registration
 from cluster.services.state import (
     COMPLETING_FIELDS,
     ENDED_FIELDS,
+    alloc_prolog_messages,
     end_job,
     fail_job,
     fail_jobs_on,
@@ -218,6 +219,11 @@ def agent_register(
         if job.launched:
             log.warning("job %s: agent %s lost it on %s", job.id, agent_id, job.batch_host)
             fail_job(job, now=now, why="lost by agent", node=job.batch_host)
+    # PrologFlags=Alloc: the allocation Prologs these nodes may have missed (the agent
+    # answers one it has run with the same result).
+    for job in Job.objects.filter(state=JobState.CONFIGURING):
+        pending = [n for n in job.prolog_nodes if n in accepted]
+        result.relaunch.extend(payload for _node, payload in alloc_prolog_messages(job, pending))
     refresh_usage(accepted)
     publish.console_changed("nodes", "jobs")
     triggers.schedule_after_commit()
@@ -445,6 +451,7 @@ _COMPLETION_FIELDS = (
     "eligible_time",
     "max_rss_kb",
     "total_cpu_secs",
+    "mail_type",
 )
 # Slurm's SIG_OOM (253) as a wait status: sacct's ExitCode of an OUT_OF_MEMORY job, 0:125.
 OOM_EXIT = (0, 125)
@@ -506,9 +513,9 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
             reason = _end_reason(state, exit_code)
             if state == JobState.OUT_OF_MEMORY:
                 exit_code, signal = OOM_EXIT
-            mark_ended(job, state, now=ended or now, reason=reason)
             job.exit_code = exit_code
             job.exit_signal = signal
+            mark_ended(job, state, now=ended or now, reason=reason)
         events.append(
             transition_row(
                 job.id,
@@ -526,7 +533,8 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
     rows.update_rows(completing, [*COMPLETING_FIELDS, *usage])
     rows.insert_values(Event, events)
     if recorded:
-        refresh_usage(freed)
+        # A COMPLETING job's nodes too: they take the COMPLETING flag.
+        refresh_usage({*freed, *(name for job in completing for name in job.alloc)})
         for ext in extensions.active():
             ext.nodes_freed(freed, now=now)
         publish.console_changed("jobs", "nodes")

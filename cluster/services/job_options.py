@@ -1,5 +1,6 @@
 """Submission of sbatch's ``--comment``, ``--open-mode``, ``--time-min``, ``--signal``,
-``--mem-per-cpu``, ``--ntasks-per-node``, ``--deadline`` and ``--get-user-env``: checked here, stored in the
+``--mem-per-cpu``, ``--ntasks-per-node``, ``--deadline``, ``--get-user-env``, ``--mail-type`` and
+``--mail-user``: checked here, stored in the
 job's own columns, acted on by the agent (open mode, signal) or the scheduler (memory,
 tasks per node) and shown by ``scontrol show job`` (Comment=, TimeMin=, MinMemoryCPU=,
 NtasksPerN:B:S:C=, Deadline=); the scheduler pass ends the jobs that missed
@@ -12,7 +13,7 @@ from typing import Any
 
 from cluster.core import jobspec
 from cluster.core.scheduler import cpu_layout_of
-from slurmwords import job_options, memory
+from slurmwords import job_options, mail, memory
 from slurmwords.begin_time import parse_begin_time
 
 # Request field -> sbatch's option, for the messages.
@@ -25,6 +26,8 @@ FIELDS = {
     "ntasks_per_node": "--ntasks-per-node",
     "deadline": "--deadline",
     "get_user_env": "--get-user-env",
+    "mail_type": "--mail-type",
+    "mail_user": "--mail-user",
 }
 # sbatch's fatal error for both (slurm_opt.c's validate_memory_options).
 MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
@@ -43,6 +46,10 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
                 out[name] = text
             elif name == "open_mode":
                 out[name] = job_options.parse_open_mode(text)
+            elif name == "mail_type":
+                out[name] = mail.parse_mail_type(text)
+            elif name == "mail_user":
+                out[name] = _mail_user(text)
             elif name == "get_user_env":
                 seconds, mode = job_options.parse_get_user_env(text)
                 out[name] = f"{seconds}{mode}"
@@ -59,6 +66,14 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
         except ValueError as exc:
             raise jobspec.SpecError(str(exc), field=name) from None
     return out
+
+
+def _mail_user(text: str) -> str:
+    """One address (or user name): no spaces, no commas, at most the column's length."""
+    address = text.strip()
+    if not address or len(address) > 256 or any(c.isspace() or c in ",;<>\"" for c in address):
+        raise ValueError(f"Invalid --mail-user specification: {text}")
+    return address
 
 
 def _memory(text: str) -> int:
@@ -143,4 +158,6 @@ def stored(
         "ntasks_per_node": spec.get("ntasks_per_node"),
         "deadline": deadline,
         "get_user_env": spec.get("get_user_env", ""),
+        "mail_type": spec.get("mail_type", ""),
+        "mail_user": spec.get("mail_user", ""),
     }

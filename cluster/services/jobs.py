@@ -17,8 +17,9 @@ from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from cluster import extensions, publish, selectors, triggers, visibility
-from cluster.core import dependencies, feasibility, hostlists, jobspec
+from cluster.core import constraints, dependencies, feasibility, hostlists, jobspec
 from cluster.core.allocation_leases import lease_seconds
+from cluster.core.scheduler import split_features
 from cluster.core.states import ACTIVE_JOB_STATES, FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState, Reason
 from cluster.models import (
     AllocationHolder,
@@ -37,6 +38,7 @@ from cluster.services.errors import NotFound, PermissionDenied, ServiceError, st
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
 from cluster.services.state import (
+    alloc_epilogs,
     end_job,
     record_transition,
     refresh_usage,
@@ -335,6 +337,30 @@ def _check_licenses(text: str, cfg: ClusterConfig, resources: str = "") -> str:
 MAX_IDEMPOTENCY_KEY = 128  # SubmitKey.key's length
 
 
+def _check_constraint(text: object, partition: _PartitionRow) -> None:
+    """--constraint: an expression fsched reads, naming features some node has (available
+    or active), else slurmctld's refusal, "Invalid feature specification"; and one some
+    node of the partition satisfies, else "Requested node configuration is not
+    available", as slurmctld refuses a job that could never run."""
+    if not text:
+        return
+    try:
+        alternatives = constraints.parse(str(text))
+    except constraints.ConstraintError as exc:
+        raise ServiceError(str(exc), field="constraint") from None
+    known: set[str] = set()
+    members = set(partition.node_names)
+    fits = False
+    for name, available, active in Node.objects.values_list("name", "features", "active_features"):
+        features = split_features(available) | split_features(active)
+        known |= features
+        fits = fits or (name in members and any(alt <= features for alt in alternatives))
+    if constraints.unknown_features(alternatives, known):
+        raise ServiceError(constraints.INVALID, field="constraint")
+    if alternatives and not fits:
+        raise ServiceError("Requested node configuration is not available", field="constraint")
+
+
 def job_submit(
     *,
     user: AbstractBaseUser,
@@ -478,6 +504,7 @@ def _validate_submission(
         except ValueError as exc:
             raise ServiceError(str(exc), field="gres") from None
 
+    _check_constraint(_field(spec, "constraint"), partition)
     req_nodes = _nodeset(_field(spec, "nodelist") or "", "nodelist", node_limit)
     exc_nodes = _nodeset(_field(spec, "exclude") or "", "exclude", node_limit)
     named = list(req_nodes | exc_nodes)
@@ -790,8 +817,10 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
     elif job.state == JobState.CONFIGURING and not job.launched:
-        # Waiting for its nodes to power up: no process to signal, it ends at once.
+        # Waiting for its nodes to power up or its allocation Prologs: no process to
+        # signal, it ends at once.
         held = list(job.alloc)
+        alloc_epilogs(job)
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)
         refresh_usage(held)
     else:
@@ -845,7 +874,13 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
         raise ServiceError("Job can not be altered now, try again later")
     now = timezone.now()
     old = job.state
-    if job.state in HOLDING_JOB_STATES:
+    if job.state == JobState.CONFIGURING and not job.launched:
+        # Its nodes power up or run their allocation Prolog: no process to wait for.
+        held = list(job.alloc)
+        alloc_epilogs(job)
+        requeue_now(job, now=now)
+        refresh_usage(held)
+    elif job.state in HOLDING_JOB_STATES:
         # The job goes back to the queue once its processes are gone (see job_completed).
         terminate_running(job, final_state=JobState.REQUEUED, now=now)
     else:

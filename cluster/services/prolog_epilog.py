@@ -8,6 +8,10 @@ for a job that is no longer the run the report is about:
   held", released with ``scontrol release``), or not held with
   ``SchedulerParameters=nohold_on_prolog_fail``. A job that may not be requeued
   (``--no-requeue``) is cancelled, unless ``PrologFlags=ForceRequeueOnFail``.
+* :func:`prolog_done`: with ``PrologFlags=Alloc`` a multi-node job waits CONFIGURING
+  while its other nodes run their Prolog (``run_prolog``); the last success launches it
+  on its batch host (whose own Prolog runs with the launch, as before). A failure on any
+  node is :func:`prolog_failed`'s, for that node.
 * :func:`epilog_done`: the job, COMPLETING since its processes ended, takes its end and
   releases its nodes.
 * :func:`epilog_failed`: the same, and the node is drained with reason "Epilog error".
@@ -30,7 +34,9 @@ from cluster.core.prolog_conf import PrologConfig, prolog_config
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag, Reason
 from cluster.models import ClusterConfig, Job, Node
 from cluster.services.state import (
+    alloc_epilogs,
     end_job,
+    launch_configured,
     record_transition,
     refresh_usage,
     release_completing_node,
@@ -76,10 +82,33 @@ def _drain(name: str, reason: str, *, now: datetime) -> bool:
 
 
 def _job(job_id: int, node: str, run: int) -> Job | None:
-    job = Job.objects.select_for_update().filter(pk=job_id, batch_host=node).first()
-    if job is None or job.restart_count != run:
+    job = Job.objects.select_for_update().filter(pk=job_id).first()
+    if job is None or job.restart_count != run or (node != job.batch_host and node not in job.prolog_nodes):
         return None  # another run's report, or a job long gone
     return job
+
+
+# A node that has not registered since its power up was asked: the job still waits for it.
+_NOT_UP = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP | NodeFlag.POWER_UP | NodeFlag.NOT_RESPONDING
+
+
+@transaction.atomic
+def prolog_done(*, job_id: int, node: str, run: int, now: datetime | None = None) -> None:
+    """One node's allocation Prolog succeeded; the last one launches the job, unless a
+    node of it still powers up (power saving launches it then)."""
+    now = now or timezone.now()
+    job = _job(job_id, node, run)
+    if job is None or job.state != JobState.CONFIGURING or node not in job.prolog_nodes:
+        return  # a repeat, or a job cancelled or requeued meanwhile
+    job.prolog_nodes = [n for n in job.prolog_nodes if n != node]
+    job.save(update_fields=["prolog_nodes"])
+    if job.prolog_nodes:
+        return
+    waiting = Node.objects.filter(name__in=list(job.alloc)).values_list("flags", flat=True)
+    if any(flags & _NOT_UP for flags in waiting):
+        return
+    launch_configured(job, now=now, why="prolog complete")
+    publish.console_changed("jobs")
 
 
 @transaction.atomic
@@ -90,6 +119,7 @@ def prolog_failed(*, job_id: int, node: str, run: int, error: str = "", now: dat
     held: list[str] = []
     if job is not None and job.state in HOLDING_JOB_STATES and job.state != JobState.COMPLETING:
         held = list(job.alloc)
+        alloc_epilogs(job)
         why = f"prolog failed on {node}: {error}" if error else f"prolog failed on {node}"
         conf = current_config()
         if job.final_state and job.final_state != JobState.REQUEUED:
@@ -142,7 +172,9 @@ def epilog_failed(*, job_id: int, node: str, run: int, error: str = "", now: dat
 
 def report(*, msg: PrologEpilog, now: datetime | None = None) -> None:
     """The agent's ``prolog_epilog`` message, to the function for what it reports."""
-    if msg.what == PrologEpilog.PROLOG_FAILED:
+    if msg.what == PrologEpilog.PROLOG_DONE:
+        prolog_done(job_id=msg.job_id, node=msg.node, run=msg.run, now=now)
+    elif msg.what == PrologEpilog.PROLOG_FAILED:
         prolog_failed(job_id=msg.job_id, node=msg.node, run=msg.run, error=msg.error, now=now)
     elif msg.what == PrologEpilog.EPILOG_FAILED:
         epilog_failed(job_id=msg.job_id, node=msg.node, run=msg.run, error=msg.error, now=now)

@@ -16,7 +16,7 @@ from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import extensions, publish
+from cluster import extensions, job_mail, publish
 from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
@@ -436,16 +436,23 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
     wanted = {p.job_id: p for p in pending}
     current = rows.select(Job, ("id", "reason", "reason_detail", "priority"), {"pk": list(wanted)})
     changed = []
+    invalid = []
     for job_id, reason, detail, priority in current:
         p = wanted[job_id]
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
             changed.append(Job(id=job_id, reason=p.reason, reason_detail=p.detail, priority=p.priority))
+            if p.reason == states.Reason.DEPENDENCY_NEVER_SATISFIED != reason:
+                invalid.append(job_id)
     if changed:
         # Only where the job is still waiting as the snapshot saw it: a hold or a cancel
         # since then keeps the reason and priority it set (JobHeldUser, 0).
         still = {"state": JobState.PENDING, "hold": ""}
         rows.update_rows(changed, ["reason", "reason_detail", "priority"], only_if=still)
         publish.console_changed("jobs")
+    if invalid:
+        # --mail-type=INVALID_DEPEND: once, when the dependency is found never satisfiable.
+        for job in Job.objects.filter(pk__in=invalid).exclude(mail_type=""):
+            job_mail.invalid_dependency(job)
 
 
 def _update_dependencies(changed: dict[int, str]) -> None:

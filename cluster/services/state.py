@@ -16,13 +16,14 @@ from typing import Any
 
 from django.utils import timezone
 
-from cluster import extensions, publish
+from cluster import extensions, job_mail, publish
 from cluster.core.gres import launch_gres
 from cluster.core.hostlists import fold
+from cluster.core.prolog_conf import prolog_config
 from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import job_credentials, rows
-from slurmwords.agent_messages import Cancel, Launch, LaunchJob, RunEpilog, Signal
+from slurmwords.agent_messages import Cancel, Launch, LaunchJob, RunEpilog, RunProlog, Signal
 
 
 def transition_row(
@@ -80,16 +81,23 @@ def record_transition(
 
 
 # What an end writes: a job that ended holds nothing and has no end pending.
-ENDED_FIELDS = ("state", "reason", "end_time", "alloc", "final_state")
+ENDED_FIELDS = ("state", "reason", "end_time", "alloc", "final_state", "prolog_nodes")
 
 
-def mark_ended(job: Job, state: JobState, *, now: datetime, reason: str = Reason.NONE) -> None:
-    """Set ``job``'s end (ENDED_FIELDS) without saving: for a caller that writes many."""
+def mark_ended(
+    job: Job, state: JobState, *, now: datetime, reason: str = Reason.NONE, mail: bool = True
+) -> None:
+    """Set ``job``'s end (ENDED_FIELDS) without saving: for a caller that writes many. Its
+    exit code is set first, for the END/FAIL mail (``mail``: False when it was sent as
+    the job went COMPLETING)."""
+    if mail:
+        job_mail.ended(job, state, now=now)
     job.state = state
     job.reason = reason
     job.end_time = now
     job.alloc = {}
     job.final_state = ""
+    job.prolog_nodes = []
 
 
 # What a job entering COMPLETING writes: its end is known, its nodes are still held.
@@ -114,16 +122,68 @@ def mark_completing(
     job.end_time = now
     job.kill_requested = None
     job.exit_code, job.exit_signal = exit_code, signal
-    facts = {
-        "user": job.user, "node_list": job.node_list, "num_nodes": len(job.alloc), "partition": job.partition,
-        "account": job.account, "name": job.name, "work_dir": job.work_dir, "run": job.restart_count,
-        "std_out": job.std_out or None, "std_err": job.std_err or None, "std_in": job.std_in or None,
-    }  # fmt: skip
+    job_mail.ended(job, state, now=now)  # as slurmctld mails when the job starts completing
+    facts = node_job_facts(job)
     publish.to_agents([
         (node, RunEpilog(job_id=job.id, node=node, run=job.restart_count, exit_code=exit_code, signal=signal,
                          job=facts).to_wire())
         for node in job.alloc if node != job.batch_host
     ])  # fmt: skip
+
+
+def node_job_facts(job: Job) -> dict[str, Any]:
+    """What a Prolog's or Epilog's environment names, for a node that saw no launch."""
+    return {
+        "user": job.user, "node_list": job.node_list, "num_nodes": len(job.alloc), "partition": job.partition,
+        "account": job.account, "name": job.name, "work_dir": job.work_dir, "run": job.restart_count,
+        "std_out": job.std_out or None, "std_err": job.std_err or None, "std_in": job.std_in or None,
+    }  # fmt: skip
+
+
+def alloc_prolog_nodes(job: Job, *, alloc_flag: bool | None = None) -> list[str]:
+    """PrologFlags=Alloc (or Contain, which implies it): the job's nodes other than its
+    batch host, which run the Prolog at allocation (slurm.conf(5)); the batch host runs
+    its own with the launch. Empty without the flag, or for a one-node job."""
+    if alloc_flag is None:
+        alloc_flag = alloc_prolog_flag()
+    return sorted(node for node in job.alloc if node != job.batch_host) if alloc_flag else []
+
+
+def alloc_prolog_flag() -> bool:
+    try:
+        return prolog_config(ClusterConfig.current().options).flag("Alloc")
+    except ValueError:  # checked when slurm.conf was read; an edited row falls back to none
+        return False
+
+
+def send_alloc_prologs(job: Job, nodes: Iterable[str] | None = None) -> None:
+    """``run_prolog`` to the nodes still running the job's allocation Prolog; an agent
+    answers a repeat with the result it already has."""
+    publish.to_agents(alloc_prolog_messages(job, job.prolog_nodes if nodes is None else nodes))
+
+
+def alloc_epilogs(job: Job) -> None:
+    """A job leaving CONFIGURING without a launch (its allocation Prolog failed somewhere,
+    or it was cancelled or requeued meanwhile): the nodes that were sent ``run_prolog``
+    run their Epilog, as slurmctld's termination of an allocation reaches every node. Call
+    before the job's allocation is cleared; nothing without PrologFlags=Alloc."""
+    if job.state != JobState.CONFIGURING or job.launched:
+        return
+    nodes = alloc_prolog_nodes(job)
+    if not nodes:
+        return
+    facts = node_job_facts(job)
+    run = job.restart_count
+    publish.to_agents([
+        (node, RunEpilog(job_id=job.id, node=node, run=run, exit_code=0, signal=0, job=facts).to_wire())
+        for node in nodes
+    ])  # fmt: skip
+
+
+def alloc_prolog_messages(job: Job, nodes: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+    facts = node_job_facts(job)
+    run = job.restart_count
+    return [(node, RunProlog(job_id=job.id, node=node, run=run, job=facts).to_wire()) for node in nodes]
 
 
 def release_completing_node(job: Job, node: str, *, now: datetime, why: str) -> None:
@@ -141,7 +201,7 @@ def finish_completing(job: Job, *, now: datetime, why: str, node: str = "") -> N
     """COMPLETING → the end kept in ``final_state``, at the time the processes ended; the
     job releases its nodes. Saved, with its event."""
     final = JobState(job.final_state or JobState.COMPLETED)
-    mark_ended(job, final, now=job.end_time or now, reason=job.reason)
+    mark_ended(job, final, now=job.end_time or now, reason=job.reason, mail=False)
     job.save(update_fields=list(ENDED_FIELDS))
     record_transition(job, JobState.COMPLETING, now=now, why=why, node=node)
     publish.console_changed("jobs")
@@ -199,12 +259,16 @@ def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None
     job.final_state = final_state
     job.kill_requested = now
     job.save(update_fields=["final_state", "kill_requested"])
+    if final_state == JobState.TIMEOUT:
+        job_mail.reached_time_limit(job, now=now)
     if job.state in PAUSED_JOB_STATES:  # a stopped process would never see the TERM
         publish.to_agent(job.batch_host, Signal(job_id=job.id, signal="CONT").to_wire())
     publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=kill_wait).to_wire())
 
 
 def requeue_now(job: Job, *, now: datetime) -> None:
+    if job.start_time is not None:
+        job_mail.ended(job, JobState.REQUEUED, now=now, requeued=True)
     job.state = JobState.PENDING
     job.reason = Reason.NONE
     job.restart_count += 1
@@ -219,6 +283,7 @@ def requeue_now(job: Job, *, now: datetime) -> None:
     job.exit_code = 0
     job.exit_signal = 0
     job.eligible_time = now
+    job.prolog_nodes = []
     job.save()
 
 
@@ -237,6 +302,7 @@ STARTED_FIELDS = (
     "alloc",
     "launched",
     "licenses_alloc",
+    "prolog_nodes",
 )
 
 
@@ -264,6 +330,8 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
     """
     events = []
     touched: set[str] = set()
+    alloc_flag = alloc_prolog_flag() if placed else False
+    prologs: list[Job] = []
     for job, place in placed:
         job.state = JobState.CONFIGURING if place.configuring else JobState.RUNNING
         job.reason = Reason.NONE
@@ -279,25 +347,43 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         job.launched = False
         job.licenses_alloc = place.licenses
         job.gres_alloc = dict(place.gres_alloc)
+        # PrologFlags=Alloc: CONFIGURING until the other nodes' Prologs succeeded, as
+        # slurmctld holds the batch launch until every node's prolog completes; a job
+        # waiting for a power up sends them once its nodes are up (launch_configured).
+        job.prolog_nodes = alloc_prolog_nodes(job, alloc_flag=alloc_flag)
+        if job.prolog_nodes:
+            job.state = JobState.CONFIGURING
+            if not place.configuring:
+                prologs.append(job)
         touched.update(place.hosts)
         events.append(transition_row(job.id, JobState.PENDING, job.state, now=now, node=job.node_list))
     rows.update_rows([job for job, _ in placed], list(STARTED_FIELDS))
     rows.insert_values(Event, events)
+    job_mail.began([job for job, _ in placed], now=now)
     refresh_usage(touched)
-    launching = [job for job, place in placed if not place.configuring]
+    launching = [job for job, place in placed if not place.configuring and not job.prolog_nodes]
     credentials = job_credentials.mint_many(launching)
     publish.to_agents([(job.batch_host, launch_payload(job, credentials[job.id])) for job in launching])
+    for job in prologs:
+        send_alloc_prologs(job)
 
 
-def launch_configured(job: Job, *, now: datetime, why: str) -> None:
+def launch_configured(job: Job, *, now: datetime, why: str) -> bool:
     """CONFIGURING → RUNNING on a locked row, and only now the launch sent to the batch
-    host. The time limit counts from the launch, not from the allocation."""
+    host. The time limit counts from the launch, not from the allocation. A job whose
+    allocation Prologs still run (PrologFlags=Alloc) is not launched: they are (re)sent,
+    and the last one's success launches it (cluster/services/prolog_epilog.py). False
+    when not launched."""
+    if job.prolog_nodes:
+        send_alloc_prologs(job)
+        return False
     job.state = JobState.RUNNING
     job.start_time = now
     job.launched = False
     job.save(update_fields=["state", "start_time", "launched"])
     record_transition(job, JobState.CONFIGURING, now=now, why=why, node=job.node_list)
     publish.to_agent(job.batch_host, launch_payload(job))
+    return True
 
 
 def pause_job(
@@ -352,38 +438,55 @@ def resume_job(job: Job, *, now: datetime, user: str) -> None:
 
 
 def refresh_usage(names: Iterable[str] | None = None) -> None:
-    """Recompute allocated CPUs/memory and IDLE/MIXED/ALLOCATED from the jobs holding nodes.
+    """Recompute allocated CPUs/memory, IDLE/MIXED/ALLOCATED and the COMPLETING flag from
+    the jobs holding nodes.
 
     Derived from the jobs, never counted up and down, so it cannot drift. The nodes are
     locked (in name order) before the jobs are read: on PostgreSQL two transactions ending
     two jobs that shared a node each read the other's job as still running, and both
     wrote the node MIXED. Holding the node's lock, the later one reads the jobs once the
     earlier has committed.
+
+    A COMPLETING job's CPUs stay allocated until its Epilog is done there (slurmctld frees
+    a job's resources when its completion ends), but its nodes are COMPLETING and their
+    base state counts only the jobs still running, as slurmctld's make_node_comp does:
+    ``IDLE+COMPLETING`` (sinfo ``comp``) when nothing else runs, ``MIXED+COMPLETING``
+    beside a running job.
     """
-    fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "last_busy")
+    fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "flags", "last_busy")
     where = None if names is None else {"name": sorted(names)}
     nodes = rows.load(Node, fields, where, order_by=("name",), for_update=True)
     usage: dict[str, list[int]] = {}
-    for (alloc,) in rows.select(Job, ("alloc",), {"state": [s.value for s in HOLDING_JOB_STATES]}):
+    running: dict[str, int] = {}
+    completing: set[str] = set()
+    holding = {"state": [s.value for s in HOLDING_JOB_STATES]}
+    for alloc, state in rows.select(Job, ("alloc", "state"), holding):
         for node, (cpus, mem) in alloc.items():
             entry = usage.setdefault(node, [0, 0])
             entry[0] += cpus
             entry[1] += mem
+            if state == JobState.COMPLETING:
+                completing.add(node)
+            else:
+                running[node] = running.get(node, 0) + cpus
     changed = []
     for node in nodes:
         cpus, mem = usage.get(node.name, (0, 0))
+        busy = running.get(node.name, 0)
         base = NodeBase(node.base_state)
         if base in (NodeBase.IDLE, NodeBase.MIXED, NodeBase.ALLOCATED):
             base = (
-                NodeBase.IDLE if cpus == 0 else (NodeBase.ALLOCATED if cpus >= node.cpus else NodeBase.MIXED)
+                NodeBase.IDLE if busy == 0 else (NodeBase.ALLOCATED if busy >= node.cpus else NodeBase.MIXED)
             )
-        if (node.alloc_cpus, node.alloc_mem, node.base_state) != (cpus, mem, base):
+        ending = NodeFlag.COMPLETING if node.name in completing else NodeFlag.NONE
+        flags = int(node.flags & ~NodeFlag.COMPLETING | ending)
+        if (node.alloc_cpus, node.alloc_mem, node.base_state, node.flags) != (cpus, mem, base, flags):
             if cpus and not node.alloc_cpus:
                 node.last_busy = timezone.now()
-            node.alloc_cpus, node.alloc_mem, node.base_state = cpus, mem, base
+            node.alloc_cpus, node.alloc_mem, node.base_state, node.flags = cpus, mem, base, flags
             changed.append(node)
     if changed:
-        rows.update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "last_busy"])
+        rows.update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "flags", "last_busy"])
         publish.console_changed("nodes")
 
 

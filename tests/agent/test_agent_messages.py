@@ -71,6 +71,7 @@ SAMPLES: list[am.Message] = [
     am.RebootDone(node="node01", exit_code=127, end_time=1699999999.5, error="RebootProgram isn't defined"),
     am.PrologEpilog(job_id=7, node="node01", run=0, what="prolog_failed", error="exited with status 1"),
     am.RunEpilog(job_id=7, node="node02", run=0, exit_code=0, signal=9, job={"user": "ann", "num_nodes": 2}),
+    am.RunProlog(job_id=7, node="node02", run=0, job={"user": "ann", "num_nodes": 2}),
     am.Registered(
         nodes=["node01"], rejected={"node02": "node is served by another agent"}, kill=[5], ping_interval=5
     ),
@@ -111,7 +112,7 @@ def test_the_registry_is_the_protocol_both_ways() -> None:
     }  # fmt: skip
     assert set(am.CONTROLLER_MESSAGES) == {
         "challenge", "registered", "launch", "signal", "cancel", "ack", "power_action", "reboot",
-        "run_epilog", "step_launch", "step_signal",
+        "run_epilog", "run_prolog", "step_launch", "step_signal",
     }  # fmt: skip
     assert am.REGISTRY == {**am.AGENT_MESSAGES, **am.CONTROLLER_MESSAGES}
     assert not set(am.AGENT_MESSAGES) & set(am.CONTROLLER_MESSAGES)
@@ -215,7 +216,7 @@ MALFORMED = [
      "rejected['n']"),
     ({"type": "launch", "job": ["no", "object"]}, "launch", "job"),
     ({"type": "cancel", "job_id": 1, "kill_wait": "soon"}, "cancel", "kill_wait"),
-    ({"type": "prolog_epilog", "job_id": 1, "node": "n", "run": 0, "what": "prolog_done"}, "prolog_epilog",
+    ({"type": "prolog_epilog", "job_id": 1, "node": "n", "run": 0, "what": "prolog_started"}, "prolog_epilog",
      "what"),
     ({"type": "hello", "agent_id": None, "nonce": NONCE}, "hello", "agent_id"),
     ({"type": "no_such_thing"}, "no_such_thing", "type"),

@@ -196,3 +196,40 @@ def test_run_epilog_without_an_epilog_is_answered_at_once(tmp_path: Path) -> Non
         assert msg["what"] == "epilog_done"
 
     run_with_agent(tmp_path, scenario, rules=_rules())
+
+
+def test_run_prolog_runs_the_prolog_at_allocation_and_answers_a_repeat_without_running_it(
+    tmp_path: Path,
+) -> None:
+    """PrologFlags=Alloc (#16 point 3): a node other than the batch host runs its Prolog on
+    ``run_prolog``; a repeat (the controller resends after a power up or a reconnect) gets
+    the same answer, the Prolog not run twice."""
+    runs = tmp_path / "prolog.runs"
+    prolog = _script(
+        tmp_path / "prolog", f'echo "$SLURMD_NODENAME $SLURM_SCRIPT_CONTEXT $SLURM_JOB_NODELIST" >> {runs}\n'
+    )
+    facts = {"user": ME, "node_list": "node[01-02]", "num_nodes": 2, "partition": "debug"}
+    message = {"type": "run_prolog", "job_id": 16, "node": "node02", "run": 0, "job": facts}
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send(message)
+        msg = await ctl.expect("prolog_epilog", job_id=16)
+        assert (msg["what"], msg["node"], msg["run"]) == ("prolog_done", "node02", 0)
+        await ctl.send(message)
+        again = await ctl.expect("prolog_epilog", job_id=16)
+        assert again["what"] == "prolog_done"
+        assert runs.read_text() == "node02 prolog_slurmd node[01-02]\n"
+
+    run_with_agent(tmp_path, scenario, rules=_rules(prolog=(prolog,)))
+
+
+def test_a_failing_run_prolog_is_reported_failed(tmp_path: Path) -> None:
+    prolog = _script(tmp_path / "prolog", "exit 1\n")
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "run_prolog", "job_id": 17, "node": "node02", "run": 3, "job": {"user": ME}})
+        msg = await ctl.expect("prolog_epilog", job_id=17)
+        assert (msg["what"], msg["run"]) == ("prolog_failed", 3)
+        assert "exited with status 1" in msg["error"]
+
+    run_with_agent(tmp_path, scenario, rules=_rules(prolog=(prolog,)))

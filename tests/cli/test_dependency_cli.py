@@ -32,7 +32,7 @@ def dependency_line(live_cli, job_id: int) -> str:
 
 
 def test_dependency_is_an_option_not_an_ignored_one():
-    assert all("--dependency" not in flags for flags in sbatch.IGNORED)
+    assert all("--dependency" not in flags for flags in sbatch.UNSUPPORTED)
     assert sbatch.parse_args(["-d", "afterok:5", "job.sh"]).dependency == "afterok:5"
     assert sbatch.parse_args(["--dependency=singleton", "job.sh"]).dependency == "singleton"
 

@@ -75,7 +75,7 @@ def test_every_line_it_accepts_parses_as_argparse_does(module):
         ["--wrap", "hostname; sleep 5"],
         ["-p", "debug", "-N2", "-c", "4", "-t10", "job.sh", "a", "-b", "--c=d"],
         ["-HWpdebug", "--parsable", "-Jname", "--export=NONE", "--no-requeue", "job.sh"],
-        ["--mail-type=END", "--exclusive", "-G", "2", "--wrap="],
+        ["--mail-type=END", "--exclusive", "-n", "2", "--wrap="],
         ["-L", "natural:10", "--license=x", "-a", "0-15%4", "--array=1,3"],
         ["--part=debug", "--lic", "a", "--wra=true"],
     ],

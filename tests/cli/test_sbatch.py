@@ -173,6 +173,19 @@ def test_export_semantics():
     assert sbatch.export_environment("ALL,X=1", env) == {**env, "X": "1"}
 
 
+def test_export_none_loads_the_login_environment_on_the_node():
+    """sbatch(1): --export=NONE implies --get-user-env (#16 point 6); an explicit one wins."""
+
+    def body(opts: dict) -> dict:
+        return sbatch.build_request(opts, script="#!/bin/sh\n", script_name=None, script_args=[], environ={},
+                                    cwd="/w")  # fmt: skip
+
+    assert body({"export": "NONE"})["get_user_env"] == "8"
+    assert body({"export": "none", "get_user_env": "20S"})["get_user_env"] == "20S"
+    assert "get_user_env" not in body({"export": "PATH"})
+    assert "get_user_env" not in body({})
+
+
 def test_script_sanity_checks():
     assert sbatch.check_script("#!/bin/sh\ntrue\n") is None
     assert sbatch.check_script("") == "Batch script is empty!"
@@ -200,16 +213,21 @@ def test_argument_errors(argv, expected, capsys):
     assert capsys.readouterr().err.startswith(expected)
 
 
-def test_unsupported_slurm_options_are_accepted_with_a_warning(api, capsys, tmp_path, monkeypatch):
+def test_mail_options_and_exclusive_are_sent(api, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     api.routes[("POST", "/api/jobs/")] = (201, {"job_id": 5, "job_ids": [5], "array_job_id": None})
-    assert main(["fsched", "sbatch", "--mail-type=END", "--exclusive", "--wrap", "true"]) == 0
+    argv = ["--mail-type=end,fail", "--mail-user=ann@example.org", "--exclusive", "--wrap", "true"]
+    assert main(["fsched", "sbatch", *argv]) == 0
     captured = capsys.readouterr()
-    assert captured.out == "Submitted batch job 5\n"
-    assert "sbatch: warning: --mail-type is not supported by fsched; ignored" in captured.err
-    assert "--exclusive" not in captured.err  # a whole-node allocation now (#13 point 7)
-    assert "mail_type" not in api.requests[0]["body"]
-    assert api.requests[0]["body"]["exclusive"] is True
+    assert (captured.out, captured.err) == ("Submitted batch job 5\n", "")
+    body = api.requests[0]["body"]
+    assert (body["mail_type"], body["mail_user"], body["exclusive"]) == ("END,FAIL", "ann@example.org", True)
+
+
+def test_a_bad_mail_type_is_refused_as_sbatch_does(api, capsys):
+    assert main(["fsched", "sbatch", "--mail-type=BEGIN,SOMETIMES", "--wrap", "true"]) == 1
+    assert capsys.readouterr().err == "sbatch: error: --mail-type=BEGIN,SOMETIMES invalid\n"
+    assert not api.requests
 
 
 def test_submission_over_http(api, capsys, tmp_path, monkeypatch):
@@ -357,16 +375,19 @@ def test_the_retry_waits_for_a_controller_that_is_restarting(breaking, capsys):
     assert len(server.requests) == 2
 
 
-def test_warnings_never_reach_stdout(api, capsys, tmp_path, monkeypatch):
-    """A script reads stdout (``jobid=$(sbatch --parsable ...)``): whatever fsched ignores is
-    said on stderr only, for every option it ignores."""
+@pytest.mark.parametrize("flags", sbatch.UNSUPPORTED, ids=lambda flags: flags[-1])
+def test_an_unsupported_option_is_refused_naming_it(api, capsys, tmp_path, monkeypatch, flags):
+    """(#16 point 6) Never "ignored": the job is not submitted, and the error names the
+    option, whether it comes from the command line or from a #SBATCH line."""
     monkeypatch.chdir(tmp_path)
     api.routes[("POST", "/api/jobs/")] = (201, {"job_id": 5, "job_ids": [5], "array_job_id": None})
-    argv = []
-    for flags in sbatch.IGNORED:
-        long = next(f for f in flags if f.startswith("--"))
-        argv.append(long if long in sbatch.IGNORED_FLAGS else f"{long}=1")
-    assert main(["fsched", "sbatch", "--parsable", *argv, "--wrap", "true"]) == 0
+    long = next(f for f in flags if f.startswith("--"))
+    word = long if long in sbatch.UNSUPPORTED_ALONE else f"{long}=1"
+    assert main(["fsched", "sbatch", "--parsable", word, "--wrap", "true"]) == 1
     captured = capsys.readouterr()
-    assert captured.out == "5\n"
-    assert captured.err.count("sbatch: warning: ") == len(sbatch.IGNORED)
+    assert (captured.out, captured.err) == ("", f"sbatch: error: {long} is not supported by fsched\n")
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/sh\n#SBATCH {word}\ntrue\n")
+    assert main(["fsched", "sbatch", str(script)]) == 1
+    assert capsys.readouterr().err == f"sbatch: error: {long} is not supported by fsched\n"
+    assert not api.requests

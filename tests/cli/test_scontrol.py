@@ -268,3 +268,14 @@ def test_show_node_prints_next_state_while_a_reboot_is_pending(objs):
     text = render_record(node_record(node))
     assert "\n   NextState=DOWN\n" in text
     assert "NextState" not in render_record(node_record(objs.node("node02")))
+
+
+def test_show_job_prints_the_mail_line_of_a_job_that_asked_for_mail(objs):
+    """(#16 point 6) MailUser= (the job's user unless --mail-user) and MailType= in
+    print_mail_type's order, after StdOut; nothing for a job that asked for none."""
+    lines = render_record(job_record(objs.job(mail_type="BEGIN,END", mail_user=""))).split("\n")
+    user = objs.job()["user"]
+    assert lines[-4:-2] == ["   StdOut=/tmp/slurm-12.out", f"   MailUser={user} MailType=BEGIN,END"]
+    lines = render_record(job_record(objs.job(mail_type="FAIL", mail_user="ann@example.org"))).split("\n")
+    assert "   MailUser=ann@example.org MailType=FAIL" in lines
+    assert not any("MailUser" in line for line in render_record(job_record(objs.job())).split("\n"))

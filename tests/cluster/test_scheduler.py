@@ -311,7 +311,8 @@ def test_parse_constraint():
     assert parse_constraint("gpu") == (frozenset({"gpu"}),)
     assert parse_constraint("a&b|c") == (frozenset({"a", "b"}), frozenset({"c"}))
     assert parse_constraint("a&") is None
-    assert parse_constraint("(a|b)") is None
+    assert parse_constraint("(a|b)&c") == (frozenset({"a", "c"}), frozenset({"b", "c"}))
+    assert parse_constraint("[a|b]") is None
 
 
 # --------------------------------------------------------------------------- reasons

@@ -1,7 +1,8 @@
 """Prolog, Epilog and TaskProlog end to end (#16 point 3): a real controller, the real agent
 and CLI, and a slurm.conf naming small scripts written by the test. Each script acts by
-the node it runs on, so one cluster shows every case: the Prolog fails on node03 and
-node06, the Epilog fails on node04 and is slow on node05.
+the node it runs on, so one cluster shows every case: the Prolog fails on node03, node06
+and node07, the Epilog fails on node04 and is slow on node05. PrologFlags=Alloc: a
+multi-node job's other nodes run the Prolog before its launch.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ pytestmark = pytest.mark.e2e
 
 # No search path is set for them (Slurm's Prolog and Epilog Guide): full paths only.
 PROLOG = """#!/bin/bash
-echo "$SLURM_JOB_ID $SLURM_JOB_USER $SLURM_SCRIPT_CONTEXT" >> {log}
-case "$SLURMD_NODENAME" in node03|node06) exit 1;; esac
+echo "$SLURM_JOB_ID $SLURM_JOB_USER $SLURM_SCRIPT_CONTEXT $SLURMD_NODENAME" >> {log}
+case "$SLURMD_NODENAME" in node03|node06|node07) exit 1;; esac
 exit 0
 """
 EPILOG = """#!/bin/bash
@@ -103,8 +104,10 @@ def test_the_job_is_completing_while_its_epilog_runs(prolog_cluster) -> None:
     c, _ = prolog_cluster
     job = submit(c, "-w", "node05", "--wrap", "true")
     c.wait_for("the job completing", lambda: squeue(c, job, "%t") == "CG", timeout=60, interval=0.1)
-    # Its CPUs stay allocated to it until the epilog is done.
-    assert node_reason(c, "node05")[0] != "idle"
+    # Its CPUs stay allocated to it until the epilog is done, the node COMPLETING.
+    assert node_reason(c, "node05")[0] == "comp"
+    shown = c.cli("scontrol", "show", "node", "node05").stdout
+    assert "State=IDLE+COMPLETING " in shown
     c.wait_for("the job completed", lambda: squeue(c, job, "%t") == "CD", timeout=60)
     c.wait_for("node05 idle again", lambda: node_reason(c, "node05")[0] == "idle")
 
@@ -117,6 +120,30 @@ def test_a_two_node_job_is_completing_until_both_nodes_epilogs_are_done(prolog_c
     # node02's Epilog is done: it is released while the job waits for node05's.
     c.wait_for("node02 released", lambda: node_reason(c, "node02")[0] == "idle", interval=0.1)
     assert squeue(c, job, "%t") == "CG"
-    assert node_reason(c, "node05")[0] != "idle"
+    assert node_reason(c, "node05")[0] == "comp"
     c.wait_for("the job completed", lambda: squeue(c, job, "%t") == "CD", timeout=60)
     assert node_reason(c, "node05")[0] == "idle"
+
+
+def prolog_nodes(log: Path, job: int) -> list[str]:
+    """The nodes whose Prolog logged this job."""
+    return sorted(line.split()[-1] for line in log.read_text().splitlines() if line.startswith(f"{job} "))
+
+
+def test_with_alloc_a_two_node_job_runs_the_prolog_on_both_nodes(prolog_cluster) -> None:
+    c, log = prolog_cluster
+    job = submit(c, "-N", "2", "-w", "node01,node02", "--wrap", "true")
+    c.wait_for("the job completed", lambda: squeue(c, job, "%T") == "COMPLETED", timeout=60)
+    assert prolog_nodes(log, job) == ["node01", "node02"]
+
+
+def test_with_alloc_a_failing_prolog_on_a_second_node_drains_it_and_requeues_the_job(prolog_cluster) -> None:
+    c, log = prolog_cluster
+    job = submit(c, "-N", "2", "-w", "node01,node07", "--wrap", "true")
+    c.wait_for("node07 drained", lambda: node_reason(c, "node07")[0] == "drain", timeout=60)
+    assert node_reason(c, "node07")[1] == "Prolog error"
+    c.wait_for("the job back in the queue", lambda: squeue(c, job, "%T") == "PENDING")
+    assert squeue(c, job, "%r") == "launch failed requeued held"
+    # The batch host never ran the job, nor its own Prolog, and was not drained.
+    assert node_reason(c, "node01")[0] != "drain"
+    assert prolog_nodes(log, job) == ["node07"]
