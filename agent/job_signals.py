@@ -1,10 +1,12 @@
 """sbatch ``--signal=[{R|B}:]<sig_num>[@sig_time]`` on the node.
 
-The agent sends the signal ``sig_time`` seconds before the job's time limit, counted
-from the start the agent saw (the controller ends the job at the limit itself).  With
-``B:`` only the batch script's process gets it, as Slurm signals "only the batch shell";
-otherwise the job's whole process group, which holds every process the job started
-(fsched has no separate steps yet).  Checkpointing tools trap it and save their state.
+With ``B:`` the agent sends the signal to the batch script's process ``sig_time`` seconds
+before the job's time limit, counted from the start the agent saw (the controller ends
+the job at the limit itself): Slurm signals "only the batch shell".  Without it Slurm
+signals every job step and never the batch shell, so this timer is not armed: each
+step's launch carries the signal and its instant (steps/core/warning.py) and the agent
+running the step's tasks signals them (agent/steps.py).  Checkpointing tools (submitit's
+``--signal=USR2@90``, run under srun) trap it and save their state.
 
 Not covered: a limit changed by ``scontrol update`` after the start, time spent
 SUSPENDED (the controller does not count it; this timer does), and jobs adopted by a
@@ -65,21 +67,17 @@ def script_pid(wrapper_pid: int) -> int | None:
 def arm(manager: JobManager, job: Job, launch: Mapping[str, Any]) -> None:
     """Schedule the job's ``--signal`` on the event loop; cancelled with the job's timers."""
     planned = delay(launch)
-    if planned is None:
-        return
-    seconds, number, batch_only = planned
+    if planned is None or not planned[2]:
+        return  # none, or the steps' (steps/core/warning.py)
+    seconds, number, _ = planned
     loop = asyncio.get_running_loop()
-    job.timers.append(loop.call_later(seconds, _fire, manager, job, number, batch_only))
+    job.timers.append(loop.call_later(seconds, _fire, manager, job, number))
 
 
-def _fire(manager: JobManager, job: Job, number: int, batch_only: bool) -> None:
+def _fire(manager: JobManager, job: Job, number: int) -> None:
     if manager.running_job(job.state.job_id) is not job:
         return  # ended, or a later run replaced it
     sig = signal.Signals(number)
-    if not batch_only:
-        log.info("job %d: --signal %s to process group %d", job.state.job_id, sig.name, job.state.pgid)
-        manager.send_signal(job, sig)
-        return
     pid = script_pid(job.state.pid)
     if pid is None:
         log.info("job %d: --signal B:%s: no batch script process to signal", job.state.job_id, sig.name)

@@ -202,15 +202,34 @@ class StepRunner:
             await asyncio.gather(*pumps, return_exceptions=True)
             raise
         feeder = asyncio.create_task(self._feed(step, reader))
+        warning = self._arm_warning(step)
         try:
             await asyncio.gather(*pumps)
         finally:
+            if warning is not None:
+                warning.cancel()
             feeder.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await feeder
         worst = max((t.exit_code for t in step.tasks), default=0)
         sig = next((t.signal for t in step.tasks if t.signal), 0)
         return worst, sig
+
+    def _arm_warning(self, step: RunningStep) -> asyncio.TimerHandle | None:
+        """sbatch ``--signal=SIG@TIME`` (no ``B:``): the step's tasks get SIG at the time the
+        controller computed, as Slurm signals every step of the job, not its batch shell."""
+        msg = step.msg
+        if not msg.warn_signal or msg.warn_at is None:
+            return None
+        sig = int(msg.warn_signal)
+
+        def fire() -> None:
+            log.info("step %d.%d on %s: --signal %d", msg.job_id, msg.step_id, msg.node, sig)
+            step.signals.append(sig)
+            for t in step.tasks:
+                _signal_task(t, sig)
+
+        return asyncio.get_running_loop().call_later(max(0.0, msg.warn_at - self.clock()), fire)
 
     def _spawn_all(  # noqa: PLR0917 - the step's facts, from its one caller
         self,

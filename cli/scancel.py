@@ -134,6 +134,11 @@ def build_request(ns, job_ids: list[int | str]) -> dict:
     signal = normalize_signal(ns.signal)
     if signal:
         body["signal"] = signal
+        # Slurm: a signal reaches the job's steps; -b the batch shell alone, -f both.
+        if getattr(ns, "full", False):
+            body["scope"] = "full"
+        elif getattr(ns, "batch", False):
+            body["scope"] = "batch"
     return body
 
 

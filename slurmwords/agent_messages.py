@@ -466,6 +466,10 @@ class StepLaunch(Message):
     std_out: str | None = None
     std_err: str | None = None
     std_in: str | None = None
+    # sbatch --signal without B: (Slurm signals every step, never the batch shell): the
+    # signal number and when to send it (epoch seconds, the job's limit less sig_time).
+    warn_signal: int | None = None
+    warn_at: float | None = None
 
     def check(self, kind: str) -> None:
         if not self.argv:

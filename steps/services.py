@@ -26,6 +26,7 @@ from cluster.services.action_audit import action_audit_record
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from slurmwords import agent_messages as am
 from steps.core import layout
+from steps.core.warning import step_warning
 from steps.models import Step
 
 log = logging.getLogger("fsched.steps")
@@ -186,6 +187,13 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             start_time=now,
         )
         job_info = _job_info(job)
+        warning = step_warning(
+            job.signal,
+            time_limit_minutes=job.time_limit,
+            start=job.start_time.timestamp() if job.start_time else now.timestamp(),
+            paused_seconds=job.paused_seconds,
+        )
+        warn = {"warn_signal": warning[0], "warn_at": warning[1]} if warning else {}
         launches = [
             (
                 node,
@@ -209,6 +217,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
                     io_key=io_key,
                     cpus_per_task=_int(data, "cpus_per_task", high=10_000),
                     **streams,
+                    **warn,
                 ).to_wire(),
             )
             for i, (node, tasks, ids) in enumerate(zip(plan.nodes, plan.tasks, plan.cpus, strict=True))

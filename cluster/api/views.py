@@ -231,8 +231,10 @@ class JobAction(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         visible_job(request, job_id)
         if self.action == "cancel":
-            signal = _body(request).get("signal")
-            job = job_services.job_cancel(actor=request.user, job_id=job_id, signal=signal)
+            data = _body(request)
+            job = job_services.job_cancel(
+                actor=request.user, job_id=job_id, signal=data.get("signal"), scope=_scope(data)
+            )
         else:
             job = self._services[self.action](actor=request.user, job_id=job_id)
         return Response(JobSerializer(job).data)
@@ -257,6 +259,7 @@ class JobBulkCancel(APIView):
         signal = data.get("signal")
         if signal is not None and not isinstance(signal, str):
             raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
+        scope = _scope(data)
         # A job PrivateData=jobs hides is reported as unknown, as Slurm does.
         visible = visibility.visible_jobs(request.user)
         qs = Job.objects.filter(visible, state__in=[s.value for s in states.ACTIVE_JOB_STATES])
@@ -281,12 +284,20 @@ class JobBulkCancel(APIView):
         cancelled = []
         for job in qs.order_by("id"):
             try:
-                job_services.job_cancel(actor=request.user, job_id=job.id, signal=signal)
+                job_services.job_cancel(actor=request.user, job_id=job.id, signal=signal, scope=scope)
                 cancelled.append(job.id)
             except ServiceError as exc:
                 if ids or request.user.is_staff or job.user == request.user.get_username():
                     errors.append({"job_id": job.id, "error": str(exc)})
         return Response({"cancelled": cancelled, "errors": errors})
+
+
+def _scope(data: Any) -> str:
+    """Which processes a signal reaches: ``scope`` (steps, batch, full; scancel's -b and -f)."""
+    scope = data.get("scope", "steps") if hasattr(data, "get") else "steps"
+    if not isinstance(scope, str):
+        raise ServiceError(f"Invalid signal scope: {jobspec.quoted(scope)}", field="scope")
+    return scope
 
 
 def _with_extension_fields(objects: list[dict]) -> list[dict]:

@@ -794,9 +794,17 @@ def _check_owner(actor: AbstractBaseUser, job: Job) -> None:
         raise PermissionDenied("Access/permission denied")
 
 
+# Which of a running job's processes a signal other than KILL/TERM reaches (scancel):
+# Slurm sends it to the job's steps only; -b/--batch to the batch shell only (its process
+# group: the script and its children); -f/--full to both.
+SIGNAL_SCOPES = ("steps", "batch", "full")
+
+
 @transaction.atomic
-def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = None) -> Job:
-    """scancel: a pending job ends at once; a running one is signalled on its node."""
+def job_cancel(
+    *, actor: AbstractBaseUser, job_id: int, signal: str | None = None, scope: str = "steps"
+) -> Job:
+    """scancel: a pending job ends at once; a running one is signalled on its nodes."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES or job.state == JobState.COMPLETING:  # its Epilog runs
@@ -809,10 +817,14 @@ def job_cancel(*, actor: AbstractBaseUser, job_id: int, signal: str | None = Non
         sig = signal.upper().removeprefix("SIG")
         if sig not in SIGNALS:
             raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
+        if scope not in SIGNAL_SCOPES:
+            raise ServiceError(f"Invalid signal scope: {jobspec.quoted(scope)}", field="scope")
         if job.state not in HOLDING_JOB_STATES:
             raise ServiceError("Job is pending execution")
-        publish.to_agent(job.batch_host, Signal(job_id=job.id, signal=sig).to_wire())
-        extensions.job_signalled(job, sig)
+        if scope != "steps" and job.batch:
+            publish.to_agent(job.batch_host, Signal(job_id=job.id, signal=sig).to_wire())
+        if scope != "batch":
+            extensions.job_signalled(job, sig)
         return job
     if job.state == JobState.PENDING:
         end_job(job, JobState.CANCELLED, now=now, why="scancel", user=who)

@@ -9,6 +9,7 @@ import dataclasses
 import io
 import os
 import pwd
+import signal
 import socket
 import sys
 
@@ -99,3 +100,40 @@ def test_a_command_that_cannot_be_exec_d_fails_every_task_as_slurmstepd_does(tmp
     assert err.count(b"slurmstepd: error: node01: StepId=5.0: execve(): ") == 2
     assert b"No such file or directory" in err
     assert emitted[0].exit_code == 2 and "execve()" in emitted[0].error
+
+
+def test_sbatch_signal_without_b_reaches_the_step_s_tasks_at_its_instant(tmp_path) -> None:
+    """--signal=USR1@T (no B:): the controller puts the instant in the step's launch, and the
+    agent signals the step's tasks then (Slurm signals every step, not the batch shell)."""
+    trap = (
+        "import signal, sys, time; "
+        "signal.signal(signal.SIGUSR1, lambda *a: (print('caught USR1', flush=True), sys.exit(0))); "
+        "time.sleep(20); print('no signal'); sys.exit(3)"
+    )
+
+    async def go():
+        key = step_io.new_key()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        step = {"step_id": 0, "num_tasks": 2, "nodes": [{"name": NODE, "tasks": [0, 1]}]}
+        session = Session(None, 5, step, key, {"input": "none"})
+        out, err = io.BytesIO(), io.BytesIO()
+        session.out = step_output.TaskOutput(out, err, ntasks=2, label=True)
+        emitted: list[am.Message] = []
+        clock = asyncio.get_running_loop().time
+        runner = StepRunner([NODE], Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
+                            clock=clock, root_jobs=True)  # fmt: skip
+        msg = dataclasses.replace(
+            launch(sock.getsockname()[1], key, tmp_path),
+            argv=[sys.executable, "-c", trap],
+            warn_signal=int(signal.SIGUSR1),
+            warn_at=clock() + 1.0,  # time for the interpreters to start and set their traps
+        )
+        runner.launch(msg)
+        status = await asyncio.wait_for(session.run(sock), 20)
+        return status, out.getvalue()
+
+    status, out = asyncio.run(go())
+    assert sorted(out.splitlines()) == [b"0: caught USR1", b"1: caught USR1"]
+    assert status == 0

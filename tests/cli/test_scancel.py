@@ -43,6 +43,19 @@ def test_request_body():
     assert normalize_signal("9") == "9"
 
 
+def test_b_and_f_say_which_processes_a_signal_reaches():
+    from cli.scancel import build_parser
+
+    def body(*argv: str) -> dict:
+        ns = build_parser().parse_args([*argv, "12"])
+        return build_request(ns, [12])
+
+    assert body("-s", "USR1") == {"job_ids": [12], "signal": "USR1"}  # the steps (Slurm's default)
+    assert body("-b", "-s", "USR1")["scope"] == "batch"
+    assert body("-f", "-s", "USR1")["scope"] == "full"
+    assert "scope" not in body("-b")  # a cancel is a cancel
+
+
 def test_refusals_are_printed_per_job(api, capsys):
     api.routes[("POST", "/api/jobs/cancel/")] = (
         200,

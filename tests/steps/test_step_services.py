@@ -215,3 +215,42 @@ def test_suspend_and_resume_stop_and_continue_the_steps_on_every_node(
     sent = [(p["node"], p["signal"]) for p in listener.payloads() if p["type"] == "step_signal"]
     nodes = [n for n, _t, _c in step.layout]
     assert sorted(sent) == sorted([(n, "STOP") for n in nodes] + [(n, "CONT") for n in nodes])
+
+
+def test_scancel_signal_reaches_the_steps_by_default_the_batch_shell_with_b_and_both_with_f(
+    demo, users, api, django_capture_on_commit_callbacks
+) -> None:
+    """Slurm's scancel: "signals other than SIGKILL are not sent to the batch step" unless
+    -b (the batch step alone) or -f (it too)."""
+    job = running_job(users["alice"])
+    services.create_step(actor=users["alice"], job_id=job.id, data=body(ntasks=2))
+    listener = Listener(*job.alloc)
+    listener.payloads()  # the step's launch
+    seen = {}
+    for scope in (None, "batch", "full"):
+        data = {"signal": "USR1", **({"scope": scope} if scope else {})}
+        with django_capture_on_commit_callbacks(execute=True):
+            assert api("alice").post(f"/api/jobs/{job.id}/cancel/", data, format="json").status_code == 200
+        seen[scope] = sorted({p["type"] for p in listener.payloads()})
+    assert seen == {None: ["step_signal"], "batch": ["signal"], "full": ["signal", "step_signal"]}
+    bad = api("alice").post(f"/api/jobs/{job.id}/cancel/", {"signal": "USR1", "scope": "all"}, format="json")
+    assert bad.status_code == 400 and "Invalid signal scope" in bad.json()["error"]
+
+
+def test_a_step_launch_carries_sbatch_signal_unless_it_is_the_batch_shell_s(
+    demo, users, django_capture_on_commit_callbacks
+) -> None:
+    for text, expected in (("USR2@90", True), ("B:USR2@90", False)):
+        job = running_job(users["alice"], signal=text, time="10")
+        listener = Listener(*job.alloc)
+        with django_capture_on_commit_callbacks(execute=True):
+            services.create_step(actor=users["alice"], job_id=job.id, data=body(ntasks=2))
+        launches = [p for p in listener.payloads() if p["type"] == "step_launch"]
+        assert launches
+        job.refresh_from_db()
+        for p in launches:
+            if expected:
+                assert p["warn_signal"] == 12  # SIGUSR2
+                assert p["warn_at"] == pytest.approx(job.start_time.timestamp() + 600 - 90)
+            else:
+                assert p.get("warn_signal") is None and p.get("warn_at") is None
