@@ -26,6 +26,7 @@ UNSUPPORTED = (
     ("--cores-per-socket",),
     ("-m", "--distribution"),
     ("--hint",),
+    ("--mem-per-gpu",),
     ("--priority",),
     ("--profile",),
     ("--propagate",),
