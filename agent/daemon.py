@@ -39,6 +39,7 @@ from agent import handshake
 from agent.allocations import api_url
 from agent.containment import DEFAULT_INTERVAL, Containment
 from agent.features import helper_features
+from agent.hres_node import HresNodeHooks
 from agent.jobs import RESEND_AFTER, JobManager
 from agent.load_sampler import ProcLoad
 from agent.nodeconf import NodeRules
@@ -134,6 +135,14 @@ def backoff_delay(attempt: int, cap: float, rand: Callable[[float, float], float
     return rand(ceiling / 2, ceiling)
 
 
+def node_hooks(rules: NodeRules) -> NodeHooks:
+    """slurm.conf's Prolog, Epilog and task programs, then hres/lua's node job prolog and
+    epilog for the jobs that use a resource with a plugin."""
+    hooks = NodeHooks(rules.prolog, cluster=rules.cluster_name, conf_file=rules.source)
+    HresNodeHooks(slurm_user=rules.slurm_user).attach(hooks)
+    return hooks
+
+
 class AuthRefused(Exception):
     """The controller refused our proof of the key."""
 
@@ -164,9 +173,7 @@ class Agent:
             containment=Containment.detect(
                 config.spool_dir, self.spool.identity().replace("/", "_"), interval=config.usage_interval
             ),
-            hooks=NodeHooks(
-                config.rules.prolog, cluster=config.rules.cluster_name, conf_file=config.rules.source
-            ),
+            hooks=node_hooks(config.rules),
             api_url=api_url(config.controller),
         )
         self.steps = StepRunner(

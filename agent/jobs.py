@@ -665,7 +665,7 @@ class JobManager:
             raise LaunchError(f"node {node} is not served by this agent")
         if self.problem is not None:
             raise LaunchError(f"agent cannot launch jobs: {self.problem}")
-        if edits is None and self.hooks.has_prologue():
+        if edits is None and self.hooks.has_prologue(job):
             self.hooks.prologue(job, self)  # launches again, with edits, once it succeeds
             return
         self._start(job_id, node, run, job, edits)

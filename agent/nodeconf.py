@@ -44,6 +44,7 @@ class NodeRules:
     reboot_program: tuple[str, ...] = ()  # RebootProgram's words; empty: none usable
     prolog: PrologConfig = field(default_factory=PrologConfig)
     cluster_name: str = ""  # SLURM_CLUSTER_NAME of the Prolog and Epilog
+    slurm_user: str = ""  # SlurmUser: may own the hres/lua scripts (luaplug.security)
     # Each node's GPUs as gres.conf names them (cluster/core/gres_conf.py): checked at start.
     gres_devices: dict[str, tuple[GresDevice, ...]] = field(default_factory=dict, hash=False)
 
@@ -71,6 +72,7 @@ def rules_from(conf: SlurmConfig, *, source: str = "") -> NodeRules:
         reboot_program=reboot_argv(conf.option("RebootProgram") or "", slurmd),
         prolog=prolog_config(conf.options),
         cluster_name=conf.cluster_name,
+        slurm_user=conf.option("SlurmUser") or "",
         gres_devices={n.name: n.gres_devices for n in conf.nodes if n.gres_devices},
     )
 

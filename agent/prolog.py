@@ -21,7 +21,13 @@ What runs, for each stage of a job on its batch host, in this order:
 Each stage is a list of hooks run in order until one fails: the slurm.conf programs
 come first, and later node-side callbacks (hres/lua job and task prologs and epilogs)
 attach with :meth:`NodeHooks.add`. A hook is an async callable taking a
-:class:`HookCall` and returning a :class:`HookResult`.
+:class:`HookCall` and returning a :class:`HookResult`; one added with ``when`` runs only
+for the jobs (launch objects) it accepts, so other jobs take the path they took without
+it. The Epilog stage runs every hook even after one failed (the hres/lua job epilog runs
+"after the Epilog script if one is configured, even when it failed"), its first failure
+reported. A failure whose ``drain`` is false (hres/lua's ESLURM_HRES_REMOTE_FAIL) is
+reported with ``drain`` false: the job is handled as for any failure, the node is not
+drained.
 
 No shell runs any of them: each program is executed by its path with an argument
 list of one, as slurmd does, and no search path is set for Prolog and Epilog
@@ -42,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import glob
 import grp
@@ -99,6 +106,7 @@ class HookCall:
     cwd: str = "/"
     run_as: RunAs = field(default_factory=RunAs)
     timeout: float | None = None
+    job: Mapping[str, Any] | None = None  # the launch object; None when the agent lost it
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,7 @@ class HookResult:
     timed_out: bool = False
     output: str = ""  # standard output (read for the task prolog)
     error: str = ""  # why it failed, in words
+    drain: bool = True  # whether a failure drains the node
 
     @property
     def ok(self) -> bool:
@@ -115,6 +124,7 @@ class HookResult:
 
 
 Hook = Callable[[HookCall], Awaitable[HookResult]]
+Applies = Callable[[Mapping[str, Any]], bool]  # whether a hook is for this launch object
 
 
 @dataclass
@@ -325,7 +335,7 @@ class NodeHooks:
         self.conf = conf or PrologConfig()
         self.cluster = cluster
         self.conf_file = conf_file
-        self._hooks: dict[Stage, list[Hook]] = {stage: [] for stage in Stage}
+        self._hooks: dict[Stage, list[tuple[Hook, Applies | None]]] = {stage: [] for stage in Stage}
         for stage, paths in (
             (Stage.PROLOG, self.conf.prolog),
             (Stage.TASK_PROLOG, self.conf.task_prolog),
@@ -333,7 +343,7 @@ class NodeHooks:
             (Stage.EPILOG, self.conf.epilog),
         ):
             if paths:
-                self._hooks[stage].append(script_hook(paths))
+                self._hooks[stage].append((script_hook(paths), None))
         # PrologFlags=Serial: one Prolog or Epilog at a time on this node.
         self._serial = asyncio.Lock() if self.conf.flag("Serial") else None
         self._jobs: dict[int, Mapping[str, Any]] = {}  # launch objects, for the Epilog's env
@@ -343,19 +353,26 @@ class NodeHooks:
         # PrologFlags=Alloc: (job, run, node) -> the answer sent, or None while it runs.
         self._alloc: OrderedDict[tuple[int, int, str], am.PrologEpilog | None] = OrderedDict()
 
-    def add(self, stage: Stage, hook: Hook) -> None:
-        """Attach a hook after those already there (slurm.conf's programs come first)."""
-        self._hooks[stage].append(hook)
+    def add(self, stage: Stage, hook: Hook, *, when: Applies | None = None) -> None:
+        """Attach a hook after those already there (slurm.conf's programs come first);
+        with ``when``, only for the jobs whose launch object it accepts."""
+        self._hooks[stage].append((hook, when))
 
-    def has(self, *stages: Stage) -> bool:
-        return any(self._hooks[s] for s in stages)
+    def _applies(self, when: Applies | None, job: Mapping[str, Any] | None) -> bool:
+        return when is None or (job is not None and when(job))
 
-    def has_prologue(self) -> bool:
-        return self.has(Stage.PROLOG, Stage.TASK_PROLOG)
+    def has(self, *stages: Stage, job: Mapping[str, Any] | None = None) -> bool:
+        return any(self._applies(when, job) for s in stages for _hook, when in self._hooks[s])
+
+    def has_prologue(self, job: Mapping[str, Any] | None = None) -> bool:
+        return self.has(Stage.PROLOG, Stage.TASK_PROLOG, job=job)
 
     async def run(self, stage: Stage, call: HookCall) -> StageOutcome:
         edits = TaskEdits()
-        for hook in self._hooks[stage]:
+        failed: HookResult | None = None
+        for hook, when in self._hooks[stage]:
+            if not self._applies(when, call.job):
+                continue
             if stage in (Stage.PROLOG, Stage.EPILOG) and self._serial is not None:
                 async with self._serial:
                     result = await hook(call)
@@ -364,9 +381,15 @@ class NodeHooks:
             if stage == Stage.TASK_PROLOG:
                 parse_task_output(result.output, edits)
                 edits.apply(call.env)
-            if not result.ok:
+            if result.ok:
+                continue
+            if stage != Stage.EPILOG:
                 return StageOutcome(result, edits)
-        return StageOutcome(HookResult(), edits)
+            if failed is None:
+                failed = result
+            elif result.drain and not failed.drain:
+                failed = dataclasses.replace(failed, drain=True)  # one failure that drains is enough
+        return StageOutcome(failed or HookResult(), edits)
 
     # -- around a job -----------------------------------------------------------------
 
@@ -393,18 +416,19 @@ class NodeHooks:
         job_id, node, run = int(job["job_id"]), str(job.get("batch_host") or ""), int(job.get("run") or 0)
         env = node_environment(job, Stage.PROLOG, job_id=job_id, node=node, cluster=self.cluster,
                                conf=self.conf_file)  # fmt: skip
-        outcome = await self.run(Stage.PROLOG, HookCall(Stage.PROLOG, job_id, node, env,
-                                                        timeout=self.conf.prolog_timeout))  # fmt: skip
+        call = HookCall(Stage.PROLOG, job_id, node, env, timeout=self.conf.prolog_timeout, job=job)
+        outcome = await self.run(Stage.PROLOG, call)
         if not outcome.result.ok:
             log.error("job %d: prolog failed on %s: %s", job_id, node, outcome.result.error)
             failed = am.PrologEpilog.PROLOG_FAILED
             manager.emit(am.PrologEpilog(job_id=job_id, node=node, run=run, what=failed,
-                                         error=outcome.result.error, time=manager.clock()))  # fmt: skip
+                                         error=outcome.result.error, time=manager.clock(),
+                                         drain=outcome.result.drain))  # fmt: skip
             self._cancel_after_start.pop(job_id, None)
             return
         edits = TaskEdits()
         # TaskProlog and TaskEpilog run around a task: an allocation-only job has none.
-        if self.has(Stage.TASK_PROLOG) and job.get("allocation") is not True:
+        if self.has(Stage.TASK_PROLOG, job=job) and job.get("allocation") is not True:
             try:
                 account = resolve_account(str(job.get("user") or ""), root_jobs=manager.root_jobs)
             except LaunchError:
@@ -416,7 +440,7 @@ class NodeHooks:
                     task_env["SLURM_CLUSTER_NAME"] = self.cluster
                 call = HookCall(Stage.TASK_PROLOG, job_id, node, task_env,
                                 cwd=str(job.get("work_dir") or "/"),
-                                run_as=RunAs(account.uid, account.gid, account.groups))  # fmt: skip
+                                run_as=RunAs(account.uid, account.gid, account.groups), job=job)  # fmt: skip
                 outcome = await self.run(Stage.TASK_PROLOG, call)
                 if not outcome.result.ok:
                     error = f"task prolog failed: {outcome.result.error}"
@@ -450,7 +474,7 @@ class NodeHooks:
         """The job ended (``ended``: its spool Completion): TaskEpilog, then Epilog, then
         ``prolog_epilog`` to the controller."""
         job = self._jobs.pop(ended.job_id, None)
-        if not self.has(Stage.TASK_EPILOG, Stage.EPILOG):
+        if not self.has(Stage.TASK_EPILOG, Stage.EPILOG, job=job):
             return
         task = asyncio.get_running_loop().create_task(self._epilogue(job, ended, manager))
         self._tasks.add(task)
@@ -460,7 +484,7 @@ class NodeHooks:
         from agent.jobs import LaunchError, job_environment, resolve_account  # noqa: PLC0415 - jobs imports us
 
         job_id, node = int(ended.job_id), str(ended.node)
-        if job is not None and self.has(Stage.TASK_EPILOG) and job.get("allocation") is not True:
+        if job is not None and self.has(Stage.TASK_EPILOG, job=job) and job.get("allocation") is not True:
             try:
                 account = resolve_account(str(job.get("user") or ""), root_jobs=manager.root_jobs)
             except LaunchError:
@@ -469,11 +493,11 @@ class NodeHooks:
                 env = job_environment(job, account)
                 env["SLURM_SCRIPT_CONTEXT"] = str(Stage.TASK_EPILOG)
                 call = HookCall(Stage.TASK_EPILOG, job_id, node, env, cwd=str(job.get("work_dir") or "/"),
-                                run_as=RunAs(account.uid, account.gid, account.groups))  # fmt: skip
+                                run_as=RunAs(account.uid, account.gid, account.groups), job=job)  # fmt: skip
                 outcome = await self.run(Stage.TASK_EPILOG, call)
                 if not outcome.result.ok:  # Slurm only logs a failed task epilog
                     log.warning("job %d: task epilog failed: %s", job_id, outcome.result.error)
-        if self.has(Stage.EPILOG):
+        if self.has(Stage.EPILOG, job=job):
             await self._epilog(job, ended, manager)
 
     def node_epilog(self, msg: am.RunEpilog, manager: Any) -> None:
@@ -529,14 +553,14 @@ class NodeHooks:
             job, Stage.EPILOG, job_id=job_id, node=node, cluster=self.cluster, conf=self.conf_file,
             exit_code=ended.exit_code, signal_no=ended.signal,
         )  # fmt: skip
-        outcome = await self.run(Stage.EPILOG, HookCall(Stage.EPILOG, job_id, node, env,
-                                                        timeout=self.conf.epilog_timeout))  # fmt: skip
+        call = HookCall(Stage.EPILOG, job_id, node, env, timeout=self.conf.epilog_timeout, job=job)
+        outcome = await self.run(Stage.EPILOG, call)
         ok = outcome.result.ok
         if not ok:
             log.error("job %d: epilog failed on %s: %s", job_id, node, outcome.result.error)
         what = am.PrologEpilog.EPILOG_DONE if ok else am.PrologEpilog.EPILOG_FAILED
         manager.emit(am.PrologEpilog(job_id=job_id, node=node, run=run, what=what, error=outcome.result.error,
-                                     time=manager.clock()))  # fmt: skip
+                                     time=manager.clock(), drain=outcome.result.drain))  # fmt: skip
 
     def close(self) -> None:
         for task in [*self._starting.values(), *self._tasks]:

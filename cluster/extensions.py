@@ -358,6 +358,11 @@ class ClusterExtension:
         resume, ``scancel -s``), in the transaction that decided it: what else runs for the
         job (srun's steps, on all its nodes) is to get it too."""
 
+    def launch_fields(self, job: Any) -> Mapping[str, Any]:
+        """Fields of the job's launch (slurmwords LaunchJob) this extension fills, fixed
+        when the job starts: the hierarchical resources' plugin data for the nodes."""
+        return {}
+
     def job_steps(self, job_ids: Sequence[int], now: datetime) -> Mapping[int, Sequence[Any]]:
         """The steps srun started (cluster.core.job_steps.Step each), listed after a job's
         batch step by accounting (sacct's ``N.0``, ``N.1`` ...)."""

@@ -191,6 +191,17 @@ class HresExtension(ClusterExtension):
     def cycles(self) -> Sequence[Cycle]:
         return lua_maintenance.cycles()
 
+    def launch_fields(self, job: Any) -> Mapping[str, Any]:
+        """hres/lua: what the job's nodes receive about each resource with a plugin, as its
+        pre-runs left it (``prep``, in resources.yaml's order), for the node callbacks."""
+        if not lua_plugins.resources_with_plugins():
+            return {}
+        preps = lua_callbacks.job_preps(job.id, job.restart_count)
+        if not preps:
+            return {}
+        # The pre-runs are over once the job launches: no asynchronous one is running.
+        return {"hres": [{**prep, "async_running": False} for prep in preps]}
+
     def node_created(self, node: Any, fields: Mapping[str, Any], *, actor: str, now: datetime) -> None:
         """``HRES=`` of a dynamic node: its configured layers, kept in ``Node.extra``."""
         text = fields.get("hres")

@@ -193,6 +193,10 @@ class LaunchJob(Record):
     allocation: bool = False
     # The job credential for its processes (FSCHED_JOB_CREDENTIAL); never written to disk.
     credential: str | None = None
+    # hres/lua: each plugin resource's ``prep`` (name, config, plugin_args, payload,
+    # async_running, layers), in resources.yaml's order, fixed at the job's start, for the
+    # node callbacks (agent/hres_node.py); None: the job uses no resource with a plugin.
+    hres: list[dict[str, Any]] | None = None
 
 
 # -- the handshake -----------------------------------------------------------------
@@ -336,6 +340,9 @@ class PrologEpilog(Message):
     what: str  # one of the three above
     error: str = ""  # why it failed, in words
     time: float | None = None
+    # False: a failure that leaves the node up (hres/lua's ESLURM_HRES_REMOTE_FAIL, the
+    # external service unavailable); absent from agents of an earlier release: drained.
+    drain: bool = True
 
     def check(self, kind: str) -> None:
         if self.what not in (self.PROLOG_DONE, self.PROLOG_FAILED, self.EPILOG_DONE, self.EPILOG_FAILED):

@@ -16,6 +16,9 @@ for a job that is no longer the run the report is about:
   releases its nodes.
 * :func:`epilog_failed`: the same, and the node is drained with reason "Epilog error".
 
+A failure reported with ``drain`` false (hres/lua's ESLURM_HRES_REMOTE_FAIL: the plugin's
+service is unavailable, the node is not at fault) is handled the same, without the drain.
+
 :func:`waits_for_epilog` tells the completion path (cluster/services/agents.py) whether a
 job that ended goes COMPLETING first: only when slurm.conf names an ``Epilog``, the same
 file the agents read.
@@ -112,9 +115,11 @@ def prolog_done(*, job_id: int, node: str, run: int, now: datetime | None = None
 
 
 @transaction.atomic
-def prolog_failed(*, job_id: int, node: str, run: int, error: str = "", now: datetime | None = None) -> None:
+def prolog_failed(
+    *, job_id: int, node: str, run: int, error: str = "", now: datetime | None = None, drain: bool = True
+) -> None:
     now = now or timezone.now()
-    drained = _drain(node, PROLOG_ERROR, now=now)
+    drained = drain and _drain(node, PROLOG_ERROR, now=now)
     job = _job(job_id, node, run)
     held: list[str] = []
     if job is not None and job.state in HOLDING_JOB_STATES and job.state != JobState.COMPLETING:
@@ -161,9 +166,11 @@ def epilog_done(*, job_id: int, node: str, run: int, now: datetime | None = None
 
 
 @transaction.atomic
-def epilog_failed(*, job_id: int, node: str, run: int, error: str = "", now: datetime | None = None) -> None:
+def epilog_failed(
+    *, job_id: int, node: str, run: int, error: str = "", now: datetime | None = None, drain: bool = True
+) -> None:
     now = now or timezone.now()
-    if _drain(node, EPILOG_ERROR, now=now):
+    if drain and _drain(node, EPILOG_ERROR, now=now):
         refresh_usage([node])
         publish.console_changed("nodes")
     why = f"epilog failed on {node}: {error}" if error else f"epilog failed on {node}"
@@ -175,8 +182,12 @@ def report(*, msg: PrologEpilog, now: datetime | None = None) -> None:
     if msg.what == PrologEpilog.PROLOG_DONE:
         prolog_done(job_id=msg.job_id, node=msg.node, run=msg.run, now=now)
     elif msg.what == PrologEpilog.PROLOG_FAILED:
-        prolog_failed(job_id=msg.job_id, node=msg.node, run=msg.run, error=msg.error, now=now)
+        prolog_failed(
+            job_id=msg.job_id, node=msg.node, run=msg.run, error=msg.error, now=now, drain=msg.drain
+        )
     elif msg.what == PrologEpilog.EPILOG_FAILED:
-        epilog_failed(job_id=msg.job_id, node=msg.node, run=msg.run, error=msg.error, now=now)
+        epilog_failed(
+            job_id=msg.job_id, node=msg.node, run=msg.run, error=msg.error, now=now, drain=msg.drain
+        )
     else:
         epilog_done(job_id=msg.job_id, node=msg.node, run=msg.run, now=now)

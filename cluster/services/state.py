@@ -132,12 +132,16 @@ def mark_completing(
 
 
 def node_job_facts(job: Job) -> dict[str, Any]:
-    """What a Prolog's or Epilog's environment names, for a node that saw no launch."""
-    return {
+    """What a Prolog's or Epilog's environment names, for a node that saw no launch, and
+    what the extensions add to a launch (hres/lua's preps, for the nodes' callbacks)."""
+    facts = {
         "user": job.user, "node_list": job.node_list, "num_nodes": len(job.alloc), "partition": job.partition,
         "account": job.account, "name": job.name, "work_dir": job.work_dir, "run": job.restart_count,
         "std_out": job.std_out or None, "std_err": job.std_err or None, "std_in": job.std_in or None,
     }  # fmt: skip
+    for ext in extensions.active():
+        facts.update(ext.launch_fields(job))
+    return facts
 
 
 def alloc_prolog_nodes(job: Job, *, alloc_flag: bool | None = None) -> list[str]:
@@ -615,6 +619,9 @@ def launch_payload(job: Job, credential: str | None = None) -> dict[str, Any]:
     if credential is None:
         credential = job_credentials.mint(job)
     cpus, mem = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[:2]
+    added: dict[str, Any] = {}
+    for ext in extensions.active():
+        added.update(ext.launch_fields(job))
     launch = LaunchJob(
         job_id=job.id,
         run=job.restart_count,
@@ -651,5 +658,6 @@ def launch_payload(job: Job, credential: str | None = None) -> dict[str, Any]:
         ),
         allocation=not job.batch,
         credential=credential,
+        **added,
     )
     return Launch.of(launch).to_wire()
