@@ -24,8 +24,10 @@ agent's loop goes on meanwhile.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import pwd
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +59,16 @@ REQUIRED = (
 )
 JOB_PROLOG = "hres_node_job_prolog"
 JOB_EPILOG = "hres_node_job_epilog"
+TASK_PROLOG = "hres_node_task_prolog"
+TASK_EPILOG = "hres_node_task_epilog"
+USER_TASK_PROLOG = "hres_node_user_task_prolog"
+# Variables of one task, which the task prolog's environment (the step's) does not have yet.
+TASK_VARIABLES = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "SLURM_TASK_PID", "SLURM_GTIDS"})
+# The batch step has one task: node_tid and global_tid 0.
+BATCH_TASK = (0, 0)
+# Seconds the user task prolog's process is given past its Lua timeout to exit.
+EXIT_GRACE = 5.0
+OUTPUT_LIMIT = 1 << 20
 
 
 def preps(job: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -129,7 +141,7 @@ def call_node_function(
     script = LuaScript(path, plugin=PLUGIN, required=REQUIRED, trusted=trusted, logger=logger)
     try:
         script.load()
-        tables = [script.table(dict(prep)), *(script.table(a) for a in args)]
+        tables = [script.table(dict(prep)), *(_lua_value(script, a) for a in args)]
         result = script.call(function, *tables, timeout=timeout)
     except (ScriptError, CallFailed) as exc:
         message = f"{PLUGIN}: {resource}: {function}: {exc}"
@@ -140,6 +152,19 @@ def call_node_function(
         logger.error("%s", message)
         return NodeCalled(resource, result.rc, message)
     return NodeCalled(resource, SUCCESS)
+
+
+@dataclass(frozen=True)
+class Env:
+    """A task's environment, passed as hres/lua's read-only, non-iterable ``env``."""
+
+    values: Mapping[str, str]
+
+
+def _lua_value(script: LuaScript, value: Any) -> Any:
+    if isinstance(value, Env):
+        return script.lookup_table(value.values)
+    return script.table(value) if isinstance(value, dict | list) else value
 
 
 def verdict(called: Sequence[NodeCalled]) -> HookResult:
@@ -155,36 +180,131 @@ def verdict(called: Sequence[NodeCalled]) -> HookResult:
 class HresNodeHooks:
     """The job prolog and epilog hooks; ``clock`` gives the Unix time (job.end_time)."""
 
-    def __init__(self, *, slurm_user: str = "", clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        slurm_user: str = "",
+        clock: Callable[[], float] = time.time,
+        prolog_timeout: float | None = None,
+    ) -> None:
         self.trusted = trusted_uids(slurm_user or None)
         self.clock = clock
+        self.prolog_timeout = prolog_timeout  # the task prologs' bound (the stage has none)
+        self._ends: dict[tuple[int, int], int] = {}  # each run's expected end, at its start
 
     def attach(self, hooks: NodeHooks) -> None:
         hooks.add(Stage.PROLOG, self.job_prolog, when=uses_hres)
         hooks.add(Stage.EPILOG, self.job_epilog, when=uses_hres)
+        # Before slurm.conf's TaskProlog: the user task prolog gets the task's environment
+        # as it is before TaskProlog runs, and the root one comes before it.
+        hooks.add(Stage.TASK_PROLOG, self.user_task_prolog, when=uses_hres, first=True)
+        hooks.add(Stage.TASK_PROLOG, self.task_prolog, when=uses_hres, first=True)
+        hooks.add(Stage.TASK_EPILOG, self.task_epilog, when=uses_hres)
 
-    def run_all(self, job: Mapping[str, Any], function: str, *, reverse: bool, end: int,
+    def run_all(self, job: Mapping[str, Any], function: str, *extra: Any, reverse: bool, end: int,
                 timeout: float | None) -> HookResult:  # fmt: skip
         table = node_job_table(job, end)
         found = preps(job)
         called = [
-            call_node_function(prep, function, table, timeout=timeout, trusted=self.trusted)
+            call_node_function(prep, function, table, *extra, timeout=timeout, trusted=self.trusted)
             for prep in (reversed(found) if reverse else found)
         ]
         return verdict(called)
 
+    def expected_end(self, job: Mapping[str, Any]) -> int:
+        """The start (the first call for this run) plus the time limit, or a year."""
+        key = (int(job.get("job_id") or 0), int(job.get("run") or 0))
+        if key not in self._ends:
+            limit = job.get("time_limit")
+            self._ends[key] = end_time(self.clock(), int(limit) if isinstance(limit, int) else None)
+        return self._ends[key]
+
     async def job_prolog(self, call: HookCall) -> HookResult:
         job = call.job or {}
-        # The expected end: the start (now) plus the time limit, or a year without one.
-        limit = job.get("time_limit")
-        end = end_time(self.clock(), int(limit) if isinstance(limit, int) else None)
+        end = self.expected_end(job)
         return await asyncio.to_thread(
             self.run_all, job, JOB_PROLOG, reverse=False, end=end, timeout=call.timeout
         )
 
+    async def task_prolog(self, call: HookCall) -> HookResult:
+        """hres_node_task_prolog, as root (in the agent, which is the task's slurmstepd),
+        with the step's environment: the task's variables are not set yet."""
+        job = call.job or {}
+        env = Env({k: v for k, v in call.env.items() if k not in TASK_VARIABLES})
+        result = await asyncio.to_thread(
+            self.run_all, job, TASK_PROLOG, *BATCH_TASK, env, reverse=False, end=self.expected_end(job),
+            timeout=self.prolog_timeout,
+        )  # fmt: skip
+        return result
+
+    async def user_task_prolog(self, call: HookCall) -> HookResult:
+        """hres_node_user_task_prolog in a process of the job's user (agent/hres_user_task.py);
+        what it writes goes to the start of the task's output (the ``print`` lines a
+        TaskProlog's output may hold)."""
+        job = call.job or {}
+        request = {
+            "preps": preps(job),
+            "job": node_job_table(job, self.expected_end(job)),
+            "node_tid": BATCH_TASK[0],
+            "global_tid": BATCH_TASK[1],
+            "env": dict(call.env),
+            "work_dir": call.cwd,
+            "timeout": self.prolog_timeout,
+            "trusted": sorted(self.trusted),
+        }
+        return await run_as_user(request, call)
+
+    async def task_epilog(self, call: HookCall) -> HookResult:
+        """hres_node_task_epilog, as root, after the task exited, with TaskEpilog's
+        environment, in the reverse of resources.yaml's order; a failure is logged."""
+        job = call.job or {}
+        end = self.expected_end(job)  # the step's start's, not a later change
+        return await asyncio.to_thread(
+            self.run_all, job, TASK_EPILOG, *BATCH_TASK, Env(dict(call.env)), reverse=True, end=end,
+            timeout=self.prolog_timeout,
+        )  # fmt: skip
+
     async def job_epilog(self, call: HookCall) -> HookResult:
         # The time the job ended: its processes are gone when the Epilog stage runs.
+        job = call.job or {}
+        self._ends.pop((int(job.get("job_id") or 0), int(job.get("run") or 0)), None)
         end = int(self.clock())
         return await asyncio.to_thread(
             self.run_all, call.job or {}, JOB_EPILOG, reverse=True, end=end, timeout=call.timeout
         )
+
+
+async def run_as_user(request: Mapping[str, Any], call: HookCall) -> HookResult:
+    """agent/hres_user_task.py as ``call.run_as`` (the job's user), in the task's
+    environment (``-I``: Python ignores its PYTHON* variables).  No shell: an argument
+    list, the request on standard input."""
+    ids: dict[str, Any] = {}
+    if call.run_as.uid is not None:
+        ids = {"user": call.run_as.uid, "group": call.run_as.gid, "extra_groups": list(call.run_as.groups)}
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-m", "agent.hres_user_task",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env=dict(call.env), cwd="/", start_new_session=True, close_fds=True, **ids,
+        )  # fmt: skip
+    except (OSError, ValueError) as exc:
+        return HookResult(status=1, error=f"{PLUGIN}: {USER_TASK_PROLOG}: cannot start: {exc}")
+    timeout = request.get("timeout")
+    try:
+        out, err = await asyncio.wait_for(
+            proc.communicate(json.dumps(request).encode()), float(timeout) + EXIT_GRACE if timeout else None
+        )
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return HookResult(status=1, timed_out=True, error=f"{PLUGIN}: {USER_TASK_PROLOG}: timed out")
+    lines = err.decode("utf-8", "replace").splitlines()
+    for line in lines:
+        log.info("job %d: %s", call.job_id, line)
+    # The script's output, kept as it is: every line printed at the start of the task's output.
+    text = out[:OUTPUT_LIMIT].decode("utf-8", "surrogateescape")
+    printed = "".join(f"print {line}\n" for line in text.splitlines())
+    if proc.returncode != 0:
+        why = lines[-1] if lines else f"exited with status {proc.returncode}"
+        return HookResult(status=1, output=printed, error=why)
+    return HookResult(output=printed)

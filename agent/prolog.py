@@ -23,9 +23,9 @@ come first, and later node-side callbacks (hres/lua job and task prologs and epi
 attach with :meth:`NodeHooks.add`. A hook is an async callable taking a
 :class:`HookCall` and returning a :class:`HookResult`; one added with ``when`` runs only
 for the jobs (launch objects) it accepts, so other jobs take the path they took without
-it. The Epilog stage runs every hook even after one failed (the hres/lua job epilog runs
-"after the Epilog script if one is configured, even when it failed"), its first failure
-reported. A failure whose ``drain`` is false (hres/lua's ESLURM_HRES_REMOTE_FAIL) is
+it. The Epilog and TaskEpilog stages run every hook even after one failed (the hres/lua
+job epilog runs "after the Epilog script if one is configured, even when it failed"),
+their first failure reported. A failure whose ``drain`` is false (hres/lua's ESLURM_HRES_REMOTE_FAIL) is
 reported with ``drain`` false: the job is handled as for any failure, the node is not
 drained.
 
@@ -353,10 +353,14 @@ class NodeHooks:
         # PrologFlags=Alloc: (job, run, node) -> the answer sent, or None while it runs.
         self._alloc: OrderedDict[tuple[int, int, str], am.PrologEpilog | None] = OrderedDict()
 
-    def add(self, stage: Stage, hook: Hook, *, when: Applies | None = None) -> None:
-        """Attach a hook after those already there (slurm.conf's programs come first);
-        with ``when``, only for the jobs whose launch object it accepts."""
-        self._hooks[stage].append((hook, when))
+    def add(self, stage: Stage, hook: Hook, *, when: Applies | None = None, first: bool = False) -> None:
+        """Attach a hook after those already there (slurm.conf's programs come first),
+        or with ``first`` before them; with ``when``, only for the jobs whose launch
+        object it accepts."""
+        if first:
+            self._hooks[stage].insert(0, (hook, when))
+        else:
+            self._hooks[stage].append((hook, when))
 
     def _applies(self, when: Applies | None, job: Mapping[str, Any] | None) -> bool:
         return when is None or (job is not None and when(job))
@@ -383,7 +387,7 @@ class NodeHooks:
                 edits.apply(call.env)
             if result.ok:
                 continue
-            if stage != Stage.EPILOG:
+            if stage not in (Stage.EPILOG, Stage.TASK_EPILOG):
                 return StageOutcome(result, edits)
             if failed is None:
                 failed = result

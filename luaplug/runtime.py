@@ -306,6 +306,19 @@ class LuaScript:
         with self._lock:
             return self._to_lua(value)
 
+    def lookup_table(self, values: Mapping[str, str]) -> Any:
+        """A table that reads ``values`` by name only: it cannot be iterated (``pairs``
+        and ``next`` see nothing) and a field set on it changes nothing (hres/lua's ``env``)."""
+        with self._lock:
+            make = self._lua.execute(
+                "return function(data) return setmetatable({}, {"
+                "__index = function(_, k) return data[k] end,"
+                "__newindex = function() end,"
+                "__pairs = function(t) return function() return nil end, t, nil end,"
+                '__metatable = "env"}) end'
+            )
+            return make(self._lua.table_from(dict(values)))
+
     def _to_lua(self, value: Any) -> Any:
         if isinstance(value, Mapping):
             return self._lua.table_from({k: self._to_lua(v) for k, v in value.items() if v is not None})

@@ -226,3 +226,119 @@ def test_the_agents_required_functions_are_the_controllers() -> None:
     from hres.lua_plugins import REQUIRED as CONTROLLER
 
     assert REQUIRED == CONTROLLER
+
+
+def script_with(path: Path, **bodies: str) -> Path:
+    """Every hres/lua function with the signature of the spec, ``bodies`` replacing some."""
+    lines = []
+    for name in REQUIRED:
+        params = (
+            "prep, job, node_tid, global_tid, env"
+            if name.startswith("hres_node_task") or name.startswith("hres_node_user")
+            else "a, b, c"
+        )
+        lines.append(f"function {name}({params})\n{bodies.get(name, BODY)}\nend")
+    path.write_text("\n".join(lines) + "\n")
+    path.chmod(0o644)
+    return path
+
+
+TASK_NOTE = """\
+local f = io.open("{log}", "a")
+local count = 0
+for _ in pairs(env) do count = count + 1 end
+env.SLURM_JOB_ID = "changed"
+f:write(string.format("%s %s %d %d %s %s %s %d\\n", "{kind}", prep.payload, node_tid, global_tid,
+  env.SLURM_JOB_ID, env.SLURM_PROCID or "-", env.FROM_SUBMITTER or "-", count))
+f:close()
+"""
+
+
+def test_task_prologs_and_task_epilog_run_around_the_task_with_its_environment(
+    tmp_path: Path, work: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    script = script_with(
+        tmp_path / "qpu.lua",
+        hres_node_task_prolog=TASK_NOTE.format(log=log, kind="task_prolog"),
+        hres_node_user_task_prolog=TASK_NOTE.format(log=log, kind="user_task_prolog")
+        + 'io.write("from the user task prolog\\n")\nio.flush()\n',
+        hres_node_task_epilog=TASK_NOTE.format(log=log, kind="task_epilog"),
+    )
+    task_prolog = tmp_path / "task_prolog"
+    task_prolog.write_text(
+        f'#!/bin/bash\necho "task_prolog(slurm.conf)" >> {log}\necho "print from TaskProlog"\n'
+    )
+    task_prolog.chmod(0o755)
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        job = launch_object(31, "#!/bin/bash\necho job\n", work, hres=[prep("qpu", script)])
+        await ctl.send({"type": "launch", "job": job})
+        await ctl.expect("completed", job_id=31)
+        await ctl.expect("prolog_epilog", job_id=31)
+        # Root's, the user's, then slurm.conf's TaskProlog; the task epilog after the task.
+        # env: looked up by name (the job's id), never iterated (0 fields), not changed by a write.
+        assert log.read_text().splitlines() == [
+            "task_prolog token=21 0 0 31 - yes 0",
+            "user_task_prolog token=21 0 0 31 - yes 0",
+            "task_prolog(slurm.conf)",
+            "task_epilog token=21 0 0 31 - yes 0",
+        ]
+        out = (work / "slurm-31.out").read_text().splitlines()
+        assert out == ["from the user task prolog", "from TaskProlog", "job"]
+
+    run_with_agent(tmp_path, scenario, rules=rules(task_prolog=(str(task_prolog),)))
+
+
+def test_a_failing_task_prolog_fails_the_task(tmp_path: Path, work: Path) -> None:
+    script = script_with(tmp_path / "qpu.lua", hres_node_task_prolog="return slurm.ERROR")
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(32, "#!/bin/bash\ntrue\n", work,
+                                                               hres=[prep("qpu", script)])})  # fmt: skip
+        msg = await ctl.expect("launch_failed", job_id=32)
+        assert msg["error"] == "task prolog failed: hres/lua: qpu: hres_node_task_prolog returned -1"
+        await ctl.nothing("started", 0.3)
+
+    run_with_agent(tmp_path, scenario, rules=rules())
+
+
+def test_a_failing_user_task_prolog_fails_the_task(tmp_path: Path, work: Path) -> None:
+    script = script_with(
+        tmp_path / "qpu.lua",
+        hres_node_user_task_prolog='slurm.user_msg("no quota for " .. job.user_name)\nreturn 1',
+    )
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(33, "#!/bin/bash\ntrue\n", work,
+                                                               hres=[prep("qpu", script)])})  # fmt: skip
+        msg = await ctl.expect("launch_failed", job_id=33)
+        assert msg["error"] == f"task prolog failed: no quota for {ME}"
+        await ctl.nothing("started", 0.3)
+
+    run_with_agent(tmp_path, scenario, rules=rules())
+
+
+def test_a_user_task_prolog_that_loops_is_stopped_by_prolog_timeout(tmp_path: Path, work: Path) -> None:
+    script = script_with(tmp_path / "qpu.lua", hres_node_user_task_prolog="while true do end")
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(34, "#!/bin/bash\ntrue\n", work,
+                                                               hres=[prep("qpu", script)])})  # fmt: skip
+        msg = await ctl.expect("launch_failed", job_id=34, timeout=15)
+        assert "hres_node_user_task_prolog: timed out after 1 s" in msg["error"]
+
+    run_with_agent(tmp_path, scenario, rules=rules(prolog_timeout=1))
+
+
+def test_a_failing_task_epilog_is_only_logged(tmp_path: Path, work: Path) -> None:
+    script = script_with(tmp_path / "qpu.lua", hres_node_task_epilog="error('gone')")
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(35, "#!/bin/bash\ntrue\n", work,
+                                                               hres=[prep("qpu", script)])})  # fmt: skip
+        await ctl.expect("completed", job_id=35)
+        msg = await ctl.expect("prolog_epilog", job_id=35)
+        assert (msg["what"], msg["error"]) == ("epilog_done", "")
+
+    run_with_agent(tmp_path, scenario, rules=rules())
