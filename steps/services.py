@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from cluster import publish, visibility
+from cluster import extensions, publish, visibility
 from cluster.core import hostlists
 from cluster.core.states import JobState
 from cluster.models import Job
@@ -228,8 +228,10 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
 
 
 def _job_info(job: Job) -> dict[str, Any]:
-    """What the tasks' SLURM_JOB_* are made of (agent/jobs.py's job_environment)."""
-    return {
+    """What the tasks' SLURM_JOB_* are made of (agent/jobs.py's job_environment), and
+    what the extensions add to a launch (hres/lua's preps, as a step's credential carries
+    them in Slurm)."""
+    info = {
         "job_id": job.id,
         "name": job.name,
         "user": job.user,
@@ -243,6 +245,9 @@ def _job_info(job: Job) -> dict[str, Any]:
         "array_job_id": job.array_job_id,
         "array_task_id": job.array_task_id,
     }
+    for ext in extensions.active():
+        info.update(ext.launch_fields(job))
+    return info
 
 
 def _step_for(actor: Any, job_id: int, step_id: int) -> tuple[Job, Step]:

@@ -125,3 +125,12 @@ def test_a_job_epilog_failure_drains_unless_remote_fail(cluster, users):
     assert not Node.objects.get(name=first.batch_host).flags & NodeFlag.DRAIN
     node = Node.objects.get(name=second.batch_host)
     assert (bool(node.flags & NodeFlag.DRAIN), node.reason) == (True, "Epilog error")
+
+
+def test_a_step_launch_carries_the_preps_too(cluster, users):
+    from steps.services import _job_info  # what every step_launch's job is
+
+    cluster.script("qpu", hres_controller_job_prerun=PRERUN)
+    started(cluster, "qpu")
+    job = running(users["alice"], "qpu:1")
+    assert [p["payload"] for p in _job_info(job)["hres"]] == [f"token={job.id}"]
