@@ -12,6 +12,13 @@ stages (:class:`agent.prolog.NodeHooks`), for those jobs only:
 * ``hres_node_job_epilog(prep, job)``: an Epilog-stage hook, after slurm.conf's Epilog
   even when it failed, in the reverse of resources.yaml's order.  A failure drains the
   node, unless ESLURM_HRES_REMOTE_FAIL.
+* ``hres_node_task_prolog`` (root, here) and ``hres_node_user_task_prolog`` (a process
+  of the job's user, :mod:`agent.hres_user_task`): TaskProlog-stage hooks before
+  slurm.conf's TaskProlog; a failure fails the task (``launch_failed``);
+* ``hres_node_task_epilog`` (root): a TaskEpilog-stage hook after slurm.conf's; logged.
+
+The task functions run for the batch task (node_tid and global_tid 0); srun's steps run
+no node hooks.
 
 Every call gets a new Lua state, loaded from the script at ``prep.config.path`` on this
 node after :func:`luaplug.check_script` (the same path as on the controller).  A script
