@@ -174,6 +174,12 @@ def _lua_value(script: LuaScript, value: Any) -> Any:
     return script.table(value) if isinstance(value, dict | list) else value
 
 
+def _job_of(call: HookCall) -> dict[str, Any]:
+    """The launch object with the job's id: the facts of run_prolog and run_epilog, for
+    the nodes that saw no launch, carry it beside them, not in them."""
+    return {**(call.job or {}), "job_id": call.job_id}
+
+
 def verdict(called: Sequence[NodeCalled]) -> HookResult:
     """The stage's result: the first failure's message; the node drained unless every
     failure was ESLURM_HRES_REMOTE_FAIL."""
@@ -227,7 +233,7 @@ class HresNodeHooks:
         return self._ends[key]
 
     async def job_prolog(self, call: HookCall) -> HookResult:
-        job = call.job or {}
+        job = _job_of(call)
         end = self.expected_end(job)
         return await asyncio.to_thread(
             self.run_all, job, JOB_PROLOG, reverse=False, end=end, timeout=call.timeout
@@ -236,7 +242,7 @@ class HresNodeHooks:
     async def task_prolog(self, call: HookCall) -> HookResult:
         """hres_node_task_prolog, as root (in the agent, which is the task's slurmstepd),
         with the step's environment: the task's variables are not set yet."""
-        job = call.job or {}
+        job = _job_of(call)
         env = Env({k: v for k, v in call.env.items() if k not in TASK_VARIABLES})
         result = await asyncio.to_thread(
             self.run_all, job, TASK_PROLOG, *BATCH_TASK, env, reverse=False, end=self.expected_end(job),
@@ -248,7 +254,7 @@ class HresNodeHooks:
         """hres_node_user_task_prolog in a process of the job's user (agent/hres_user_task.py);
         what it writes goes to the start of the task's output (the ``print`` lines a
         TaskProlog's output may hold)."""
-        job = call.job or {}
+        job = _job_of(call)
         request = {
             "preps": preps(job),
             "job": node_job_table(job, self.expected_end(job)),
@@ -264,7 +270,7 @@ class HresNodeHooks:
     async def task_epilog(self, call: HookCall) -> HookResult:
         """hres_node_task_epilog, as root, after the task exited, with TaskEpilog's
         environment, in the reverse of resources.yaml's order; a failure is logged."""
-        job = call.job or {}
+        job = _job_of(call)
         end = self.expected_end(job)  # the step's start's, not a later change
         return await asyncio.to_thread(
             self.run_all, job, TASK_EPILOG, *BATCH_TASK, Env(dict(call.env)), reverse=True, end=end,
@@ -273,11 +279,11 @@ class HresNodeHooks:
 
     async def job_epilog(self, call: HookCall) -> HookResult:
         # The time the job ended: its processes are gone when the Epilog stage runs.
-        job = call.job or {}
+        job = _job_of(call)
         self._ends.pop((int(job.get("job_id") or 0), int(job.get("run") or 0)), None)
         end = int(self.clock())
         return await asyncio.to_thread(
-            self.run_all, call.job or {}, JOB_EPILOG, reverse=True, end=end, timeout=call.timeout
+            self.run_all, job, JOB_EPILOG, reverse=True, end=end, timeout=call.timeout
         )
 
 

@@ -538,15 +538,17 @@ class NodeHooks:
     async def _alloc_prolog(self, msg: am.RunProlog, key: tuple[int, int, str], manager: Any) -> None:
         env = node_environment(msg.job, Stage.PROLOG, job_id=msg.job_id, node=msg.node, cluster=self.cluster,
                                conf=self.conf_file)  # fmt: skip
-        outcome = await self.run(Stage.PROLOG, HookCall(Stage.PROLOG, msg.job_id, msg.node, env,
-                                                        timeout=self.conf.prolog_timeout))  # fmt: skip
+        timeout = self.conf.prolog_timeout
+        call = HookCall(Stage.PROLOG, msg.job_id, msg.node, env, timeout=timeout, job=msg.job)
+        outcome = await self.run(Stage.PROLOG, call)
         if outcome.result.ok:
             what = am.PrologEpilog.PROLOG_DONE
         else:
             what = am.PrologEpilog.PROLOG_FAILED
             log.error("job %d: prolog failed on %s: %s", msg.job_id, msg.node, outcome.result.error)
         answer = am.PrologEpilog(job_id=msg.job_id, node=msg.node, run=msg.run, what=what,
-                                 error=outcome.result.error, time=manager.clock())  # fmt: skip
+                                 error=outcome.result.error, time=manager.clock(),
+                                 drain=outcome.result.drain)  # fmt: skip
         if key in self._alloc:
             self._alloc[key] = answer
         manager.emit(answer)

@@ -342,3 +342,29 @@ def test_a_failing_task_epilog_is_only_logged(tmp_path: Path, work: Path) -> Non
         assert (msg["what"], msg["error"]) == ("epilog_done", "")
 
     run_with_agent(tmp_path, scenario, rules=rules())
+
+
+def test_run_prolog_and_run_epilog_run_the_job_prolog_and_epilog_on_a_node_without_the_launch(
+    tmp_path: Path,
+) -> None:
+    """PrologFlags=Alloc's run_prolog and the run_epilog of the job's other nodes carry the
+    preps beside the facts: those nodes run the job prolog and epilog too."""
+    log = tmp_path / "calls.log"
+    script = lua(tmp_path / "qpu.lua", log, hres_node_job_epilog="return slurm.ESLURM_HRES_REMOTE_FAIL")
+    facts = {"user": ME, "node_list": "node[01-02]", "num_nodes": 2, "partition": "debug", "run": 2,
+             "hres": [prep("qpu", script)]}  # fmt: skip
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "run_prolog", "job_id": 36, "node": "node02", "run": 2, "job": facts})
+        msg = await ctl.expect("prolog_epilog", job_id=36)
+        assert (msg["what"], msg["node"]) == ("prolog_done", "node02")
+        await ctl.send({"type": "run_epilog", "job_id": 36, "node": "node02", "run": 2, "exit_code": 0,
+                        "signal": 0, "job": facts})  # fmt: skip
+        msg = await ctl.expect("prolog_epilog", job_id=36)
+        assert (msg["what"], msg["drain"]) == ("epilog_failed", False)
+        assert [(c["kind"], c["job_id"], c["sluid"]) for c in calls(log)] == [
+            ("prolog", 36, "36.2"),
+            ("epilog", 36, "36.2"),
+        ]
+
+    run_with_agent(tmp_path, scenario, rules=rules())
