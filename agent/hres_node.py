@@ -76,6 +76,7 @@ BATCH_TASK = (0, 0)
 # Seconds the user task prolog's process is given past its Lua timeout to exit.
 EXIT_GRACE = 5.0
 OUTPUT_LIMIT = 1 << 20
+ENDS_KEPT = 4096  # runs whose expected end is remembered for their task epilog
 
 
 def preps(job: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -230,6 +231,8 @@ class HresNodeHooks:
         if key not in self._ends:
             limit = job.get("time_limit")
             self._ends[key] = end_time(self.clock(), int(limit) if isinstance(limit, int) else None)
+            while len(self._ends) > ENDS_KEPT:  # a run whose epilog never came here
+                del self._ends[next(iter(self._ends))]
         return self._ends[key]
 
     async def job_prolog(self, call: HookCall) -> HookResult:
