@@ -14,6 +14,7 @@ SCRIPTS = [
     [str(ROOT / "bench" / "dependency_pass.py")],
     [str(ROOT / "bench" / "srun_steps.py")],
     [str(ROOT / "bench" / "hres_pass.py")],
+    [str(ROOT / "bench" / "lua_plugin_pass.py")],
     [str(ROOT / "bench" / "combined_pass.py")],
     [str(ROOT / "bench" / "console_scale.py")],
 ]

@@ -28,7 +28,7 @@ from cluster.extensions import Allocation
 from cluster.models import ClusterConfig, Event, Job, Partition
 from cluster.services.errors import ServiceError
 from cluster.services.state import hold_pending
-from hres import lua_plugins, services
+from hres import lua_history, lua_plugins, services
 from hres.core.config import HresConfig, HresProblem, PluginConf
 from hres.core.layers import Charge, HresState
 from hres.core.lua_calls import (
@@ -74,9 +74,12 @@ def call(script: LuaScript, resource: str, function: str, *args: Any, timeout: f
         )
     except CallFailed as exc:
         log.error("%s: %s: %s: %s", PLUGIN, resource, function, exc)
+        lua_history.record(resource, function, str(exc))
         return Called(-1, (), f"{PLUGIN}: {function}: {exc}")
     if result.rc != SUCCESS:
         log.error("%s: %s: %s returned %s", PLUGIN, resource, function, result.rc)
+        msg = f"returned {result.rc}" + (f": {result.user_msg}" if result.user_msg else "")
+        lua_history.record(resource, function, msg)
     return Called(result.rc, tuple(result.values[1:]), result.user_msg)
 
 

@@ -23,7 +23,7 @@ from cluster.core.states import HOLDING_JOB_STATES, JobState
 from cluster.extensions import Cycle
 from cluster.models import Job
 from cluster.services.state import record_transition, terminate_running
-from hres import lua_plugins, services
+from hres import lua_history, lua_plugins, services
 from hres.core.lua_calls import ctx_table, layer_changes, layers_table
 from hres.lua_callbacks import call, set_layer
 from luaplug import LuaScript, ScriptError
@@ -94,6 +94,7 @@ def maintenance(resource: str) -> str:
             result += f" {label}={','.join(names)}"
     if requeued or cancelled:
         result += f" requeued={requeued} cancelled={cancelled}"
+    lua_history.record_maintenance(resource, result, disabled=disabled, down=down)
     return result
 
 

@@ -20,7 +20,7 @@ from cluster import visibility
 from cluster.models import Job
 from cluster.services.errors import ServiceError
 from cluster.views import console_view
-from hres import services
+from hres import plugin_view, services
 from hres.core.layers import UNSET
 
 
@@ -97,4 +97,5 @@ def layer(request: HttpRequest, resource: str, layer: str) -> HttpResponse:
             return redirect("hres-layer", resource=resource, layer=layer)
     context = {"nav": "hres", "error": error, "form": request.POST if error else {}}
     context.update(_layer_context(request, resource, layer))
+    context["plugin"] = plugin_view.resource_plugin(resource)
     return render(request, "hres/layer.html", context, status=400 if error else 200)
