@@ -27,7 +27,16 @@ from cluster.extensions import (
 )
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
-from hres import lua_callbacks, lua_maintenance, lua_plugins, metrics, preemption, services
+from hres import (
+    lua_async,
+    lua_async_jobs,
+    lua_callbacks,
+    lua_maintenance,
+    lua_plugins,
+    metrics,
+    preemption,
+    services,
+)
 from hres.core.feasibility import never_serves
 from hres.core.layers import build_state
 from hres.core.reservation_window import ReservationConflict, check_window
@@ -168,7 +177,18 @@ class HresExtension(ClusterExtension):
             # LicensesAlloc lists the hierarchical charges before the plain licenses.
             allocation.licenses.setdefault(job_id, [])[:0] = charges
         if lua_plugins.resources_with_plugins():
-            lua_callbacks.prerun_allocated(allocation, plugin.started, services.current_state(), now=ctx.now)
+            # A job whose asynchronous pre-run of an earlier run has not ended is not
+            # scheduled again until it ends.
+            allocation.dropped.update(j for j in allocation.kept() if lua_async_jobs.busy(j))
+            state = services.current_state()
+            ok = lua_callbacks.prerun_allocated(allocation, plugin.started, state, now=ctx.now)
+            for job, jt, preps in ok:
+                if lua_async.wanted([r for r, _p in preps]):
+                    lua_async.start(lua_async.Pending(job.id, job.restart_count, jt, tuple(preps)))
+
+    def launch_ready(self, job: Any) -> bool:
+        """hres/lua: not while the job's asynchronous pre-run runs."""
+        return lua_async_jobs.launch_ready(job)
 
     def metrics(self) -> Sequence[Sample]:
         return metrics.samples()
