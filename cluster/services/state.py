@@ -356,7 +356,7 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         # slurmctld holds the batch launch until every node's prolog completes; a job
         # waiting for a power up sends them once its nodes are up (launch_configured).
         job.prolog_nodes = alloc_prolog_nodes(job, alloc_flag=alloc_flag)
-        if not extensions.launch_ready(job):
+        if not place.configuring and not extensions.launch_ready(job):
             # An extension's work must end first (hres/lua's asynchronous pre-run): the job
             # waits CONFIGURING, and launch_configured launches it when that work ends.
             job.state = JobState.CONFIGURING

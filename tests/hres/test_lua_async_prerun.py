@@ -8,13 +8,16 @@ from __future__ import annotations
 import threading
 
 import pytest
+from django.db.models import F
+from django.utils import timezone
 
-from cluster.core.states import JobState
-from cluster.models import Job
+from cluster.core.states import JobState, NodeFlag
+from cluster.models import Job, Node
 from cluster.services.jobs import job_cancel
 from cluster.services.scheduling import schedule_pass
 from hres import lua_async, lua_async_jobs
 from hres.lua_callbacks import job_preps
+from power import services as power_services
 from tests.hres.test_lua_callbacks import cluster, started, submit  # noqa: F401 - the fixture
 
 # The thread writes from its own connection: the test's rows must be committed.
@@ -138,3 +141,27 @@ def test_runs_in_a_thread_of_its_own(cluster, users):  # noqa: F811
     finally:
         lua_async._thread = original
     assert names and names[0] != threading.current_thread().name
+
+
+def test_a_job_waiting_for_its_nodes_to_power_up_is_launched_by_power_saving_after_it(
+    cluster,  # noqa: F811
+    users,
+):
+    gate = cluster.conf / "gate"
+    with_async(cluster, f'while not io.open("{gate}") do end return slurm.SUCCESS, "async"')
+    job_id = submit(users["alice"], licenses="qpu:1")
+    schedule_pass()
+    nodes = list(Job.objects.get(pk=job_id).alloc)
+    try:
+        # Its nodes went to power up meanwhile: the end of the pre-run must not launch it.
+        Node.objects.filter(name__in=nodes).update(flags=F("flags").bitor(NodeFlag.POWERING_UP))
+    finally:
+        gate.touch()
+        joined()
+    job = Job.objects.get(pk=job_id)
+    assert job.state == JobState.CONFIGURING
+    assert not lua_async_jobs.busy(job_id)
+    Node.objects.filter(name__in=nodes).update(flags=F("flags").bitand(~NodeFlag.POWERING_UP))
+    assert power_services.launch_jobs([job_id], now=timezone.now()) == [job_id]
+    assert Job.objects.get(pk=job_id).state == JobState.RUNNING
+    assert job_preps(job_id, 0)[0]["payload"] == "async"
