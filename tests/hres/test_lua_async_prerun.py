@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from cluster.core.states import JobState, NodeFlag
 from cluster.models import Job, Node
-from cluster.services.jobs import job_cancel
+from cluster.services.jobs import job_cancel, job_requeue
 from cluster.services.scheduling import schedule_pass
 from hres import lua_async, lua_async_jobs
 from hres.lua_callbacks import job_preps
@@ -28,7 +28,8 @@ PRERUN = 'return slurm.SUCCESS, "token=" .. a.job_id'
 
 def with_async(cluster, body: str) -> None:  # noqa: F811 - the fixture
     """The qpu script with an asynchronous pre-run whose body is ``body``."""
-    started(cluster, "qpu", hres_controller_job_prerun=PRERUN)
+    epilog = 'note("async_running " .. tostring(b.async_running))'
+    started(cluster, "qpu", hres_controller_job_prerun=PRERUN, hres_controller_job_epilog=epilog)
     path = cluster.conf / "qpu.lua"
     path.write_text(
         path.read_text()
@@ -165,3 +166,27 @@ def test_a_job_waiting_for_its_nodes_to_power_up_is_launched_by_power_saving_aft
     assert power_services.launch_jobs([job_id], now=timezone.now()) == [job_id]
     assert Job.objects.get(pk=job_id).state == JobState.RUNNING
     assert job_preps(job_id, 0)[0]["payload"] == "async"
+
+
+def test_a_job_requeued_meanwhile_is_not_scheduled_again_until_it_ends(cluster, users):  # noqa: F811
+    gate = cluster.conf / "gate"
+    with_async(cluster, f'while not io.open("{gate}") do end return slurm.SUCCESS, "late"')
+    job_id = submit(users["alice"], licenses="qpu:1")
+    schedule_pass()
+    try:
+        job_requeue(actor=users["alice"], job_id=job_id)
+        job = Job.objects.get(pk=job_id)
+        assert job.state == JobState.PENDING
+        schedule_pass()
+        assert Job.objects.get(pk=job_id).state == JobState.PENDING
+        # The controller epilog of the run that ended sees it still running.
+        calls = cluster.calls()
+        assert calls[calls.index("hres_controller_job_epilog qpu") + 1] == "async_running true"
+    finally:
+        gate.touch()
+        joined()
+    assert "hres_controller_job_revoke qpu" in cluster.calls()  # its result dropped
+    schedule_pass()
+    joined()
+    assert Job.objects.get(pk=job_id).restart_count == 1
+    assert Job.objects.get(pk=job_id).state == JobState.RUNNING
