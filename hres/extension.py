@@ -88,6 +88,7 @@ class HresExtension(ClusterExtension):
             lua_callbacks.disable_resources(disabled, services.current_state(), now=now)
             # The pending jobs' plugin arguments, validated again by the scripts in force.
             lua_callbacks.validate_pending(services.modes(), now=now)
+            lua_async.recover_lost(now=now)
             lua_callbacks.destroy_at_exit()
 
     def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import close_old_connections, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from cluster import publish
@@ -66,6 +67,11 @@ def start(pending: Pending) -> None:
     """Held back from now on; the thread starts once the pass's transaction commits, so
     that it finds the job CONFIGURING."""
     lua_async_jobs.begin(pending.job_id, pending.run)
+    # Kept in the database too: a controller that stops meanwhile finds it at its next
+    # start (:func:`recover_lost`).
+    for row in JobPluginRun.objects.filter(job_id=pending.job_id, run=pending.run):
+        row.prep = {**row.prep, PENDING_KEY: True}
+        row.save(update_fields=["prep"])
     transaction.on_commit(lambda: _spawn(pending))
 
 
@@ -147,29 +153,61 @@ def finish(pending: Pending, result: tuple[Called | None, dict[str, str]]) -> st
             and job.state == JobState.CONFIGURING
             and not job.final_state
         )
+        _mark(pending.job_id, pending.run, {})
         if not holds:
             _revoke(pending)
             return "dropped"
         if failed is not None:
-            old = job.state
-            final = JobState.REQUEUED if job.requeue else JobState.CANCELLED
-            terminate_running(job, final_state=final, now=now)
             why = failed.message or f"{lua_plugins.PLUGIN}: {FUNCTION} returned {failed.rc}"
-            record_transition(job, old, now=now, why=why, user="slurm")
-            publish.console_changed("jobs")
-            return "requeued" if final == JobState.REQUEUED else "cancelled"
-        for resource, payload in payloads.items():
-            row = (
-                JobPluginRun.objects.select_for_update()
-                .filter(job_id=job.id, run=pending.run, resource=resource)
-                .first()
-            )
-            if row is not None:
-                row.prep = {**row.prep, "payload": payload}
-                row.save(update_fields=["prep"])
+            return _end(job, now=now, why=why)
+        _mark(job.id, pending.run, payloads)
         launched = launch_configured(job, now=now, why=FUNCTION)
         publish.console_changed("jobs")
         return "launched" if launched else "configuring"
+
+
+PENDING_KEY = "async_pending"
+
+
+def _mark(job_id: int, run: int, payloads: dict[str, str]) -> None:
+    """The run's rows: the marker of a running asynchronous pre-run dropped (the
+    ``start`` path: none yet), and the payloads it returned stored."""
+    for row in JobPluginRun.objects.select_for_update().filter(job_id=job_id, run=run):
+        prep = {k: v for k, v in row.prep.items() if k != PENDING_KEY}
+        if row.resource in payloads:
+            prep["payload"] = payloads[row.resource]
+        if prep != row.prep:
+            row.prep = prep
+            row.save(update_fields=["prep"])
+
+
+def _end(job: Job, *, now: Any, why: str) -> str:
+    """Requeued, or cancelled when it cannot be requeued."""
+    old = job.state
+    final = JobState.REQUEUED if job.requeue else JobState.CANCELLED
+    terminate_running(job, final_state=final, now=now)
+    record_transition(job, old, now=now, why=why, user="slurm")
+    publish.console_changed("jobs")
+    return "requeued" if final == JobState.REQUEUED else "cancelled"
+
+
+def recover_lost(*, now: Any) -> list[int]:
+    """At a start (and every reconfigure): a CONFIGURING job whose asynchronous pre-run
+    this controller does not run was left by one that stopped meanwhile; its result is
+    lost, so it is requeued, or cancelled when it cannot be requeued."""
+    lost = []
+    found = JobPluginRun.objects.filter(
+        **{f"prep__{PENDING_KEY}": True}, job__state=JobState.CONFIGURING, job__restart_count=F("run")
+    ).values_list("job_id", "run")
+    for job_id, run in sorted(set(found)):
+        if lua_async_jobs.running(job_id, run):
+            continue
+        job = Job.objects.select_for_update().get(pk=job_id)
+        _mark(job_id, run, {})
+        if job.state == JobState.CONFIGURING and job.restart_count == run and not job.final_state:
+            _end(job, now=now, why=f"{lua_plugins.PLUGIN}: {FUNCTION} lost: the controller stopped")
+            lost.append(job_id)
+    return lost
 
 
 def _revoke(pending: Pending) -> None:

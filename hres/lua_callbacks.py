@@ -395,11 +395,12 @@ def prerun_allocated(
 def job_preps(job_id: int, run: int) -> list[dict[str, Any]]:
     """The ``prep`` of each resource of a run of the job, in resources.yaml's order: what
     its nodes receive."""
-    return list(
-        JobPluginRun.objects.filter(job_id=job_id, run=run)
-        .order_by("position")
-        .values_list("prep", flat=True)
-    )
+    found = JobPluginRun.objects.filter(job_id=job_id, run=run).order_by("position")
+    # The marker of a running asynchronous pre-run (hres.lua_async) is the controller's.
+    return [
+        {k: v for k, v in prep.items() if k != "async_pending"}
+        for prep in found.values_list("prep", flat=True)
+    ]
 
 
 # --------------------------------------------------------------------------- epilog

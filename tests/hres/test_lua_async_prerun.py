@@ -190,3 +190,20 @@ def test_a_job_requeued_meanwhile_is_not_scheduled_again_until_it_ends(cluster, 
     joined()
     assert Job.objects.get(pk=job_id).restart_count == 1
     assert Job.objects.get(pk=job_id).state == JobState.RUNNING
+
+
+def test_one_lost_by_a_controller_that_stopped_requeues_the_job_at_the_next_start(cluster, users):  # noqa: F811
+    gate = cluster.conf / "gate"
+    with_async(cluster, f'while not io.open("{gate}") do end return slurm.SUCCESS, "late"')
+    job_id = submit(users["alice"], licenses="qpu:1")
+    schedule_pass()
+    try:
+        # A new controller process knows of no asynchronous pre-run running.
+        lua_async_jobs.end(job_id, 0)
+        cluster.load()
+        assert Job.objects.get(pk=job_id).final_state == JobState.REQUEUED
+    finally:
+        gate.touch()
+        joined()
+    assert "async_pending" not in job_preps(job_id, 0)[0]
+    assert job_preps(job_id, 0)[0]["payload"] == f"token={job_id}"
