@@ -29,7 +29,6 @@ from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
 from hres import (
     lua_async,
-    lua_async_jobs,
     lua_callbacks,
     lua_maintenance,
     lua_plugins,
@@ -88,7 +87,8 @@ class HresExtension(ClusterExtension):
             lua_callbacks.disable_resources(disabled, services.current_state(), now=now)
             # The pending jobs' plugin arguments, validated again by the scripts in force.
             lua_callbacks.validate_pending(services.modes(), now=now)
-            lua_async.recover_lost(now=now)
+            if actor == "slurmctld":  # the controller's start, not a reconfigure
+                lua_async.recover_lost(now=now)
             lua_callbacks.destroy_at_exit()
 
     def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
@@ -180,7 +180,7 @@ class HresExtension(ClusterExtension):
         if lua_plugins.resources_with_plugins():
             # A job whose asynchronous pre-run of an earlier run has not ended is not
             # scheduled again until it ends.
-            allocation.dropped.update(j for j in allocation.kept() if lua_async_jobs.busy(j))
+            allocation.dropped.update(lua_async.busy(allocation.kept()))
             state = services.current_state()
             ok = lua_callbacks.prerun_allocated(allocation, plugin.started, state, now=ctx.now)
             for job, jt, preps in ok:
@@ -189,7 +189,7 @@ class HresExtension(ClusterExtension):
 
     def launch_ready(self, job: Any) -> bool:
         """hres/lua: not while the job's asynchronous pre-run runs."""
-        return lua_async_jobs.launch_ready(job)
+        return lua_async.launch_ready(job)
 
     def metrics(self) -> Sequence[Sample]:
         return metrics.samples()

@@ -84,6 +84,27 @@ def _spawn(pending: Pending) -> None:
     thread.start()
 
 
+def launch_ready(job: Any) -> bool:
+    """Not while its asynchronous pre-run runs: this process's own, or (a CONFIGURING job,
+    with passes and cycles in other processes) the marker of its run's rows."""
+    if not lua_async_jobs.launch_ready(job):
+        return False
+    if job.state != JobState.CONFIGURING:
+        return True  # a pass starting it: its marker would be this process's
+    return not JobPluginRun.objects.filter(
+        job_id=job.id, run=job.restart_count, **{f"prep__{PENDING_KEY}": True}
+    ).exists()
+
+
+def busy(job_ids: Any) -> set[int]:
+    """The jobs whose asynchronous pre-run (of any run) has not ended: not scheduled."""
+    ids = list(job_ids)
+    if not ids:
+        return set()
+    found = JobPluginRun.objects.filter(job_id__in=ids, **{f"prep__{PENDING_KEY}": True})
+    return {j for j in ids if lua_async_jobs.busy(j)} | set(found.values_list("job_id", flat=True))
+
+
 def wait(timeout: float) -> bool:
     """Join the threads started so far (tests, shutdown); False when one still runs."""
     with _guard:

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from cluster.core.states import JobState, NodeFlag
 from cluster.models import Job, Node
+from cluster.services.configuration import config_load
 from cluster.services.jobs import job_cancel, job_requeue
 from cluster.services.scheduling import schedule_pass
 from hres import lua_async, lua_async_jobs
@@ -200,7 +201,9 @@ def test_one_lost_by_a_controller_that_stopped_requeues_the_job_at_the_next_star
     try:
         # A new controller process knows of no asynchronous pre-run running.
         lua_async_jobs.end(job_id, 0)
-        cluster.load()
+        cluster.load()  # a reconfigure leaves it alone
+        assert Job.objects.get(pk=job_id).state == JobState.CONFIGURING
+        config_load(path=cluster.conf / "slurm.conf", actor="slurmctld")  # the start
         assert Job.objects.get(pk=job_id).final_state == JobState.REQUEUED
     finally:
         gate.touch()
