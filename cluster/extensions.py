@@ -358,6 +358,12 @@ class ClusterExtension:
         resume, ``scancel -s``), in the transaction that decided it: what else runs for the
         job (srun's steps, on all its nodes) is to get it too."""
 
+    def launch_ready(self, job: Any) -> bool:
+        """False while something of this extension must end before the allocated ``job``
+        is launched: it stays CONFIGURING, and is launched by ``launch_configured`` once
+        every extension agrees (the caller holds the job's row lock)."""
+        return True
+
     def launch_fields(self, job: Any) -> Mapping[str, Any]:
         """Fields of the job's launch (slurmwords LaunchJob) this extension fills, fixed
         when the job starts: the hierarchical resources' plugin data for the nodes."""
@@ -553,6 +559,11 @@ def metric_samples() -> list[Sample]:
 
 def overview_panels() -> list[OverviewPanel]:
     return [panel for ext in active() for panel in ext.overview_panels()]
+
+
+def launch_ready(job: Any) -> bool:
+    """Every extension agrees that the CONFIGURING or starting ``job`` may be launched."""
+    return all(ext.launch_ready(job) for ext in active())
 
 
 def job_signalled(job: Any, signal: str) -> None:

@@ -27,7 +27,15 @@ from cluster.extensions import (
 )
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import ServiceError
-from hres import lua_callbacks, lua_maintenance, lua_plugins, metrics, preemption, services
+from hres import (
+    lua_async,
+    lua_callbacks,
+    lua_maintenance,
+    lua_plugins,
+    metrics,
+    preemption,
+    services,
+)
 from hres.core.feasibility import never_serves
 from hres.core.layers import build_state
 from hres.core.reservation_window import ReservationConflict, check_window
@@ -79,6 +87,8 @@ class HresExtension(ClusterExtension):
             lua_callbacks.disable_resources(disabled, services.current_state(), now=now)
             # The pending jobs' plugin arguments, validated again by the scripts in force.
             lua_callbacks.validate_pending(services.modes(), now=now)
+            if actor == "slurmctld":  # the controller's start, not a reconfigure
+                lua_async.recover_lost(now=now)
             lua_callbacks.destroy_at_exit()
 
     def submit_fields(self, common: Mapping[str, Any], *, count: int, now: datetime, cfg: Any) -> Mapping:
@@ -168,7 +178,18 @@ class HresExtension(ClusterExtension):
             # LicensesAlloc lists the hierarchical charges before the plain licenses.
             allocation.licenses.setdefault(job_id, [])[:0] = charges
         if lua_plugins.resources_with_plugins():
-            lua_callbacks.prerun_allocated(allocation, plugin.started, services.current_state(), now=ctx.now)
+            # A job whose asynchronous pre-run of an earlier run has not ended is not
+            # scheduled again until it ends.
+            allocation.dropped.update(lua_async.busy(allocation.kept()))
+            state = services.current_state()
+            ok = lua_callbacks.prerun_allocated(allocation, plugin.started, state, now=ctx.now)
+            for job, jt, preps in ok:
+                if lua_async.wanted([r for r, _p in preps]):
+                    lua_async.start(lua_async.Pending(job.id, job.restart_count, jt, tuple(preps)))
+
+    def launch_ready(self, job: Any) -> bool:
+        """hres/lua: not while the job's asynchronous pre-run runs."""
+        return lua_async.launch_ready(job)
 
     def metrics(self) -> Sequence[Sample]:
         return metrics.samples()

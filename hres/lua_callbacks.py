@@ -28,7 +28,7 @@ from cluster.extensions import Allocation
 from cluster.models import ClusterConfig, Event, Job, Partition
 from cluster.services.errors import ServiceError
 from cluster.services.state import hold_pending
-from hres import lua_history, lua_plugins, services
+from hres import lua_async_jobs, lua_history, lua_plugins, services
 from hres.core.config import HresConfig, HresProblem, PluginConf
 from hres.core.layers import Charge, HresState
 from hres.core.lua_calls import (
@@ -308,15 +308,18 @@ def _layer_nodes(state: HresState, resource: str) -> dict[str, frozenset[str]]:
 
 def prerun_allocated(
     allocation: Allocation, started: Mapping[int, Iterable[Charge]], state: HresState, *, now: datetime
-) -> None:
+) -> list[tuple[Job, dict[str, Any], list[tuple[str, dict[str, Any]]]]]:
     """The pre-runs of the jobs a pass is starting, their rows locked (the pass's
     ``jobs_allocated``).  A job whose pre-run fails is dropped from the pass: left pending
     on ESLURM_HRES_REMOTE_FAIL, held with the plugin's message otherwise, and the revoke
     of the resources whose pre-run had succeeded is called.  The ``prep`` of each
-    resource, its payload included, is kept with the job for its nodes."""
+    resource, its payload included, is kept with the job for its nodes.  Returns the jobs
+    whose pre-runs all succeeded, with their ``job`` table and (resource, prep) pairs (for
+    the asynchronous pre-run)."""
     order = {name: i for i, name in enumerate(lua_plugins.resources_with_plugins())}
+    succeeded: list[tuple[Job, dict[str, Any], list[tuple[str, dict[str, Any]]]]] = []
     if not order:
-        return
+        return succeeded
     kept = allocation.kept()
     wanted = {
         job_id: sorted((c for c in charges if c.resource in order), key=lambda c: order[c.resource])
@@ -325,7 +328,7 @@ def prerun_allocated(
     }
     wanted = {job_id: charges for job_id, charges in wanted.items() if charges}
     if not wanted:
-        return
+        return succeeded
     limit = timeouts(_options()).prolog
     stored: list[JobPluginRun] = []
     # A job without a time limit gets its partition's DefaultTime, else its MaxTime, as
@@ -367,6 +370,7 @@ def prerun_allocated(
                 )
                 for r, _s, _p, p in done
             ]
+            succeeded.append((job, jt, [(r, p) for r, _s, _p, p in done]))
             continue
         allocation.dropped.add(job.id)
         for resource, script, plugin, prep in done:
@@ -388,16 +392,18 @@ def prerun_allocated(
             )
     if stored:
         JobPluginRun.objects.bulk_create(stored)
+    return succeeded
 
 
 def job_preps(job_id: int, run: int) -> list[dict[str, Any]]:
     """The ``prep`` of each resource of a run of the job, in resources.yaml's order: what
     its nodes receive."""
-    return list(
-        JobPluginRun.objects.filter(job_id=job_id, run=run)
-        .order_by("position")
-        .values_list("prep", flat=True)
-    )
+    found = JobPluginRun.objects.filter(job_id=job_id, run=run).order_by("position")
+    # The marker of a running asynchronous pre-run (hres.lua_async) is the controller's.
+    return [
+        {k: v for k, v in prep.items() if k != "async_pending"}
+        for prep in found.values_list("prep", flat=True)
+    ]
 
 
 # --------------------------------------------------------------------------- epilog
@@ -425,7 +431,8 @@ def run_epilogs(modes: Mapping[str, Mode], *, now: datetime | None = None) -> in
         for row in sorted(found, key=lambda r: r.position, reverse=True):
             script, plugin = _script(row.resource), lua_plugins.plugin_conf(row.resource)
             if script is not None and plugin is not None:
-                prep = {**row.prep, "async_running": False}
+                # True while the job's asynchronous pre-run of this run has not ended.
+                prep = {**row.prep, "async_running": lua_async_jobs.running(row.job_id, run)}
                 call(
                     script,
                     row.resource,

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from cluster.core.scheduler import NodeView, Snapshot
-from cluster.core.states import NodeFlag
+from cluster.core.states import JobState, NodeFlag
 from cluster.extensions import (
     Allocation,
     ClusterExtension,
@@ -22,6 +22,7 @@ from cluster.extensions import (
     PassContext,
     Sample,
 )
+from cluster.models import Node
 from cluster.services.errors import ServiceError
 from cluster.services.inputs import INT_MAX, text
 from power import metrics, services
@@ -56,6 +57,16 @@ class PowerExtension(ClusterExtension):
     def node_order_key(self) -> Callable[[NodeView], tuple]:
         # Powered-down nodes come last.
         return power_node_order_key
+
+    def launch_ready(self, job: Any) -> bool:
+        """A CONFIGURING job is not launched while one of its nodes is powered down or
+        powering up (another extension may end its wait first: hres/lua's asynchronous
+        pre-run); this extension launches it when they are up."""
+        if services.LAUNCHING.get() or job.state != JobState.CONFIGURING or not job.alloc:
+            return True
+        waking = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP
+        flags = Node.objects.filter(name__in=list(job.alloc)).values_list("flags", flat=True)
+        return not any(f & waking for f in flags)
 
     def jobs_allocated(self, ctx: PassContext, allocation: Allocation) -> None:
         # A job given powered-down nodes waits CONFIGURING until they have all registered.

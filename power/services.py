@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -476,14 +477,23 @@ def apply_node_change(node: Node, change: NodeChange, *, now: datetime, user: st
     )
 
 
+LAUNCHING: ContextVar[bool] = ContextVar("power_launching", default=False)
+
+
 def launch_jobs(ids: Sequence[int], *, now: datetime) -> list[int]:
     """CONFIGURING → RUNNING (conditional: a launch already done is not repeated); only
     now is the launch sent to the batch host's agent."""
 
     launched = []
-    for job in Job.objects.select_for_update().filter(pk__in=list(ids), state=JobState.CONFIGURING):
-        if launch_configured(job, now=now, why="nodes powered up"):
-            launched.append(job.id)
+    # Power saving decided these nodes are up (at a registration, before the node's row
+    # is saved): its own launch_ready need not look at their flags again.
+    token = LAUNCHING.set(True)
+    try:
+        for job in Job.objects.select_for_update().filter(pk__in=list(ids), state=JobState.CONFIGURING):
+            if launch_configured(job, now=now, why="nodes powered up"):
+                launched.append(job.id)
+    finally:
+        LAUNCHING.reset(token)
     if launched:
         publish.console_changed("jobs")
     return launched

@@ -336,6 +336,7 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
     touched: set[str] = set()
     alloc_flag = alloc_prolog_flag() if placed else False
     prologs: list[Job] = []
+    held: set[int] = set()
     for job, place in placed:
         job.state = JobState.CONFIGURING if place.configuring else JobState.RUNNING
         job.reason = Reason.NONE
@@ -355,6 +356,11 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         # slurmctld holds the batch launch until every node's prolog completes; a job
         # waiting for a power up sends them once its nodes are up (launch_configured).
         job.prolog_nodes = alloc_prolog_nodes(job, alloc_flag=alloc_flag)
+        if not place.configuring and not extensions.launch_ready(job):
+            # An extension's work must end first (hres/lua's asynchronous pre-run): the job
+            # waits CONFIGURING, and launch_configured launches it when that work ends.
+            job.state = JobState.CONFIGURING
+            held.add(job.id)
         if job.prolog_nodes:
             job.state = JobState.CONFIGURING
             if not place.configuring:
@@ -365,7 +371,9 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
     rows.insert_values(Event, events)
     job_mail.began([job for job, _ in placed], now=now)
     refresh_usage(touched)
-    launching = [job for job, place in placed if not place.configuring and not job.prolog_nodes]
+    launching = [
+        job for job, place in placed if not place.configuring and not job.prolog_nodes and job.id not in held
+    ]
     credentials = job_credentials.mint_many(launching)
     publish.to_agents([(job.batch_host, launch_payload(job, credentials[job.id])) for job in launching])
     for job in prologs:
@@ -376,8 +384,11 @@ def launch_configured(job: Job, *, now: datetime, why: str) -> bool:
     """CONFIGURING → RUNNING on a locked row, and only now the launch sent to the batch
     host. The time limit counts from the launch, not from the allocation. A job whose
     allocation Prologs still run (PrologFlags=Alloc) is not launched: they are (re)sent,
-    and the last one's success launches it (cluster/services/prolog_epilog.py). False
-    when not launched."""
+    and the last one's success launches it (cluster/services/prolog_epilog.py).  A job an
+    extension holds back (``extensions.launch_ready``) stays CONFIGURING: that extension
+    calls this again when its work ends.  False when not launched."""
+    if not extensions.launch_ready(job):
+        return False
     if job.prolog_nodes:
         send_alloc_prologs(job)
         return False
