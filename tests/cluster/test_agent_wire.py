@@ -56,7 +56,7 @@ def test_every_command_of_a_jobs_life_decodes_as_its_type(demo, users):
         assert job.to_wire() == launch.job
         await agent.send(am.Started(job_id=job_id, node="node01", pid=1, time=1.5, run=0).to_wire())
 
-        await sync_to_async(job_cancel)(actor=users["alice"], job_id=job_id, signal="USR1")
+        await sync_to_async(job_cancel)(actor=users["alice"], job_id=job_id, signal="USR1", scope="batch")
         assert await received(agent) == am.Signal(job_id=job_id, signal="USR1")
         await sync_to_async(job_suspend)(actor=users["admin"], job_id=job_id)
         assert await received(agent) == am.Signal(job_id=job_id, signal="STOP")
