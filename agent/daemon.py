@@ -177,7 +177,12 @@ class Agent:
             api_url=api_url(config.controller),
         )
         self.steps = StepRunner(
-            self.node_names, self.jobs.containment, self._emit, clock=clock, root_jobs=config.rules.root_jobs
+            self.node_names,
+            self.jobs.containment,
+            self._emit,
+            clock=clock,
+            root_jobs=config.rules.root_jobs,
+            hooks=self.jobs.hooks,
         )
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)

@@ -38,8 +38,11 @@ The job's other nodes receive no launch. They run the Epilog when the controller
 ``run_epilog`` (:meth:`NodeHooks.node_epilog`), and with ``PrologFlags=Alloc`` the Prolog
 at allocation when it sends ``run_prolog`` (:meth:`NodeHooks.node_prolog`), before the
 batch host's launch. Without Alloc, Slurm runs a node's Prolog at the job's first step
-there; fsched runs it on the batch host only, with the launch. The task scripts run on
-the batch host only. The batch host keeps the job's data for its
+there; fsched runs it on the batch host only, with the launch. TaskProlog and TaskEpilog
+run around the batch script on the batch host, and around every task of every srun step
+(agent/steps.py, through :meth:`NodeHooks.run_task`), as in Slurm. Only hooks that say so
+(slurm.conf's programs, or ``add(..., steps=True)``) run for a step's tasks: the hres/lua
+task hooks know the batch task only. The batch host keeps the job's data for its
 Epilog in memory: an Epilog after an agent restart has only SLURM_JOB_ID,
 SLURMD_NODENAME and SLURM_SCRIPT_CONTEXT.
 """
@@ -336,6 +339,7 @@ class NodeHooks:
         self.cluster = cluster
         self.conf_file = conf_file
         self._hooks: dict[Stage, list[tuple[Hook, Applies | None]]] = {stage: [] for stage in Stage}
+        self._step_hooks: set[Hook] = set()  # the task hooks that run for srun's tasks too
         for stage, paths in (
             (Stage.PROLOG, self.conf.prolog),
             (Stage.TASK_PROLOG, self.conf.task_prolog),
@@ -343,7 +347,9 @@ class NodeHooks:
             (Stage.EPILOG, self.conf.epilog),
         ):
             if paths:
-                self._hooks[stage].append((script_hook(paths), None))
+                hook = script_hook(paths)
+                self._hooks[stage].append((hook, None))
+                self._step_hooks.add(hook)
         # PrologFlags=Serial: one Prolog or Epilog at a time on this node.
         self._serial = asyncio.Lock() if self.conf.flag("Serial") else None
         self._jobs: dict[int, Mapping[str, Any]] = {}  # launch objects, for the Epilog's env
@@ -353,10 +359,20 @@ class NodeHooks:
         # PrologFlags=Alloc: (job, run, node) -> the answer sent, or None while it runs.
         self._alloc: OrderedDict[tuple[int, int, str], am.PrologEpilog | None] = OrderedDict()
 
-    def add(self, stage: Stage, hook: Hook, *, when: Applies | None = None, first: bool = False) -> None:
+    def add(
+        self,
+        stage: Stage,
+        hook: Hook,
+        *,
+        when: Applies | None = None,
+        first: bool = False,
+        steps: bool = False,
+    ) -> None:
         """Attach a hook after those already there (slurm.conf's programs come first),
         or with ``first`` before them; with ``when``, only for the jobs whose launch
-        object it accepts."""
+        object it accepts; with ``steps``, a task hook runs for srun's tasks too."""
+        if steps:
+            self._step_hooks.add(hook)
         if first:
             self._hooks[stage].insert(0, (hook, when))
         else:
@@ -365,17 +381,21 @@ class NodeHooks:
     def _applies(self, when: Applies | None, job: Mapping[str, Any] | None) -> bool:
         return when is None or (job is not None and when(job))
 
-    def has(self, *stages: Stage, job: Mapping[str, Any] | None = None) -> bool:
-        return any(self._applies(when, job) for s in stages for _hook, when in self._hooks[s])
+    def has(self, *stages: Stage, job: Mapping[str, Any] | None = None, step: bool = False) -> bool:
+        return any(
+            self._applies(when, job) and (not step or hook in self._step_hooks)
+            for s in stages
+            for hook, when in self._hooks[s]
+        )
 
     def has_prologue(self, job: Mapping[str, Any] | None = None) -> bool:
         return self.has(Stage.PROLOG, Stage.TASK_PROLOG, job=job)
 
-    async def run(self, stage: Stage, call: HookCall) -> StageOutcome:
+    async def run(self, stage: Stage, call: HookCall, *, step: bool = False) -> StageOutcome:
         edits = TaskEdits()
         failed: HookResult | None = None
         for hook, when in self._hooks[stage]:
-            if not self._applies(when, call.job):
+            if not self._applies(when, call.job) or (step and hook not in self._step_hooks):
                 continue
             if stage in (Stage.PROLOG, Stage.EPILOG) and self._serial is not None:
                 async with self._serial:
@@ -394,6 +414,27 @@ class NodeHooks:
             elif result.drain and not failed.drain:
                 failed = dataclasses.replace(failed, drain=True)  # one failure that drains is enough
         return StageOutcome(failed or HookResult(), edits)
+
+    async def run_task(  # noqa: PLR0917 - one task's facts
+        self,
+        stage: Stage,
+        job: Mapping[str, Any],
+        node: str,
+        env: dict[str, str],
+        cwd: str,
+        account: Any,
+        *,
+        step: bool = False,
+    ) -> StageOutcome:
+        """TaskProlog or TaskEpilog around one task (the batch script, or with ``step`` a
+        task of an srun step): as the job's user (``account``, agent/jobs.Account), in the
+        task's environment ``env`` (changed: the caller passes a copy) and work directory."""
+        env["SLURM_SCRIPT_CONTEXT"] = str(stage)
+        if self.cluster:
+            env["SLURM_CLUSTER_NAME"] = self.cluster
+        call = HookCall(stage, int(job["job_id"]), node, env, cwd=cwd or "/",
+                        run_as=RunAs(account.uid, account.gid, account.groups), job=job)  # fmt: skip
+        return await self.run(stage, call, step=step)
 
     # -- around a job -----------------------------------------------------------------
 
@@ -438,14 +479,8 @@ class NodeHooks:
             except LaunchError:
                 account = None  # the launch itself says why, below
             if account is not None:
-                task_env = job_environment(job, account)
-                task_env["SLURM_SCRIPT_CONTEXT"] = str(Stage.TASK_PROLOG)
-                if self.cluster:
-                    task_env["SLURM_CLUSTER_NAME"] = self.cluster
-                call = HookCall(Stage.TASK_PROLOG, job_id, node, task_env,
-                                cwd=str(job.get("work_dir") or "/"),
-                                run_as=RunAs(account.uid, account.gid, account.groups), job=job)  # fmt: skip
-                outcome = await self.run(Stage.TASK_PROLOG, call)
+                outcome = await self.run_task(Stage.TASK_PROLOG, job, node, job_environment(job, account),
+                                              str(job.get("work_dir") or "/"), account)  # fmt: skip
                 if not outcome.result.ok:
                     error = f"task prolog failed: {outcome.result.error}"
                     manager.emit(am.LaunchFailed(job_id=job_id, node=node, error=error, time=manager.clock(),
@@ -494,11 +529,8 @@ class NodeHooks:
             except LaunchError:
                 account = None
             if account is not None:
-                env = job_environment(job, account)
-                env["SLURM_SCRIPT_CONTEXT"] = str(Stage.TASK_EPILOG)
-                call = HookCall(Stage.TASK_EPILOG, job_id, node, env, cwd=str(job.get("work_dir") or "/"),
-                                run_as=RunAs(account.uid, account.gid, account.groups), job=job)  # fmt: skip
-                outcome = await self.run(Stage.TASK_EPILOG, call)
+                outcome = await self.run_task(Stage.TASK_EPILOG, job, node, job_environment(job, account),
+                                              str(job.get("work_dir") or "/"), account)  # fmt: skip
                 if not outcome.result.ok:  # Slurm only logs a failed task epilog
                     log.warning("job %d: task epilog failed: %s", job_id, outcome.result.error)
         if self.has(Stage.EPILOG, job=job):

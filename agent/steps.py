@@ -9,6 +9,13 @@ controller. Once every task has ended it tells the controller ``step_done``.
 
 ``-o/-e/-i`` (srun's file name patterns, expanded per task) are opened here, as the job's
 user; a task without them writes to srun.
+
+slurm.conf's TaskProlog and TaskEpilog run around every task, as slurmstepd runs them,
+through the batch script's own path (agent/prolog.NodeHooks.run_task): TaskProlog in the
+task's environment before it starts, its ``export``/``unset`` lines changing that task's
+environment and its ``print`` lines starting that task's output; one that fails fails the
+task (slurmstepd's "TaskProlog failed"), and the task never runs. TaskEpilog runs once the
+task has ended, before srun hears of its exit; its failure is only logged.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from agent.jobs import (
     parse_signal,
     resolve_account,
 )
+from agent.prolog import NodeHooks, Stage, TaskEdits
 from slurmwords import agent_messages as am
 from slurmwords import step_io, step_layout
 from slurmwords.stdio_patterns import PatternFields, expand
@@ -58,6 +66,16 @@ class Task:
     popen: subprocess.Popen[bytes]
     exit_code: int = 0
     signal: int = 0
+    env: dict[str, str] = field(default_factory=dict)  # before TaskProlog's edits: TaskEpilog's
+
+
+@dataclass
+class TaskSetting:
+    """What a step's tasks run as and where: for their TaskProlog and TaskEpilog."""
+
+    account: Account
+    job: dict[str, Any]
+    work_dir: str
 
 
 @dataclass
@@ -65,6 +83,8 @@ class RunningStep:
     msg: am.StepLaunch
     tasks: list[Task] = field(default_factory=list)
     signals: list[int] = field(default_factory=list)  # asked for before the tasks existed
+    failed: dict[int, int] = field(default_factory=dict)  # task -> exit code: its TaskProlog failed
+    setting: TaskSetting | None = None
 
 
 class StepRunner:
@@ -78,7 +98,9 @@ class StepRunner:
         *,
         clock: Callable[[], float],
         root_jobs: bool,
+        hooks: NodeHooks | None = None,
     ) -> None:
+        self.hooks = hooks or NodeHooks()  # the agent's TaskProlog and TaskEpilog (agent/prolog.py)
         self.nodes = nodes
         self.containment = containment
         self.emit = emit
@@ -127,7 +149,7 @@ class StepRunner:
                 # slurmstepd's task that cannot exec exits with the errno (2: not found).
                 exit_code = exc.code if isinstance(exc, ExecFailed) else 1
                 text = f"slurmstepd: error: {msg.node}: StepId={name}: {error}\n".encode()
-                started = {t.task for t in step.tasks}  # killed, their exits already sent
+                started = {t.task for t in step.tasks} | set(step.failed)  # their exits already sent
                 for task in msg.tasks:
                     if task not in started:
                         writer.write(step_io.pack(step_io.ERR, task, text))
@@ -193,9 +215,12 @@ class StepRunner:
         work_dir = msg.work_dir or "/"
         with effective(account):
             _check_work_dir(work_dir)
+        step.setting = TaskSetting(account, job, work_dir)
+        envs = [self._task_env(msg, job, account, i, task) for i, task in enumerate(msg.tasks)]
+        edits = await self._task_prologs(step, envs, writer)
         pumps: list[asyncio.Task[None]] = []
         try:
-            self._spawn_all(step, account, job, work_dir, writer, pumps)
+            self._spawn_all(step, account, envs, edits, work_dir, writer, pumps)
         except LaunchError:
             for t in step.tasks:  # a step starts whole or not at all
                 _signal_task(t, signal.SIGKILL)
@@ -211,7 +236,7 @@ class StepRunner:
             feeder.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await feeder
-        worst = max((t.exit_code for t in step.tasks), default=0)
+        worst = max([t.exit_code for t in step.tasks] + list(step.failed.values()), default=0)
         sig = next((t.signal for t in step.tasks if t.signal), 0)
         return worst, sig
 
@@ -235,7 +260,8 @@ class StepRunner:
         self,
         step: RunningStep,
         account: Account,
-        job: dict[str, Any],
+        envs: list[dict[str, str]],
+        edits: list[TaskEdits | None],
         work_dir: str,
         writer: asyncio.StreamWriter,
         pumps: list[asyncio.Task[None]],
@@ -245,33 +271,89 @@ class StepRunner:
         cpt = max(msg.cpus_per_task or 1, 1)
         local = len(msg.tasks)
         for i, task in enumerate(msg.tasks):
-            env = job_environment(job, account)
-            env.update(step_layout.step_task_env(
-                job_id=msg.job_id, step_id=msg.step_id, task=task, local=i, node_index=msg.node_index,
-                node=msg.node, ntasks=msg.ntasks, node_list=msg.node_list, num_nodes=msg.num_nodes,
-                tasks_per_node=msg.tasks_per_node, cpus_per_task=msg.cpus_per_task,
-            ))  # fmt: skip
-            env["SLURM_LAUNCH_NODE_IPADDR"] = msg.io_host  # where srun runs, as Slurm sets it
+            edit = edits[i]
+            if edit is None:  # its TaskProlog failed: it does not run
+                continue
+            env = dict(envs[i])
+            edit.apply(env)
             # Each task its own slice of the step's CPUs when there are enough, else all of them.
             ids = msg.cpu_ids
             if len(ids) >= local * cpt:
                 ids = ids[i * cpt : (i + 1) * cpt]
             cpus = self.containment.step_cpus(msg.job_id, msg.node, count, ids) if ids else ()
-            t = self._spawn(msg, task, i, account, env, work_dir, cpus)
+            t = self._spawn(msg, task, account, env, work_dir, cpus, edit)
+            t.env = envs[i]
+            if edit.printed and t.popen.stdout is not None:  # TaskProlog's print lines come first
+                text = "".join(line + "\n" for line in edit.printed).encode("utf-8", "surrogateescape")
+                writer.write(step_io.pack(step_io.OUT, task, text))
             step.tasks.append(t)
             for sig in step.signals:
                 _signal_task(t, sig)
-            pumps.append(asyncio.create_task(self._pump(t, writer)))
+            pumps.append(asyncio.create_task(self._pump(step, t, writer)))
+
+    @staticmethod
+    def _task_env(
+        msg: am.StepLaunch, job: dict[str, Any], account: Account, local: int, task: int
+    ) -> dict[str, str]:
+        env = job_environment(job, account)
+        env.update(step_layout.step_task_env(
+            job_id=msg.job_id, step_id=msg.step_id, task=task, local=local, node_index=msg.node_index,
+            node=msg.node, ntasks=msg.ntasks, node_list=msg.node_list, num_nodes=msg.num_nodes,
+            tasks_per_node=msg.tasks_per_node, cpus_per_task=msg.cpus_per_task,
+        ))  # fmt: skip
+        env["SLURM_LAUNCH_NODE_IPADDR"] = msg.io_host  # where srun runs, as Slurm sets it
+        return env
+
+    async def _task_prologs(
+        self, step: RunningStep, envs: list[dict[str, str]], writer: asyncio.StreamWriter
+    ) -> list[TaskEdits | None]:
+        """Each task's TaskProlog, all at once (slurmstepd runs it in each task's own child):
+        its edits, or None when it failed; that task's error and exit are sent to srun then."""
+        msg, setting = step.msg, step.setting
+        assert setting is not None
+        if not self.hooks.has(Stage.TASK_PROLOG, job=setting.job, step=True):
+            return [TaskEdits() for _ in envs]
+        outcomes = await asyncio.gather(*(
+            self.hooks.run_task(Stage.TASK_PROLOG, setting.job, msg.node, dict(env), setting.work_dir,
+                                setting.account, step=True)
+            for env in envs
+        ))  # fmt: skip
+        edits: list[TaskEdits | None] = []
+        for task, outcome in zip(msg.tasks, outcomes, strict=True):
+            result = outcome.result
+            if result.ok:
+                edits.append(outcome.edits)
+                continue
+            # slurmstepd's task ends with the TaskProlog's status, its command never exec'd.
+            code = result.status or 1
+            step.failed[task] = code
+            name = f"{msg.job_id}.{msg.step_id}"
+            log.warning("step %s task %d on %s: TaskProlog failed: %s", name, task, msg.node, result.error)
+            text = f"slurmstepd: error: {msg.node}: StepId={name}: TaskProlog failed status={code}\n"
+            writer.write(step_io.pack(step_io.ERR, task, text.encode("utf-8", "surrogateescape")))
+            writer.write(step_io.pack_exit(task, code, 0))
+            edits.append(None)
+        return edits
+
+    async def _task_epilog(self, step: RunningStep, t: Task) -> None:
+        msg, setting = step.msg, step.setting
+        if setting is None or not self.hooks.has(Stage.TASK_EPILOG, job=setting.job, step=True):
+            return
+        outcome = await self.hooks.run_task(Stage.TASK_EPILOG, setting.job, msg.node, dict(t.env),
+                                            setting.work_dir, setting.account, step=True)  # fmt: skip
+        if not outcome.result.ok:  # Slurm only logs a failed task epilog
+            log.warning("step %d.%d task %d on %s: TaskEpilog failed: %s",
+                        msg.job_id, msg.step_id, t.task, msg.node, outcome.result.error)  # fmt: skip
 
     def _spawn(  # noqa: PLR0917 - one task's facts, from one caller
         self,
         msg: am.StepLaunch,
         task: int,
-        local: int,
         account: Account,
         env: dict[str, str],
         work_dir: str,
         cpus: tuple[int, ...],
+        edits: TaskEdits,
     ) -> Task:
         fields = PatternFields(
             job_id=msg.job_id, name=str(msg.job.get("name") or ""), user=account.name, node=msg.node,
@@ -298,6 +380,8 @@ class StepRunner:
                 out = named(msg.std_out, flags, "stdout")
                 err = named(msg.std_err, flags, "stderr")
                 stdin = named(msg.std_in, os.O_RDONLY, "stdin")
+            if out is not None:
+                edits.write(out)  # TaskProlog's print lines, at the start of the task's output
             ids: dict[str, Any] = {}
             if account.switches:
                 ids = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
@@ -345,7 +429,7 @@ class StepRunner:
         except OSError as exc:
             log.warning("job %d: step task %d not moved into its cgroup (%s)", job_id, pid, exc)
 
-    async def _pump(self, t: Task, writer: asyncio.StreamWriter) -> None:
+    async def _pump(self, step: RunningStep, t: Task, writer: asyncio.StreamWriter) -> None:
         loop = asyncio.get_running_loop()
         streams = [
             (s, k) for s, k in ((t.popen.stdout, step_io.OUT), (t.popen.stderr, step_io.ERR)) if s is not None
@@ -364,6 +448,7 @@ class StepRunner:
         await asyncio.gather(*(forward(s, k) for s, k in streams), _exited(t.popen))
         status = t.popen.wait()
         t.exit_code, t.signal = (0, -status) if status < 0 else (status, 0)
+        await self._task_epilog(step, t)  # as slurmstepd, before srun hears of the exit
         writer.write(step_io.pack_exit(t.task, t.exit_code, t.signal))
         await writer.drain()
 

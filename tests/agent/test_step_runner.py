@@ -1,6 +1,7 @@
 """A step's tasks on an agent talking to a real srun session (agent/steps.py with
 cli/step_run.py's Session), no controller: the key is proved both ways, each task's output
-and exit reach srun, and a stranger's key starts nothing."""
+and exit reach srun, a stranger's key starts nothing, and slurm.conf's TaskProlog and
+TaskEpilog run around each task."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import socket
 import sys
 
 from agent.containment import Containment
+from agent.prolog import NodeHooks
 from agent.steps import StepRunner
 from cli import step_output
 from cli.step_run import Session
+from cluster.core.prolog_conf import PrologConfig
 from slurmwords import agent_messages as am
 from slurmwords import step_io
 
@@ -137,3 +140,88 @@ def test_sbatch_signal_without_b_reaches_the_step_s_tasks_at_its_instant(tmp_pat
     status, out = asyncio.run(go())
     assert sorted(out.splitlines()) == [b"0: caught USR1", b"1: caught USR1"]
     assert status == 0
+
+
+def script(path, text: str) -> str:
+    path.write_text("#!/bin/sh\n" + text)
+    path.chmod(0o755)
+    return str(path)
+
+
+async def run_with_hooks(tmp_path, conf: PrologConfig, argv: list[str]) -> tuple[int, bytes, bytes, list]:
+    """A two-task step on a runner whose agent has slurm.conf's TaskProlog/TaskEpilog."""
+    key = step_io.new_key()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    step = {"step_id": 0, "num_tasks": 2, "nodes": [{"name": NODE, "tasks": [0, 1]}]}
+    session = Session(None, 5, step, key, {"input": "none"})
+    out, err = io.BytesIO(), io.BytesIO()
+    session.out = step_output.TaskOutput(out, err, ntasks=2, label=True)
+    emitted: list[am.Message] = []
+    runner = StepRunner([NODE], Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
+                        clock=lambda: 1.0, root_jobs=True, hooks=NodeHooks(conf))  # fmt: skip
+    runner.launch(dataclasses.replace(launch(sock.getsockname()[1], key, tmp_path), argv=argv))
+    status = await asyncio.wait_for(session.run(sock), 20)
+    while not emitted:
+        await asyncio.sleep(0.05)
+    return status, out.getvalue(), err.getvalue(), emitted
+
+
+def test_task_prolog_runs_for_each_task_its_exports_and_prints_reach_that_task(tmp_path) -> None:
+    """slurm.conf TaskProlog runs for every task of a step (not only the batch script): it
+    sees the task's SLURM_PROCID, its ``export`` reaches that task only, ``unset`` removes a
+    variable, and its ``print`` line starts that task's output."""
+    prolog = script(tmp_path / "task_prolog",
+                    'echo "export FROM_PROLOG=rank$SLURM_PROCID.$SLURM_STEP_ID"\n'
+                    'echo "unset SLURM_NTASKS"\n'
+                    'echo "print hello from task prolog $SLURM_PROCID $SLURM_SCRIPT_CONTEXT"\n')  # fmt: skip
+    code = (
+        "import os; e = os.environ; "
+        "print('task', e['SLURM_PROCID'], e.get('FROM_PROLOG'), e.get('SLURM_NTASKS', 'unset'))"
+    )
+    status, out, _err, emitted = asyncio.run(
+        run_with_hooks(tmp_path, PrologConfig(task_prolog=(prolog,)), [sys.executable, "-c", code])
+    )
+    lines = out.splitlines()
+    assert sorted(lines) == [
+        b"0: hello from task prolog 0 prolog_task",
+        b"0: task 0 rank0.0 unset",
+        b"1: hello from task prolog 1 prolog_task",
+        b"1: task 1 rank1.0 unset",
+    ]
+    for task in (b"0", b"1"):  # the print line comes before the task's own output
+        mine = [line for line in lines if line.startswith(task + b":")]
+        assert mine[0].startswith(task + b": hello")
+    assert status == 0 and emitted[0].exit_code == 0
+
+
+def test_a_failing_task_prolog_fails_its_task_which_never_runs(tmp_path) -> None:
+    """As slurmstepd: a TaskProlog that fails for one task ends that task with its status
+    ("TaskProlog failed"), its command never started; the other task runs."""
+    prolog = script(tmp_path / "task_prolog", '[ "$SLURM_PROCID" = 1 ] && exit 3\nexit 0\n')
+    marker = tmp_path / "ran"
+    code = f"import os; open('{marker}' + os.environ['SLURM_PROCID'], 'w').close(); print('ran')"
+    status, out, err, emitted = asyncio.run(
+        run_with_hooks(tmp_path, PrologConfig(task_prolog=(prolog,)), [sys.executable, "-c", code])
+    )
+    assert out.splitlines() == [b"0: ran"]
+    assert b"1: slurmstepd: error: node01: StepId=5.0: TaskProlog failed status=3" in err
+    assert (tmp_path / "ran0").exists() and not (tmp_path / "ran1").exists()
+    assert status == 3 and emitted[0].exit_code == 3
+
+
+def test_task_epilog_runs_after_each_task_with_its_environment(tmp_path) -> None:
+    """TaskEpilog runs once each task has ended (before srun hears of its exit), as the
+    job's user, with that task's SLURM_PROCID and SLURM_STEP_ID; its failure is only logged."""
+    epilog = script(tmp_path / "task_epilog",
+                    'echo "$SLURM_SCRIPT_CONTEXT $SLURM_STEP_ID $(id -u)" > "$PWD/epilog.$SLURM_PROCID"\n'
+                    "exit 1\n")  # fmt: skip
+    code = "import os, time; time.sleep(0.2); print('done', os.environ['SLURM_PROCID'])"
+    status, out, _err, emitted = asyncio.run(
+        run_with_hooks(tmp_path, PrologConfig(task_epilog=(epilog,)), [sys.executable, "-c", code])
+    )
+    assert sorted(out.splitlines()) == [b"0: done 0", b"1: done 1"]
+    for task in (0, 1):  # there when srun returned: srun hears of the exit after the epilog
+        assert (tmp_path / f"epilog.{task}").read_text() == f"epilog_task 0 {os.getuid()}\n"
+    assert status == 0 and emitted[0].exit_code == 0 and emitted[0].error == ""
