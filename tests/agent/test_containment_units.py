@@ -171,7 +171,12 @@ def test_an_agent_restarted_on_the_spool_takes_back_the_ids_of_the_jobs_it_adopt
         second.adopted(5, proc.pid)
         assert second.book.ids(5, "node01") == (0, 1)
         assert second.book.take(6, "node01", 1) == (2,)  # not one of the adopted job's
-        second.sample()
+        # A process caught in its exec has no memory to read yet: sample until it has.
+        for _ in range(50):
+            second.sample()
+            if second.jobs[5].max_rss_kb > 0:
+                break
+            time.sleep(0.05)
         assert second.jobs[5].max_rss_kb > 0
     finally:
         proc.kill()
