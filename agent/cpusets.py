@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from slurmwords.int_lists import fold_ints
+
 
 def pick_cpu_ids(held: Iterable[Iterable[int]], count: int) -> tuple[int, ...]:
     """The ``count`` lowest ids not in any of ``held``."""
@@ -42,16 +44,7 @@ def folds(ids: Iterable[int], usable: Sequence[int]) -> bool:
 
 def cpu_list(cpus: Iterable[int]) -> str:
     """The kernel's list format (``Cpus_allowed_list``, ``cpuset.cpus``): ``0-2,5``."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
+    return fold_ints(cpus)
 
 
 def parse_cpu_list(text: str) -> set[int]:

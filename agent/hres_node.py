@@ -44,26 +44,11 @@ from agent.prolog import HookCall, HookResult, NodeHooks, Stage
 from hres.core.lua_calls import Outcome, end_time, job_table, outcome
 from luaplug import CallFailed, LuaScript, ScriptError
 from luaplug.codes import SUCCESS
+from luaplug.hres_functions import PLUGIN, REQUIRED
 from luaplug.security import trusted_uids
 
 log = logging.getLogger("agent.hres")
 
-PLUGIN = "hres/lua"
-# Every function of hres/lua but the two optional ones (hres.lua_plugins.REQUIRED): a
-# script that lacks one fails to load here as on the controller.
-REQUIRED = (
-    "hres_create_context",
-    "hres_destroy_context",
-    "hres_maintenance",
-    "hres_controller_job_prerun",
-    "hres_controller_job_revoke",
-    "hres_controller_job_epilog",
-    "hres_node_job_prolog",
-    "hres_node_job_epilog",
-    "hres_node_task_prolog",
-    "hres_node_task_epilog",
-    "hres_node_user_task_prolog",
-)
 JOB_PROLOG = "hres_node_job_prolog"
 JOB_EPILOG = "hres_node_job_epilog"
 TASK_PROLOG = "hres_node_task_prolog"

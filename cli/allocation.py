@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 from cli.client import ApiError, Client, CliError, ConnectError
+from slurmwords.int_lists import fold_repeats
 
 POLL = 0.5  # seconds between looks at a pending request
 PENDING = frozenset({"PENDING", "REQUEUED"})
@@ -100,15 +101,7 @@ def _natural(name: str) -> list[object]:
 
 def compressed(counts: list[int]) -> str:
     """Slurm's per-node list with repeats folded: ``[4, 4, 2]`` -> ``4(x2),2``."""
-    out: list[str] = []
-    i = 0
-    while i < len(counts):
-        j = i
-        while j < len(counts) and counts[j] == counts[i]:
-            j += 1
-        out.append(f"{counts[i]}(x{j - i})" if j - i > 1 else str(counts[i]))
-        i = j
-    return ",".join(out)
+    return fold_repeats(counts)
 
 
 def tasks_per_node(cpus: list[int], cpus_per_task: int, ntasks: int | None) -> list[int]:

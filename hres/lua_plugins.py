@@ -25,26 +25,10 @@ from dataclasses import dataclass
 from cluster.core.slurmconf import ConfigError
 from hres.core.config import HresConfig, HresProblem, PluginConf
 from luaplug import LuaScript, ScriptError
+from luaplug.hres_functions import OPTIONAL, PLUGIN, REQUIRED  # noqa: F401 - re-exported
 from luaplug.security import trusted_uids
 
 log = logging.getLogger("fsched.hres.lua")
-
-PLUGIN = "hres/lua"
-# Every function of hres/lua but hres_validate_args and hres_controller_job_async_prerun.
-REQUIRED = (
-    "hres_create_context",
-    "hres_destroy_context",
-    "hres_maintenance",
-    "hres_controller_job_prerun",
-    "hres_controller_job_revoke",
-    "hres_controller_job_epilog",
-    "hres_node_job_prolog",
-    "hres_node_job_epilog",
-    "hres_node_task_prolog",
-    "hres_node_task_epilog",
-    "hres_node_user_task_prolog",
-)
-OPTIONAL = ("hres_validate_args", "hres_controller_job_async_prerun")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from slurmwords.int_lists import fold_ints, fold_repeats
+
 
 class LayoutError(ValueError):
     """The step can never fit in the job as requested (not: "not now")."""
@@ -52,30 +54,12 @@ def task_ids(counts: Sequence[int]) -> list[list[int]]:
 
 def compress_counts(counts: Sequence[int]) -> str:
     """Slurm's ``SLURM_TASKS_PER_NODE`` form: runs folded, ``2(x3),1``."""
-    parts: list[str] = []
-    i = 0
-    while i < len(counts):
-        j = i
-        while j < len(counts) and counts[j] == counts[i]:
-            j += 1
-        run = j - i
-        parts.append(f"{counts[i]}(x{run})" if run > 1 else str(counts[i]))
-        i = j
-    return ",".join(parts)
+    return fold_repeats(counts)
 
 
 def task_range(ids: Sequence[int]) -> str:
     """``0-3,7``: how srun names a set of tasks in its messages."""
-    ordered = sorted(set(ids))
-    parts: list[str] = []
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
+    return fold_ints(ids)
 
 
 def step_task_env(

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from cluster.core.scheduler import Blocked, JobView, SchedulerPlugin, Snapshot, Start, cpu_layout_of
 from cluster.core.states import Reason
+from slurmwords.int_lists import fold_ints
 
 DEVICE_NAMES = frozenset({"gpu"})  # GRES whose units are devices with indices
 INVALID_GRES = "Invalid generic resource (gres) specification"
@@ -382,16 +383,7 @@ def never_fits(request: GresRequest, nodes: int, tasks: int, members: Sequence[S
 
 def fold_indices(indices: Sequence[int]) -> str:
     """``0-1,3`` as Slurm prints device indices."""
-    out: list[str] = []
-    ordered = sorted(set(indices))
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(out)
+    return fold_ints(indices)
 
 
 def gres_used(
