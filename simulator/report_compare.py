@@ -93,3 +93,20 @@ def _walk(a: object, b: object, path: tuple[str, ...]) -> dict | None:
 def compare(a: dict, b: dict) -> dict:
     """The two reports' numeric leaves side by side (see the module's docstring)."""
     return _walk(a, b, ()) or {}
+
+
+def rows(comparison: dict) -> list[dict]:
+    """``compare()``'s leaves in the reports' order, each with its ``path`` (the keys from
+    the top), for a page that lists them as a table."""
+    out: list[dict] = []
+
+    def walk(node: dict, path: tuple[str, ...]) -> None:
+        # A leaf holds no dict; a group may be named "a" or "diff" and still holds dicts.
+        if node and not any(isinstance(v, dict) for v in node.values()):
+            out.append({"path": path, **node})
+            return
+        for key, sub in node.items():
+            walk(sub, (*path, str(key)))
+
+    walk(comparison, ())
+    return out

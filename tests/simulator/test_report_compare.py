@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from simulator.report import build_report
-from simulator.report_compare import better, compare
+from simulator.report_compare import better, compare, rows
 from tests.simulator.report_log import LOG
 
 
@@ -53,3 +53,18 @@ def test_a_name_never_decides_the_direction() -> None:
     assert better(("accounts", "utilisation_all", "wait", "p99")) == "lower"
     assert better(("summary", "wait_histogram", "[0,1)")) is None
     assert better(("rejected", "Invalid account")) == "lower"
+
+
+def test_rows_list_the_leaves_with_their_paths() -> None:
+    # Names spelled like a leaf's keys are still groups.
+    names = ("a", "b", "diff", "rel", "better", "winner")
+    c = compare(
+        {"summary": {"jobs": 2}, "accounts": {n: {"jobs": 1} for n in names}, "rejected": {}},
+        {"summary": {"jobs": 2}, "accounts": {"a": {"jobs": 2}}},
+    )
+    listed = [(r["path"], r["a"], r["b"], r["winner"]) for r in rows(c)]
+    assert listed == [
+        (("summary", "jobs"), 2, 2, None),
+        (("accounts", "a", "jobs"), 1, 2, None),
+        *((("accounts", n, "jobs"), 1, None, None) for n in names[1:]),
+    ]
