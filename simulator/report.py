@@ -333,6 +333,8 @@ def _count(tally: GroupTally, job: _Job) -> None:
         tally.end_states[job.state] = tally.end_states.get(job.state, 0) + 1
     if job.start is not None:
         tally.running_at_end += 1
+    elif not job.started and not job.state:
+        tally.pending_at_end += 1
     if job.started and job.wait is not None:
         tally.started += 1
         tally.waits.append(job.wait)

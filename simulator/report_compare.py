@@ -23,7 +23,7 @@ from collections.abc import Sequence
 SKIPPED = frozenset({"meta"})
 
 # Figures of a group of jobs, by their own key.
-_LOWER = frozenset({"timeout", "failed", "running_at_end", "rejected", "wall_seconds"})
+_LOWER = frozenset({"timeout", "failed", "running_at_end", "pending_at_end", "rejected", "wall_seconds"})
 _HIGHER = frozenset({"started", "completed", "utilisation_all", "utilisation_powered", "ratio", "jobs_per_s"})
 # Node-hours by state: powered-down hours save power, idle powered-up or unusable ones waste it.
 _POWER_LOWER = frozenset({"IDLE", "POWERING_UP", "POWERING_DOWN", "DOWN", "DRAINED", "DRAINING", "REBOOT"})

@@ -198,6 +198,7 @@ def _summary_table(report: dict) -> str:
         ("simulated span (s)", s["simulated_seconds"]),
         ("rejected at submission", s["rejected"]),
         ("running at the end", s["running_at_end"]),
+        ("never started, pending at the end", s["pending_at_end"]),
         *((label, _get(s, key)) for key, label in _GROUP_COLUMNS),
         ("wall time (s)", speed["wall_seconds"]),
         ("simulated s per wall s", speed["ratio"]),

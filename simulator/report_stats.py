@@ -70,6 +70,7 @@ class GroupTally:
     jobs: int = 0
     started: int = 0
     running_at_end: int = 0
+    pending_at_end: int = 0
     end_states: dict[str, int] = field(default_factory=dict)
     cpu_seconds: float = 0.0
     waits: list[float] = field(default_factory=list)
@@ -86,6 +87,8 @@ class GroupTally:
             "failed": ends.get("FAILED", 0),
             "end_states": dict(sorted(ends.items())),
             "running_at_end": self.running_at_end,
+            # Waits count the started jobs only: these never started, their wait is longer.
+            "pending_at_end": self.pending_at_end,
             "cpu_hours": r(self.cpu_seconds / 3600),
             "utilisation_all": r(self.cpu_seconds / available_all) if available_all > 0 else None,
             "utilisation_powered": (

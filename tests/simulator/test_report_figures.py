@@ -31,6 +31,7 @@ def test_summary_counts(report: dict) -> None:
     assert (s["jobs"], s["started"], s["completed"], s["timeout"], s["failed"]) == (5, 5, 2, 1, 1)
     assert s["end_states"] == {"COMPLETED": 2, "FAILED": 1, "TIMEOUT": 1}
     assert s["running_at_end"] == 1  # job 4
+    assert s["pending_at_end"] == 0
     assert (s["nodes"], s["cpus"], s["simulated_seconds"], s["rejected"]) == (3, 10, 100, 1)
 
 
@@ -150,11 +151,13 @@ def test_a_job_still_running_counts_to_the_end_and_a_kind_unknown_is_skipped() -
             {"t": 10, "event": "start", "job": 1, "user": "u", "account": "x", "partition": "p",
              "cpus": 2, "wait": 10},
             {"t": 15, "event": "progress", "done": 0.5},
+            {"t": 20, "event": "submit", "job": 2, "user": "u", "account": "x", "partition": "q"},
             {"t": 40, "event": "done", "jobs": 1, "simulated_seconds": 40, "wall_seconds": 0},
         ]
     )  # fmt: skip
     assert report["summary"]["utilisation_all"] == approx(60 / 80)
     assert report["summary"]["running_at_end"] == 1
+    assert (report["summary"]["pending_at_end"], report["partitions"]["q"]["pending_at_end"]) == (1, 1)
     assert report["summary"]["slowdown"] == {"mean": None, "median": None, "p90": None}
     assert report["speed"]["ratio"] is None  # no wall time to divide by
     assert report["meta"]["ignored_events"] == 1
