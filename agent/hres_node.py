@@ -190,10 +190,12 @@ class HresNodeHooks:
         slurm_user: str = "",
         clock: Callable[[], float] = time.time,
         prolog_timeout: float | None = None,
+        epilog_timeout: float | None = None,
     ) -> None:
         self.trusted = trusted_uids(slurm_user or None)
         self.clock = clock
         self.prolog_timeout = prolog_timeout  # the task prologs' bound (the stage has none)
+        self.epilog_timeout = epilog_timeout  # the task epilog's: EpilogTimeout bounds the epilogs
         self._ends: dict[tuple[int, int], int] = {}  # each run's expected end, at its start
 
     def attach(self, hooks: NodeHooks) -> None:
@@ -280,7 +282,7 @@ class HresNodeHooks:
         end = self.task_end(call, job)  # the step's start's, not a later change
         return await asyncio.to_thread(
             self.run_all, job, TASK_EPILOG, *(call.task or BATCH_TASK), Env(dict(call.env)), reverse=True,
-            end=end, timeout=self.prolog_timeout,
+            end=end, timeout=self.epilog_timeout,
         )  # fmt: skip
 
     async def job_epilog(self, call: HookCall) -> HookResult:

@@ -13,8 +13,9 @@ Each resource's script (``prep.config.path``) is loaded into a new Lua state aft
 security check as on the agent (``trusted``: the agent's accounts, not this user), then
 its ``hres_node_user_task_prolog(prep, job, node_tid, global_tid, env)`` is called, every
 resource in order even after one failed.  ``env`` is the task's environment (a step's task
-has its SLURM_PROCID and SLURM_LOCALID) with SLURM_TASK_PID, this process's id.  What the script writes (``io.write``) is this
-process's standard output, which the agent puts at the start of the task's output.
+has its SLURM_PROCID and SLURM_LOCALID) with SLURM_TASK_PID, this process's id.  What the
+script writes (``io.write``) is this process's standard output, which the agent puts at
+the start of the task's output.
 ``slurm.log_*`` goes to standard error.  Exit status 0: every call succeeded.  1: one
 failed, and the first failure's message is the last line of standard error.
 """

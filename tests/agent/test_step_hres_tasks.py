@@ -85,6 +85,7 @@ def run_step(
     argv: list[str] | None = None,
     conf: PrologConfig | None = None,
     prolog_timeout: float | None = None,
+    epilog_timeout: float | None = None,
 ) -> tuple[int, list[bytes], bytes, list[str], list]:
     """The step through the agent's hooks: srun's status, its standard output's lines,
     its standard error, its exit report, and the agent's step_done messages."""
@@ -99,7 +100,7 @@ def run_step(
         out, err = io.BytesIO(), io.BytesIO()
         session.out = step_output.TaskOutput(out, err, ntasks=3, label=True)
         hooks = NodeHooks(conf)
-        HresNodeHooks(prolog_timeout=prolog_timeout).attach(hooks)
+        HresNodeHooks(prolog_timeout=prolog_timeout, epilog_timeout=epilog_timeout).attach(hooks)
         emitted: list[am.Message] = []
         runner = StepRunner(list(LAYOUT), Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
                             clock=lambda: 1.0, root_jobs=True, hooks=hooks)  # fmt: skip
@@ -230,6 +231,15 @@ def test_prolog_timeout_stops_a_task_prolog_that_loops(tmp_path: Path) -> None:
     assert sorted(out) == [b"1: ran 1", b"2: ran 2"]
     assert b"0: slurmstepd: error: node01: StepId=7.0: hres/lua: qpu: hres_node_task_prolog: timed out" in err
     assert report == ["srun: error: node01: task 0: Exited with exit code 1"] and status == 1
+
+
+def test_epilog_timeout_stops_a_task_epilog_that_loops_which_is_only_logged(tmp_path: Path) -> None:
+    """EpilogTimeout bounds the task epilog (the spec's "EpilogTimeout for the epilogs"):
+    the step ends, its tasks' exits as they were."""
+    lua = script(tmp_path / "qpu.lua", tmp_path / "calls.log", hres_node_task_epilog="while true do end")
+    status, out, _err, report, emitted = run_step(tmp_path, [prep("qpu", lua)], epilog_timeout=1)
+    assert sorted(out) == [b"0: ran 0", b"1: ran 1", b"2: ran 2"]
+    assert status == 0 and report == [] and all(m.exit_code == 0 for m in emitted)
 
 
 def test_a_job_without_plugin_resources_runs_no_lua(tmp_path: Path) -> None:
