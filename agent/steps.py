@@ -332,7 +332,7 @@ class StepRunner:
             name = f"{msg.job_id}.{msg.step_id}"
             log.warning("step %s task %d on %s: TaskProlog failed: %s", name, task, msg.node, result.error)
             # A hook's own words (hres/lua's task prologs), else slurmstepd's for TaskProlog.
-            words = result.task_message or f"TaskProlog failed status={code}"
+            words = " ".join(result.task_message.split("\n")) or f"TaskProlog failed status={code}"
             text = f"slurmstepd: error: {msg.node}: StepId={name}: {words}\n"
             writer.write(step_io.pack(step_io.ERR, task, text.encode("utf-8", "surrogateescape")))
             writer.write(step_io.pack_exit(task, code, 0))

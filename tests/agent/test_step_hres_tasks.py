@@ -177,6 +177,14 @@ def test_a_failing_task_prolog_fails_that_task_only_as_a_failed_taskprolog(tmp_p
     assert by_node == {"node01": 0, "node02": 1}
 
 
+def test_the_plugin_s_message_is_one_line_of_the_task_s_error(tmp_path: Path) -> None:
+    refuse = 'if global_tid == 0 then slurm.user_msg("qpu busy\\nretry later") return slurm.ERROR end'
+    lua = script(tmp_path / "qpu.lua", tmp_path / "calls.log", hres_node_task_prolog=refuse)
+    status, _out, err, report, _ = run_step(tmp_path, [prep("qpu", lua)])
+    assert b"0: slurmstepd: error: node01: StepId=7.0: qpu busy retry later\n" in err
+    assert report == ["srun: error: node01: task 0: Exited with exit code 1"] and status == 1
+
+
 def test_a_failing_user_task_prolog_fails_that_task(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     lua = script(tmp_path / "qpu.lua", log, hres_node_user_task_prolog=(
