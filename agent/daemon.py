@@ -139,7 +139,8 @@ def node_hooks(rules: NodeRules) -> NodeHooks:
     """slurm.conf's Prolog, Epilog and task programs, then hres/lua's node job prolog and
     epilog for the jobs that use a resource with a plugin."""
     hooks = NodeHooks(rules.prolog, cluster=rules.cluster_name, conf_file=rules.source)
-    HresNodeHooks(slurm_user=rules.slurm_user, prolog_timeout=rules.prolog.prolog_timeout).attach(hooks)
+    HresNodeHooks(slurm_user=rules.slurm_user, prolog_timeout=rules.prolog.prolog_timeout,
+                  epilog_timeout=rules.prolog.epilog_timeout).attach(hooks)  # fmt: skip
     return hooks
 
 

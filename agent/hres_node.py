@@ -17,8 +17,12 @@ stages (:class:`agent.prolog.NodeHooks`), for those jobs only:
   slurm.conf's TaskProlog; a failure fails the task (``launch_failed``);
 * ``hres_node_task_epilog`` (root): a TaskEpilog-stage hook after slurm.conf's; logged.
 
-The task functions run for the batch task (node_tid and global_tid 0); srun's steps run
-no node hooks.
+The task functions run for the batch task (node_tid and global_tid 0) and for every task
+of an srun step on each of its nodes (agent/steps.py: node_tid its SLURM_LOCALID,
+global_tid its SLURM_PROCID).  A step's task whose prolog fails never runs; srun hears
+of it as of a failed TaskProlog (slurmstepd's error line, here the plugin's words, then
+the task's exit code 1).  Their ``job.end_time`` is the job's expected end as of the
+step's start (the step's launch carries the job's start and time limit).
 
 Every call gets a new Lua state, loaded from the script at ``prep.config.path`` on this
 node after :func:`luaplug.check_script` (the same path as on the controller).  A script
@@ -31,6 +35,7 @@ agent's loop goes on meanwhile.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import pwd
@@ -185,20 +190,23 @@ class HresNodeHooks:
         slurm_user: str = "",
         clock: Callable[[], float] = time.time,
         prolog_timeout: float | None = None,
+        epilog_timeout: float | None = None,
     ) -> None:
         self.trusted = trusted_uids(slurm_user or None)
         self.clock = clock
         self.prolog_timeout = prolog_timeout  # the task prologs' bound (the stage has none)
+        self.epilog_timeout = epilog_timeout  # the task epilog's: EpilogTimeout bounds the epilogs
         self._ends: dict[tuple[int, int], int] = {}  # each run's expected end, at its start
 
     def attach(self, hooks: NodeHooks) -> None:
         hooks.add(Stage.PROLOG, self.job_prolog, when=uses_hres)
         hooks.add(Stage.EPILOG, self.job_epilog, when=uses_hres)
         # Before slurm.conf's TaskProlog: the user task prolog gets the task's environment
-        # as it is before TaskProlog runs, and the root one comes before it.
-        hooks.add(Stage.TASK_PROLOG, self.user_task_prolog, when=uses_hres, first=True)
-        hooks.add(Stage.TASK_PROLOG, self.task_prolog, when=uses_hres, first=True)
-        hooks.add(Stage.TASK_EPILOG, self.task_epilog, when=uses_hres)
+        # as it is before TaskProlog runs, and the root one comes before it.  Every task of
+        # a step too, as slurmstepd runs them in each task it starts.
+        hooks.add(Stage.TASK_PROLOG, self.user_task_prolog, when=uses_hres, first=True, steps=True)
+        hooks.add(Stage.TASK_PROLOG, self.task_prolog, when=uses_hres, first=True, steps=True)
+        hooks.add(Stage.TASK_EPILOG, self.task_epilog, when=uses_hres, steps=True)
 
     def run_all(self, job: Mapping[str, Any], function: str, *extra: Any, reverse: bool, end: int,
                 timeout: float | None) -> HookResult:  # fmt: skip
@@ -220,6 +228,16 @@ class HresNodeHooks:
                 del self._ends[next(iter(self._ends))]
         return self._ends[key]
 
+    def task_end(self, call: HookCall, job: Mapping[str, Any]) -> int:
+        """The task functions' ``job.end_time``: the batch task's is the job's start's; a
+        step's task's is taken from the step's launch, as of the step's start (a time limit
+        changed since the job started counts, a later change does not)."""
+        start = job.get("start_time")
+        if call.task is None or not isinstance(start, int | float):
+            return self.expected_end(job)
+        limit = job.get("time_limit")
+        return end_time(float(start), int(limit) if isinstance(limit, int) else None)
+
     async def job_prolog(self, call: HookCall) -> HookResult:
         job = _job_of(call)
         end = self.expected_end(job)
@@ -233,36 +251,38 @@ class HresNodeHooks:
         job = _job_of(call)
         env = Env({k: v for k, v in call.env.items() if k not in TASK_VARIABLES})
         result = await asyncio.to_thread(
-            self.run_all, job, TASK_PROLOG, *BATCH_TASK, env, reverse=False, end=self.expected_end(job),
-            timeout=self.prolog_timeout,
+            self.run_all, job, TASK_PROLOG, *(call.task or BATCH_TASK), env, reverse=False,
+            end=self.task_end(call, job), timeout=self.prolog_timeout,
         )  # fmt: skip
-        return result
+        return dataclasses.replace(result, task_message=result.error)
 
     async def user_task_prolog(self, call: HookCall) -> HookResult:
         """hres_node_user_task_prolog in a process of the job's user (agent/hres_user_task.py);
         what it writes goes to the start of the task's output (the ``print`` lines a
         TaskProlog's output may hold)."""
         job = _job_of(call)
+        node_tid, global_tid = call.task or BATCH_TASK
         request = {
             "preps": preps(job),
-            "job": node_job_table(job, self.expected_end(job)),
-            "node_tid": BATCH_TASK[0],
-            "global_tid": BATCH_TASK[1],
+            "job": node_job_table(job, self.task_end(call, job)),
+            "node_tid": node_tid,
+            "global_tid": global_tid,
             "env": dict(call.env),
             "work_dir": call.cwd,
             "timeout": self.prolog_timeout,
             "trusted": sorted(self.trusted),
         }
-        return await run_as_user(request, call)
+        result = await run_as_user(request, call)
+        return dataclasses.replace(result, task_message=result.error)
 
     async def task_epilog(self, call: HookCall) -> HookResult:
         """hres_node_task_epilog, as root, after the task exited, with TaskEpilog's
         environment, in the reverse of resources.yaml's order; a failure is logged."""
         job = _job_of(call)
-        end = self.expected_end(job)  # the step's start's, not a later change
+        end = self.task_end(call, job)  # the step's start's, not a later change
         return await asyncio.to_thread(
-            self.run_all, job, TASK_EPILOG, *BATCH_TASK, Env(dict(call.env)), reverse=True, end=end,
-            timeout=self.prolog_timeout,
+            self.run_all, job, TASK_EPILOG, *(call.task or BATCH_TASK), Env(dict(call.env)), reverse=True,
+            end=end, timeout=self.epilog_timeout,
         )  # fmt: skip
 
     async def job_epilog(self, call: HookCall) -> HookResult:

@@ -12,8 +12,10 @@ site directory.  The request comes as one JSON object on standard input:
 Each resource's script (``prep.config.path``) is loaded into a new Lua state after the same
 security check as on the agent (``trusted``: the agent's accounts, not this user), then
 its ``hres_node_user_task_prolog(prep, job, node_tid, global_tid, env)`` is called, every
-resource in order even after one failed.  What the script writes (``io.write``) is this
-process's standard output, which the agent puts at the start of the task's output.
+resource in order even after one failed.  ``env`` is the task's environment (a step's task
+has its SLURM_PROCID and SLURM_LOCALID) with SLURM_TASK_PID, this process's id.  What the
+script writes (``io.write``) is this process's standard output, which the agent puts at
+the start of the task's output.
 ``slurm.log_*`` goes to standard error.  Exit status 0: every call succeeded.  1: one
 failed, and the first failure's message is the last line of standard error.
 """
@@ -85,6 +87,11 @@ def main() -> int:
     except OSError:
         with contextlib.suppress(OSError):
             os.chdir("/tmp")  # noqa: S108 - slurmstepd's fallback
+    # This process is the task's context for the callback: SLURM_TASK_PID is its own, as in
+    # the task slurmstepd forks (the task's command is then exec'd in a process of its own).
+    env = request.get("env") if isinstance(request.get("env"), dict) else {}
+    request["env"] = {**env, "SLURM_TASK_PID": str(os.getpid())}
+    os.environ["SLURM_TASK_PID"] = str(os.getpid())
     failed = run(request, REQUIRED)
     if failed is not None:
         print(failed.replace("\n", " "), file=sys.stderr)

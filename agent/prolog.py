@@ -41,8 +41,8 @@ batch host's launch. Without Alloc, Slurm runs a node's Prolog at the job's firs
 there; fsched runs it on the batch host only, with the launch. TaskProlog and TaskEpilog
 run around the batch script on the batch host, and around every task of every srun step
 (agent/steps.py, through :meth:`NodeHooks.run_task`), as in Slurm. Only hooks that say so
-(slurm.conf's programs, or ``add(..., steps=True)``) run for a step's tasks: the hres/lua
-task hooks know the batch task only. The batch host keeps the job's data for its
+(slurm.conf's programs, or ``add(..., steps=True)``, as hres/lua's task hooks) run for a
+step's tasks. The batch host keeps the job's data for its
 Epilog in memory: an Epilog after an agent restart has only SLURM_JOB_ID,
 SLURMD_NODENAME and SLURM_SCRIPT_CONTEXT.
 """
@@ -110,6 +110,9 @@ class HookCall:
     run_as: RunAs = field(default_factory=RunAs)
     timeout: float | None = None
     job: Mapping[str, Any] | None = None  # the launch object; None when the agent lost it
+    # A task stage's task: (its local id on the node, its rank), SLURM_LOCALID and SLURM_PROCID;
+    # None for the batch script.
+    task: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,9 @@ class HookResult:
     output: str = ""  # standard output (read for the task prolog)
     error: str = ""  # why it failed, in words
     drain: bool = True  # whether a failure drains the node
+    # What slurmstepd writes to a step's task when this TaskProlog-stage hook failed it;
+    # empty: slurm.conf's TaskProlog, "TaskProlog failed status=N".
+    task_message: str = ""
 
     @property
     def ok(self) -> bool:
@@ -425,15 +431,18 @@ class NodeHooks:
         account: Any,
         *,
         step: bool = False,
+        task: tuple[int, int] | None = None,
     ) -> StageOutcome:
         """TaskProlog or TaskEpilog around one task (the batch script, or with ``step`` a
-        task of an srun step): as the job's user (``account``, agent/jobs.Account), in the
-        task's environment ``env`` (changed: the caller passes a copy) and work directory."""
+        task of an srun step, ``task`` its local id and rank): as the job's user
+        (``account``, agent/jobs.Account), in the task's environment ``env`` (changed: the
+        caller passes a copy) and work directory."""
         env["SLURM_SCRIPT_CONTEXT"] = str(stage)
         if self.cluster:
             env["SLURM_CLUSTER_NAME"] = self.cluster
         call = HookCall(stage, int(job["job_id"]), node, env, cwd=cwd or "/",
-                        run_as=RunAs(account.uid, account.gid, account.groups), job=job)  # fmt: skip
+                        run_as=RunAs(account.uid, account.gid, account.groups), job=job,
+                        task=task)  # fmt: skip
         return await self.run(stage, call, step=step)
 
     # -- around a job -----------------------------------------------------------------

@@ -15,7 +15,9 @@ through the batch script's own path (agent/prolog.NodeHooks.run_task): TaskProlo
 task's environment before it starts, its ``export``/``unset`` lines changing that task's
 environment and its ``print`` lines starting that task's output; one that fails fails the
 task (slurmstepd's "TaskProlog failed"), and the task never runs. TaskEpilog runs once the
-task has ended, before srun hears of its exit; its failure is only logged.
+task has ended, before srun hears of its exit; its failure is only logged. hres/lua's task
+functions run in the same stages for the jobs that use a resource with a plugin
+(agent/hres_node.py), each task's local id and rank given as node_tid and global_tid.
 """
 
 from __future__ import annotations
@@ -315,8 +317,8 @@ class StepRunner:
             return [TaskEdits() for _ in envs]
         outcomes = await asyncio.gather(*(
             self.hooks.run_task(Stage.TASK_PROLOG, setting.job, msg.node, dict(env), setting.work_dir,
-                                setting.account, step=True)
-            for env in envs
+                                setting.account, step=True, task=(local, task))
+            for local, (task, env) in enumerate(zip(msg.tasks, envs, strict=True))
         ))  # fmt: skip
         edits: list[TaskEdits | None] = []
         for task, outcome in zip(msg.tasks, outcomes, strict=True):
@@ -329,7 +331,9 @@ class StepRunner:
             step.failed[task] = code
             name = f"{msg.job_id}.{msg.step_id}"
             log.warning("step %s task %d on %s: TaskProlog failed: %s", name, task, msg.node, result.error)
-            text = f"slurmstepd: error: {msg.node}: StepId={name}: TaskProlog failed status={code}\n"
+            # A hook's own words (hres/lua's task prologs), else slurmstepd's for TaskProlog.
+            words = " ".join(result.task_message.split("\n")) or f"TaskProlog failed status={code}"
+            text = f"slurmstepd: error: {msg.node}: StepId={name}: {words}\n"
             writer.write(step_io.pack(step_io.ERR, task, text.encode("utf-8", "surrogateescape")))
             writer.write(step_io.pack_exit(task, code, 0))
             edits.append(None)
@@ -339,8 +343,10 @@ class StepRunner:
         msg, setting = step.msg, step.setting
         if setting is None or not self.hooks.has(Stage.TASK_EPILOG, job=setting.job, step=True):
             return
+        local = msg.tasks.index(t.task)
         outcome = await self.hooks.run_task(Stage.TASK_EPILOG, setting.job, msg.node, dict(t.env),
-                                            setting.work_dir, setting.account, step=True)  # fmt: skip
+                                            setting.work_dir, setting.account, step=True,
+                                            task=(local, t.task))  # fmt: skip
         if not outcome.result.ok:  # Slurm only logs a failed task epilog
             log.warning("step %d.%d task %d on %s: TaskEpilog failed: %s",
                         msg.job_id, msg.step_id, t.task, msg.node, outcome.result.error)  # fmt: skip

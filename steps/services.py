@@ -244,6 +244,10 @@ def _job_info(job: Job) -> dict[str, Any]:
         "run": job.restart_count,
         "array_job_id": job.array_job_id,
         "array_task_id": job.array_task_id,
+        # The job's expected end as of the step's start, for hres/lua's task functions'
+        # job.end_time: the limit counts run time, so a suspension moves the start.
+        "time_limit": job.time_limit,
+        "start_time": (job.start_time.timestamp() + (job.paused_seconds or 0)) if job.start_time else None,
     }
     for ext in extensions.active():
         info.update(ext.launch_fields(job))

@@ -254,3 +254,19 @@ def test_a_step_launch_carries_sbatch_signal_unless_it_is_the_batch_shell_s(
                 assert p["warn_at"] == pytest.approx(job.start_time.timestamp() + 600 - 90)
             else:
                 assert p.get("warn_signal") is None and p.get("warn_at") is None
+
+
+def test_a_step_launch_carries_the_job_s_start_moved_by_its_suspensions_and_its_time_limit(
+    demo, users, django_capture_on_commit_callbacks
+) -> None:
+    """For hres/lua's task functions, whose job.end_time is the job's expected end as of
+    the step's start: the limit counts run time, so 90 s suspended move the start by 90 s."""
+    job = running_job(users["alice"], time="30")
+    Job.objects.filter(pk=job.id).update(paused_seconds=90)
+    job.refresh_from_db()
+    listener = Listener(*job.alloc)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.create_step(actor=users["alice"], job_id=job.id, data=body(ntasks=2))
+    launches = [p for p in listener.payloads() if p["type"] == "step_launch"]
+    assert launches and all(p["job"]["time_limit"] == 30 for p in launches)
+    assert {p["job"]["start_time"] for p in launches} == {job.start_time.timestamp() + 90}
