@@ -169,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"a submission was refused: {errors[0]}")
                 return 1
             total = time.monotonic() - start
+            diag = bench.api("GET", "/api/diag/")
+            passes = {k: diag.get(k) for k in ("schedule", "backfill", "agent_queue_size")}
+            print("sdiag (microseconds): " + json.dumps(passes)[:700])
             print(f"sustained start rate (median of {len(rates)} windows of {WINDOW:.0f} s): "
                   f"{statistics.median(rates):.1f} jobs/s; whole run {last_started / total:.1f} jobs/s "
                   f"(target: 500 jobs/s, Slurm's published figure)")  # fmt: skip
