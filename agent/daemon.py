@@ -116,6 +116,9 @@ class AgentConfig:
     proc_root: str = "/proc"
     # Seconds between the containment's walks of /proc (RSS watcher, usage sampling).
     usage_interval: float = DEFAULT_INTERVAL
+    # Jobs "run" without a process for FSCHED_SIM_RUN_TIME seconds of their environment
+    # (0 when unset): the scale benchmarks' agents serving thousands of nodes.
+    simulate_exec: bool = False
 
 
 def endpoint_url(controller: str) -> str:
@@ -176,6 +179,7 @@ class Agent:
             ),
             hooks=node_hooks(config.rules),
             api_url=api_url(config.controller),
+            simulate_exec=config.simulate_exec,
         )
         self.steps = StepRunner(
             self.node_names,

@@ -436,8 +436,10 @@ class JobManager:
         containment: Containment | None = None,
         hooks: NodeHooks | None = None,
         api_url: str | None = None,
+        simulate_exec: bool = False,
     ) -> None:
         self.spool = spool
+        self.simulate_exec = simulate_exec
         # The controller's HTTP URL, handed to the jobs as FSCHED_URL (agent/allocations.py).
         self.api_url = api_url
         # Allocation-only jobs held here: no process (agent/allocations.py).
@@ -676,6 +678,9 @@ class JobManager:
         if job.get("allocation") is True:
             self._hold(job_id, node, run, job)
             return
+        if self.simulate_exec:
+            self._simulate(job_id, node, run, job)
+            return
         account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
         env.update(credential_env(job, self.api_url))
@@ -773,6 +778,23 @@ class JobManager:
         self.hooks.remember(job)  # its Epilog runs at its end, as any job's
         log.info("job %d: allocation held on %s, no process", job_id, node)
         self._tell_started(am.Started(job_id=job_id, node=node, pid=0, time=held.started, run=run))
+
+    def _simulate(self, job_id: int, node: str, run: int, job: Mapping[str, Any]) -> None:
+        """--simulate-exec: the job holds its node as an allocation does, without a
+        process, and ends by itself after its FSCHED_SIM_RUN_TIME (a cancel ends it
+        sooner, as it ends an allocation)."""
+        environment = job.get("environment") or {}
+        try:
+            seconds = max(0.0, float(environment.get("FSCHED_SIM_RUN_TIME", 0)))
+        except (TypeError, ValueError):
+            raise LaunchError("FSCHED_SIM_RUN_TIME: a number of seconds") from None
+        self._hold(job_id, node, run, job)
+        asyncio.get_running_loop().call_later(seconds, self._simulated_end, job_id, run)
+
+    def _simulated_end(self, job_id: int, run: int) -> None:
+        held = self._allocations.get(job_id)
+        if held is not None and held.run == run:
+            self._end_allocation(job_id, 0, 0)
 
     def _end_allocation(self, job_id: int, exit_code: int, sig: int) -> None:
         held = self._allocations.pop(job_id)

@@ -88,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between samples of the jobs' memory and CPU time; the RSS watcher "
         "kills a job over its --mem at a sample (%(default)s)",
     )
+    p.add_argument(
+        "--simulate-exec",
+        action="store_true",
+        help="start no process: a job holds its node for FSCHED_SIM_RUN_TIME seconds of its "
+        "environment (0 when unset), then completes with exit code 0 (benchmarks at scale)",
+    )
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
 
@@ -140,6 +146,7 @@ def parse_config(argv: Sequence[str] | None = None) -> tuple[AgentConfig, str]:
         rules=rules,
         proc_root=args.proc_root,
         usage_interval=args.usage_interval,
+        simulate_exec=args.simulate_exec,
     )
     return config, args.log_level
 

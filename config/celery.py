@@ -14,7 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("fsched")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["cluster"])
+app.autodiscover_tasks(["cluster", "whatif"])
 
 
 @beat_init.connect

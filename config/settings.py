@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "cycles",
     "guides",
     "jobsubmit",
+    "whatif",
 ]
 
 MIDDLEWARE = [

@@ -35,6 +35,7 @@ urlpatterns = [
     path("power/", include("power.urls")),
     path("load/", include("load.urls")),
     path("reports/", include("reports.urls")),
+    path("whatif/", include("whatif.urls")),
     path("help/", include("guides.urls")),
     path("", include("cluster.urls")),
 ]

@@ -35,12 +35,7 @@ def config_load(*, path: Path | None = None, actor: str = "", recover: bool = Fa
     path = path or conf_path()
     active = extensions.active()
     try:
-        conf = load_slurm_conf(path)
-        dynamic = Node.objects.filter(in_conf=False).values_list("name", flat=True)
-        node_names = {n.name for n in conf.nodes} | set(dynamic)
-        # Each extension reads and checks its part (resources.yaml, the power programs on
-        # this host) before anything changes: one reconfigure path, refused as a whole.
-        checked = [ext.check_config(conf, path=path, node_names=node_names) for ext in active]
+        conf, checked = config_check(path)
     except ConfigError as exc:
         raise ServiceError(f"Reconfigure refused, the configuration in force is kept:\n{exc}") from exc
     except OSError as exc:
@@ -53,6 +48,17 @@ def config_load(*, path: Path | None = None, actor: str = "", recover: bool = Fa
         for ext, check in zip(active, checked, strict=True):
             ext.config_loaded(check, actor=actor, recover=recover, version=version)
     return conf
+
+
+def config_check(path: Path) -> tuple[SlurmConfig, list[Any]]:
+    """Parse slurm.conf at ``path`` and let every extension check its part; nothing is
+    applied.  Raises ConfigError (every problem as ``file:line``) or OSError."""
+    conf = load_slurm_conf(path)
+    dynamic = Node.objects.filter(in_conf=False).values_list("name", flat=True)
+    node_names = {n.name for n in conf.nodes} | set(dynamic)
+    # Each extension reads and checks its part (resources.yaml, the power programs on
+    # this host) before anything changes: one reconfigure path, refused as a whole.
+    return conf, [ext.check_config(conf, path=path, node_names=node_names) for ext in extensions.active()]
 
 
 @transaction.atomic

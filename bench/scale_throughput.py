@@ -1,0 +1,191 @@
+"""Benchmark: the live controller's sustained start rate at scale.
+
+    .venv/bin/python -m bench.scale_throughput [--nodes 10000] [--agents 10] [--seconds 600]
+        [--clients 8] [--run-time 60] [--shape singles|arrays] [--array-size 100]
+
+A real embedded controller (its server, passes and cycles, SQLite) with ``--nodes`` nodes
+of 64 CPUs, served by ``--agents`` agents in ``--simulate-exec`` mode (a job holds its node
+for FSCHED_SIM_RUN_TIME seconds without a process: agent/README.md), while ``--clients``
+API clients submit one-CPU jobs as fast as they are answered for ``--seconds``. Every 10 s
+it samples how many jobs have started; it prints the start rate of each window, their
+median (the sustained rate) and the whole run's. Slurm's published figure for simple batch
+jobs is 500 jobs/s (the target).
+
+``--shape arrays`` submits arrays of ``--array-size`` tasks instead, so that the API's
+submission rate does not bound the starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+from bench.cluster_throughput import Bench
+from config.demo import VENV_BIN, Cluster
+
+WINDOW = 10.0
+
+
+def write_conf(target: Path, nodes: int) -> str:
+    names = f"sim[{1:05d}-{nodes:05d}]"
+    (target / "slurm.conf").write_text(
+        "ClusterName=scale\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nSlurmdTimeout=300\n"
+        "MaxJobCount=1000000\nMaxArraySize=100001\nReturnToService=1\nDisableRootJobs=NO\n"
+        f"NodeName={names} CPUs=64 RealMemory=256000 State=UNKNOWN\n"
+        f"PartitionName=batch Nodes={names} Default=YES MaxTime=INFINITE State=UP\n"
+    )
+    return names
+
+
+def start_agents(cluster: Cluster, nodes: int, agents: int, state: Path) -> list[subprocess.Popen[bytes]]:
+    per = -(-nodes // agents)
+    procs = []
+    for i in range(agents):
+        first, last = i * per + 1, min(nodes, (i + 1) * per)
+        if first > last:
+            break
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(VENV_BIN / "fsched"), "agent", "--nodes", f"sim[{first:05d}-{last:05d}]",
+                    "--controller", f"ws://127.0.0.1:{cluster.port}", "--spool", str(state / f"agent{i}"),
+                    "--cpus", "64", "--memory", "256000", "--simulate-exec", "--ping-interval", "30",
+                    "--log-level", "WARNING",
+                ],
+                env=cluster.env,
+                stdout=(state / f"agent{i}.log").open("ab"),
+                stderr=subprocess.STDOUT,
+            )
+        )  # fmt: skip
+    return procs
+
+
+def count(bench: Bench, query: str) -> int:
+    return int(bench.api("GET", f"/api/jobs/?limit=1&{query}")["count"])
+
+
+def wait_nodes(bench: Bench, nodes: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        idle = int(bench.api("GET", "/api/nodes/?limit=1&state=IDLE").get("count", 0))
+        if idle >= nodes:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"only {idle} of {nodes} nodes came up within {timeout:.0f} s")
+        time.sleep(1)
+
+
+def submitter(
+    bench: Bench, body: dict, stop: threading.Event, submitted: list[int], errors: list[str]
+) -> None:
+    host, port = urllib.parse.urlsplit(bench.cluster.url).netloc.rsplit(":", 1)
+    data = json.dumps(body).encode()
+    headers = {"Authorization": f"Token {bench.token}", "Content-Type": "application/json"}
+    first, _, last = str(body.get("array", "1-1")).partition("-")
+    per = int(last or first) - int(first) + 1
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        while not stop.is_set():
+            connection.request("POST", "/api/jobs/", body=data, headers=headers)
+            response = connection.getresponse()
+            answer = response.read()
+            if response.status != 201:
+                errors.append(f"{response.status} {answer[:200]!r}")
+                return
+            submitted[0] += per
+    finally:
+        connection.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="bench.scale_throughput")
+    p.add_argument("--nodes", type=int, default=10_000)
+    p.add_argument("--agents", type=int, default=10)
+    p.add_argument("--seconds", type=float, default=600)
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--run-time", type=float, default=60)
+    p.add_argument("--shape", choices=("singles", "arrays"), default="singles")
+    p.add_argument("--array-size", type=int, default=100)
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="fsched-scale-") as tmp:
+        state = Path(tmp)
+        conf = state / "conf"
+        conf.mkdir()
+        write_conf(conf, args.nodes)
+        cluster = Cluster(
+            state_dir=state / "state", conf_dir=conf, port=18600 + (hash(tmp) % 300), quiet=True,
+            env={"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING"},
+        )  # fmt: skip
+        (state / "state").mkdir()
+        cluster.setup()
+        agents: list[subprocess.Popen[bytes]] = []
+        try:
+            began = time.monotonic()
+            cluster.start_server()
+            agents = start_agents(cluster, args.nodes, args.agents, state)
+            bench = Bench(cluster)
+            wait_nodes(bench, args.nodes, timeout=max(120.0, args.nodes / 20))
+            up = time.monotonic() - began
+            print(f"{args.nodes} nodes up in {up:.1f} s ({len(agents)} agents)", flush=True)
+            body: dict = {
+                "wrap": "true", "output": "/dev/null", "work_dir": "/tmp", "partition": "batch",
+                "environment": {"FSCHED_SIM_RUN_TIME": str(args.run_time)},
+            }  # fmt: skip
+            if args.shape == "arrays":
+                body["array"] = f"1-{args.array_size}"
+            stop = threading.Event()
+            submitted, errors = [0], []
+            threads = [
+                threading.Thread(target=submitter, args=(bench, body, stop, submitted, errors))
+                for _ in range(args.clients)
+            ]
+            for t in threads:
+                t.start()
+            start = time.monotonic()
+            rates, last_started, last_t = [], 0, start
+            while time.monotonic() - start < args.seconds and not errors:
+                time.sleep(WINDOW)
+                pending = count(bench, "state=PENDING")
+                started = submitted[0] - pending
+                now = time.monotonic()
+                rates.append((started - last_started) / (now - last_t))
+                print(f"  t={now - start:6.0f} s submitted {submitted[0]:8d} started {started:8d} "
+                      f"pending {pending:6d} window {rates[-1]:7.1f} jobs/s", flush=True)  # fmt: skip
+                last_started, last_t = started, now
+            stop.set()
+            for t in threads:
+                t.join()
+            if errors:
+                print(f"a submission was refused: {errors[0]}")
+                return 1
+            total = time.monotonic() - start
+            diag = bench.api("GET", "/api/diag/")
+            passes = {k: diag.get(k) for k in ("schedule", "backfill", "agent_queue_size")}
+            print("sdiag (microseconds): " + json.dumps(passes)[:700])
+            print(f"sustained start rate (median of {len(rates)} windows of {WINDOW:.0f} s): "
+                  f"{statistics.median(rates):.1f} jobs/s; whole run {last_started / total:.1f} jobs/s "
+                  f"(target: 500 jobs/s, Slurm's published figure)")  # fmt: skip
+        finally:
+            for a in agents:
+                a.terminate()
+            for a in agents:
+                try:
+                    a.wait(15)
+                except subprocess.TimeoutExpired:
+                    a.kill()
+            cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The What-if pages: administrators only, the form from A's files, a refused B shown with
+its reason and nothing stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from whatif.models import WhatIf
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client, demo, users):
+    client.force_login(users["admin"])
+    return client
+
+
+def test_pages_are_for_administrators(client, demo, users):
+    assert client.get("/whatif/").status_code == 302
+    client.force_login(users["alice"])
+    assert client.get("/whatif/").status_code == 403
+    assert client.get("/whatif/new/").status_code == 403
+    assert client.post("/whatif/new/", {"workload": "sample"}).status_code == 403
+    assert "What-if" not in client.get("/").content.decode()
+
+
+def test_the_form_offers_a_s_values(admin_client):
+    page = admin_client.get("/whatif/new/").content.decode()
+    assert 'name="power.ResumeTimeout" value="60" data-a="60"' in page
+    assert "flat / top" in page
+    assert "What-if</a>" in admin_client.get("/").content.decode()
+
+
+def test_a_refused_b_is_a_400_with_the_reason(admin_client):
+    response = admin_client.post(
+        "/whatif/new/", {"base": "current", "workload": "sample", "power.ResumeTimeout": "later"}
+    )
+    assert response.status_code == 400
+    assert "ResumeTimeout" in response.content.decode()
+    assert not WhatIf.objects.exists()
+
+
+def test_an_unknown_comparison_is_a_404(admin_client):
+    assert admin_client.get("/whatif/99/").status_code == 404
+    assert admin_client.get("/whatif/99/a/report.html").status_code == 404
