@@ -44,3 +44,30 @@ def test_a_refused_b_is_a_400_with_the_reason(admin_client):
 def test_an_unknown_comparison_is_a_404(admin_client):
     assert admin_client.get("/whatif/99/").status_code == 404
     assert admin_client.get("/whatif/99/a/report.html").status_code == 404
+
+
+def test_a_finished_comparison_shows_both_sides_with_better_and_worse_marked(admin_client, users):
+    import copy
+
+    from django.utils import timezone
+
+    from simulator.report import build_report
+    from tests.simulator.report_log import LOG
+
+    a = build_report(LOG)
+    b = copy.deepcopy(a)
+    b["summary"]["wait"]["mean"] = a["summary"]["wait"]["mean"] / 2  # B waits less: better
+    b["summary"]["utilisation_all"] = a["summary"]["utilisation_all"] / 2  # B uses less: worse
+    row = WhatIf.objects.create(
+        owner=users["admin"], created=timezone.now(), workload="sample", state=WhatIf.DONE,
+        changes=[["SuspendTime", "", "120"]], report_a=a, report_b=b,
+    )  # fmt: skip
+    page = admin_client.get(f"/whatif/{row.pk}/").content.decode()
+    assert "A and B side by side" in page
+    better = page.split('<tr class="whatif-better">', 1)[1].split("</tr>", 1)[0]
+    assert "wait mean" in better and "-50.0%" in better
+    worse = page.split('<tr class="whatif-worse">', 1)[1].split("</tr>", 1)[0]
+    assert "utilisation all" in worse
+    assert "Partition batch" in page
+    # The status fragment the page polls is the same section.
+    assert "whatif-compare" in admin_client.get(f"/whatif/{row.pk}/_status").content.decode()
