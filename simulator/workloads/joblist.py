@@ -199,15 +199,14 @@ def _json_jobs(text: str, path: str | Path) -> list[_Raw]:
     try:
         if text.startswith("{", pos):
             top, _ = decoder.raw_decode(text, pos)
-            if not isinstance(top, dict) or "jobs" not in top:
+            if "jobs" not in top:
                 raise WorkloadError(
                     path,
                     line_at(pos),
                     "jobs",
                     "missing: a job list is a list of jobs, or an object whose 'jobs' holds one",
                 )
-            key = text.find('"jobs"', pos)
-            pos = _skip(text, text.find(":", key) + 1)
+            pos = _jobs_member(text, pos, decoder)
         if not text.startswith("[", pos):
             raise WorkloadError(path, line_at(pos), "jobs", "not a list of jobs")
         pos = _skip(text, pos + 1)
@@ -229,6 +228,18 @@ def _json_jobs(text: str, path: str | Path) -> list[_Raw]:
         return out
     except json.JSONDecodeError as exc:
         raise WorkloadError(path, exc.lineno, None, f"not JSON: {exc.msg}") from None
+
+
+def _jobs_member(text: str, pos: int, decoder: json.JSONDecoder) -> int:
+    """Where the value of the object's ``jobs`` member starts (the object is valid JSON)."""
+    pos = _skip(text, pos + 1)
+    while True:
+        key, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, pos) + 1)  # past the ':'
+        if key == "jobs":
+            return pos
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, _skip(text, pos) + 1)  # past the ','
 
 
 class _LineCounter:

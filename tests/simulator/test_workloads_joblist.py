@@ -226,3 +226,10 @@ def test_unquoted_slurm_times_are_slurm_times_not_yaml_base_60_numbers(tmp_path)
     first, second = read_workload(write(tmp_path, text))
     assert (first.time_limit, first.run_time) == (60, 600.0)
     assert second.time_limit == 30
+
+
+def test_a_json_object_finds_its_jobs_member_whatever_comes_before_it(tmp_path):
+    text = '{"note": "jobs", "meta": {"jobs": 1},\n "jobs": [\n'
+    text += '{"submit": 0, "run_time": 1, "user": "a", "nodes": 0}]}'
+    with pytest.raises(WorkloadError, match=r"jobs\.json:3: nodes: 0 is less than 1"):
+        read_workload(write(tmp_path, text, "jobs.json"))
