@@ -37,6 +37,9 @@ def test_the_samples_fit_the_example_configuration():
     partitions = {p.name: p for p in conf.partitions}
     cpus = {n.name: n.cpus for n in conf.nodes}
     hres = load_resources(CONF / "resources.yaml", cluster_nodes=list(cpus), cluster_licenses=conf.licenses)
+    # Every node is under each resource's layers: a job of any partition may ask for any.
+    for resource in hres.resources:
+        assert set().union(*(layer.nodes for layer in resource.layers)) == set(cpus), resource.name
     accounts = (CONF / "accounts.cfg").read_text()
     swf_jobs = read_workload(SWF, notes=[])
     yaml_jobs = read_workload(YAML)
