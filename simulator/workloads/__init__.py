@@ -55,7 +55,8 @@ def read_workload(
 
     ``cpus_per_node``, ``partitions`` and ``queues`` apply to SWF only (see
     :func:`simulator.workloads.swf.read_swf`).  ``notes`` receives one line per job left
-    out (an SWF job cancelled before it started) or per dependency dropped.  Raises
+    out (an SWF job cancelled before it started) or per dependency dropped; without it they
+    are written to stderr.  Raises
     :class:`WorkloadError` naming ``file:line`` and the field.
     """
     try:

@@ -34,9 +34,9 @@ What becomes of them (docs/simulator-workloads.md says the same for users):
 
 from __future__ import annotations
 
-import logging
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -249,7 +249,9 @@ def _finish(path, jobs: list[SimJob], lines: dict[int, int], skipped: set[int], 
 
 def _note(notes: list[str] | None, text: str) -> None:
     if notes is None:
-        logging.getLogger("simulator.workloads").warning("%s", text)
+        # On stderr, not through logging: the simulator's Django settings configure the
+        # log, and a job left out must be said whoever reads the file.
+        sys.stderr.write(f"note: {text}\n")
     else:
         notes.append(text)
 

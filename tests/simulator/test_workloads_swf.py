@@ -171,3 +171,11 @@ def test_parse_swf_without_a_file():
     assert parse_swf("") == []
     [job] = parse_swf("1 50 0 10 1 -1 -1 1 60 -1 1 2 1 1 1 1 -1 -1\n")
     assert (job.job_id, job.submit, job.user, job.time_limit) == (1, 0.0, "user2", 1)
+
+
+def test_without_a_notes_list_the_notes_go_to_stderr(tmp_path, capsys):
+    path = write(tmp_path, LINES)
+    assert len(read_workload(path)) == 4
+    err = capsys.readouterr().err
+    assert f"note: {path}:9: job 12 left out: cancelled before it started\n" in err
+    assert err.count("note: ") == 3
