@@ -209,6 +209,15 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime) -> di
             cpus=req_cpus, mem_mb=req_mem, nodes=job.min_nodes, gres=_gres(job, job.min_nodes)
         ),
         "node_list": job.node_list if started else "None assigned",
+        # The request as sbatch took it (fsched's, not sacct's): what a replay of the
+        # cluster's history submits again (fsched simulate --from-history).
+        "request": {
+            "min_nodes": job.min_nodes,
+            "num_tasks": job.num_tasks,
+            "cpus_per_task": job.cpus_per_task,
+            "mem_per_node": job.mem_per_node,
+            "licenses": job.licenses,
+        },
         "work_dir": job.work_dir if private else None,
         "comment": job.comment,
         "max_rss_kb": max_rss,
