@@ -542,6 +542,14 @@ def spawner() -> programs.Spawner:
         return _spawner
 
 
+def install_spawner(replacement: programs.Spawner | None) -> None:
+    """Use ``replacement`` for every program from now on (the simulator's, whose programs
+    power virtual nodes up and down on its clock); None: a real one again when next needed."""
+    global _spawner  # noqa: PLW0603
+    with _spawner_lock:
+        _spawner = replacement
+
+
 def _spawn(run_id: int, argv: Sequence[str], env: Sequence[tuple[str, str]], resume_file: str | None) -> None:
     try:
         pid = spawner().spawn(run_id, argv, env=env, resume_file=resume_file)
