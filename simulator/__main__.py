@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _error(text: str) -> int:
-    sys.stderr.write(f"simulate: error: {text}\n")
+    sys.stderr.write(f"fsched simulate: error: {text}\n")
     return 1
 
 
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = engine.run()
         except SimulationError as exc:
             return _error(str(exc))
-        sys.stderr.write(f"simulate: store migrated in {migrate_seconds:.1f} s\n")
+        sys.stderr.write(f"fsched simulate: store migrated in {migrate_seconds:.1f} s\n")
     if not ns.no_report:
         from simulator.report import write_report  # noqa: PLC0415 - another part's module
 
