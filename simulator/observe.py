@@ -33,7 +33,11 @@ class EventLog:
         self.ended: set[int] = set()
         self._ends_since = engine.start
         self._hres = True
-        self.last_change = 0.0  # virtual time of the last line (the engine's idle stop)
+        self.last_change = 0.0
+        # Reasons change in passes and at submission, layer use with starts and ends: read
+        # back only after those (each read is a query over the queue or the layers).
+        self.reasons_dirty = True
+        self.layers_dirty = True  # virtual time of the last line (the engine's idle stop)
 
     def close(self) -> None:
         self._out.close()
@@ -103,6 +107,7 @@ class EventLog:
             return
         user, account, partition, alloc, start, submit = row
         self.reasons.pop(fsched_id, None)
+        self.layers_dirty = True
         self.write(
             "start",
             job=sim.job_id,
@@ -126,8 +131,12 @@ class EventLog:
     def observe(self) -> None:
         self._ends()
         self._nodes()
-        self._pending_reasons()
-        self._layers()
+        if self.reasons_dirty:
+            self.reasons_dirty = False
+            self._pending_reasons()
+        if self.layers_dirty:
+            self.layers_dirty = False
+            self._layers()
 
     def _ends(self) -> None:
         now = self.engine.now()
@@ -140,6 +149,7 @@ class EventLog:
             if sim is None or fsched_id in self.ended:
                 continue
             self.ended.add(fsched_id)
+            self.layers_dirty = True
             self.reasons.pop(fsched_id, None)
             run = (end - start).total_seconds() if start and end else 0.0
             self.write("end", job=sim.job_id, fsched_id=fsched_id, state=state, run=round(run, 3))
