@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cluster.core.hostlists import expand
 from cluster.core.states import FINISHED_JOB_STATES, JobState, sinfo_long
-from cluster.models import Job, Node, Partition
+from cluster.models import Event, Job, Node, Partition
 from simulator.records import EVENT_KINDS, SimJob
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ class EventLog:
         self.reasons: dict[int, str] = {}
         self.layers: dict[tuple[str, str], int] = {}
         self.ended: set[int] = set()
-        self._ends_since = engine.start
+        self._event_cursor = 0
+        self._raw: dict[str, tuple[str, int]] = {}
         self._hres = True
         self.last_change = 0.0
         # Reasons change in passes and at submission, layer use with starts and ends: read
@@ -139,24 +140,43 @@ class EventLog:
             self._layers()
 
     def _ends(self) -> None:
-        now = self.engine.now()
-        rows = Job.objects.filter(end_time__gte=self._ends_since, state__in=_FINISHED).values_list(
-            "id", "state", "start_time", "end_time"
+        """Jobs that ended since the last instant: the live services record every job
+        transition as an Event row, read here from where the last look stopped."""
+        last = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        if last == self._event_cursor:
+            return
+        ended = list(
+            Event.objects.filter(
+                pk__gt=self._event_cursor, pk__lte=last, kind=Event.Kind.JOB, new_state__in=_FINISHED
+            ).values_list("job_id", "new_state")
         )
-        self._ends_since = now
-        for fsched_id, state, start, end in rows:
-            sim = self.engine.by_fsched.get(fsched_id)
-            if sim is None or fsched_id in self.ended:
+        self._event_cursor = last
+        ended = [(i, state) for i, state in ended if i in self.engine.by_fsched and i not in self.ended]
+        if not ended:
+            return
+        times = dict(
+            (i, (start, end))
+            for i, start, end in Job.objects.filter(pk__in=[i for i, _ in ended]).values_list(
+                "id", "start_time", "end_time"
+            )
+        )
+        for fsched_id, state in ended:
+            if fsched_id in self.ended:
                 continue
             self.ended.add(fsched_id)
             self.layers_dirty = True
             self.reasons.pop(fsched_id, None)
+            start, end = times.get(fsched_id, (None, None))
             run = (end - start).total_seconds() if start and end else 0.0
+            sim = self.engine.by_fsched[fsched_id]
             self.write("end", job=sim.job_id, fsched_id=fsched_id, state=state, run=round(run, 3))
             self.engine.job_ended(fsched_id)
 
     def _nodes(self) -> None:
         for name, base, flags in Node.objects.values_list("name", "base_state", "flags"):
+            if self._raw.get(name) == (base, flags):
+                continue
+            self._raw[name] = (base, flags)
             state = sinfo_long(base, flags)
             if self.nodes.get(name) != state:
                 self.nodes[name] = state
