@@ -17,6 +17,7 @@ SCRIPTS = [
     [str(ROOT / "bench" / "lua_plugin_pass.py")],
     [str(ROOT / "bench" / "combined_pass.py")],
     [str(ROOT / "bench" / "console_scale.py")],
+    [str(ROOT / "bench" / "simulator_speed.py")],
 ]
 
 
