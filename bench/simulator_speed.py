@@ -93,12 +93,13 @@ def write_conf(conf: Path, nodes: int) -> None:
     ]
     for i, user in enumerate(USERS):
         account = ACCOUNTS[i % 2]
-        dump += [f"Parent - '{account}'", f"User - '{user}':DefaultAccount='{account}':Fairshare=1:QOS='normal,wide'"]
+        user_line = f"User - '{user}':DefaultAccount='{account}':Fairshare=1:QOS='normal,wide'"
+        dump += [f"Parent - '{account}'", user_line]
     (conf / "accounts.cfg").write_text("\n".join(dump) + "\n")
 
 
 def jobs_for(count: int, nodes: int, seed: int) -> list:
-    from simulator.records import SimJob  # noqa: PLC0415 - after the path is set
+    from simulator.records import SimJob
 
     rng = random.Random(seed)
     # Arrivals keep about the cluster's CPUs busy: mean work per job / CPUs.
@@ -138,13 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, default=None)
     ns = parser.parse_args(argv)
 
-    from simulator.__main__ import _setup  # noqa: PLC0415
+    from simulator.__main__ import _setup
 
     work = Path(tempfile.mkdtemp(prefix="fsched-simbench-"))
     migrate = _setup(str(work / "state"))
-    from django.core.management import call_command  # noqa: PLC0415
+    from django.core.management import call_command
 
-    from simulator.engine import Engine  # noqa: PLC0415
+    from simulator.engine import Engine
 
     conf = work / "conf"
     write_conf(conf, ns.nodes)
