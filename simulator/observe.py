@@ -123,7 +123,14 @@ class EventLog:
 
     def load_action(self, fsched_id: int, action: str) -> None:
         sim = self.engine.by_fsched.get(fsched_id)
-        detail = Job.objects.filter(pk=fsched_id).values_list("reason_detail", flat=True).first() or ""
+        # Why, as the live transition recorded it (a continue clears the job's reason_detail).
+        detail = (
+            Event.objects.filter(job_id=fsched_id, kind=Event.Kind.JOB)
+            .order_by("-id")
+            .values_list("reason", flat=True)
+            .first()
+            or ""
+        )
         if sim is not None:
             self.write("load", job=sim.job_id, action=action, reason=detail)
 
