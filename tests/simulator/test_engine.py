@@ -34,7 +34,11 @@ def events(transactional_db, tmp_path_factory):
     """One simulation for the module (the store is emptied after each test; the log stays)."""
     if "lines" not in _RUN:
         out = tmp_path_factory.mktemp("sim")
-        _RUN["summary"] = Engine(conf_dir=CONF, jobs=JOBS, out_dir=out, workload_name="test").run()
+        engine = Engine(
+            conf_dir=CONF, jobs=JOBS, out_dir=out, workload_name="test", progress=out / "progress.json"
+        )
+        _RUN["summary"] = engine.run()
+        _RUN["progress"] = json.loads((out / "progress.json").read_text())
         _RUN["lines"] = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     return _RUN["summary"], _RUN["lines"]
 
@@ -50,6 +54,13 @@ def test_the_log_opens_with_meta_and_closes_with_done(events):
     assert meta["partitions"] == {"big": ["m1", "m2"], "fast": ["n1", "n2", "n3", "n4"]}
     assert meta["resources"] == {"lic": {"all": 2}}
     assert lines[-1]["jobs"] == len(JOBS) == summary.jobs
+    # Virtual time, not wall time: the run ends at the last job's end plus the idle stop.
+    assert lines[-1]["simulated_seconds"] == summary.simulated_seconds
+    # The progress file the console reads: jobs ended or refused, of all; job 9's dependency
+    # is never satisfied, so it never ends.
+    progress = _RUN["progress"]
+    assert (progress["done"], progress["total"]) == (len(JOBS) - 1, len(JOBS))
+    assert progress["t"] == lines[-1]["simulated_seconds"]
 
 
 def test_jobs_start_on_the_nodes_the_live_pass_gives(events):
