@@ -119,3 +119,12 @@ def test_a_dependency_names_the_workload_job(events):
     assert not of(lines, "start", job=9)
     assert of(lines, "reason", job=9)[0]["reason"] == "Dependency"
     assert end4["state"] == "TIMEOUT"
+
+
+def test_until_stops_the_clock_there(transactional_db, tmp_path):
+    Engine(conf_dir=CONF, jobs=JOBS, out_dir=tmp_path, until=60).run()
+    lines = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert lines[-1]["event"] == "done" and lines[-1]["simulated_seconds"] == 60
+    assert max(e["t"] for e in lines[:-1]) <= 60
+    # Job 1 runs 100 s: it has started and not ended by then.
+    assert of(lines, "start", job=1) and not of(lines, "end", job=1)
