@@ -25,8 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--progress", type=Path, default=None, help="JSON file rewritten once a second")
     run.add_argument("--load-trace", type=Path, default=None, help="CSV: t,node,load indices")
     run.add_argument("--no-report", action="store_true", help="write the event log only")
-    gen = sub.add_parser("gen", help="write a synthetic workload (simulator.workloads.generate)")
-    gen.add_argument("args", nargs=argparse.REMAINDER)
+    sub.add_parser("gen", help="write a synthetic workload (simulator.workloads.generate)", add_help=False)
     return parser
 
 
@@ -51,11 +50,13 @@ def _setup(state_dir: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ns = _parser().parse_args(argv)
-    if ns.command == "gen":
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["gen"]:
+        # The generator's own options (and --help) are its parser's, untouched here.
         from simulator.workloads import generate  # noqa: PLC0415 - another part's module
 
-        return int(generate.main(list(ns.args)) or 0)
+        return int(generate.main(argv[1:]) or 0)
+    ns = _parser().parse_args(argv)
     for path, what in ((ns.conf / "slurm.conf", "--conf"), (ns.workload, "--workload")):
         if not path.is_file():
             return _error(f"{what}: {path}: no such file")
