@@ -18,6 +18,7 @@ SCRIPTS = [
     [str(ROOT / "bench" / "combined_pass.py")],
     [str(ROOT / "bench" / "console_scale.py")],
     ["-m", "bench.scale_throughput"],
+    [str(ROOT / "bench" / "simulator_speed.py")],
 ]
 
 

@@ -27,6 +27,7 @@ COMMANDS = {
     "srun": "cli.srun",
     "explain": "cli.explain",
     "login": "cli.login",
+    "simulate": "cli.simulate",
     "agent": "agent.main",
     "server": "config.server",
 }

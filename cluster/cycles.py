@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING, Protocol
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, close_old_connections, connection, transaction
-from django.utils import timezone
 
-from cluster import extensions, triggers
+from cluster import clock, extensions, triggers
 
 if TYPE_CHECKING:
     from cluster.services.scheduling import PassSummary
@@ -117,7 +116,6 @@ def run_event_schedule() -> str:
 
 def run_health() -> str:
     """Nodes not heard from, then launches and cancels their agents never answered."""
-    from django.utils import timezone  # noqa: PLC0415
 
     from cluster import job_mail, liveness  # noqa: PLC0415
     from cluster.services.allocations import expire_holders  # noqa: PLC0415
@@ -128,7 +126,7 @@ def run_health() -> str:
     with cycle_lock("health") as got:
         if not got:
             return "busy"
-        now = timezone.now()
+        now = clock.now()
         downed = health_pass(now=now, heard_since=liveness.heard_since())
         expire_holders(now=now)  # allocations whose salloc/srun went silent
         watched = launch_watch_pass(now=now)
@@ -217,15 +215,15 @@ _NOT_RUNS = frozenset({"busy", "not due", "unknown"})
 
 def run_recorded(name: str, func: Callable[[], str]) -> str:
     """Run one cycle and record it on its row (last run, duration, result)."""
-    started = timezone.now()
-    clock = time.perf_counter()
+    started = clock.now()
+    t0 = time.perf_counter()
     try:
         result = func()
     except Exception as exc:
-        _record_run(name, started, time.perf_counter() - clock, f"failed: {type(exc).__name__}: {exc}")
+        _record_run(name, started, time.perf_counter() - t0, f"failed: {type(exc).__name__}: {exc}")
         raise
     if result not in _NOT_RUNS:
-        _record_run(name, started, time.perf_counter() - clock, result)
+        _record_run(name, started, time.perf_counter() - t0, result)
     return result
 
 

@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -147,6 +148,19 @@ def console_changed(*topics: str) -> None:
     transaction.on_commit(lambda: console_note_now(wanted))
 
 
+# Who receives the agents' commands when no agent is connected through the channel layer:
+# the simulator's virtual agents (simulator/), installed at its start like triggers'.
+AgentCommands = Callable[[dict[str, list[dict[str, Any]]]], None]
+_agents: AgentCommands | None = None
+
+
+def install_agents(backend: AgentCommands | None) -> None:
+    """From now on, agents' commands (node -> payloads, on commit) go to ``backend``;
+    None: back to the channel layer."""
+    global _agents  # noqa: PLW0603 - one per process
+    _agents = backend
+
+
 def to_agent(node: str, payload: dict[str, Any]) -> None:
     to_agents([(node, payload)])
 
@@ -159,5 +173,9 @@ def to_agents(commands: list[tuple[str, dict[str, Any]]]) -> None:
     by_node: dict[str, list[dict[str, Any]]] = {}
     for node, payload in commands:
         by_node.setdefault(node, []).append(payload)
+    backend = _agents
+    if backend is not None:
+        transaction.on_commit(lambda: backend(by_node))
+        return
     for node, payloads in by_node.items():
         on_commit(node_group(node), {"type": "agent.command", "payloads": payloads})

@@ -11,6 +11,7 @@ from typing import Any
 from ClusterShell.NodeSet import NodeSet
 from django.utils import timezone
 
+from cluster import clock
 from cluster.core.feasibility import NODE_CONFIG_UNAVAILABLE, Refused
 from cluster.core.scheduler import PassResult, SchedulerPlugin
 from cluster.core.slurmconf import ConfigError
@@ -83,7 +84,7 @@ class HresExtension(ClusterExtension):
         services.resources_store(loaded, actor=actor, recover=recover)
         lua_plugins.install(scripts)
         if scripts.scripts:
-            now = timezone.now()
+            now = clock.now()
             lua_callbacks.disable_resources(disabled, services.current_state(), now=now)
             # The pending jobs' plugin arguments, validated again by the scripts in force.
             lua_callbacks.validate_pending(services.modes(), now=now)

@@ -21,9 +21,8 @@ from typing import Any
 
 from django.db import close_old_connections, connection, transaction
 from django.db.models import F
-from django.utils import timezone
 
-from cluster import publish
+from cluster import clock, publish
 from cluster.core.states import JobState
 from cluster.models import ClusterConfig, Job
 from cluster.services.state import launch_configured, record_transition, terminate_running
@@ -164,7 +163,7 @@ def finish(pending: Pending, result: tuple[Called | None, dict[str, str]]) -> st
     """The result applied on the locked job row: launched, requeued or cancelled, or
     dropped (and revoked) when the run no longer holds its nodes.  Returns what was done."""
     failed, payloads = result
-    now = timezone.now()
+    now = clock.now()
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=pending.job_id).first()
         lua_async_jobs.end(pending.job_id, pending.run)

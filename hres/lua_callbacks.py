@@ -20,8 +20,8 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Q
-from django.utils import timezone
 
+from cluster import clock
 from cluster.core.slurmconf import ConfigError
 from cluster.core.states import HOLDING_JOB_STATES, JobState
 from cluster.extensions import Allocation
@@ -413,7 +413,7 @@ def run_epilogs(modes: Mapping[str, Mode], *, now: datetime | None = None) -> in
     """The controller epilogs of the runs that ended (the job no longer holds its nodes,
     or was requeued since): every resource, in the reverse of resources.yaml's order.
     A requeued job's arguments are then validated again, as at its submission."""
-    now = now or timezone.now()
+    now = now or clock.now()
     due: dict[tuple[int, int], list[JobPluginRun]] = {}
     # In the database: a pass runs this, and the running jobs' rows are not due.
     holding = Q(job__restart_count=F("run"), job__state__in=[s.value for s in HOLDING_JOB_STATES])

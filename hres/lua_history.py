@@ -14,8 +14,8 @@ from typing import Any
 
 from django.db import DatabaseError
 from django.db.models import QuerySet
-from django.utils import timezone
 
+from cluster import clock
 from cluster.models import Event
 
 log = logging.getLogger("fsched.hres.lua")
@@ -28,7 +28,7 @@ KEEP = 10
 def _keep(resource: str, reason: str, detail: dict[str, Any], keep: int) -> None:
     try:
         Event.objects.create(
-            time=timezone.now(),
+            time=clock.now(),
             kind=Event.Kind.CONFIG,
             reason=reason,
             user="slurm",

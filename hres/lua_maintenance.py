@@ -16,9 +16,8 @@ import threading
 from collections.abc import Callable
 
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import publish, triggers
+from cluster import clock, publish, triggers
 from cluster.core.states import HOLDING_JOB_STATES, JobState
 from cluster.extensions import Cycle
 from cluster.models import Job
@@ -72,7 +71,7 @@ def maintenance(resource: str) -> str:
         timeout=float(plugin.maintenance_timeout) if plugin.maintenance_timeout else None,
     )
     changes = layer_changes(before, script.to_python(table))
-    now = timezone.now()
+    now = clock.now()
     requeued = cancelled = 0
     with transaction.atomic():
         for change in changes:

@@ -35,9 +35,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 
-from cluster import publish, triggers
+from cluster import clock, publish, triggers
 from cluster.core.licenses import plain_alloc, plain_request
 from cluster.core.slurmconf import ConfigError
 from cluster.core.states import NodeFlag
@@ -130,7 +129,7 @@ def resources_store(loaded: ResourcesText, *, actor: str, now=None, recover: boo
     row.path = loaded.path
     row.text = loaded.text
     row.version += 1
-    row.loaded_at = now or timezone.now()
+    row.loaded_at = now or clock.now()
     row.save()
     LayerUpdate.objects.filter(keep=False).delete()
     _restore_layers(saved, actor=actor, now=row.loaded_at)
@@ -189,7 +188,7 @@ def node_configured_layers(names: Iterable[str], *, actor: str = "", now=None) -
         return []
     nodes = _node_names()
     diff = persistence.changed(configured_state(nodes), current_state(nodes), names)
-    now = now or timezone.now()
+    now = now or clock.now()
     for node, layers in sorted(diff.items()):
         LayerUpdate.objects.create(
             time=now, user=actor, resource="", changes={"node": node, "layers": persistence.as_json(layers)}
@@ -284,7 +283,7 @@ def reservation_items(now=None, *, exclude: str = "") -> dict[str, tuple[License
     """The HRES amounts of the reservations active at ``now`` (name -> items naming their
     layer), as ``HresState.with_reservations`` takes them.  A reservation whose licenses
     no longer parse (a resource removed by a reconfigure) reserves nothing, logged."""
-    now = now or timezone.now()
+    now = now or clock.now()
     hres_modes = modes()
     out: dict[str, tuple[LicenseItem, ...]] = {}
     if not hres_modes:
@@ -555,7 +554,7 @@ def hres_update(
             changes["disable_layer"] = _bool(changes["disable_layer"], "DisableLayer")
     except ValueError as exc:
         raise ServiceError(str(exc)) from None
-    now = timezone.now()
+    now = clock.now()
     who = actor.get_username()
     LayerUpdate.objects.create(time=now, user=who, resource=hres_name, layer=layer_name, changes=changes)
     Event.objects.create(
@@ -776,7 +775,7 @@ def node_join(node: str, pairs: list[tuple[str, str]], *, actor: str = "", now=N
     except ValueError as exc:
         log.error("dynamic node %s created without HRES membership: %s", node, exc)
         return False
-    now = now or timezone.now()
+    now = now or clock.now()
     for resource, layer in pairs:
         LayerUpdate.objects.create(
             time=now,

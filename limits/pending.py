@@ -16,6 +16,7 @@ import re
 
 from django.utils import timezone
 
+from cluster import clock
 from cluster.core.states import JobState, NodeFlag, Reason
 from cluster.extensions import PendingCause as Cause
 from cluster.models import Job, Node, Reservation
@@ -45,7 +46,7 @@ def _limit_causes(job: Job) -> list[Cause]:
 
 def _reserved_cause(job: Job, reason: str, detail: str) -> Cause:
     """Required nodes another reservation holds: which nodes, which reservation, until when."""
-    now = timezone.now()
+    now = clock.now()
     wanted = set(expand_hostlist(job.req_nodes))
     held = []
     for resv in Reservation.objects.filter(start_time__lte=now, end_time__gt=now):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from cluster import clock
 from cluster.core.states import ACTIVE_JOB_STATES, JobState
 from cluster.models import Job
 from limits import selectors
@@ -75,9 +76,7 @@ def share_rows(
     root = usage.get(("assoc", ROOT, "", ""), EMPTY).raw_usage
     wanted_accounts = set(accounts)
     wanted_users = set(users)
-    import time  # noqa: PLC0415 - the adapter's clock, not the core's
-
-    run_mins = tres_run_mins(policy, _active(policy)[0], time.time()) if policy.assocs else {}
+    run_mins = tres_run_mins(policy, _active(policy)[0], clock.timestamp()) if policy.assocs else {}
     rows = []
     for depth, a in accounts_tree(policy):
         if wanted_accounts and a.account not in wanted_accounts:
@@ -229,10 +228,8 @@ class LimitUse:
 
 def limit_state(policy: Policy, usage: Mapping[UsageKey, UsageRecord]) -> LimitState:
     """A LimitState over the active jobs, as the scheduler's pass builds it."""
-    import time  # noqa: PLC0415 - the adapter's clock, not the core's
-
     running, pending = _active(policy)
-    return LimitState(policy, running=running, pending=pending, usage=usage, now=time.time())
+    return LimitState(policy, running=running, pending=pending, usage=usage, now=clock.timestamp())
 
 
 def _active(policy: Policy) -> tuple[list[JobRequest], list[JobRequest]]:

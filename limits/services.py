@@ -38,7 +38,7 @@ from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from cluster import publish, triggers
+from cluster import clock, publish, triggers
 from cluster.core.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from cluster.models import ClusterConfig, Job, Partition
 from cluster.services import inputs
@@ -272,7 +272,7 @@ def _clear_usage(cluster: Cluster, assoc: Association) -> None:
 def _cancel_jobs(jobs: Q, *, why: str, actor: str) -> list[int]:
     """Cancel the running and pending jobs matching ``jobs`` (an association deleted)."""
 
-    now = timezone.now()
+    now = clock.now()
     out = []
     for job in Job.objects.select_for_update().filter(jobs, state__in=[s.value for s in ACTIVE_JOB_STATES]):
         if job.state == JobState.PENDING:
@@ -885,7 +885,7 @@ def submit_fields(
         if limit is not None:
             out["time_limit"] = limit
             common = {**common, "time_limit": limit}
-    now = now or timezone.now()
+    now = now or clock.now()
     shape = requested_shape(policy, common["partition"], common)
     job = JobRequest(
         job_id=0,
@@ -1108,7 +1108,7 @@ def usage_reload(*, now: datetime | None = None, cfg: ClusterConfig | None = Non
       UsageFactor NOTE of Slurm's resource_limits.html: "when slurmctld is restarted or
       reconfigured, the usage of all running jobs is booked again").
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     stamp = now.timestamp()
     ctx = selectors.context(cfg)
     done = []
@@ -1140,7 +1140,7 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
     TresDecayHalfLife per TRES, NoDecay QOS untouched), then charge each RUNNING job's
     TRES-seconds since the last cycle, at its QOS's current UsageFactor, to its
     association, every ancestor, its QOS and partition QOS."""
-    now = now or timezone.now()
+    now = now or clock.now()
     stamp = now.timestamp()
     ctx = selectors.context()
     policy = ctx.policy

@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from django.conf import settings
-from django.utils import timezone
 
+from cluster import clock
 from cluster.core.hostlists import expand, fold
 from cluster.core.states import JobState, Reason
 from cluster.extensions import PendingCause
@@ -70,7 +70,7 @@ def _now_crossed(name: str, kind: str, found: Thresholds | None, latest: Mapping
 
 
 def _fresh(names: Sequence[str]) -> dict[str, NodeLoad]:
-    since = timezone.now() - STALE_AFTER
+    since = clock.now() - STALE_AFTER
     return {row.node: row for row in NodeLoad.objects.filter(node__in=names, at__gte=since)}
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import cycles, publish
+from cluster import clock, cycles, publish
 from cluster.core.states import JobState, NodeBase, NodeFlag
 from cluster.models import Job, Node
 from cluster.services import rows
@@ -40,7 +39,7 @@ def load_drained(node: Node) -> bool:
 
 def load_check(*, now: datetime | None = None) -> str:
     """One check of every node with thresholds and fresh indices; what it did, in words."""
-    now = now or timezone.now()
+    now = now or clock.now()
     latest = {row.node: row for row in NodeLoad.objects.filter(at__gte=now - STALE_AFTER)}
     # One check interval: the one in force, an admin's edit included.
     check_interval = cycles.interval_in_force("load")

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone
 
+from cluster import clock
 from cluster.core.scheduler import NodeView, Snapshot
 from cluster.core.states import JobState, NodeFlag
 from cluster.extensions import (
@@ -98,7 +98,7 @@ class PowerExtension(ClusterExtension):
 
     def node_fields_update(self, nodes: Sequence[Any], fields: Mapping[str, Any], *, how: str) -> None:
         # InstanceId / InstanceType / Extra: the cloud accounting history (sacctmgr show instance).
-        services.cloud_fields_update(nodes, fields, now=timezone.now())
+        services.cloud_fields_update(nodes, fields, now=clock.now())
         if fields.get("suspend_time") is not None:
             # Per-node SuspendTime takes effect at once; before the save, so that a refused
             # value changes nothing.

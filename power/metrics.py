@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.db.models import Count, Q
-from django.utils import timezone
 
+from cluster import clock
 from cluster.extensions import Sample
 from power.models import PowerRun, PowerState
 
@@ -16,7 +16,7 @@ FAILURE_WINDOW = timedelta(hours=24)
 
 
 def samples() -> list[Sample]:
-    since = timezone.now() - FAILURE_WINDOW
+    since = clock.now() - FAILURE_WINDOW
     failed = Q(started__gte=since) & (~Q(failure="") | (Q(exit_code__isnull=False) & ~Q(exit_code=0)))
     rows = {
         r["kind"]: r

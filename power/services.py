@@ -37,9 +37,8 @@ from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections, transaction
-from django.utils import timezone
 
-from cluster import extensions, publish, triggers
+from cluster import clock, extensions, publish, triggers
 from cluster.core.hostlists import fold
 from cluster.core.scheduler import Snapshot, parse_constraint
 from cluster.core.sharing import exclusive_text, oversubscribe_text
@@ -543,13 +542,21 @@ def spawner() -> programs.Spawner:
         return _spawner
 
 
+def install_spawner(replacement: programs.Spawner | None) -> None:
+    """Use ``replacement`` for every program from now on (the simulator's, whose programs
+    power virtual nodes up and down on its clock); None: a real one again when next needed."""
+    global _spawner  # noqa: PLW0603
+    with _spawner_lock:
+        _spawner = replacement
+
+
 def _spawn(run_id: int, argv: Sequence[str], env: Sequence[tuple[str, str]], resume_file: str | None) -> None:
     try:
         pid = spawner().spawn(run_id, argv, env=env, resume_file=resume_file)
     except programs.SpawnError as exc:
         log.error("power run %d: %s", run_id, exc)
         PowerRun.objects.filter(pk=run_id).update(
-            ended=timezone.now(), exit_code=127, failure=f"could not start: {exc.strerror or exc}"
+            ended=clock.now(), exit_code=127, failure=f"could not start: {exc.strerror or exc}"
         )
         publish.console_changed("power")
         return
@@ -582,7 +589,7 @@ def agent_power_action_done(
     *, run_id: int, exit_code: int, error: str = "", end_time: float | None = None
 ) -> None:
     """A ``Location=slurmd`` program ended on its node (agent message ``power_action_done``)."""
-    _finish_run(run_id, int(exit_code), _dt(end_time) if end_time else timezone.now(), error=error)
+    _finish_run(run_id, int(exit_code), _dt(end_time) if end_time else clock.now(), error=error)
 
 
 def shutdown(limit: float | None = None) -> list[int]:
@@ -625,7 +632,7 @@ def power_change_cycle() -> str:
     last = _epoch(state.last_run)
     if last is None:
         return power_pass(force=True)
-    elapsed = timezone.now().timestamp() - last
+    elapsed = clock.now().timestamp() - last
     if not state.dirty or elapsed < settings_in_force().power_save_min_interval:
         return "not due"
     return power_pass(force=True)
@@ -633,7 +640,7 @@ def power_change_cycle() -> str:
 
 def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
     """One power-save cycle when due (``power_save_interval``, sooner after a change)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     power = settings_in_force()
     state = PowerState.current()
     t = now.timestamp()
@@ -1024,7 +1031,7 @@ def suspend_exc_update(
     _show_exclusions(values)
     given = {k: v for k, v in (("nodes", nodes), ("parts", parts), ("states", states)) if v is not None}
     Event.objects.create(
-        time=now or timezone.now(),
+        time=now or clock.now(),
         kind=Event.Kind.CONFIG,
         new_state="power settings",
         reason=" ".join(f"{EXC_KEYS[k]}={values[k] or '(null)'}" for k in given),
@@ -1073,7 +1080,7 @@ def power_request(
     op = op.upper()
     if op not in MANUAL_OPS:
         raise ServiceError(f"Invalid node state specified: {op}")
-    now = now or timezone.now()
+    now = now or clock.now()
     if nodes.strip().upper() == "ALL":
         rows = {n.name: n for n in Node.objects.select_for_update().order_by("name")}
         names = list(rows)

@@ -19,6 +19,7 @@ from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
 
+from cluster import clock
 from cluster.exports import FORMATS, table_bytes
 from cluster.services.errors import ServiceError
 from reports import selectors, tables
@@ -66,7 +67,7 @@ def saved_report_create(
         raise ServiceError("accounts, users: at most 1024 characters")
     if SavedReport.objects.filter(owner=owner).count() >= MAX_SAVED_PER_USER:
         raise ServiceError(f"at most {MAX_SAVED_PER_USER} saved reports a user")
-    now = now or timezone.now()
+    now = now or clock.now()
     if not owner.is_staff:
         users = owner.get_username()  # someone not staff reports on their own usage
     with set_actor(owner):  # the audit log names who saved it
@@ -90,7 +91,7 @@ def _names(text: str) -> list[str]:
 
 def scheduled_reports_run(*, now: datetime | None = None) -> str:
     """The cycle's step after the rollup: the saved reports that are due."""
-    now = now or timezone.now()
+    now = now or clock.now()
     rolled_to = RollupState.objects.values_list("rolled_to", flat=True).first()
     if rolled_to is None:
         return "no rollup yet"

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db.models import Count, Q, QuerySet, Sum
-from django.utils import timezone
 
+from cluster import clock
 from cluster.models import ClusterConfig
 from limits.models import Association
 from reports.core.rollup import DURATION_LABELS
@@ -51,7 +51,7 @@ class Window:
 def window(start: datetime | None, end: datetime | None, *, now: datetime | None = None) -> Window:
     """sreport's range: by default yesterday (local days); the start rounded down and the end
     up to whole hours, and at least one hour (slurmdb_report_set_start_end_time)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     if end is None:
         end = day_start(now)
     if start is None:

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from cluster import clock
 from cluster.core import hostlists, states
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
 from cluster.services.purge import records_purge
@@ -68,7 +69,7 @@ def next_day(start: datetime) -> datetime:
 
 def report_rollup(*, now: datetime | None = None) -> str:
     """One run of the cycle; its summary."""
-    now = now or timezone.now()
+    now = now or clock.now()
     top = floor_hour(now)
     with transaction.atomic():
         state, _ = RollupState.objects.select_for_update().get_or_create(pk=1)

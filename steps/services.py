@@ -16,9 +16,8 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 
-from cluster import extensions, publish, visibility
+from cluster import clock, extensions, publish, visibility
 from cluster.core import hostlists
 from cluster.core.states import JobState
 from cluster.models import Job
@@ -132,7 +131,7 @@ def _held(job: Job) -> dict[str, set[int]]:
 def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: datetime | None = None) -> Step:
     """srun inside an allocation: a new step of a RUNNING job, launched on its nodes'
     agents after the commit; StepBusy while the job's other steps hold the CPUs it needs."""
-    now = now or timezone.now()
+    now = now or clock.now()
     req = layout.Request(
         ntasks=_int(data, "ntasks"),
         nodes=_int(data, "nodes", high=10_000),
@@ -274,7 +273,7 @@ def cancel_step(
 ) -> Step:
     """``scancel JOBID.STEP`` (and srun's second Ctrl-C): the step alone ends CANCELLED, its
     tasks killed; ``signal`` first (srun forwards its Ctrl-C as SIGINT, then forces the end)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     first = None if signal is None else _signal_name(signal)
     with transaction.atomic():
         job, step = _step_for(actor, job_id, step_id)
@@ -332,7 +331,7 @@ def step_done(*, nodes: list[str], msg: dict[str, Any], now: datetime | None = N
     """An agent's ``step_done``: the step ends once all its nodes have reported.
 
     Heard only for the connection's own nodes, and only for a node of that step."""
-    now = now or timezone.now()
+    now = now or clock.now()
     try:
         done = am.decode(msg, {am.StepDone.TYPE: am.StepDone})
     except am.MessageError as exc:

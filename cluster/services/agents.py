@@ -16,9 +16,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.utils import timezone
 
-from cluster import extensions, publish, triggers
+from cluster import clock, extensions, publish, triggers
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import rows
@@ -112,7 +111,7 @@ def agent_register(
     one_process: bool | None = None,
 ) -> Registration:
     """``live``: node -> agent id of the connections of this process that hold one."""
-    now = now or timezone.now()
+    now = now or clock.now()
     result = Registration(at=now)
     live = live or {}
     one_process = single_process() if one_process is None else one_process
@@ -251,7 +250,7 @@ def agent_ping(
     *, nodes: list[str], load: dict[str, dict[str, Any]] | None = None, now: datetime | None = None
 ) -> None:
     """A heartbeat: the nodes are alive (a node marked not responding but not yet DOWN recovers)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     load = load or {}
     with transaction.atomic():
         batch = []
@@ -283,7 +282,7 @@ def agent_disconnected(
     nodes this connection still holds: a node registered again since, by a newer
     connection, is not that one's to give up.
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     with transaction.atomic():
         for node in Node.objects.select_for_update().filter(name__in=nodes).order_by("name"):
             if agent_id is not None:
@@ -311,7 +310,7 @@ def agent_drain(
     """An agent cannot keep its nodes' jobs safe (its spool is gone or unwritable): DRAIN
     them with its reason, as ``scontrol update State=DRAIN`` would, so no job is sent
     there. A node already drained keeps its reason (an administrator's, or this one)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     reason = " ".join(str(reason).split())[:256] or "agent reported a problem"
     drained = []
     for node in Node.objects.select_for_update().filter(name__in=nodes).order_by("name"):
@@ -374,7 +373,7 @@ def job_launch_failed(
     *, job_id: int, node: str, error: str, run: int | None = None, now: datetime | None = None
 ) -> None:
     """Slurm holds a job whose launch failed (JobLaunchFailure) and drains nothing for a user error."""
-    now = now or timezone.now()
+    now = now or clock.now()
     job = Job.objects.select_for_update().filter(pk=job_id, batch_host=node).first()
     if job is None or job.state not in HOLDING_JOB_STATES or (run is not None and run != job.restart_count):
         return
@@ -413,13 +412,13 @@ def completion_state(
 @transaction.atomic
 def job_completed(*, completion: dict[str, Any], now: datetime | None = None) -> bool:
     """Record a job's end once.  Returns False when it was already recorded (or stale)."""
-    return _complete_many([completion], now=now or timezone.now()) == 1
+    return _complete_many([completion], now=now or clock.now()) == 1
 
 
 @transaction.atomic
 def jobs_completed(*, completions: list[dict[str, Any]], now: datetime | None = None) -> int:
     """Several completions in one transaction (agents batch them under load)."""
-    return _complete_many(completions, now=now or timezone.now())
+    return _complete_many(completions, now=now or clock.now())
 
 
 def jobs_reported(
@@ -430,7 +429,7 @@ def jobs_reported(
     with transaction.atomic():
         if started:
             _mark_started(started)
-        return _complete_many(completions, now=now or timezone.now()) if completions else 0
+        return _complete_many(completions, now=now or clock.now()) if completions else 0
 
 
 _COMPLETION_FIELDS = (

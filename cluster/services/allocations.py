@@ -14,9 +14,8 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import publish, visibility
+from cluster import clock, publish, visibility
 from cluster.core.allocation_leases import lease_seconds
 from cluster.core.states import FINISHED_JOB_STATES, HOLDING_JOB_STATES, JobState
 from cluster.models import AllocationHolder, ClusterConfig, Job
@@ -52,7 +51,7 @@ def current_lease() -> int:
 @transaction.atomic
 def allocation_renew(*, actor: AbstractBaseUser, job_id: int, now: datetime | None = None) -> Lease:
     """The holder is alive: its lease runs for another InactiveLimit from now."""
-    now = now or timezone.now()
+    now = now or clock.now()
     job, holder = _holder_job(actor, job_id)
     seconds = current_lease()
     if holder is not None and job.state not in FINISHED_JOB_STATES:
@@ -83,7 +82,7 @@ def allocation_release(
     if job.state not in HOLDING_JOB_STATES or not job.launched:
         # Given up before its Prolog was done (Ctrl-C while salloc waited): cancelled.
         return job_cancel(actor=actor, job_id=job.id)
-    now = timezone.now()
+    now = clock.now()
     record_transition(job, job.state, now=now, why="allocation released", user=actor.get_username())
     publish.to_agent(
         job.batch_host, Cancel(job_id=job.id, kill_wait=0, exit_code=code, exit_signal=sig).to_wire()
@@ -94,7 +93,7 @@ def allocation_release(
 def expire_holders(*, now: datetime | None = None) -> list[int]:
     """End the allocations whose holder let its lease run out (killed, its host lost): a
     pending request is cancelled, a running one ends TIMEOUT (Slurm's InactiveLimit)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     ended = []
     with transaction.atomic():
         expired = AllocationHolder.objects.select_for_update().filter(lease_until__lt=now)

@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.utils import timezone
 
+from cluster import clock
 from cluster.models import ApiToken
 from cluster.services.errors import NotFound, ServiceError
 
@@ -69,7 +69,7 @@ def token_issue(
     """A new token for ``user`` and its text, which is returned here and never again."""
     if len(name) > ApiToken._meta.get_field("name").max_length:
         raise ServiceError("name: at most 64 characters", field="name")
-    now = now or timezone.now()
+    now = now or clock.now()
     lifetime = expiry_days(days)
     while True:
         prefix = _new_prefix()
@@ -101,7 +101,7 @@ def token_revoke(
             f"No token with prefix {prefix}" + (f" for user {user.get_username()}" if user else "")
         )
     if token.revoked is None:
-        token.revoked = now or timezone.now()
+        token.revoked = now or clock.now()
         token.save(update_fields=["revoked"])
     return token
 
@@ -112,4 +112,4 @@ def tokens_of(user: AbstractBaseUser) -> list[ApiToken]:
 
 def tokens_revoke_all(user: AbstractBaseUser, *, now: datetime | None = None) -> int:
     """Revoke every live token of ``user`` (a lost laptop, a departed user); the count."""
-    return ApiToken.objects.filter(user=user, revoked__isnull=True).update(revoked=now or timezone.now())
+    return ApiToken.objects.filter(user=user, revoked__isnull=True).update(revoked=now or clock.now())

@@ -9,9 +9,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import extensions, publish
+from cluster import clock, extensions, publish
 from cluster.core.hostlists import fold
 from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.models import ClusterConfig, Event, Node, Partition
@@ -63,7 +62,7 @@ def config_check(path: Path) -> tuple[SlurmConfig, list[Any]]:
 
 @transaction.atomic
 def _apply(conf: SlurmConfig, *, actor: str) -> None:
-    now = timezone.now()
+    now = clock.now()
     cfg = ClusterConfig.for_update()
     before = _snapshot(cfg)
     cfg.cluster_name = conf.cluster_name

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 
 from django.db.models import BigIntegerField, Case, Count, DateTimeField, F, Field, Q, Value, When
 from django.db.models.functions import Greatest
-from django.utils import timezone
 
+from cluster import clock
 from cluster.core.states import HOLDING_JOB_STATES, JobState
 from cluster.models import Event, Job, SchedulerStats
 
@@ -73,7 +73,7 @@ def _row(since: datetime) -> SchedulerStats:
 
 def record_pass(figures: PassFigures, *, backfill: bool, now: datetime | None = None) -> None:
     """Add one pass to the counters: one UPDATE (an INSERT once, the first time ever)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     new_day = Q(since__lt=midnight(now))
 
     def fresh_or(value: object, default: object, output: Field | None = None) -> Case:
@@ -123,7 +123,7 @@ def record_pass(figures: PassFigures, *, backfill: bool, now: datetime | None = 
 
 def reset(*, now: datetime | None = None) -> datetime:
     """sdiag --reset: every counter to 0, the figures counted from now."""
-    now = now or timezone.now()
+    now = now or clock.now()
     zeros = {name: 0 for name in (*_MAIN, *_BACKFILL)}
     if not SchedulerStats.objects.filter(pk=_ROW).update(since=now, bf_last_when=None, **zeros):
         _row(now)
@@ -180,7 +180,7 @@ _latency: int | None = None
 def statistics(*, server_threads: int, now: datetime | None = None) -> dict[str, object]:
     """Everything ``fsched sdiag`` prints, as the API returns it (docs/api.md)."""
     global _latency  # noqa: PLW0603 - measured once per process
-    now = now or timezone.now()
+    now = now or clock.now()
     row = SchedulerStats.objects.filter(pk=_ROW).first()
     if row is None:
         # Never a pass nor a reset: the figures start at the day's midnight, empty.

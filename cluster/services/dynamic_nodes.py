@@ -24,9 +24,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import extensions, publish
+from cluster import clock, extensions, publish
 from cluster.core import hostlists
 from cluster.core.states import HOLDING_JOB_STATES
 from cluster.models import Event, Job, Node
@@ -169,7 +168,7 @@ def node_create(*, actor: AbstractBaseUser, params: Mapping[str, Any], now: date
         state=state,
         how="create",
         actor=actor.get_username(),
-        now=now or timezone.now(),
+        now=now or clock.now(),
     )
 
 
@@ -191,7 +190,7 @@ def node_delete(*, actor: AbstractBaseUser, names: object, now: datetime | None 
     """``scontrol delete NodeName=<nodes>``: dynamic nodes with no job only."""
     if not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
-    now = now or timezone.now()
+    now = now or clock.now()
     # No list of more names than the cluster has nodes can name only dynamic nodes.
     wanted = inputs.hostlist(names, "nodes", limit=max(Node.objects.count(), 1))
     nodes = list(Node.objects.select_for_update().filter(name__in=wanted).order_by("name"))

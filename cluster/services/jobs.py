@@ -14,9 +14,8 @@ from typing import Any
 from ClusterShell.NodeSet import NodeSet
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
-from django.utils import timezone
 
-from cluster import extensions, publish, selectors, triggers, visibility
+from cluster import clock, extensions, publish, selectors, triggers, visibility
 from cluster.core import constraints, dependencies, feasibility, hostlists, jobspec
 from cluster.core.allocation_leases import lease_seconds
 from cluster.core.scheduler import split_features
@@ -374,7 +373,7 @@ def job_submit(
     (a connection closed mid-submission) gets the jobs of the first one: the key is stored
     in the transaction that stores the jobs, so either both exist or neither does.
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     if idempotency_key is not None:
         _check_idempotency_key(idempotency_key)
         if (earlier := _submitted_with(user.get_username(), idempotency_key)) is not None:
@@ -706,7 +705,7 @@ def _first_reason(held: bool, dependency: str) -> str:
 
 def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> dict:
     """sbatch --test-only: validate, and say where and when the job would start; store nothing."""
-    now = now or timezone.now()
+    now = now or clock.now()
     common, _tasks = _validate_submission(user, spec, now, ClusterConfig.current())
     start, nodes, cpus = estimate_start(common, now=now)
     when = durations.format_timestamp(start)
@@ -809,7 +808,7 @@ def job_cancel(
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES or job.state == JobState.COMPLETING:  # its Epilog runs
         raise ServiceError("Job/step already completing or completed")
-    now = timezone.now()
+    now = clock.now()
     who = actor.get_username()
     if signal is not None and not isinstance(signal, str):
         raise ServiceError(f"Invalid signal name: {jobspec.quoted(signal)}", field="signal")
@@ -884,7 +883,7 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
         raise ServiceError("Requested operation is presently disabled")
     if job.state == JobState.COMPLETING:  # slurmctld's answer while the Epilog runs
         raise ServiceError("Job can not be altered now, try again later")
-    now = timezone.now()
+    now = clock.now()
     old = job.state
     if job.state == JobState.CONFIGURING and not job.launched:
         # Its nodes power up or run their allocation Prolog: no process to wait for.
@@ -1056,7 +1055,7 @@ def job_suspend(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.RUNNING:
         raise ServiceError("Job is not running")
-    suspend_job(job, now=timezone.now(), user=actor.get_username())
+    suspend_job(job, now=clock.now(), user=actor.get_username())
     publish.console_changed("jobs")
     return job
 
@@ -1068,6 +1067,6 @@ def job_resume(*, actor: AbstractBaseUser, job_id: int) -> Job:
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     if job.state != JobState.SUSPENDED:
         raise ServiceError("Job is not suspended")
-    resume_job(job, now=timezone.now(), user=actor.get_username())
+    resume_job(job, now=clock.now(), user=actor.get_username())
     publish.console_changed("jobs")
     return job

@@ -10,9 +10,8 @@ from auditlog.context import set_actor
 from ClusterShell.NodeSet import NodeSet
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import extensions, publish, triggers
+from cluster import clock, extensions, publish, triggers
 from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Node
 from cluster.services import inputs
@@ -146,7 +145,7 @@ def node_update(
         raise ServiceError(f"Invalid node state specified: {state}", field="state")
     if state in ("DRAIN", "DOWN", "FAIL") and not reason:
         raise ServiceError("You must specify a reason when DOWNING or DRAINING a node. Request denied")
-    now = timezone.now()
+    now = clock.now()
     who = actor.get_username()
     if state == "CANCEL_REBOOT":
         node_cancel_reboot(actor=actor, nodes=nodes, now=now)

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.utils import timezone
-
-from cluster import extensions
+from cluster import clock, extensions
 from cluster.extensions import PriorityReport
 from cluster.services.scheduling import build_snapshot, pass_context
 
@@ -20,7 +18,7 @@ Owners = dict[int, tuple[str, str]]  # pending job id -> (user, partition)
 
 def priority_report(*, now: datetime | None = None) -> tuple[PriorityReport | None, Owners]:
     """The report (None under priority/basic) and each pending job's (user, partition)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     snap, _ = build_snapshot(now, backfill=False)
     ctx = pass_context(now)
     for ext in extensions.active():

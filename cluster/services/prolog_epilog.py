@@ -30,9 +30,8 @@ import logging
 from datetime import datetime
 
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import extensions, publish, triggers
+from cluster import clock, extensions, publish, triggers
 from cluster.core.prolog_conf import PrologConfig, prolog_config
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag, Reason
 from cluster.models import ClusterConfig, Job, Node
@@ -99,7 +98,7 @@ _NOT_UP = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP | NodeFlag.POWER_UP | Nod
 def prolog_done(*, job_id: int, node: str, run: int, now: datetime | None = None) -> None:
     """One node's allocation Prolog succeeded; the last one launches the job, unless a
     node of it still powers up (power saving launches it then)."""
-    now = now or timezone.now()
+    now = now or clock.now()
     job = _job(job_id, node, run)
     if job is None or job.state != JobState.CONFIGURING or node not in job.prolog_nodes:
         return  # a repeat, or a job cancelled or requeued meanwhile
@@ -118,7 +117,7 @@ def prolog_done(*, job_id: int, node: str, run: int, now: datetime | None = None
 def prolog_failed(
     *, job_id: int, node: str, run: int, error: str = "", now: datetime | None = None, drain: bool = True
 ) -> None:
-    now = now or timezone.now()
+    now = now or clock.now()
     drained = drain and _drain(node, PROLOG_ERROR, now=now)
     job = _job(job_id, node, run)
     held: list[str] = []
@@ -162,14 +161,14 @@ def _epilog_end(job_id: int, node: str, run: int, *, now: datetime, why: str) ->
 
 @transaction.atomic
 def epilog_done(*, job_id: int, node: str, run: int, now: datetime | None = None) -> None:
-    _epilog_end(job_id, node, run, now=now or timezone.now(), why="epilog complete")
+    _epilog_end(job_id, node, run, now=now or clock.now(), why="epilog complete")
 
 
 @transaction.atomic
 def epilog_failed(
     *, job_id: int, node: str, run: int, error: str = "", now: datetime | None = None, drain: bool = True
 ) -> None:
-    now = now or timezone.now()
+    now = now or clock.now()
     if drain and _drain(node, EPILOG_ERROR, now=now):
         refresh_usage([node])
         publish.console_changed("nodes")

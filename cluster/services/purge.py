@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from auditlog import get_logentry_model
 from django.contrib.admin.models import LogEntry as AdminLogEntry
 from django.db import transaction
-from django.utils import timezone
 
+from cluster import clock
 from cluster.models import Event, Job, SubmitKey
 from cluster.services.errors import ServiceError
 
@@ -57,7 +57,7 @@ def records_purge(
     ended before the cut-off (never one still pending or running), as slurmdbd's
     ``PurgeJobAfter`` does.
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     cutoffs = {
         name: _cutoff(name, days, now)
         for name, days in (

@@ -13,9 +13,8 @@ from datetime import UTC, datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import publish, triggers
+from cluster import clock, publish, triggers
 from cluster.core import hostlists, reboots
 from cluster.core.hostlists import fold
 from cluster.core.states import NodeBase, NodeFlag
@@ -118,7 +117,7 @@ def node_reboot(
         raise ServiceError(f"Invalid state: {state}\n Valid states: DOWN, RESUME", field="next_state")
     why = "" if reason is None else inputs.text(reason, "reason", max_length=256).strip()
     names = _names(nodes)
-    now = now or timezone.now()
+    now = now or clock.now()
     who = actor.get_username()
     answer = RebootAnswer()
     for node in Node.objects.select_for_update().filter(name__in=names).order_by("name"):
@@ -142,7 +141,7 @@ def node_cancel_reboot(*, actor: AbstractBaseUser, nodes: object, now: datetime 
     if not actor.is_staff:
         raise PermissionDenied("Access/permission denied")
     names = _names(nodes)
-    now = now or timezone.now()
+    now = now or clock.now()
     locked = list(Node.objects.select_for_update().filter(name__in=names).order_by("name"))
     changes = []
     for node in locked:
@@ -163,7 +162,7 @@ def node_cancel_reboot(*, actor: AbstractBaseUser, nodes: object, now: datetime 
 def reboot_pass(*, now: datetime | None = None, names: Iterable[str] | None = None) -> list[str]:
     """Issue the reboots whose nodes are idle now, and put DOWN the nodes that have not
     come back within ResumeTimeout. The caller holds a transaction. The nodes issued."""
-    now = now or timezone.now()
+    now = now or clock.now()
     t = now.timestamp()
     wanted = NodeFlag.REBOOT_REQUESTED | NodeFlag.REBOOT_ISSUED
     where = None if names is None else {"name": sorted(names)}

@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cluster import extensions, publish, triggers
+from cluster import clock, extensions, publish, triggers
 from cluster.core import hostlists
 from cluster.core.reservations import AccessList, ReservationView, maintenance_nodes, parse_flags
 from cluster.core.states import HOLDING_JOB_STATES, NodeFlag
@@ -80,7 +80,7 @@ def _as_dict(r: Reservation, now: datetime) -> dict[str, Any]:
 
 def reservation_list(name: str | None = None, *, now: datetime | None = None) -> list[dict[str, Any]]:
     """``scontrol show reservation [NAME]``; NotFound for an unknown name."""
-    now = now or timezone.now()
+    now = now or clock.now()
     rows = Reservation.objects.order_by("start_time", "name")
     if name:
         rows = rows.filter(name=name)
@@ -112,7 +112,7 @@ def maintenance_sync(*, now: datetime | None = None) -> list[str]:
     """MAINTENANCE on the nodes of the active MAINT reservations and on no other node, as
     Slurm keeps it (sinfo's ``$``): run when a reservation changes, and by the
     ``maintenance`` cycle for those that begin or end with time. The nodes that changed."""
-    now = now or timezone.now()
+    now = now or clock.now()
     active = Reservation.objects.filter(start_time__lte=now, end_time__gt=now, flags__contains="MAINT")
     wanted = maintenance_nodes([view_of(r) for r in active], now.timestamp())
     return sync_node_flag(NodeFlag.MAINTENANCE, wanted, now=now)
@@ -330,7 +330,7 @@ def reservation_create(
     _staff(actor)
     values = inputs.body_object(values)
     inputs.known_fields(values, FIELDS)
-    now = now or timezone.now()
+    now = now or clock.now()
     given = _given(values, "name")
     name = inputs.name(given, "name") if given else _next_name(values)
     if Reservation.objects.select_for_update().filter(name=name).exists():
@@ -355,7 +355,7 @@ def reservation_update(
     inputs.known_fields(changes, FIELDS)
     if not changes:
         raise ServiceError("No changes specified")
-    now = now or timezone.now()
+    now = now or clock.now()
     old = Reservation.objects.select_for_update().filter(name=name).first()
     if old is None:
         raise NotFound("Invalid reservation name specified")
@@ -374,7 +374,7 @@ def reservation_delete(*, actor: AbstractBaseUser, name: str, now: datetime | No
     """``scontrol delete ReservationName=R``.  Pending jobs of it stay, pending with reason
     ``Reservation``; running ones keep going (Slurm)."""
     _staff(actor)
-    now = now or timezone.now()
+    now = now or clock.now()
     row = Reservation.objects.select_for_update().filter(name=name).first()
     if row is None:
         raise NotFound("Invalid reservation name specified")

@@ -14,9 +14,8 @@ from functools import lru_cache
 
 from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
-from django.utils import timezone
 
-from cluster import extensions, job_mail, publish
+from cluster import clock, extensions, job_mail, publish
 from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
@@ -333,7 +332,7 @@ def schedule_pass(
     scheduler passes; backfill, which plans ahead for the whole queue, runs on its own
     interval (``backfill=True``).
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     if queue_depth is None:
         _end_held_past_deadline(now)
     snap, names, ctx, result = decide(now, backfill=backfill, queue_depth=queue_depth)
@@ -521,7 +520,7 @@ def health_pass(*, now: datetime | None = None, heard_since: datetime | None = A
 
     Also re-sends the cancel of jobs that outlived KillWait (an agent that missed it).
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     if heard_since is None:
         return []
     cfg = ClusterConfig.current()

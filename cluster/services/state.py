@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.utils import timezone
-
-from cluster import extensions, job_mail, publish
+from cluster import clock, extensions, job_mail, publish
 from cluster.core.gres import launch_gres
 from cluster.core.hostlists import fold
 from cluster.core.prolog_conf import prolog_config
@@ -70,7 +68,7 @@ def record_transition(
                 job.id,
                 old,
                 job.state,
-                now=now or timezone.now(),
+                now=now or clock.now(),
                 why=why,
                 user=user,
                 node=node,
@@ -497,7 +495,7 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
         flags = int(node.flags & ~NodeFlag.COMPLETING | ending)
         if (node.alloc_cpus, node.alloc_mem, node.base_state, node.flags) != (cpus, mem, base, flags):
             if cpus and not node.alloc_cpus:
-                node.last_busy = timezone.now()
+                node.last_busy = clock.now()
             node.alloc_cpus, node.alloc_mem, node.base_state, node.flags = cpus, mem, base, flags
             changed.append(node)
     if changed:

@@ -1,0 +1,210 @@
+"""The event log (simulator.records' kinds), read from what the live services wrote.
+
+Starts are seen as the agents see them (a launch); everything else is read back from the
+store after each virtual instant: the jobs that ended (their state as the controller
+recorded it), nodes whose state changed, pending jobs whose reason changed, HRES layers
+whose use changed (hres' own state).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cluster.core.hostlists import expand
+from cluster.core.states import FINISHED_JOB_STATES, JobState, sinfo_long
+from cluster.models import Event, Job, Node, Partition
+from simulator.records import EVENT_KINDS, SimJob
+
+if TYPE_CHECKING:
+    from simulator.engine import Engine
+
+_FINISHED = [s.value for s in FINISHED_JOB_STATES]
+
+
+class EventLog:
+    def __init__(self, path: Path, engine: Engine) -> None:
+        self.engine = engine
+        self._out = path.open("w", encoding="utf-8")
+        self.nodes: dict[str, str] = {}
+        self.reasons: dict[int, str] = {}
+        self.layers: dict[tuple[str, str], int] = {}
+        self.ended: set[int] = set()
+        self._event_cursor = 0
+        self._raw: dict[str, tuple[str, int]] = {}
+        self._hres = True
+        self.last_change = 0.0
+        # Reasons change in passes and at submission, layer use with starts and ends: read
+        # back only after those (each read is a query over the queue or the layers).
+        self.reasons_dirty = True
+        self.layers_dirty = True  # virtual time of the last line (the engine's idle stop)
+
+    def close(self) -> None:
+        self._out.close()
+
+    def write(self, kind: str, **fields: Any) -> None:
+        assert kind in EVENT_KINDS, kind
+        line = {"t": round(self.engine.t, 3), "event": kind, **fields}
+        self.last_change = self.engine.t
+        self._out.write(json.dumps(line, separators=(",", ":")) + "\n")
+
+    # -- the first line ---------------------------------------------------------------------
+
+    def meta(self) -> None:
+        partitions = {
+            name: expand(nodes, limit=1_000_000) if nodes else []
+            for name, nodes in Partition.objects.order_by("name").values_list("name", "nodes")
+        }
+        member: dict[str, list[str]] = {}
+        for name, nodes in partitions.items():
+            for node in nodes:
+                member.setdefault(node, []).append(name)
+        nodes = [
+            {"name": name, "cpus": cpus, "memory": memory, "partitions": member.get(name, [])}
+            for name, cpus, memory in Node.objects.order_by("name").values_list("name", "cpus", "real_memory")
+        ]
+        resources: dict[str, dict[str, int | None]] = {}
+        for res in self._hres_state():
+            resources[res.structure.name] = {la.name: la.count for la in res.structure.layers}
+        self.write(
+            "meta",
+            start_epoch=self.engine.start_epoch,
+            conf=str(self.engine.conf_dir),
+            workload=self.engine.workload_name,
+            nodes=nodes,
+            partitions=partitions,
+            resources=resources,
+        )
+        self.observe()
+
+    def _hres_state(self) -> list[Any]:
+        if not self._hres:
+            return []
+        from hres.services import state_with_usage  # noqa: PLC0415
+
+        state = state_with_usage()
+        if not state.resources:
+            self._hres = False  # none configured: nothing to read at every instant
+        return list(state.resources)
+
+    # -- what the engine saw ----------------------------------------------------------------
+
+    def submitted(self, job: SimJob, fsched_id: int) -> None:
+        row = Job.objects.filter(pk=fsched_id).values_list("user", "account", "partition", "reason").first()
+        user, account, partition, reason = row if row else (job.user, job.account, job.partition, "")
+        self.write(
+            "submit", job=job.job_id, fsched_id=fsched_id, user=user, account=account, partition=partition
+        )
+        self._reason(fsched_id, job.job_id, reason)
+
+    def started(self, fsched_id: int, sim: SimJob | None) -> None:
+        row = (
+            Job.objects.filter(pk=fsched_id)
+            .values_list("user", "account", "partition", "alloc", "start_time", "submit_time")
+            .first()
+        )
+        if row is None or sim is None:
+            return
+        user, account, partition, alloc, start, submit = row
+        self.reasons.pop(fsched_id, None)
+        self.layers_dirty = True
+        self.write(
+            "start",
+            job=sim.job_id,
+            fsched_id=fsched_id,
+            user=user,
+            account=account,
+            partition=partition,
+            nodes=sorted(alloc),
+            cpus=sum(int(v[0]) for v in alloc.values()),
+            wait=round((start - submit).total_seconds(), 3) if start and submit else 0.0,
+        )
+
+    def load_action(self, fsched_id: int, action: str) -> None:
+        sim = self.engine.by_fsched.get(fsched_id)
+        # Why, as the live transition recorded it (a continue clears the job's reason_detail).
+        detail = (
+            Event.objects.filter(job_id=fsched_id, kind=Event.Kind.JOB)
+            .order_by("-id")
+            .values_list("reason", flat=True)
+            .first()
+            or ""
+        )
+        if sim is not None:
+            self.write("load", job=sim.job_id, action=action, reason=detail)
+
+    # -- read back after each instant -----------------------------------------------------
+
+    def observe(self) -> None:
+        self._ends()
+        self._nodes()
+        if self.reasons_dirty:
+            self.reasons_dirty = False
+            self._pending_reasons()
+        if self.layers_dirty:
+            self.layers_dirty = False
+            self._layers()
+
+    def _ends(self) -> None:
+        """Jobs that ended since the last instant: the live services record every job
+        transition as an Event row, read here from where the last look stopped."""
+        last = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        if last == self._event_cursor:
+            return
+        ended = list(
+            Event.objects.filter(
+                pk__gt=self._event_cursor, pk__lte=last, kind=Event.Kind.JOB, new_state__in=_FINISHED
+            ).values_list("job_id", "new_state")
+        )
+        self._event_cursor = last
+        ended = [(i, state) for i, state in ended if i in self.engine.by_fsched and i not in self.ended]
+        if not ended:
+            return
+        times = dict(
+            (i, (start, end))
+            for i, start, end in Job.objects.filter(pk__in=[i for i, _ in ended]).values_list(
+                "id", "start_time", "end_time"
+            )
+        )
+        for fsched_id, state in ended:
+            if fsched_id in self.ended:
+                continue
+            self.ended.add(fsched_id)
+            self.layers_dirty = True
+            self.reasons.pop(fsched_id, None)
+            start, end = times.get(fsched_id, (None, None))
+            run = (end - start).total_seconds() if start and end else 0.0
+            sim = self.engine.by_fsched[fsched_id]
+            self.write("end", job=sim.job_id, fsched_id=fsched_id, state=state, run=round(run, 3))
+            self.engine.job_ended(fsched_id)
+
+    def _nodes(self) -> None:
+        for name, base, flags in Node.objects.values_list("name", "base_state", "flags"):
+            if self._raw.get(name) == (base, flags):
+                continue
+            self._raw[name] = (base, flags)
+            state = sinfo_long(base, flags)
+            if self.nodes.get(name) != state:
+                self.nodes[name] = state
+                self.write("node", node=name, state=state)
+
+    def _pending_reasons(self) -> None:
+        for fsched_id, reason in Job.objects.filter(state=JobState.PENDING).values_list("id", "reason"):
+            sim = self.engine.by_fsched.get(fsched_id)
+            if sim is not None:
+                self._reason(fsched_id, sim.job_id, reason)
+
+    def _reason(self, fsched_id: int, job: int, reason: str) -> None:
+        # "None" is a pending job's reason before any pass looked at it: no line for it.
+        if reason and reason != "None" and self.reasons.get(fsched_id) != reason:
+            self.reasons[fsched_id] = reason
+            self.write("reason", job=job, reason=reason)
+
+    def _layers(self) -> None:
+        for res in self._hres_state():
+            for layer, used in zip(res.structure.layers, res.used, strict=True):
+                key = (res.structure.name, layer.name)
+                if self.layers.get(key) != used:
+                    self.layers[key] = used
+                    self.write("layers", resource=key[0], layer=layer.name, used=used, count=layer.count)
