@@ -32,6 +32,7 @@ from hres import (
     lua_callbacks,
     lua_maintenance,
     lua_plugins,
+    lua_process,
     metrics,
     preemption,
     services,
@@ -81,7 +82,9 @@ class HresExtension(ClusterExtension):
     def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
         loaded, scripts, disabled = checked.value
         services.resources_store(loaded, actor=actor, recover=recover)
-        lua_plugins.install(scripts)
+        # This process's scripts are those of the version just stored: it does not load
+        # them again (hres.lua_process), the other processes do.
+        lua_plugins.install(scripts, lua_process.version_in_force())
         if scripts.scripts:
             now = timezone.now()
             lua_callbacks.disable_resources(disabled, services.current_state(), now=now)
