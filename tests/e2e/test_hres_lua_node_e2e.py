@@ -1,7 +1,11 @@
 """The payload example of Slurm's hres.html ("hres/lua") end to end (#17 acceptance,
 points 2 and 4): the controller's pre-run returns ``token=<jobid>``, the job's launch
 carries it to a real agent, whose node job prolog logs it; the script is the page's, with
-the functions hres/lua requires besides returning success."""
+the functions hres/lua requires besides returning success.
+
+In both modes: in distributed mode the passes, so the pre-runs, run in the Celery worker,
+which loads the scripts itself (the server processes read the configuration); an
+asynchronous pre-run runs there too and its payload reaches the node."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.harness import DEMO_CONF, E2ECluster, make_cluster, started
+from tests.e2e.harness import DEMO_CONF, E2ECluster, _modes, make_cluster, started
 
 pytestmark = pytest.mark.e2e
 
@@ -51,20 +55,47 @@ RESOURCE = """\
 """
 
 
-# Embedded mode only: in distributed mode the scripts are loaded by the server process
-# that read the configuration, not by the Celery workers whose passes run the pre-runs
-# (docs/lua.md, "Distributed mode").
-@pytest.fixture(scope="module", params=["embedded"])
+ASYNC = """\
+function hres_controller_job_prerun(ctx, job, prep)
+return slurm.SUCCESS, "token=" .. job.job_id
+end
+function hres_controller_job_async_prerun(ctx, job, prep)
+local f = io.open("/proc/self/cmdline", "rb")
+local cmdline = f:read("a"):gsub("\\0", " ")
+f:close()
+slurm.log_info("async pre-run of JobId=%d after %s in %s", job.job_id, prep.payload, cmdline)
+return slurm.SUCCESS, "async=" .. job.job_id
+end
+function hres_node_job_prolog(prep, job)
+slurm.log_info("JobId=%d payload %s", job.job_id, prep.payload or "")
+return slurm.SUCCESS
+end
+"""
+
+
+def _script(path, text: str) -> str:
+    path.write_text(text + "".join(f"function {name}() return slurm.SUCCESS end\n" for name in OTHERS))
+    path.chmod(0o644)
+    return str(path)
+
+
+@pytest.fixture(scope="module", params=_modes())
 def lua_cluster(request, tmp_path_factory) -> Iterator[E2ECluster]:
     conf = tmp_path_factory.mktemp("hres-lua-conf") / "conf"
     shutil.copytree(DEMO_CONF, conf)
-    script = conf / "hres_qpu.lua"
-    script.write_text(EXAMPLE + "".join(f"function {name}() return slurm.SUCCESS end\n" for name in OTHERS))
-    script.chmod(0o644)
     with (conf / "resources.yaml").open("a") as f:
-        f.write(RESOURCE.format(path=script))
-    with started(make_cluster(tmp_path_factory, request.param, conf_dir=conf), request.param) as c:
+        f.write(RESOURCE.format(path=_script(conf / "hres_qpu.lua", EXAMPLE)))
+        f.write(RESOURCE.format(path=_script(conf / "hres_qpa.lua", ASYNC)).replace("qpu", "qpa"))
+    c = make_cluster(tmp_path_factory, request.param, conf_dir=conf)
+    c.celery_log_level = "info"  # the pre-runs' slurm.log_info lines, in the worker's log
+    with started(c, request.param) as c:
+        c.mode = request.param
         yield c
+
+
+def _log(c: E2ECluster, name: str) -> str:
+    path = c.state_dir / f"{name}.log"
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 def test_the_prerun_payload_reaches_the_nodes_job_prolog(lua_cluster, tmp_path):
@@ -72,11 +103,33 @@ def test_the_prerun_payload_reaches_the_nodes_job_prolog(lua_cluster, tmp_path):
     out = c.cli("sbatch", "-p", "debug", "-w", "node02", "-L", "qpu:1", "--wrap", "true", cwd=tmp_path).stdout
     job_id = int(out.split()[-1])
     c.wait_for("the job to complete", lambda: c.jobs(job_id)[job_id]["state"] == "COMPLETED")
-    server = (c.state_dir / "server.log").read_text(errors="replace")
-    assert f"hres/lua: reserving qpu for JobId={job_id}" in server
+    line = f"hres/lua: reserving qpu for JobId={job_id}"
+    if c.mode == "distributed":
+        # The pass ran in the Celery worker, which loaded the script itself.
+        assert line in _log(c, "celery")
+        assert line not in _log(c, "server")
+    else:
+        assert line in _log(c, "server")
     agent = c.state_dir / "agent.log"
     c.wait_for(
         "the node's job prolog to log the payload",
         lambda: f"hres/lua: JobId={job_id} payload token={job_id}" in agent.read_text(errors="replace"),
+        timeout=10,
+    )
+
+
+def test_an_asynchronous_prerun_completes_and_its_payload_reaches_the_node(lua_cluster, tmp_path):
+    c = lua_cluster
+    out = c.cli("sbatch", "-p", "debug", "-w", "node03", "-L", "qpa:1", "--wrap", "true", cwd=tmp_path).stdout
+    job_id = int(out.split()[-1])
+    c.wait_for("the job to complete", lambda: c.jobs(job_id)[job_id]["state"] == "COMPLETED")
+    where = "celery" if c.mode == "distributed" else "server"
+    found = [line for line in _log(c, where).splitlines() if f"async pre-run of JobId={job_id} " in line]
+    assert found and f"after token={job_id} in " in found[0]
+    if c.mode == "distributed":
+        assert " worker " in found[0]  # celery -A config worker: the process that ran the pass
+    c.wait_for(
+        "the node's job prolog to log the asynchronous pre-run's payload",
+        lambda: f"hres/lua: JobId={job_id} payload async={job_id}" in _log(c, "agent"),
         timeout=10,
     )
