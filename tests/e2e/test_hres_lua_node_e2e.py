@@ -133,3 +133,24 @@ def test_an_asynchronous_prerun_completes_and_its_payload_reaches_the_node(lua_c
         lambda: f"hres/lua: JobId={job_id} payload async={job_id}" in _log(c, "agent"),
         timeout=10,
     )
+
+
+def test_a_resource_added_by_a_reconfigure_has_its_prerun_where_the_pass_runs(lua_cluster, tmp_path):
+    """Last in the module: it changes the configuration.  In distributed mode a server
+    process reads it; the Celery worker notices the new version and loads the new script."""
+    c = lua_cluster
+    text = EXAMPLE.replace("reserving", "newly reserving")
+    with (c.conf_dir / "resources.yaml").open("a") as f:
+        f.write(RESOURCE.format(path=_script(c.conf_dir / "hres_qpn.lua", text)).replace("qpu", "qpn"))
+    c.cli("scontrol", "reconfigure")
+    out = c.cli("sbatch", "-p", "debug", "-w", "node04", "-L", "qpn:1", "--wrap", "true", cwd=tmp_path).stdout
+    job_id = int(out.split()[-1])
+    c.wait_for("the job to complete", lambda: c.jobs(job_id)[job_id]["state"] == "COMPLETED")
+    assert f"hres/lua: newly reserving qpn for JobId={job_id}" in _log(
+        c, "celery" if c.mode == "distributed" else "server"
+    )
+    c.wait_for(
+        "the node's job prolog to log the payload",
+        lambda: f"hres/lua: JobId={job_id} payload token={job_id}" in _log(c, "agent"),
+        timeout=10,
+    )
