@@ -213,7 +213,7 @@ class HresExtension(ClusterExtension):
             lua_callbacks.run_epilogs(services.modes(), now=now)
 
     def cycles(self) -> Sequence[Cycle]:
-        return lua_maintenance.cycles()
+        return (*lua_maintenance.cycles(), *lua_async.recovery_cycles())
 
     def launch_fields(self, job: Any) -> Mapping[str, Any]:
         """hres/lua: what the job's nodes receive about each resource with a plugin, as its

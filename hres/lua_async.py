@@ -26,9 +26,10 @@ from django.utils import timezone
 from cluster import publish
 from cluster.core.states import JobState
 from cluster.cycles import cycle_lock
+from cluster.extensions import Cycle
 from cluster.models import ClusterConfig, Job
 from cluster.services.state import launch_configured, record_transition, terminate_running
-from hres import lua_async_jobs, lua_async_owner, lua_plugins
+from hres import lua_async_jobs, lua_async_owner, lua_plugins, services
 from hres.core.lua_calls import ctx_table, timeouts
 from hres.lua_callbacks import Called, call
 from hres.models import JobPluginRun
@@ -219,15 +220,37 @@ def _end(job: Job, *, now: Any, why: str) -> str:
 
 
 def recover_lost(*, now: Any) -> list[int]:
-    """At a start: a CONFIGURING job whose asynchronous pre-run no live process runs was
-    left by one that stopped meanwhile; its result is lost, so it is requeued, or
-    cancelled when it cannot be requeued.  One process of the cluster recovers at a time
-    (an advisory lock, as the cycles'; a process that finds it held leaves the recovery
-    to the holder), and a job whose pre-run is alive in another process is left alone."""
+    """At a start (and every RECOVER_INTERVAL, :func:`recovery_cycles`): a CONFIGURING job
+    whose asynchronous pre-run no live process runs was left by one that stopped meanwhile;
+    its result is lost, so it is requeued, or cancelled when it cannot be requeued.  One
+    process of the cluster recovers at a time (an advisory lock, as the cycles'; a process
+    that finds it held leaves the recovery to the holder), and a job whose pre-run is
+    alive in another process is left alone."""
     with cycle_lock(RECOVER_LOCK) as got:
         if not got:
             return []
         return _recover(now)
+
+
+# Between two starts: a worker that ended (crashed, restarted) while one ran.  Slurm's
+# slurmctld has no such cycle, its threads end only with it; fsched's workers end alone.
+RECOVER_INTERVAL = 60.0
+
+
+def recovery_cycles() -> tuple[Cycle, ...]:
+    """The recovery as one of the cluster's cycles, while a resource has a plugin (read
+    from the configuration in force, no script loaded)."""
+    if not any(r.plugin is not None for r in services.current_config().resources):
+        return ()
+    return (Cycle(RECOVER_LOCK, _recover_cycle, RECOVER_INTERVAL),)
+
+
+def _recover_cycle() -> str:
+    """Recover the asynchronous pre-runs (hres/lua) lost with the process that ran them."""
+    # run_cycle holds the lease (the cycle's lock is RECOVER_LOCK) for this run.
+    with transaction.atomic():
+        lost = _recover(timezone.now())
+    return f"recovered={len(lost)}"
 
 
 def _recover(now: Any) -> list[int]:
@@ -242,7 +265,7 @@ def _recover(now: Any) -> list[int]:
         job = Job.objects.select_for_update().get(pk=job_id)
         _mark(job_id, run, {})
         if job.state == JobState.CONFIGURING and job.restart_count == run and not job.final_state:
-            _end(job, now=now, why=f"{lua_plugins.PLUGIN}: {FUNCTION} lost: the controller stopped")
+            _end(job, now=now, why=f"{lua_plugins.PLUGIN}: {FUNCTION} lost: its process stopped")
             lost.append(job_id)
     return lost
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import uuid
 
@@ -22,10 +23,21 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 log = logging.getLogger("fsched.hres.lua")
 
-TOKEN = uuid.uuid4().hex  # this process
-
 _guard = threading.Lock()
 _held: BaseDatabaseWrapper | None = None
+_pid = 0
+_token = ""
+
+
+def token() -> str:
+    """This process's token.  A forked child (a prefork pool's process) gets its own and
+    drops its parent's connection without closing it: closing would end the parent's
+    session, and its lock with it."""
+    global _held, _pid, _token
+    with _guard:
+        if _pid != os.getpid():
+            _pid, _token, _held = os.getpid(), uuid.uuid4().hex, None
+        return _token
 
 
 def lock_key(token: str) -> int:
@@ -46,27 +58,32 @@ def hold() -> str:
     """This process's token, its lock held (taken now if it is not, or was lost with its
     connection, e.g. a restart of PostgreSQL)."""
     global _held  # noqa: PLW0603 - one per process
+    mine = token()
     if connection.vendor != "postgresql":
-        return TOKEN
+        return mine
     with _guard:
         if _held is not None and _fine(_held):
-            return TOKEN
+            return mine
         if _held is not None:
             with contextlib.suppress(DatabaseError):
                 _held.close()
         held = connections.create_connection(DEFAULT_DB_ALIAS)
         held.inc_thread_sharing()  # taken by whichever thread starts a pre-run first
         with held.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [lock_key(TOKEN)])
+            # Never waits: the key is this process's alone (a random token).
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_key(mine)])
+            if not cursor.fetchone()[0]:
+                held.close()
+                raise DatabaseError(f"the lock of this process's token {mine} is held by another")
         _held = held
-    return TOKEN
+    return mine
 
 
-def alive_elsewhere(token: str) -> bool:
-    """Whether another process, alive, holds the lock of ``token``."""
-    if not token or token == TOKEN or connection.vendor != "postgresql":
+def alive_elsewhere(owner: str) -> bool:
+    """Whether another process, alive, holds the lock of the token ``owner``."""
+    if not owner or owner == token() or connection.vendor != "postgresql":
         return False
-    key = lock_key(token)
+    key = lock_key(owner)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"

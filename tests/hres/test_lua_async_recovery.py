@@ -11,6 +11,7 @@ import uuid
 import pytest
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from cluster import cycles
 from cluster.core.states import JobState
 from cluster.cycles import cycle_lock
 from cluster.models import Job
@@ -40,7 +41,7 @@ def test_the_marker_names_the_process_and_is_never_sent_to_the_nodes(cluster, us
     job_id, gate = waiting(cluster, users)
     try:
         (prep,) = JobPluginRun.objects.filter(job_id=job_id).values_list("prep", flat=True)
-        assert prep["async_owner"] == lua_async_owner.TOKEN
+        assert prep["async_owner"] == lua_async_owner.token()
         assert not {"async_pending", "async_owner"} & set(job_preps(job_id, 0)[0])
     finally:
         gate.touch()
@@ -55,6 +56,17 @@ def test_a_process_that_finds_the_lease_held_leaves_the_recovery_to_its_holder(c
             config_load(path=cluster.conf / "slurm.conf", actor="slurmctld")
             assert Job.objects.get(pk=job_id).state == JobState.CONFIGURING
         config_load(path=cluster.conf / "slurm.conf", actor="slurmctld")
+        assert Job.objects.get(pk=job_id).final_state == JobState.REQUEUED
+    finally:
+        gate.touch()
+        joined()
+
+
+def test_a_cycle_recovers_between_two_starts(cluster, users):  # noqa: F811
+    job_id, gate = waiting(cluster, users)
+    try:
+        assert "hres_async_recover" in {c.name for c in cycles.cycle_specs()}
+        assert cycles.run_named("hres_async_recover") == "recovered=1"
         assert Job.objects.get(pk=job_id).final_state == JobState.REQUEUED
     finally:
         gate.touch()
