@@ -10,11 +10,15 @@ asynchronous pre-run runs there too and its payload reaches the node."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import DEMO_CONF, E2ECluster, _modes, make_cluster, started
+from tests.e2e.harness import DEMO_CONF, ROOT, E2ECluster, _modes, make_cluster, started
 
 pytestmark = pytest.mark.e2e
 
@@ -86,6 +90,10 @@ def lua_cluster(request, tmp_path_factory) -> Iterator[E2ECluster]:
     with (conf / "resources.yaml").open("a") as f:
         f.write(RESOURCE.format(path=_script(conf / "hres_qpu.lua", EXAMPLE)))
         f.write(RESOURCE.format(path=_script(conf / "hres_qpa.lua", ASYNC)).replace("qpu", "qpa"))
+        gated = ASYNC.replace(
+            "local f", f'while not io.open("{conf / "gate"}") do os.execute("sleep 0.2") end\nlocal f'
+        )
+        f.write(RESOURCE.format(path=_script(conf / "hres_qpw.lua", gated)).replace("qpu", "qpw"))
     c = make_cluster(tmp_path_factory, request.param, conf_dir=conf)
     c.celery_log_level = "info"  # the pre-runs' slurm.log_info lines, in the worker's log
     with started(c, request.param) as c:
@@ -130,6 +138,51 @@ def test_an_asynchronous_prerun_completes_and_its_payload_reaches_the_node(lua_c
         assert " worker " in found[0]  # celery -A config worker: the process that ran the pass
     c.wait_for(
         "the node's job prolog to log the asynchronous pre-run's payload",
+        lambda: f"hres/lua: JobId={job_id} payload async={job_id}" in _log(c, "agent"),
+        timeout=10,
+    )
+
+
+def _start_worker(c: E2ECluster) -> None:
+    """A Celery worker in place of the one killed (beat runs on)."""
+    celery = str(Path(sys.executable).parent / "celery")
+    c.celery[0] = subprocess.Popen(
+        [celery, "-A", "config", "worker", "-l", c.celery_log_level, "-c", "2", "-P", "threads"],
+        env=c.env,
+        cwd=ROOT,
+        stdout=c._out("celery"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def test_an_asynchronous_prerun_is_recovered_only_once_its_worker_is_gone(lua_cluster, tmp_path):
+    """Distributed mode: a server process that starts recovers the lost asynchronous
+    pre-runs, but not one alive in a Celery worker; once that worker is killed, the next
+    start requeues the job, which then runs."""
+    c = lua_cluster
+    if c.mode != "distributed":
+        pytest.skip("several processes: distributed mode")
+    out = c.cli("sbatch", "-p", "debug", "-w", "node01", "-L", "qpw:1", "--wrap", "true", cwd=tmp_path).stdout
+    job_id = int(out.split()[-1])
+    c.wait_for("the job to wait for its pre-run", lambda: c.jobs(job_id)[job_id]["state"] == "CONFIGURING")
+    c._stop(c.server)
+    c.start_server()  # its start recovers: the worker holds its lock, the job is left alone
+    # Its other server process may answer a moment later: what must not happen is given time.
+    time.sleep(2)
+    job = c.jobs(job_id)[job_id]
+    assert (job["state"], job["restart_count"]) == ("CONFIGURING", 0)
+    c.celery[0].kill()  # the worker running it: its connection, and its lock, go
+    c.celery[0].wait()
+    (c.conf_dir / "gate").touch()
+    c._stop(c.server)
+    c.start_server()
+    _start_worker(c)
+    c.wait_for(
+        "the job to complete after its requeue", lambda: c.jobs(job_id)[job_id]["state"] == "COMPLETED"
+    )
+    assert c.jobs(job_id)[job_id]["restart_count"] == 1
+    c.wait_for(
+        "the node's job prolog to log the new run's payload",
         lambda: f"hres/lua: JobId={job_id} payload async={job_id}" in _log(c, "agent"),
         timeout=10,
     )
