@@ -33,6 +33,7 @@ from hres import (
     lua_callbacks,
     lua_maintenance,
     lua_plugins,
+    lua_process,
     metrics,
     preemption,
     services,
@@ -82,7 +83,9 @@ class HresExtension(ClusterExtension):
     def config_loaded(self, checked: ConfigCheck | None, *, actor: str, recover: bool, version: int) -> None:
         loaded, scripts, disabled = checked.value
         services.resources_store(loaded, actor=actor, recover=recover)
-        lua_plugins.install(scripts)
+        # This process's scripts are those of the version just stored: it does not load
+        # them again (hres.lua_process), the other processes do.
+        lua_plugins.install(scripts, lua_process.version_in_force())
         if scripts.scripts:
             now = clock.now()
             lua_callbacks.disable_resources(disabled, services.current_state(), now=now)
@@ -211,7 +214,7 @@ class HresExtension(ClusterExtension):
             lua_callbacks.run_epilogs(services.modes(), now=now)
 
     def cycles(self) -> Sequence[Cycle]:
-        return lua_maintenance.cycles()
+        return (*lua_maintenance.cycles(), *lua_async.recovery_cycles())
 
     def launch_fields(self, job: Any) -> Mapping[str, Any]:
         """hres/lua: what the job's nodes receive about each resource with a plugin, as its

@@ -24,9 +24,11 @@ from django.db.models import F
 
 from cluster import clock, publish
 from cluster.core.states import JobState
+from cluster.cycles import cycle_lock
+from cluster.extensions import Cycle
 from cluster.models import ClusterConfig, Job
 from cluster.services.state import launch_configured, record_transition, terminate_running
-from hres import lua_async_jobs, lua_plugins
+from hres import lua_async_jobs, lua_async_owner, lua_plugins, services
 from hres.core.lua_calls import ctx_table, timeouts
 from hres.lua_callbacks import Called, call
 from hres.models import JobPluginRun
@@ -36,6 +38,9 @@ from luaplug.codes import SUCCESS
 log = logging.getLogger("fsched.hres.lua")
 
 FUNCTION = "hres_controller_job_async_prerun"
+PENDING_KEY, OWNER_KEY = lua_async_jobs.MARKER_KEYS
+# The lease of the recovery: one process of the cluster recovers at a time.
+RECOVER_LOCK = "hres_async_recover"
 
 _guard = threading.Lock()
 _threads: list[threading.Thread] = []
@@ -56,7 +61,10 @@ def wanted(resources: Sequence[str]) -> bool:
     """Whether one of ``resources`` defines the asynchronous pre-run (in its script as
     the controller loaded it)."""
     for resource in resources:
-        script = lua_plugins.controller_script(resource)
+        try:
+            script = lua_plugins.controller_script(resource)
+        except ScriptError:
+            continue  # not loaded by this process: its pre-run failed already
         if script is not None and script.has(FUNCTION):
             return True
     return False
@@ -66,10 +74,12 @@ def start(pending: Pending) -> None:
     """Held back from now on; the thread starts once the pass's transaction commits, so
     that it finds the job CONFIGURING."""
     lua_async_jobs.begin(pending.job_id, pending.run)
-    # Kept in the database too: a controller that stops meanwhile finds it at its next
-    # start (:func:`recover_lost`).
+    # Kept in the database too, naming this process: passes and cycles of other processes
+    # hold the job, and a controller that stops meanwhile leaves it to the recovery of
+    # another (:func:`recover_lost`).
+    owner = lua_async_owner.hold()
     for row in JobPluginRun.objects.filter(job_id=pending.job_id, run=pending.run):
-        row.prep = {**row.prep, PENDING_KEY: True}
+        row.prep = {**row.prep, PENDING_KEY: True, OWNER_KEY: owner}
         row.save(update_fields=["prep"])
     transaction.on_commit(lambda: _spawn(pending))
 
@@ -186,14 +196,11 @@ def finish(pending: Pending, result: tuple[Called | None, dict[str, str]]) -> st
         return "launched" if launched else "configuring"
 
 
-PENDING_KEY = "async_pending"
-
-
 def _mark(job_id: int, run: int, payloads: dict[str, str]) -> None:
     """The run's rows: the marker of a running asynchronous pre-run dropped (the
     ``start`` path: none yet), and the payloads it returned stored."""
     for row in JobPluginRun.objects.select_for_update().filter(job_id=job_id, run=run):
-        prep = {k: v for k, v in row.prep.items() if k != PENDING_KEY}
+        prep = {k: v for k, v in row.prep.items() if k not in lua_async_jobs.MARKER_KEYS}
         if row.resource in payloads:
             prep["payload"] = payloads[row.resource]
         if prep != row.prep:
@@ -212,20 +219,52 @@ def _end(job: Job, *, now: Any, why: str) -> str:
 
 
 def recover_lost(*, now: Any) -> list[int]:
-    """At a start (and every reconfigure): a CONFIGURING job whose asynchronous pre-run
-    this controller does not run was left by one that stopped meanwhile; its result is
-    lost, so it is requeued, or cancelled when it cannot be requeued."""
+    """At a start (and every RECOVER_INTERVAL, :func:`recovery_cycles`): a CONFIGURING job
+    whose asynchronous pre-run no live process runs was left by one that stopped meanwhile;
+    its result is lost, so it is requeued, or cancelled when it cannot be requeued.  One
+    process of the cluster recovers at a time (an advisory lock, as the cycles'; a process
+    that finds it held leaves the recovery to the holder), and a job whose pre-run is
+    alive in another process is left alone."""
+    with cycle_lock(RECOVER_LOCK) as got:
+        if not got:
+            return []
+        return _recover(now)
+
+
+# Between two starts: a worker that ended (crashed, restarted) while one ran.  Slurm's
+# slurmctld has no such cycle, its threads end only with it; fsched's workers end alone.
+RECOVER_INTERVAL = 60.0
+
+
+def recovery_cycles() -> tuple[Cycle, ...]:
+    """The recovery as one of the cluster's cycles, while a resource has a plugin (read
+    from the configuration in force, no script loaded)."""
+    if not any(r.plugin is not None for r in services.current_config().resources):
+        return ()
+    return (Cycle(RECOVER_LOCK, _recover_cycle, RECOVER_INTERVAL),)
+
+
+def _recover_cycle() -> str:
+    """Recover the asynchronous pre-runs (hres/lua) lost with the process that ran them."""
+    # run_cycle holds the lease (the cycle's lock is RECOVER_LOCK) for this run.
+    with transaction.atomic():
+        lost = _recover(timezone.now())
+    return f"recovered={len(lost)}"
+
+
+def _recover(now: Any) -> list[int]:
     lost = []
     found = JobPluginRun.objects.filter(
         **{f"prep__{PENDING_KEY}": True}, job__state=JobState.CONFIGURING, job__restart_count=F("run")
-    ).values_list("job_id", "run")
-    for job_id, run in sorted(set(found)):
-        if lua_async_jobs.running(job_id, run):
+    ).values_list("job_id", "run", "prep")
+    owners = {(job_id, run): str(prep.get(OWNER_KEY) or "") for job_id, run, prep in found}
+    for (job_id, run), owner in sorted(owners.items()):
+        if lua_async_jobs.running(job_id, run) or lua_async_owner.alive_elsewhere(owner):
             continue
         job = Job.objects.select_for_update().get(pk=job_id)
         _mark(job_id, run, {})
         if job.state == JobState.CONFIGURING and job.restart_count == run and not job.final_state:
-            _end(job, now=now, why=f"{lua_plugins.PLUGIN}: {FUNCTION} lost: the controller stopped")
+            _end(job, now=now, why=f"{lua_plugins.PLUGIN}: {FUNCTION} lost: its process stopped")
             lost.append(job_id)
     return lost
 
@@ -234,7 +273,11 @@ def _revoke(pending: Pending) -> None:
     """The result is dropped: each resource's revoke, as for a pre-run that did not start."""
     limit = timeouts(ClusterConfig.current().options).epilog
     for resource, prep in pending.preps:
-        script, plugin = lua_plugins.controller_script(resource), lua_plugins.plugin_conf(resource)
+        try:
+            script, plugin = lua_plugins.controller_script(resource), lua_plugins.plugin_conf(resource)
+        except ScriptError as exc:
+            log.error("%s", exc)
+            continue
         if script is not None and plugin is not None:
             call(
                 script,

@@ -8,6 +8,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+# The keys of the marker of a running asynchronous pre-run in its run's
+# ``hres.JobPluginRun.prep`` (hres.lua_async): the controller's, never sent to the nodes.
+MARKER_KEYS = ("async_pending", "async_owner")
+
 _guard = threading.Lock()
 _running: dict[int, int] = {}  # job id -> the run whose asynchronous pre-run is running
 

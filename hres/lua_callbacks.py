@@ -32,6 +32,7 @@ from hres import lua_async_jobs, lua_history, lua_plugins, services
 from hres.core.config import HresConfig, HresProblem, PluginConf
 from hres.core.layers import Charge, HresState
 from hres.core.lua_calls import (
+    REMOTE_FAIL,
     Outcome,
     ctx_table,
     end_time,
@@ -87,10 +88,19 @@ def _options() -> Mapping[str, Any]:
     return ClusterConfig.current().options
 
 
+def _not_loaded(resource: str, rc: int) -> Called | None:
+    """A resource with a plugin whose script this process could not load (another process
+    read the configuration: hres.lua_process): its callbacks fail here with ``rc``."""
+    error = lua_plugins.failed().get(resource)
+    if error is None:
+        return None
+    return Called(rc, (), f"{PLUGIN}: {error.reason}: not loaded in this process")
+
+
 def _script(resource: str) -> LuaScript | None:
     try:
         return lua_plugins.controller_script(resource)
-    except ScriptError as exc:  # never loaded: cannot happen once the start accepted it
+    except ScriptError as exc:  # not loaded by this process (hres.lua_process)
         log.error("%s", exc)
         return None
 
@@ -102,7 +112,9 @@ def destroy_contexts(options: Mapping[str, Any] | None = None) -> None:
     """hres_destroy_context of every resource in force, before the configuration is read
     again (and at shutdown); its result is ignored, a failure logged."""
     limit = timeouts(options if options is not None else {}).epilog
-    for resource in lua_plugins.resources_with_plugins():
+    # This process's states as they are: looking at the configuration in force here would
+    # load the one being replaced.
+    for resource in lua_plugins.loaded_resources():
         script, plugin = _script(resource), lua_plugins.plugin_conf(resource)
         if script is not None and plugin is not None:
             call(script, resource, "hres_destroy_context", ctx_table(resource, plugin.config), timeout=limit)
@@ -157,7 +169,7 @@ def create_contexts(
 def recreate_contexts(options: Mapping[str, Any]) -> None:
     """A refused reconfigure keeps the configuration in force: its contexts, destroyed
     before the new one was read, are created again (their result logged only)."""
-    names = lua_plugins.resources_with_plugins()
+    names = lua_plugins.loaded_resources()
     if not names:
         return
     kept = lua_plugins.Prepared(
@@ -228,6 +240,8 @@ def validate(licenses: str, modes: Mapping[str, Mode], options: Mapping[str, Any
     failed = None
     for _pos, resource, args in _plugin_items(licenses, modes):
         script, plugin = _script(resource), lua_plugins.plugin_conf(resource)
+        if script is None and failed is None:
+            failed = _not_loaded(resource, -1)
         if script is None or plugin is None or not script.has("hres_validate_args"):
             continue
         called = call(
@@ -345,6 +359,12 @@ def prerun_allocated(
         for charge in wanted[job.id]:
             resource = charge.resource
             script, plugin = _script(resource), lua_plugins.plugin_conf(resource)
+            if script is None:
+                # Never started without its pre-run: left pending for a later pass, maybe in
+                # a process that has the script.
+                failed = _not_loaded(resource, REMOTE_FAIL)
+                if failed is not None:
+                    break
             if script is None or plugin is None:
                 continue
             prep = prep_table(
@@ -401,7 +421,7 @@ def job_preps(job_id: int, run: int) -> list[dict[str, Any]]:
     found = JobPluginRun.objects.filter(job_id=job_id, run=run).order_by("position")
     # The marker of a running asynchronous pre-run (hres.lua_async) is the controller's.
     return [
-        {k: v for k, v in prep.items() if k != "async_pending"}
+        {k: v for k, v in prep.items() if k not in lua_async_jobs.MARKER_KEYS}
         for prep in found.values_list("prep", flat=True)
     ]
 
@@ -431,8 +451,11 @@ def run_epilogs(modes: Mapping[str, Mode], *, now: datetime | None = None) -> in
         for row in sorted(found, key=lambda r: r.position, reverse=True):
             script, plugin = _script(row.resource), lua_plugins.plugin_conf(row.resource)
             if script is not None and plugin is not None:
-                # True while the job's asynchronous pre-run of this run has not ended.
-                prep = {**row.prep, "async_running": lua_async_jobs.running(row.job_id, run)}
+                # True while the job's asynchronous pre-run of this run has not ended, in this
+                # process or (its marker) in another.
+                marked = bool(row.prep.get(lua_async_jobs.MARKER_KEYS[0]))
+                prep = {k: v for k, v in row.prep.items() if k not in lua_async_jobs.MARKER_KEYS}
+                prep["async_running"] = marked or lua_async_jobs.running(row.job_id, run)
                 call(
                     script,
                     row.resource,

@@ -57,6 +57,7 @@ def _state(resource: str) -> LuaScript | None:
 def maintenance(resource: str) -> str:
     """One run of the maintenance of ``resource``: what it returned and changed (the
     cycle's row shows it as its last result)."""
+    lua_plugins.resources_with_plugins()  # this process in step with the configuration in force
     script, plugin = _state(resource), lua_plugins.plugin_conf(resource)
     if script is None or plugin is None:
         return f"{resource}: no script loaded"
@@ -127,10 +128,13 @@ def _runner(resource: str) -> Callable[[], str]:
 
 
 def cycles() -> tuple[Cycle, ...]:
-    """A cycle per resource whose plugin sets a maintenance_cycle, in resources.yaml's order."""
+    """A cycle per resource whose plugin sets a maintenance_cycle, in resources.yaml's order.
+    Read from the configuration in force, no script loaded: Celery beat, which sends the
+    runs to the workers, lists them too."""
     out = []
-    for resource in lua_plugins.resources_with_plugins():
-        plugin = lua_plugins.plugin_conf(resource)
+    for resource in services.current_config().resources:
+        plugin = resource.plugin
         if plugin is not None and plugin.maintenance_cycle:
-            out.append(Cycle(CYCLE_PREFIX + resource, _runner(resource), float(plugin.maintenance_cycle)))
+            name = resource.name
+            out.append(Cycle(CYCLE_PREFIX + name, _runner(name), float(plugin.maintenance_cycle)))
     return tuple(out)

@@ -9,10 +9,12 @@ as a warning); a resource new to the configuration has none to keep, so the reco
 refused.
 
 These are the controller's states: one per resource, shared by its controller functions
-(:func:`controller_script`).  The callbacks themselves (create context, maintenance,
-validate arguments, pre-run, ...) are called on them by the code of #17's callbacks, which
-attaches here; the maintenance, the asynchronous pre-run and the node functions make states
-of their own from :func:`plugin_conf`'s path.
+(:func:`controller_script`).  They are this process's: the process that read the
+configuration installs them (:func:`install`); any other (another server process, a
+Celery worker) loads them from the configuration in force when it first needs them and
+again when that configuration's version changes (:mod:`hres.lua_process`).  The callbacks
+themselves are in :mod:`hres.lua_callbacks`; the maintenance, the asynchronous pre-run and
+the node functions make states of their own from :func:`plugin_conf`'s path.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ class Prepared:
 _guard = threading.Lock()
 _scripts: dict[str, LuaScript] = {}
 _plugins: dict[str, PluginConf] = {}
+# Resources with a plugin whose script this process could not load (another process read
+# the configuration): their callbacks fail with this error until it loads.
+_failed: dict[str, ScriptError] = {}
+# The resources.yaml version (hres.ResourcesFile) the scripts are for; None: not known yet.
+_version: int | None = None
 
 
 def new_script(plugin: PluginConf, slurm_user: str | None = None) -> LuaScript:
@@ -97,20 +104,47 @@ def prepare(config: HresConfig | None, *, slurm_user: str | None = None) -> Prep
     return Prepared(scripts, plugins, tuple(warnings))
 
 
-def install(prepared: Prepared) -> None:
-    """The scripts of the configuration now in force (the others are dropped)."""
+def install(
+    prepared: Prepared, version: int | None = None, failed: Mapping[str, ScriptError] | None = None
+) -> None:
+    """The scripts of the configuration now in force (the others are dropped), for
+    resources.yaml's ``version`` (None: to be read again from the database)."""
+    global _version  # noqa: PLW0603 - the process's scripts, as slurmctld's
     with _guard:
         _scripts.clear()
         _scripts.update(prepared.scripts)
         _plugins.clear()
         _plugins.update(prepared.plugins)
+        _failed.clear()
+        _failed.update(failed or {})
+        _version = version
+
+
+def installed_version() -> int | None:
+    with _guard:
+        return _version
+
+
+def loaded() -> Prepared:
+    """The scripts this process has now, without looking at the configuration in force."""
+    with _guard:
+        return Prepared(dict(_scripts), dict(_plugins))
+
+
+def failed() -> dict[str, ScriptError]:
+    with _guard:
+        return dict(_failed)
 
 
 def controller_script(resource: str) -> LuaScript | None:
     """The controller's state of ``resource``'s script, reloaded first if its file
-    changed (a failed reload keeps it, logged); None when the resource has no plugin."""
+    changed (a failed reload keeps it, logged); None when the resource has no plugin.
+    ScriptError when it has one that this process could not load."""
     with _guard:
         script = _scripts.get(resource)
+        error = _failed.get(resource)
+    if error is not None:
+        raise error
     if script is not None:
         script.refresh()
     return script
@@ -122,6 +156,15 @@ def plugin_conf(resource: str) -> PluginConf | None:
 
 
 def resources_with_plugins() -> tuple[str, ...]:
-    """In resources.yaml's order, which the callbacks follow (epilogs in reverse)."""
+    """In resources.yaml's order, which the callbacks follow (epilogs in reverse), of the
+    configuration in force: this process's scripts are brought in step with it first."""
+    from hres import lua_process  # noqa: PLC0415 - it runs the callbacks, which import this module
+
+    lua_process.sync()
+    return loaded_resources()
+
+
+def loaded_resources() -> tuple[str, ...]:
+    """The resources of the scripts this process has, as they are (no look at the database)."""
     with _guard:
-        return tuple(_scripts)
+        return tuple(_plugins)

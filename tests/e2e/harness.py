@@ -35,6 +35,7 @@ class E2ECluster(Cluster):
     """A Cluster with helpers to drive it through the real CLI."""
 
     celery: list[subprocess.Popen[bytes]]
+    celery_log_level = "warning"  # the worker's -l (a test that reads its INFO lines raises it)
 
     def cli(
         self,
@@ -82,7 +83,8 @@ class E2ECluster(Cluster):
         common = {"env": self.env, "cwd": ROOT, "stdout": self._out("celery"), "stderr": subprocess.STDOUT}
         self.celery = [
             subprocess.Popen(
-                [celery, "-A", "config", "worker", "-l", "warning", "-c", "2", "-P", "threads"], **common
+                [celery, "-A", "config", "worker", "-l", self.celery_log_level, "-c", "2", "-P", "threads"],
+                **common,
             ),
             subprocess.Popen(
                 [celery, "-A", "config", "beat", "-l", "warning"],  # the schedule: the cycles' rows

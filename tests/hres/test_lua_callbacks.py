@@ -19,7 +19,7 @@ from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import job_requeue, job_submit, job_update
 from cluster.services.scheduling import schedule_pass
-from hres import lua_callbacks, lua_maintenance, lua_plugins, services
+from hres import lua_async_owner, lua_callbacks, lua_maintenance, lua_plugins, services
 from hres.lua_callbacks import job_preps
 from hres.models import JobPluginRun, LayerUpdate, ResourcesFile
 
@@ -115,6 +115,7 @@ def cluster(tmp_path, settings):
     lua_plugins.install(lua_plugins.Prepared({}, {}))
     yield Cluster(conf)
     lua_plugins.install(lua_plugins.Prepared({}, {}))
+    lua_async_owner.release()  # its connection would keep PostgreSQL's test database in use
 
 
 def register() -> None:
