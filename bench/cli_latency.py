@@ -77,6 +77,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def load_average() -> str:
+    return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def timed(argv: list[str], env: dict) -> tuple[float, float]:
     """(wall ms, CPU ms) of one run: the CPU the process used is steadier than its wall time
     when other work shares the machine."""
@@ -101,7 +105,7 @@ def main() -> None:
     # The installed command is what users run; `python -m` adds runpy (~2 ms).
     script = os.path.join(os.path.dirname(PY), "fsched")
     fsched = [script] if os.path.exists(script) else [PY, "-m", "cli.main"]
-    print(f"command: {' '.join(fsched)}")
+    print(f"command: {' '.join(fsched)}; load average before: {load_average()}")
     cases = [
         ("python -c pass", [PY, "-c", "pass"], canned),
         ("python -c 'import re'", [PY, "-c", "import re"], canned),
@@ -122,6 +126,7 @@ def main() -> None:
         walls = [w for w, _ in values]
         cpu = statistics.median(c for _, c in values)
         print(f"{name:<32} {statistics.median(walls):>10.1f} {min(walls):>8.1f} {cpu:>8.1f}")
+    print(f"load average after: {load_average()}")
     server.shutdown()
 
 
