@@ -11,6 +11,7 @@ SCRIPTS = [
     ["-m", "bench.cluster_throughput"],
     [str(ROOT / "bench" / "cli_latency.py")],
     [str(ROOT / "bench" / "scheduler_pass.py")],
+    ["-m", "bench.pass_scaling"],
     [str(ROOT / "bench" / "dependency_pass.py")],
     [str(ROOT / "bench" / "srun_steps.py")],
     [str(ROOT / "bench" / "hres_pass.py")],

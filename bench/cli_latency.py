@@ -1,11 +1,11 @@
-"""Start-up latency of the ``fsched`` CLI: median wall time of whole processes.
+"""Start-up latency of the ``fsched`` CLI: median wall and CPU time of whole processes.
 
 Budget: one ``fsched sbatch --wrap=true`` under 50 ms including Python's own
 start.  Cases, each run N times (default 30) after one warm-up:
 
 * ``python -c pass``: the interpreter alone;
-* ``python -c 'import re'``: the floor of any ``fsched`` run: the console
-  script pip generates imports ``re`` (~6 ms) before ``cli.main``;
+* ``python -c 'import re'``: what pip's console-script wrapper cost every run
+  before ``fsched`` became scripts/fsched (that wrapper imports ``re``), for comparison;
 * ``sbatch --help`` / ``squeue --help``: argument parsing, no network;
 * ``sbatch --wrap=true (refused)``: the whole submit path up to ``connect()``
   against a closed port (the command fails fast; no server time counted);
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -76,10 +77,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def timed(argv: list[str], env: dict) -> float:
+def load_average() -> str:
+    return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def timed(argv: list[str], env: dict) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one run: the CPU the process used is steadier than its wall time
+    when other work shares the machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=False)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    return wall, cpu
 
 
 def main() -> None:
@@ -91,10 +102,10 @@ def main() -> None:
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     canned = {**base, "FSCHED_URL": f"http://127.0.0.1:{server.server_port}", "FSCHED_TOKEN": "x"}
     refused = {**base, "FSCHED_URL": f"http://127.0.0.1:{free_port()}", "FSCHED_TOKEN": "x"}
-    # The console script is what users run; `python -m` adds runpy (~2 ms).
+    # The installed command is what users run; `python -m` adds runpy (~2 ms).
     script = os.path.join(os.path.dirname(PY), "fsched")
     fsched = [script] if os.path.exists(script) else [PY, "-m", "cli.main"]
-    print(f"command: {' '.join(fsched)}")
+    print(f"command: {' '.join(fsched)}; load average before: {load_average()}")
     cases = [
         ("python -c pass", [PY, "-c", "pass"], canned),
         ("python -c 'import re'", [PY, "-c", "import re"], canned),
@@ -106,13 +117,16 @@ def main() -> None:
     ]
     for _name, argv, env in cases:  # warm-up: page cache and __pycache__
         timed(argv, env)
-    times: dict[str, list[float]] = {name: [] for name, _argv, _env in cases}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name, _argv, _env in cases}
     for _ in range(runs):  # interleaved, so a busy neighbour weighs on every case alike
         for name, argv, env in cases:
             times[name].append(timed(argv, env))
-    print(f"{'case':<32} {'median ms':>10} {'min ms':>8}   (N={runs})")
+    print(f"{'case':<32} {'median ms':>10} {'min ms':>8} {'CPU ms':>8}   (N={runs}; CPU: median user+sys)")
     for name, values in times.items():
-        print(f"{name:<32} {statistics.median(values):>10.1f} {min(values):>8.1f}")
+        walls = [w for w, _ in values]
+        cpu = statistics.median(c for _, c in values)
+        print(f"{name:<32} {statistics.median(walls):>10.1f} {min(walls):>8.1f} {cpu:>8.1f}")
+    print(f"load average after: {load_average()}")
     server.shutdown()
 
 

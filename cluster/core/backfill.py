@@ -144,6 +144,11 @@ class Timeline:
         end_now = now + duration
         capc = self.cap_cpus if whole_node else None
         need_cpus = cpus
+        # Without required nodes or ``all_now`` a start-now plan is the first ``count``
+        # nodes that fit now, and it wins over any reservation: once they are found the
+        # rest of the candidates cannot change the plan, so the scan stops there (a pass
+        # tests up to bf_max_job_test jobs, each over every node of its partition).
+        stop_at = count if not required and not all_now else 0
         for i in candidates:
             if excluded and i in excluded:
                 continue
@@ -177,10 +182,14 @@ class Timeline:
             if not rl:
                 if fits_now:
                     now_ok.append(i)
+                    if len(now_ok) == stop_at:
+                        return Plan(now, tuple(now_ok), immediate=True)
                 starts.append(ready)
                 continue
             if fits_now and not any(rs < end_now and re > now for rs, re in rl):
                 now_ok.append(i)
+                if len(now_ok) == stop_at:
+                    return Plan(now, tuple(now_ok), immediate=True)
             # Feasible starts T on this node: T >= ready and [T, T+duration) clear of every
             # reservation, i.e. T <= rs - duration or T >= re for each.
             cur = ready
@@ -208,8 +217,17 @@ class Timeline:
         )
         if start is None:
             return None
-        chosen = [i for i in ready_of if self._free_at(i, start, duration, ready_of[i])]
-        return Plan(start, _pick(chosen, required, count))
+        if required:
+            chosen = [i for i in ready_of if self._free_at(i, start, duration, ready_of[i])]
+            return Plan(start, _pick(chosen, required, count))
+        # The first ``count`` free at ``start`` in preference order: stop once found.
+        first: list[int] = []
+        for i, ready in ready_of.items():
+            if self._free_at(i, start, duration, ready):
+                first.append(i)
+                if len(first) == count:
+                    break
+        return Plan(start, tuple(first))
 
     def _earliest(
         self,

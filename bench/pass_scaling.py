@@ -1,0 +1,113 @@
+"""Benchmark: scheduler pass time against queue depth and node count (#18).
+
+    .venv/bin/python -m bench.pass_scaling [--pending 1000 10000 100000] [--nodes 1000 10000]
+                                           [--runs 5] [--seed 1]
+
+Times :func:`cluster.core.scheduler.schedule` on the cluster and queue that
+``bench.scheduler_pass`` builds (busy nodes, four partitions, a mixed queue), for every
+pair of queue depth and node count, and prints a table of the median pass times.  A row
+with an empty queue gives each node count's floor: reading the snapshot (nodes and the
+running jobs, about six per node) costs that much whatever the queue.
+
+Then the growth exponents, fitted by least squares on log(pass time) against log(pending)
+and log(nodes) together, and the target of #18: pass time no worse than linear in
+pending x log(nodes), i.e. the pending exponent at most 1 and the nodes exponent at most
+that of log(nodes) over the same range (log(log N2 / log N1) / log(N2 / N1), 0.125 from 1k
+to 10k).  The same fit is printed for the time above the floor (the scheduling itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from collections.abc import Sequence
+
+from bench import reference
+from bench.scheduler_pass import build
+from cluster.core.scheduler import schedule
+
+
+def median_pass(pending: int, nodes: int, runs: int, seed: int) -> tuple[float, int]:
+    """Median seconds of one pass over ``runs`` (after one warm-up), and the jobs started."""
+    snap = build(pending, nodes, seed)
+    result = schedule(snap)  # warm-up: caches and allocator
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = schedule(snap)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), len(result.starts)
+
+
+def fit(points: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
+    """Least-squares exponents (b, c) of ``t = a * p**b * n**c`` over (p, n, t) points."""
+    rows = [(math.log(p), math.log(n), math.log(t)) for p, n, t in points]
+    mx = statistics.fmean(r[0] for r in rows)
+    my = statistics.fmean(r[1] for r in rows)
+    mz = statistics.fmean(r[2] for r in rows)
+    sxx = sum((x - mx) ** 2 for x, _, _ in rows)
+    syy = sum((y - my) ** 2 for _, y, _ in rows)
+    sxy = sum((x - mx) * (y - my) for x, y, _ in rows)
+    sxz = sum((x - mx) * (z - mz) for x, _, z in rows)
+    syz = sum((y - my) * (z - mz) for _, y, z in rows)
+    det = sxx * syy - sxy * sxy
+    if det == 0:
+        raise ValueError("need at least two queue depths and two node counts")
+    return (sxz * syy - syz * sxy) / det, (syz * sxx - sxz * sxy) / det
+
+
+def log_exponent(nodes: Sequence[int]) -> float:
+    """The exponent log(N) itself shows from the smallest to the largest node count."""
+    lo, hi = min(nodes), max(nodes)
+    return math.log(math.log(hi) / math.log(lo)) / math.log(hi / lo)
+
+
+def verdict(b: float, c: float, bound: float) -> str:
+    met = b <= 1.0 and c <= bound
+    return f"pending exponent {b:.2f} (target <= 1), nodes exponent {c:.2f} (target <= {bound:.3f}): " + (
+        "target met" if met else "target NOT met"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench.pass_scaling", description=__doc__.splitlines()[0])
+    ap.add_argument("--pending", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    ap.add_argument("--nodes", type=int, nargs="+", default=[1_000, 10_000])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    if len(set(args.pending)) < 2 or len(set(args.nodes)) < 2 or min(args.pending + args.nodes) < 2:
+        ap.error("give at least two queue depths and two node counts, each at least 2")
+
+    print(f"scheduler pass time (ms, median of {args.runs}) against queue depth and node count")
+    print(f"  before: {reference.describe()}")
+    floor: dict[int, float] = {}
+    cells: dict[tuple[int, int], tuple[float, int]] = {}
+    for n in args.nodes:
+        floor[n] = median_pass(0, n, args.runs, args.seed)[0]
+        for p in args.pending:
+            cells[p, n] = median_pass(p, n, args.runs, args.seed)
+    width = max(12, *(len(f"{n:,} nodes") + 2 for n in args.nodes))
+    print(f"  {'pending':>10}" + "".join(f"{f'{n:,} nodes':>{width}}" for n in args.nodes))
+    print(f"  {'0 (floor)':>10}" + "".join(f"{floor[n] * 1000:>{width}.1f}" for n in args.nodes))
+    for p in args.pending:
+        print(f"  {p:>10,}" + "".join(f"{cells[p, n][0] * 1000:>{width}.1f}" for n in args.nodes))
+    print(
+        "  jobs started per pass: "
+        + ", ".join(f"{p:,}/{n:,}: {cells[p, n][1]}" for p in args.pending for n in args.nodes)
+    )
+    bound = log_exponent(args.nodes)
+    b, c = fit([(p, n, t) for (p, n), (t, _) in cells.items()])
+    print(f"  whole pass:       {verdict(b, c, bound)}")
+    above = [(p, n, t - floor[n]) for (p, n), (t, _) in cells.items() if t > floor[n]]
+    if len(above) == len(cells):
+        b, c = fit(above)
+        print(f"  above the floor:  {verdict(b, c, bound)}")
+    print(f"  after: {reference.describe()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
