@@ -248,7 +248,7 @@ def _recover_cycle() -> str:
     """Recover the asynchronous pre-runs (hres/lua) lost with the process that ran them."""
     # run_cycle holds the lease (the cycle's lock is RECOVER_LOCK) for this run.
     with transaction.atomic():
-        lost = _recover(timezone.now())
+        lost = _recover(clock.now())
     return f"recovered={len(lost)}"
 
 
