@@ -46,7 +46,7 @@ def history_jobs(days: float, *, now: datetime) -> list[dict[str, object]]:
     out = []
     for r in rows:
         job: dict[str, object] = {
-            "id": r["id"],
+            "job_id": r["id"],
             "submit": round((r["submit_time"] - first).total_seconds(), 3),
             "run_time": round(max(0.0, (r["end_time"] - r["start_time"]).total_seconds()), 3),
             "user": r["user"],
