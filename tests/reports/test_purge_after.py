@@ -30,7 +30,7 @@ def test_slurmdbd_ages():
             purge_cutoff(bad, NOW, name="PurgeEventAfter")
 
 
-def test_the_rollup_is_a_cycle_of_the_cluster():
+def test_the_rollup_is_a_cycle_of_the_cluster(db):
     assert "report_rollup" in {c.name for c in extensions.cycles()}
 
 
