@@ -21,6 +21,7 @@ from cluster.services.action_audit import action_audit_record
 from cluster.services.configuration import config_check
 from cluster.services.errors import PermissionDenied, ServiceError
 from limits.dump import load_text
+from simulator.workloads.joblist import job_list_json
 from whatif import history, runner
 from whatif.core.changes import ACCOUNTS, SLURM_CONF
 from whatif.core.offer import make_b
@@ -76,10 +77,10 @@ def _workload(workload: str, *, days: str, upload_name: str, upload: bytes | Non
             raise ServiceError(f"days: a number of days, not {days!r}") from None
         if not 0 < span <= 366:
             raise ServiceError("days: between 0 and 366")
-        text = history.history_text(span, now=timezone.now())
-        if text == '{"jobs": []}':
+        jobs = history.history_jobs(span, now=timezone.now())
+        if not jobs:
             raise ServiceError(f"workload: no job ended in the last {days} days")
-        return f"history:{days}", text
+        return f"history:{days}", job_list_json(jobs)
     if workload == "upload":
         if upload is None:
             raise ServiceError("workload: choose a file to upload")

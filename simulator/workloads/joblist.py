@@ -426,14 +426,20 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else round(value, 3)
 
 
+def job_list_json(jobs: Iterable[SimJob]) -> str:
+    """The JSON job list's text (one job a line)."""
+    rows = [job_fields(j) for j in jobs]
+    body = ",\n".join(json.dumps(r, separators=(", ", ": ")) for r in rows)
+    return '{"jobs": [\n' + body + ("\n" if rows else "") + "]}\n"
+
+
 def write_job_list(jobs: Iterable[SimJob], path: str | Path) -> Path:
     """Write ``jobs`` as a job list: JSON for a ``.json`` path (one job a line), else YAML."""
     path = Path(path)
-    rows = [job_fields(j) for j in jobs]
     if path.suffix.lower() == ".json":
-        body = ",\n".join(json.dumps(r, separators=(", ", ": ")) for r in rows)
-        text = '{"jobs": [\n' + body + ("\n" if rows else "") + "]}\n"
+        text = job_list_json(jobs)
     else:
+        rows = [job_fields(j) for j in jobs]
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
         text = yaml.dump({"jobs": rows}, Dumper=dumper, sort_keys=False, default_flow_style=None, width=200)
     path.write_text(text, encoding="utf-8")
