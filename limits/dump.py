@@ -15,13 +15,12 @@ refuses the whole file with its line number.
 
 from __future__ import annotations
 
-import re
-
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from cluster.services.errors import ServiceError
 from limits import services
+from limits.core import dump_syntax
 from limits.core.policy import ROOT
 from limits.models import (
     ASSOC_LIMIT_FIELDS,
@@ -138,25 +137,6 @@ def dump_text(*, cluster: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-_LINE = re.compile(r"^\s*(Cluster|QOS|Parent|Account|User)\s*-\s*'([^']*)'\s*(?::(.*))?$", re.IGNORECASE)
-
-
-def _fields(text: str) -> list[str]:
-    """``A='x y':B=cpu=1`` -> ``["A=x y", "B=cpu=1"]`` (quotes removed, ``:`` inside quotes kept)."""
-    out, cur, quoted = [], "", False
-    for ch in text or "":
-        if ch == "'":
-            quoted = not quoted
-        elif ch == ":" and not quoted:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur:
-        out.append(cur)
-    return [f for f in out if f.strip()]
-
-
 def load_text(*, actor: AbstractBaseUser | None, text: str, commit: bool = True) -> services.Change:
     """Apply a cluster file; any bad line refuses the whole file (``line N: why``)."""
     services.require_admin(actor)
@@ -168,12 +148,12 @@ def load_text(*, actor: AbstractBaseUser | None, text: str, commit: bool = True)
             for number, raw in enumerate(text.splitlines(), 1):
                 if not raw.strip() or raw.lstrip().startswith("#"):
                     continue
-                m = _LINE.match(raw)
+                m = dump_syntax.LINE.match(raw)
                 if m is None:
                     raise ServiceError(
                         f"line {number}: not a Cluster/QOS/Parent/Account/User line: {raw.strip()}"
                     )
-                kind, name, rest = m.group(1).lower(), m.group(2), _fields(m.group(3) or "")
+                kind, name, rest = m.group(1).lower(), m.group(2), dump_syntax.split_options(m.group(3))
                 try:
                     cluster, parent = _load_line(
                         actor, change, kind, name, rest, cluster=cluster, parent=parent

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 
 import yaml
 
+from limits.core import dump_syntax
+
 # slurm.conf's power saving keys an administrator tries out (power_save's man page names),
 # with Slurm's spelling.
 POWER_KEYS = (
@@ -152,32 +154,21 @@ def set_layer_count(files: Files, resource: str, layer: str, count: int) -> dict
     raise ChangeError(f"{resource}/{layer}: no such layer in {RESOURCES}")
 
 
-_DUMP_LINE = re.compile(r"^\s*(QOS|Account)\s*-\s*'([^']*)'(.*)$", re.IGNORECASE)
-
-
-def _split_options(rest: str) -> list[str]:
-    out, cur, quoted = [], "", False
-    for ch in rest:
-        if ch == "'":
-            quoted = not quoted
-        if ch == ":" and not quoted:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return [o for o in out if o]
+def _limit_line(line: str) -> re.Match[str] | None:
+    """A QOS or Account line of the dump (the kinds whose limits the form edits)."""
+    m = dump_syntax.LINE.match(line)
+    return m if m and m.group(1).lower() in ("qos", "account") else None
 
 
 def dump_limits(files: Files) -> dict[tuple[str, str], dict[str, str]]:
     """The QOS' and accounts' options of the accounts file: (kind, name) -> {option: value}."""
     out: dict[tuple[str, str], dict[str, str]] = {}
     for line in (files.get(ACCOUNTS) or "").splitlines():
-        m = _DUMP_LINE.match(line)
+        m = _limit_line(line)
         if not m:
             continue
         opts = {}
-        for opt in _split_options(m.group(3)):
+        for opt in dump_syntax.split_options(m.group(3), keep_quotes=True):
             name, _, value = opt.partition("=")
             opts[name.strip().lower()] = value
         out[(m.group(1).upper() if m.group(1).lower() == "qos" else "Account", m.group(2))] = opts
@@ -194,11 +185,13 @@ def set_limit(files: Files, kind: str, name: str, option: str, value: str) -> di
         raise ChangeError(f"{kind} {name}: no {ACCOUNTS} in the configuration")
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        m = _DUMP_LINE.match(line)
+        m = _limit_line(line)
         if not m or m.group(2) != name or m.group(1).lower() != kind.lower():
             continue
         opts = [
-            o for o in _split_options(m.group(3)) if o.partition("=")[0].strip().lower() != option.lower()
+            o
+            for o in dump_syntax.split_options(m.group(3), keep_quotes=True)
+            if o.partition("=")[0].strip().lower() != option.lower()
         ]
         if value:
             opts.append(f"{option}={value}")
