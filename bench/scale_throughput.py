@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.scale_throughput [--nodes 10000] [--agents 10] [--seconds 600]
         [--clients 8] [--run-time 60] [--shape singles|arrays] [--array-size 100]
+        [--mode embedded|distributed]
 
 A real embedded controller (its server, passes and cycles, SQLite) with ``--nodes`` nodes
 of 64 CPUs, served by ``--agents`` agents in ``--simulate-exec`` mode (a job holds its node
@@ -11,6 +12,10 @@ it samples how many jobs have started; it prints the start rate of each window, 
 median (the sustained rate) and the whole run's. Slurm's published figure for simple batch
 jobs is 500 jobs/s (the target).
 
+``--mode distributed`` runs the same work on the README's distributed mode (PostgreSQL,
+Redis, the server's uvicorn workers, a Celery worker and beat: bench.distributed), on a
+database and Redis DB of its own made from FSCHED_DATABASE_URL and FSCHED_REDIS_URL.
+
 ``--shape arrays`` submits arrays of ``--array-size`` tasks instead, so that the API's
 submission rate does not bound the starts.
 """
@@ -18,8 +23,10 @@ submission rate does not bound the starts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +36,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from bench import distributed
 from bench.cluster_throughput import Bench
 from config.demo import VENV_BIN, Cluster
 
@@ -116,27 +124,43 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-time", type=float, default=60)
     p.add_argument("--shape", choices=("singles", "arrays"), default="singles")
     p.add_argument("--array-size", type=int, default=100)
+    p.add_argument("--mode", choices=("embedded", "distributed"), default="embedded")
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="fsched-scale-") as tmp:
+    db_url, redis_url = os.environ.get("FSCHED_DATABASE_URL", ""), os.environ.get("FSCHED_REDIS_URL", "")
+    if args.mode == "distributed" and not (db_url and redis_url):
+        p.error("--mode distributed needs FSCHED_DATABASE_URL and FSCHED_REDIS_URL")
+    with tempfile.TemporaryDirectory(prefix="fsched-scale-") as tmp, contextlib.ExitStack() as stack:
         state = Path(tmp)
+        urls = {"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""}
+        if args.mode == "distributed":
+            urls = {
+                "FSCHED_DATABASE_URL": stack.enter_context(
+                    distributed.fresh_database(db_url, f"fsched_scale_{os.getpid()}")
+                ),
+                "FSCHED_REDIS_URL": stack.enter_context(distributed.fresh_redis_db(redis_url)),
+            }
         conf = state / "conf"
         conf.mkdir()
         write_conf(conf, args.nodes)
         cluster = Cluster(
             state_dir=state / "state", conf_dir=conf, port=18600 + (hash(tmp) % 300), quiet=True,
-            env={"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING"},
+            env={"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING", **urls},
+            server_args=distributed.SERVER_ARGS if args.mode == "distributed" else (),
         )  # fmt: skip
         (state / "state").mkdir()
         cluster.setup()
         agents: list[subprocess.Popen[bytes]] = []
+        celery: list[subprocess.Popen[bytes]] = []
         try:
             began = time.monotonic()
             cluster.start_server()
+            if args.mode == "distributed":
+                celery = distributed.start_celery(cluster.env, state)
             agents = start_agents(cluster, args.nodes, args.agents, state)
             bench = Bench(cluster)
             wait_nodes(bench, args.nodes, timeout=max(120.0, args.nodes / 20))
             up = time.monotonic() - began
-            print(f"{args.nodes} nodes up in {up:.1f} s ({len(agents)} agents)", flush=True)
+            print(f"{args.nodes} nodes up in {up:.1f} s ({len(agents)} agents, {args.mode})", flush=True)
             body: dict = {
                 "wrap": "true", "output": "/dev/null", "work_dir": "/tmp", "partition": "batch",
                 "environment": {"FSCHED_SIM_RUN_TIME": str(args.run_time)},
@@ -184,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                 except subprocess.TimeoutExpired:
                     a.kill()
             cluster.stop()
+            distributed.stop(celery)
     return 0
 
 
