@@ -1,7 +1,7 @@
 """Benchmark: scheduler pass time against queue depth and node count (#18).
 
     .venv/bin/python -m bench.pass_scaling [--pending 1000 10000 100000] [--nodes 1000 10000]
-                                           [--runs 5] [--seed 1]
+                                           [--runs 5] [--seed 1] [--quick]
 
 Times :func:`cluster.core.scheduler.schedule` on the cluster and queue that
 ``bench.scheduler_pass`` builds (busy nodes, four partitions, a mixed queue), for every
@@ -14,11 +14,15 @@ and log(nodes) together, and the target of #18: pass time no worse than linear i
 pending x log(nodes), i.e. the pending exponent at most 1 and the nodes exponent at most
 that of log(nodes) over the same range (log(log N2 / log N1) / log(N2 / N1), 0.125 from 1k
 to 10k).  The same fit is printed for the time above the floor (the scheduling itself).
+``--quick``: 1k and 10k pending, 3 runs (the 100k column takes most of the default's time).
+The cyclic garbage collector is off during each timed pass, as the live pass runs
+(``cluster.services.scheduling.decide``); ``bench.pass_service`` times that live service.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import statistics
 import time
@@ -35,9 +39,13 @@ def median_pass(pending: int, nodes: int, runs: int, seed: int) -> tuple[float, 
     result = schedule(snap)  # warm-up: caches and allocator
     times = []
     for _ in range(runs):
-        t0 = time.perf_counter()
-        result = schedule(snap)
-        times.append(time.perf_counter() - t0)
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            result = schedule(snap)
+            times.append(time.perf_counter() - t0)
+        finally:
+            gc.enable()
     return statistics.median(times), len(result.starts)
 
 
@@ -77,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nodes", type=int, nargs="+", default=[1_000, 10_000])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="1k and 10k pending, 3 runs")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.pending, args.runs = [1_000, 10_000], 3
     if len(set(args.pending)) < 2 or len(set(args.nodes)) < 2 or min(args.pending + args.nodes) < 2:
         ap.error("give at least two queue depths and two node counts, each at least 2")
 

@@ -24,7 +24,7 @@ Times are float seconds on the snapshot's clock; ``math.inf`` means never / unli
 from __future__ import annotations
 
 import math
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -52,7 +52,18 @@ class Timeline:
     which updates them when it starts a job (and calls :meth:`add_release`).
     """
 
-    __slots__ = ("cap_cpus", "cap_mem", "free_cpus", "free_mem", "horizon", "now", "releases", "reservations")
+    __slots__ = (
+        "cap_cpus",
+        "cap_mem",
+        "free_cpus",
+        "free_mem",
+        "full_prefix",
+        "horizon",
+        "indexes",
+        "now",
+        "releases",
+        "reservations",
+    )
 
     def __init__(
         self,
@@ -74,11 +85,22 @@ class Timeline:
         self.releases: dict[int, list[tuple[float, int, int]]] = {}
         # node index -> sorted [(start, end)] whole-node reservations of higher-priority jobs
         self.reservations: dict[int, list[tuple[float, float]]] = {}
+        # id(candidates) -> (candidates, k): candidates[:k] have no CPU free now.  The caller
+        # only ever takes resources during a backfill pass (it starts jobs, none ends), so
+        # such a prefix only grows and no start-now search needs to look at it again.
+        self.full_prefix: dict[int, tuple[Sequence[int], int]] = {}
+        # (id(candidates), request) -> the candidates' ready times for that request: see
+        # _ReadyIndex.  Kept current by add_release and reserve.
+        self.indexes: dict[tuple, _ReadyIndex] = {}
 
     def add_release(self, node: int, end: float, cpus: int, mem: int) -> None:
-        if end == INF:
-            return  # never released: nothing to plan with
-        insort(self.releases.setdefault(node, []), (max(end, self.now), cpus, mem))
+        """A job started on ``node`` now, until ``end``: the caller has taken its resources
+        from ``free_cpus``/``free_mem`` and calls this for every node it took them on (with
+        ``end`` INF too), so that the planned starts of later jobs see the change."""
+        if end != INF:
+            insort(self.releases.setdefault(node, []), (max(end, self.now), cpus, mem))
+        for index in self.indexes.values():
+            index.refresh(self, node)
 
     def load_releases(self, releases: Iterable[tuple[int, float, int, int]]) -> None:
         """Bulk :meth:`add_release` of ``(node, end, cpus, mem)``: one sort per node."""
@@ -91,8 +113,12 @@ class Timeline:
             events.sort()
 
     def reserve(self, nodes: Iterable[int], start: float, duration: float) -> None:
+        nodes = list(nodes)
         for i in nodes:
             insort(self.reservations.setdefault(i, []), (start, start + duration))
+        for index in self.indexes.values():
+            for i in nodes:
+                index.drop(i)
 
     def _ready(self, i: int, cpus: int, mem: int) -> float:
         """Earliest time node ``i`` has ``cpus`` and ``mem`` free (ignoring reservations)."""
@@ -130,6 +156,30 @@ class Timeline:
         a start-now plan lists every node that could take the job now (for node-selection
         plugins), not just the first ``count``.  None when no start fits within the window.
         """
+        immediate = self._start_now(
+            candidates,
+            count=count,
+            cpus=cpus,
+            mem=mem,
+            whole_mem=whole_mem,
+            duration=duration,
+            whole_node=whole_node,
+            required=required,
+            excluded=excluded,
+            all_now=all_now,
+        )
+        if immediate is not None:
+            return immediate
+        if not required and not excluded:
+            return self._plan_indexed(
+                candidates,
+                count=count,
+                cpus=cpus,
+                mem=mem,
+                whole_mem=whole_mem,
+                duration=duration,
+                whole_node=whole_node,
+            )
         now = self.now
         horizon = self.horizon
         fc = self.free_cpus
@@ -229,6 +279,150 @@ class Timeline:
                     break
         return Plan(start, tuple(first))
 
+    def ready_at(self, i: int, need_cpus: int, need_mem: int) -> float:
+        """When node ``i`` has ``need_cpus`` and ``need_mem`` free: now, the end of the
+        release that frees enough, or INF."""
+        fc = self.free_cpus[i]
+        fm = self.free_mem[i]
+        if fc >= need_cpus and fm >= need_mem:
+            return self.now
+        rel = self.releases.get(i)
+        if rel is None:
+            return INF
+        for end, dc, dm in rel:
+            fc += dc
+            fm += dm
+            if fc >= need_cpus and fm >= need_mem:
+                return end
+        return INF
+
+    def needs(self, i: int, cpus: int, mem: int, whole_mem: bool, whole_node: bool) -> tuple[int, int]:
+        """What node ``i`` must have free for one share of the request (as :meth:`plan`)."""
+        cap = self.cap_mem
+        need_mem = cap[i] if whole_mem else mem
+        if whole_node:
+            assert self.cap_cpus is not None
+            return max(self.cap_cpus[i], cpus), max(cap[i], mem)
+        return cpus, need_mem
+
+    def _plan_indexed(
+        self,
+        candidates: Sequence[int],
+        *,
+        count: int,
+        cpus: int,
+        mem: int,
+        whole_mem: bool,
+        duration: float,
+        whole_node: bool,
+    ) -> Plan | None:
+        """:meth:`plan` for a job that cannot start now and names no node: the same
+        answer, from the candidates' ready times kept sorted across the jobs of the pass
+        (most nodes are reserved for nobody, so a ready time is all that counts of them)
+        rather than every node's releases walked again for every job."""
+        key = (id(candidates), cpus, mem, whole_mem, whole_node)
+        index = self.indexes.get(key)
+        if index is None or index.candidates is not candidates:
+            index = self.indexes[key] = _ReadyIndex(
+                self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
+            )
+        horizon = self.horizon
+        starts = list(index.sorted_ready)
+        ends: list[float] = []
+        ready_of = dict(index.ready)  # nodes reserved for nobody
+        # The reserved nodes among the candidates: each start interval clear of them.
+        for i in index.reserved_members(self):
+            need_cpus, need_mem = self.needs(i, cpus, mem, whole_mem, whole_node)
+            ready = self.ready_at(i, need_cpus, need_mem)
+            if ready > horizon:
+                continue
+            ready_of[i] = ready
+            cur = ready
+            for rs, re in self.reservations[i]:
+                if re <= cur:
+                    continue
+                if rs - duration >= cur:
+                    starts.append(cur)
+                    ends.append(rs - duration)
+                cur = re
+                if cur > horizon:
+                    break
+            if cur <= horizon:
+                starts.append(cur)
+        if len(starts) < count:
+            return None
+        start = self._earliest(
+            starts=starts, ends=ends, count=count, required=(), ready_of=ready_of, duration=duration
+        )
+        if start is None:
+            return None
+        # The first ``count`` free at ``start`` in preference order.
+        first: list[int] = []
+        for i in candidates:
+            ready = ready_of.get(i)
+            if ready is not None and self._free_at(i, start, duration, ready):
+                first.append(i)
+                if len(first) == count:
+                    break
+        return Plan(start, tuple(first))
+
+    def _start_now(
+        self,
+        candidates: Sequence[int],
+        *,
+        count: int,
+        cpus: int,
+        mem: int,
+        whole_mem: bool,
+        duration: float,
+        whole_node: bool,
+        required: Sequence[int],
+        excluded: frozenset[int] | set[int],
+        all_now: bool,
+    ) -> Plan | None:
+        """:meth:`plan`'s answer when the job can start now, else None: the nodes that fit
+        now, found by two comparisons per node.  Most jobs backfill starts are found here,
+        so the release lists and reservations of busy nodes (the whole earliest-start
+        search) are walked only for the jobs that must wait."""
+        now = self.now
+        fc = self.free_cpus
+        fm = self.free_mem
+        cap = self.cap_mem
+        resv = self.reservations
+        end_now = now + duration
+        capc = self.cap_cpus if whole_node else None
+        need_cpus = cpus
+        stop_at = count if not required and not all_now else 0
+        # Skip the nodes known to have no CPU free; extend that prefix while scanning.
+        entry = self.full_prefix.get(id(candidates))
+        first = entry[1] if entry is not None and entry[0] is candidates else 0
+        size = len(candidates)
+        while first < size and fc[candidates[first]] <= 0:
+            first += 1
+        self.full_prefix[id(candidates)] = (candidates, first)
+        now_ok: list[int] = []
+        for k in range(first, size):
+            i = candidates[k]
+            if excluded and i in excluded:
+                continue
+            need_mem = cap[i] if whole_mem else mem
+            if capc is not None:
+                need_cpus = max(capc[i], cpus)
+                need_mem = max(cap[i], mem)
+            if fc[i] < need_cpus or fm[i] < need_mem:
+                continue
+            rl = resv.get(i)
+            if rl and any(rs < end_now and re > now for rs, re in rl):
+                continue
+            now_ok.append(i)
+            if len(now_ok) == stop_at:
+                return Plan(now, tuple(now_ok), immediate=True)
+        if len(now_ok) >= count and set(required).issubset(now_ok):
+            if all_now:
+                return Plan(now, tuple(now_ok), immediate=True)
+            return Plan(now, _pick(now_ok, required, count), immediate=True)
+        return None
+
     def _earliest(
         self,
         *,
@@ -277,3 +471,57 @@ def _pick(nodes: Sequence[int], required: Sequence[int], count: int) -> tuple[in
     req = set(required)
     others = [i for i in nodes if i not in req]
     return tuple([i for i in nodes if i in req] + others[: count - len(req)])
+
+
+class _ReadyIndex:
+    """One candidate list's ready times for one request (CPUs, memory, whole node/memory):
+    for each candidate reserved for nobody, when it first has the share free (within the
+    window), and those times sorted.  A node leaves it for good once reserved (its
+    reservations are looked at job by job) and is looked at again when a start changes
+    what it has free (:meth:`Timeline.add_release`)."""
+
+    __slots__ = ("candidates", "cpus", "mem", "members", "ready", "sorted_ready", "whole_mem", "whole_node")
+
+    def __init__(
+        self,
+        line: Timeline,
+        candidates: Sequence[int],
+        *,
+        cpus: int,
+        mem: int,
+        whole_mem: bool,
+        whole_node: bool,
+    ) -> None:
+        self.candidates = candidates
+        self.cpus = cpus
+        self.mem = mem
+        self.whole_mem = whole_mem
+        self.whole_node = whole_node
+        self.members = frozenset(candidates)
+        self.ready: dict[int, float] = {}
+        horizon = line.horizon
+        resv = line.reservations
+        for i in candidates:
+            if resv.get(i):
+                continue
+            ready = line.ready_at(i, *line.needs(i, cpus, mem, whole_mem, whole_node))
+            if ready <= horizon:
+                self.ready[i] = ready
+        self.sorted_ready = sorted(self.ready.values())
+
+    def reserved_members(self, line: Timeline) -> list[int]:
+        return [i for i, rl in line.reservations.items() if rl and i in self.members]
+
+    def drop(self, i: int) -> None:
+        old = self.ready.pop(i, None)
+        if old is not None:
+            del self.sorted_ready[bisect_left(self.sorted_ready, old)]
+
+    def refresh(self, line: Timeline, i: int) -> None:
+        if i not in self.members or line.reservations.get(i):
+            return
+        self.drop(i)
+        ready = line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))
+        if ready <= line.horizon:
+            self.ready[i] = ready
+            insort(self.sorted_ready, ready)

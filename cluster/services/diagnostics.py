@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db.models import BigIntegerField, Case, Count, DateTimeField, F, Field, Q, Value, When
-from django.db.models.functions import Greatest
+from django.db import connection
+from django.db.models import Count
 
 from cluster import clock
 from cluster.core.states import HOLDING_JOB_STATES, JobState
@@ -72,53 +72,89 @@ def _row(since: datetime) -> SchedulerStats:
 
 
 def record_pass(figures: PassFigures, *, backfill: bool, now: datetime | None = None) -> None:
-    """Add one pass to the counters: one UPDATE (an INSERT once, the first time ever)."""
+    """Add one pass to the counters: one UPDATE (an INSERT once, the first time ever).
+
+    Every counter is computed from the row's own values inside the statement (never read
+    and written back), so passes of several processes add up.  The statement is written
+    here from the model's columns, not through the ORM: compiling thirty CASE expressions
+    cost ~20-30 ms a pass, the statement itself well under a millisecond."""
     now = now or clock.now()
-    new_day = Q(since__lt=midnight(now))
+    sql, params = _pass_update(figures, backfill=backfill, now=now)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        counted = cursor.rowcount
+    if not counted:
+        _row(midnight(now))  # never reset: the figures of the day, as a read shows them
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
 
-    def fresh_or(value: object, default: object, output: Field | None = None) -> Case:
-        # The row of an earlier day starts again with this pass.
-        return Case(
-            When(new_day, then=Value(value)), default=default, output_field=output or BigIntegerField()
-        )
 
+def _pass_update(figures: PassFigures, *, backfill: bool, now: datetime) -> tuple[str, list[object]]:
+    """The UPDATE of :func:`record_pass`: a row of an earlier day (``since`` before today's
+    midnight) starts again with this pass, the others' counters zeroed."""
+    meta = SchedulerStats._meta
+    quote = connection.ops.quote_name
+    day = meta.get_field("since").get_db_prep_value(midnight(now), connection)
+    sets: list[str] = []
+    params: list[object] = []
+
+    def col(name: str) -> str:
+        return quote(meta.get_field(name).column)
+
+    def fresh_or_add(name: str, value: int) -> None:
+        # A new day: the pass's own value; else the counter plus it.
+        sets.append(f"{col(name)} = CASE WHEN {since} < %s THEN %s ELSE {col(name)} + %s END")
+        params.extend((day, value, value))
+
+    def fresh_or_max(name: str, value: int) -> None:
+        c = col(name)
+        sets.append(f"{c} = CASE WHEN {since} < %s THEN %s WHEN {c} > %s THEN {c} ELSE %s END")
+        params.extend((day, value, value, value))
+
+    def plain(name: str, value: object) -> None:
+        sets.append(f"{col(name)} = %s")
+        params.append(value)
+
+    def fresh_or_keep(name: str, value: object) -> None:
+        if value is None:  # a literal NULL: a NULL parameter has no type for PostgreSQL to infer
+            sets.append(f"{col(name)} = CASE WHEN {since} < %s THEN NULL ELSE {col(name)} END")
+            params.append(day)
+            return
+        sets.append(f"{col(name)} = CASE WHEN {since} < %s THEN %s ELSE {col(name)} END")
+        params.extend((day, value))
+
+    since = col("since")
     us, depth, tried, backfilled = figures.elapsed_us, figures.depth, figures.tried, figures.backfilled
     if backfill:
-        own = {
-            "bf_cycles": fresh_or(1, F("bf_cycles") + 1),
-            "bf_last_us": Value(us),
-            "bf_max_us": fresh_or(us, Greatest(F("bf_max_us"), Value(us), output_field=BigIntegerField())),
-            "bf_sum_us": fresh_or(us, F("bf_sum_us") + us),
-            "bf_last_depth": Value(depth),
-            "bf_depth_sum": fresh_or(depth, F("bf_depth_sum") + depth),
-            "bf_last_depth_try": Value(tried),
-            "bf_depth_try_sum": fresh_or(tried, F("bf_depth_try_sum") + tried),
-            "bf_queue_len": Value(depth),
-            "bf_queue_len_sum": fresh_or(depth, F("bf_queue_len_sum") + depth),
-            "bf_backfilled_jobs": fresh_or(backfilled, F("bf_backfilled_jobs") + backfilled),
-            "bf_last_when": Value(now),
-        }
+        fresh_or_add("bf_cycles", 1)
+        plain("bf_last_us", us)
+        fresh_or_max("bf_max_us", us)
+        fresh_or_add("bf_sum_us", us)
+        plain("bf_last_depth", depth)
+        fresh_or_add("bf_depth_sum", depth)
+        plain("bf_last_depth_try", tried)
+        fresh_or_add("bf_depth_try_sum", tried)
+        plain("bf_queue_len", depth)
+        fresh_or_add("bf_queue_len_sum", depth)
+        fresh_or_add("bf_backfilled_jobs", backfilled)
+        plain("bf_last_when", meta.get_field("bf_last_when").get_db_prep_value(now, connection))
         others = _MAIN
     else:
-        own = {
-            "main_cycles": fresh_or(1, F("main_cycles") + 1),
-            "main_last_us": Value(us),
-            "main_max_us": fresh_or(
-                us, Greatest(F("main_max_us"), Value(us), output_field=BigIntegerField())
-            ),
-            "main_sum_us": fresh_or(us, F("main_sum_us") + us),
-            "main_depth_sum": fresh_or(depth, F("main_depth_sum") + depth),
-        }
+        fresh_or_add("main_cycles", 1)
+        plain("main_last_us", us)
+        fresh_or_max("main_max_us", us)
+        fresh_or_add("main_sum_us", us)
+        fresh_or_add("main_depth_sum", depth)
         others = _BACKFILL
-        own["bf_last_when"] = fresh_or(None, F("bf_last_when"), DateTimeField())
-    fields = {
-        **own,
-        **{name: fresh_or(0, F(name)) for name in others},
-        "since": fresh_or(midnight(now), F("since"), DateTimeField()),
-    }
-    if not SchedulerStats.objects.filter(pk=_ROW).update(**fields):
-        _row(midnight(now))  # never reset: the figures of the day, as a read shows them
-        SchedulerStats.objects.filter(pk=_ROW).update(**fields)
+        fresh_or_keep("bf_last_when", None)
+    for name in others:
+        fresh_or_keep(name, 0)
+    # Last, though every expression reads the row as it was before the statement.
+    fresh_or_keep("since", day)
+    table = quote(meta.db_table)
+    sql = f"UPDATE {table} SET {', '.join(sets)} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608 - columns from the model
+    params.append(_ROW)
+    return sql, params
 
 
 def reset(*, now: datetime | None = None) -> datetime:

@@ -1,0 +1,159 @@
+"""Benchmark: the scheduler pass *service* (what the cycles and the simulator call).
+
+    .venv/bin/python -m bench.pass_service [--nodes 1000 10000] [--pending 1000] [--runs 3]
+                                           [--backfill] [--profile FILE]
+
+``bench.pass_scaling`` times the pure core on a snapshot built in memory; this times
+:func:`cluster.services.scheduling.schedule_pass` itself on the simulator's store (SQLite in
+memory, ``config.settings_sim``): reading the snapshot, the extensions' plugins, the core,
+and writing the decisions.  The cluster: ``--nodes`` nodes of 64 CPUs in one partition, each
+running three jobs (half its CPUs), and ``--pending`` serial and small jobs.  Each timed pass
+runs in a transaction rolled back afterwards, so every run sees the same store.  Prints, per
+node count, the median pass time and the SQL statements one pass runs (a count, so not
+noisy), and the growth exponent in nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _setup(state_dir: str) -> None:
+    for name in ("FSCHED_REDIS_URL", "FSCHED_DATABASE_URL", "FSCHED_SQLITE_PATH"):
+        os.environ.pop(name, None)
+    os.environ["FSCHED_STATE_DIR"] = state_dir
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings_sim"
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def populate(conf: Path, nodes: int, pending: int) -> None:
+    """A fresh store: the configuration loaded, every node IDLE or MIXED, the jobs."""
+    from django.core.management import call_command
+
+    from cluster.core.states import JobState, NodeBase
+    from cluster.models import Job, Node
+    from cluster.services.configuration import config_load
+    from cluster.services.state import refresh_usage
+
+    call_command("flush", verbosity=0, interactive=False)
+    width = len(str(nodes))
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "slurm.conf").write_text(
+        "ClusterName=bench\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
+        f"NodeName=n[{1:0{width}d}-{nodes:0{width}d}] CPUs=64 RealMemory=256000 State=UNKNOWN\n"
+        f"PartitionName=batch Nodes=n[{1:0{width}d}-{nodes:0{width}d}] Default=YES"
+        " MaxTime=1440 DefaultTime=60\n"
+    )
+    config_load(path=conf / "slurm.conf")
+    names = list(Node.objects.order_by("name").values_list("name", flat=True))
+    Node.objects.update(base_state=NodeBase.IDLE, flags=0, last_contact=NOW)
+    jobs = []
+    job_id = 1
+    for k, name in enumerate(names):
+        for j in range(3):
+            jobs.append(
+                Job(
+                    id=job_id,
+                    user=f"u{job_id % 20}",
+                    partition="batch",
+                    state=JobState.RUNNING,
+                    submit_time=NOW - timedelta(hours=2),
+                    start_time=NOW - timedelta(minutes=(k * 7 + j * 13) % 50),
+                    time_limit=60,
+                    num_tasks=[8, 16, 8][j],
+                    node_list=name,
+                    batch_host=name,
+                    alloc={name: [[8, 16, 8][j], 4000]},
+                    launched=True,
+                )
+            )
+            job_id += 1
+    for i in range(pending):
+        jobs.append(
+            Job(
+                id=job_id,
+                user=f"u{i % 20}",
+                partition="batch",
+                state=JobState.PENDING,
+                submit_time=NOW - timedelta(seconds=pending - i),
+                num_tasks=(1, 2, 4, 8, 64)[i % 5],
+                mem_per_node=(None, 1000, 4000, None, 8000)[i % 5],
+                time_limit=(5, 15, 30, 60, 120)[i % 5],
+            )
+        )
+        job_id += 1
+    Job.objects.bulk_create(jobs, batch_size=2000)
+    refresh_usage()
+
+
+def one_pass(backfill: bool) -> tuple[float, int, int]:
+    """(seconds, SQL statements, jobs started) of one pass, rolled back."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from cluster.services.scheduling import schedule_pass
+
+    with transaction.atomic():
+        with CaptureQueriesContext(connection) as queries:
+            t0 = time.perf_counter()
+            summary = schedule_pass(now=NOW, backfill=backfill)
+            elapsed = time.perf_counter() - t0
+        transaction.set_rollback(True)
+    return elapsed, len(queries), summary.written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench.pass_service", description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, nargs="+", default=[1_000, 10_000])
+    ap.add_argument("--pending", type=int, default=1_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--backfill", action="store_true", help="backfill passes (default: main passes)")
+    ap.add_argument("--profile", type=Path, default=None, help="cProfile of one pass at the largest size")
+    args = ap.parse_args(argv)
+
+    from bench import reference
+
+    work = Path(tempfile.mkdtemp(prefix="fsched-pass-service-"))
+    _setup(str(work / "state"))
+    kind = "backfill" if args.backfill else "main"
+    print(f"schedule_pass ({kind}), {args.pending:,} pending, median of {args.runs}")
+    print(f"  before: {reference.describe()}")
+    medians = {}
+    for n in args.nodes:
+        populate(work / f"conf{n}", n, args.pending)
+        one_pass(args.backfill)  # warm-up
+        runs = [one_pass(args.backfill) for _ in range(args.runs)]
+        medians[n] = statistics.median(t for t, _, _ in runs)
+        print(f"  {n:>7,} nodes: {medians[n] * 1000:8.1f} ms  {runs[0][1]} statements  {runs[0][2]} started")
+        if args.profile and n == max(args.nodes):
+            prof = cProfile.Profile()
+            prof.runcall(one_pass, args.backfill)
+            prof.dump_stats(args.profile)
+    if len(medians) >= 2:
+        lo, hi = min(medians), max(medians)
+        exp = math.log(medians[hi] / medians[lo]) / math.log(hi / lo)
+        print(f"  growth exponent in nodes ({lo:,} to {hi:,}): {exp:.2f}")
+    print(f"  after: {reference.describe()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
