@@ -1,15 +1,18 @@
 """The spool's completions: fsynced together, each before its rename (agent/spool.py,
-#18 benchmark: one fsync after another held the agent's loop ~3.5 ms per completion)."""
+#18 benchmark: one fsync after another held the agent's loop ~3.5 ms per completion),
+and its records' dicts as dataclasses.asdict gives them."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import threading
 
 import pytest
 
 from agent import spool as spool_module
-from agent.spool import Completion, Spool
+from agent.spool import Completion, JobState, Spool
 
 
 def completions(n: int, first: int = 1) -> list[Completion]:
@@ -69,3 +72,42 @@ def test_a_failed_fsync_renames_nothing_and_raises(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="Input/output error"):
         spool.write_completions(completions(3))
     assert not any(p.name.endswith(".json") and not p.name.startswith(".") for p in spool.done_dir.iterdir())
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        *completions(2),
+        Completion(
+            job_id=9,
+            node="n",
+            exit_code=0,
+            signal=9,
+            end_time=1.5,
+            seq=3,
+            run=2,
+            out_of_memory=True,
+            max_rss_kb=2048,
+            total_cpu_secs=0.25,
+        ),
+        JobState(
+            job_id=5,
+            node="node01",
+            pid=0,
+            pgid=0,
+            started=1.0,
+            start_ticks=7,
+            start_ticks_max=0,
+            status_file="/s/5/status",
+            run=1,
+            launch="launch=5.1.ab",
+        ),
+    ],
+)
+def test_records_serialize_as_asdict_does(record, tmp_path):
+    assert spool_module._flat(record) == dataclasses.asdict(record)
+    assert list(spool_module._flat(record)) == list(dataclasses.asdict(record))  # same key order
+    if isinstance(record, JobState):
+        spool = Spool(tmp_path / "spool")
+        spool.write_state(record)
+        assert json.loads((spool.state_dir / "5.json").read_bytes()) == dataclasses.asdict(record)
