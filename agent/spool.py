@@ -47,7 +47,8 @@ import secrets
 import shutil
 import stat
 import time
-from dataclasses import asdict, dataclass, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,10 @@ FILE_MODE = 0o600
 LOCK_WAIT = 2.0  # seconds a second agent waits for the spool lock
 _LOCK_POLL = 0.05
 _IDENTITY = re.compile(r"[0-9a-f]{12}")
+# Completions written before their fsyncs at most this many at a time: each holds a
+# descriptor until synced, and the agent's jobs need theirs.
+_SYNC_GROUP = 64
+_SYNC_THREADS = 16
 
 
 class SpoolLocked(Exception):
@@ -116,7 +121,10 @@ class Completion:
     total_cpu_secs: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _flat(self)
+
+
+_FIELDS = {cls: tuple(f.name for f in fields(cls)) for cls in (JobState, Completion)}
 
 
 def _private_dir(path: Path) -> None:
@@ -128,18 +136,51 @@ def _private_dir(path: Path) -> None:
         log.warning("spool directory %s was mode %04o, now %04o", path, mode, DIR_MODE)
 
 
-def _write_private(path: Path, data: bytes, *, sync: bool = False) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file + rename), mode 0600."""
+def _stage_private(path: Path, data: bytes) -> tuple[Path, int]:
+    """``data`` written to the temporary file of ``path``, mode 0600: (its path, its open fd)."""
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
     try:
         os.fchmod(fd, FILE_MODE)  # a leftover temporary file keeps its old mode otherwise
         os.write(fd, data)
+    except BaseException:
+        os.close(fd)
+        raise
+    return tmp, fd
+
+
+def _write_private(path: Path, data: bytes, *, sync: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file + rename), mode 0600."""
+    tmp, fd = _stage_private(path, data)
+    try:
         if sync:
             os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+_syncers: ThreadPoolExecutor | None = None
+
+
+def _fsync_all(fds: list[int]) -> None:
+    """fsync every descriptor, concurrently when there are several; the first error raised."""
+    global _syncers  # noqa: PLW0603 - one small pool per agent process, made on first use
+    if len(fds) <= 1:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    if _syncers is None:
+        _syncers = ThreadPoolExecutor(max_workers=_SYNC_THREADS, thread_name_prefix="spool-fsync")
+    for _ in _syncers.map(os.fsync, fds):
+        pass
+
+
+def _flat(record: JobState | Completion) -> dict[str, Any]:
+    """The record's fields as a dict, as ``dataclasses.asdict`` gives them: every field
+    is a scalar, so asdict's recursive deep copy (a third of the spool's CPU per job,
+    profiled) has nothing to copy."""
+    return {name: getattr(record, name) for name in _FIELDS[type(record)]}
 
 
 def _read_small(path: str | Path) -> bytes | None:
@@ -295,7 +336,7 @@ class Spool:
         return _number(_read_small(self.job_dir(job_id) / PID_NAME))
 
     def write_state(self, state: JobState) -> None:
-        _write_private(self.state_dir / f"{state.job_id}.json", json.dumps(asdict(state)).encode())
+        _write_private(self.state_dir / f"{state.job_id}.json", json.dumps(_flat(state)).encode())
 
     def _records(self) -> list[JobState]:
         """Every recorded launch; job directories nobody recorded are removed."""
@@ -348,9 +389,25 @@ class Spool:
     # -- completions ----------------------------------------------------------------
 
     def write_completions(self, completions: list[Completion]) -> None:
-        """Durably record completions: fsync each file, then the directory once."""
-        for c in completions:
-            _write_private(self.done_dir / f"{c.job_id}.json", json.dumps(c.to_dict()).encode(), sync=True)
+        """Durably record completions: each file fsynced before its rename, then the
+        directory once.
+
+        A group's files are all written first and fsynced together, from a few threads:
+        the file system's journal commits concurrent fsyncs as one (ext4's jbd2), where
+        one fsync after another made a commit each and held the agent's loop ~3.5 ms per
+        completion (measured here: 0.15 ms per file in a group of 16)."""
+        for start in range(0, len(completions), _SYNC_GROUP):
+            staged: list[tuple[Path, Path, int]] = []
+            try:
+                for c in completions[start : start + _SYNC_GROUP]:
+                    path = self.done_dir / f"{c.job_id}.json"
+                    staged.append((path, *_stage_private(path, json.dumps(c.to_dict()).encode())))
+                _fsync_all([fd for _, _, fd in staged])
+            finally:
+                for _, _, fd in staged:
+                    os.close(fd)
+            for path, tmp, _ in staged:
+                os.replace(tmp, path)
         if completions:
             os.fsync(self._done_fd)
 

@@ -189,7 +189,9 @@ def running(mode: str, urls: dict[str, str], port: int) -> Iterator[Bench]:
             cluster.start_server()
             if mode == "distributed":
                 celery = distributed.start_celery(cluster.env, state)
-            cluster.start_agent()
+            # The agent logs at the server's level (FSCHED_LOG_LEVEL above): three INFO
+            # lines a job would be a tenth of its CPU.
+            cluster.start_agent(None, "--log-level", "WARNING")
             bench = Bench(cluster)
             deadline = time.monotonic() + 30
             # Every node the agent hosts comes up IDLE (CLOUD nodes stay powered down).

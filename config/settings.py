@@ -170,7 +170,7 @@ if REDIS_URL:
     }
     CELERY_BROKER_URL = REDIS_URL
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "cluster.publish_layer.JsonCopyInMemoryChannelLayer"}}
     CELERY_BROKER_URL = "memory://"
 CELERY_TASK_IGNORE_RESULT = True
 # Beat reads the cycles' rows (the cycles app: PeriodicTask rows an administrator edits)
