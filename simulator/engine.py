@@ -123,6 +123,7 @@ class Engine:
         self.log: observe.EventLog | None = None
         self.agents: world.Agents | None = None
         self.cycle_runs: dict[str, int] = {}
+        self._users: dict[str, Any] = {}
 
     # -- the controller's pluggable leaves ---------------------------------------------
 
@@ -217,9 +218,12 @@ class Engine:
             except ServiceError as exc:
                 raise SimulationError(f"{dump}: {exc}") from exc
         model = get_user_model()
+        wanted = {j.user for j in self.jobs}
         existing = set(model.objects.values_list("username", flat=True))
-        for name in sorted({j.user for j in self.jobs} - existing):
+        for name in sorted(wanted - existing):
             model.objects.create_user(name)
+        # Read once: nothing changes a user during a simulation (a read a submission saved).
+        self._users = {u.get_username(): u for u in model.objects.filter(username__in=sorted(wanted))}
 
     def _queue_start(self) -> None:
         for job in sorted(self.jobs, key=lambda j: (j.submit, j.job_id)):
@@ -327,11 +331,9 @@ class Engine:
     # -- submissions --------------------------------------------------------------------
 
     def _submit(self, job: SimJob) -> None:
-        from django.contrib.auth import get_user_model  # noqa: PLC0415
-
         from cluster.services.jobs import job_submit  # noqa: PLC0415
 
-        user = get_user_model().objects.get(username=job.user)
+        user = self._users[job.user]
         try:
             submitted = job_submit(user=user, spec=self.spec_of(job))
         except ServiceError as exc:
