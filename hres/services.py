@@ -138,10 +138,25 @@ def resources_store(loaded: ResourcesText, *, actor: str, now=None, recover: boo
 
 def configured_state(nodes: tuple[str, ...] | None = None) -> HresState:
     """The configured layers: resources.yaml plus the layers dynamic nodes were created
-    with, without any runtime update."""
+    with, without any runtime update.
+
+    Every submission asking for a resource reads it (the never-runs check): kept per
+    process like current_state's, validated by the file's version, the kept updates' last
+    id and count, and the node list (profiled at 10,000 nodes: 68 ms a build)."""
+    row = ResourcesFile.current()
     nodes = _node_names() if nodes is None else nodes
-    state = build_state(current_config(), nodes)
-    return _replay(state, LayerUpdate.objects.filter(keep=True).order_by("id"))
+    kept = LayerUpdate.objects.filter(keep=True)
+    last = kept.aggregate(m=Max("id"))["m"] or 0
+    key = (row.version, last, kept.count() if last else 0, nodes)
+    with _lock:
+        cached = _configured_cache.get(key)
+    if cached is not None:
+        return cached
+    state = _replay(build_state(_config_for(row), nodes), kept.order_by("id"))
+    with _lock:
+        _configured_cache.clear()
+        _configured_cache[key] = state
+    return state
 
 
 _AWAY = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN
@@ -203,6 +218,7 @@ def node_configured_layers(names: Iterable[str], *, actor: str = "", now=None) -
 _lock = threading.Lock()
 _config_cache: dict[int, HresConfig] = {}
 _state_cache: dict[tuple, HresState] = {}
+_configured_cache: dict[tuple, HresState] = {}
 
 
 def _config_for(row: ResourcesFile) -> HresConfig:

@@ -282,8 +282,17 @@ def power_job(job: Job) -> PowerJob:
     )
 
 
+# The fields power_job reads. A whole Job row (its JSON fields decoded) cost ~10 ms a
+# power cycle for fifty running jobs, profiled in the simulator; the rest is never read here.
+_POWER_JOB_FIELDS = (
+    "id", "alloc", "state", "partition", "requeue", "reservation",
+    "features", "exclusive", "oversubscribe", "extra", "layout",
+)  # fmt: skip
+
+
 def _holding_jobs(names: Iterable[str] | None = None) -> list[Job]:
-    jobs = list(Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES]))
+    holding = Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES])
+    jobs = list(holding.only(*_POWER_JOB_FIELDS))
     if names is None:
         return jobs
     wanted = set(names)
