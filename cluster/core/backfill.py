@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 INF = math.inf
@@ -240,20 +240,7 @@ class Timeline:
                 now_ok.append(i)
                 if len(now_ok) == stop_at:
                     return Plan(now, tuple(now_ok), immediate=True)
-            # Feasible starts T on this node: T >= ready and [T, T+duration) clear of every
-            # reservation, i.e. T <= rs - duration or T >= re for each.
-            cur = ready
-            for rs, re in rl:
-                if re <= cur:
-                    continue
-                if rs - duration >= cur:
-                    starts.append(cur)
-                    ends.append(rs - duration)
-                cur = re
-                if cur > horizon:
-                    break
-            if cur <= horizon:
-                starts.append(cur)
+            _starts_between(rl, ready, duration, horizon, starts=starts, ends=ends)
 
         req_set = set(required)
         if len(now_ok) >= count and req_set.issubset(now_ok):
@@ -270,14 +257,7 @@ class Timeline:
         if required:
             chosen = [i for i in ready_of if self._free_at(i, start, duration, ready_of[i])]
             return Plan(start, _pick(chosen, required, count))
-        # The first ``count`` free at ``start`` in preference order: stop once found.
-        first: list[int] = []
-        for i, ready in ready_of.items():
-            if self._free_at(i, start, duration, ready):
-                first.append(i)
-                if len(first) == count:
-                    break
-        return Plan(start, tuple(first))
+        return Plan(start, self._first_free(ready_of, ready_of, start, duration, count))
 
     def ready_at(self, i: int, need_cpus: int, need_mem: int) -> float:
         """When node ``i`` has ``need_cpus`` and ``need_mem`` free: now, the end of the
@@ -337,18 +317,7 @@ class Timeline:
             if ready > horizon:
                 continue
             ready_of[i] = ready
-            cur = ready
-            for rs, re in self.reservations[i]:
-                if re <= cur:
-                    continue
-                if rs - duration >= cur:
-                    starts.append(cur)
-                    ends.append(rs - duration)
-                cur = re
-                if cur > horizon:
-                    break
-            if cur <= horizon:
-                starts.append(cur)
+            _starts_between(self.reservations[i], ready, duration, horizon, starts=starts, ends=ends)
         if len(starts) < count:
             return None
         start = self._earliest(
@@ -356,15 +325,7 @@ class Timeline:
         )
         if start is None:
             return None
-        # The first ``count`` free at ``start`` in preference order.
-        first: list[int] = []
-        for i in candidates:
-            ready = ready_of.get(i)
-            if ready is not None and self._free_at(i, start, duration, ready):
-                first.append(i)
-                if len(first) == count:
-                    break
-        return Plan(start, tuple(first))
+        return Plan(start, self._first_free(candidates, ready_of, start, duration, count))
 
     def _start_now(
         self,
@@ -454,6 +415,19 @@ class Timeline:
             return t
         return None
 
+    def _first_free(
+        self, order: Iterable[int], ready_of: Mapping[int, float], start: float, duration: float, count: int
+    ) -> tuple[int, ...]:
+        """The first ``count`` nodes of ``order`` (preference order) free at ``start``."""
+        first: list[int] = []
+        for i in order:
+            ready = ready_of.get(i)
+            if ready is not None and self._free_at(i, start, duration, ready):
+                first.append(i)
+                if len(first) == count:
+                    break
+        return tuple(first)
+
     def _free_at(self, i: int, t: float, duration: float, ready: float) -> bool:
         if ready > t:
             return False
@@ -462,6 +436,31 @@ class Timeline:
             return True
         end = t + duration
         return not any(rs < end and re > t for rs, re in rl)
+
+
+def _starts_between(
+    reservations: Sequence[tuple[float, float]],
+    ready: float,
+    duration: float,
+    horizon: float,
+    *,
+    starts: list[float],
+    ends: list[float],
+) -> None:
+    """The feasible starts T on a reserved node, added to ``starts``/``ends``: T >= ready
+    and [T, T+duration) clear of every reservation, i.e. T <= rs - duration or T >= re."""
+    cur = ready
+    for rs, re in reservations:
+        if re <= cur:
+            continue
+        if rs - duration >= cur:
+            starts.append(cur)
+            ends.append(rs - duration)
+        cur = re
+        if cur > horizon:
+            break
+    if cur <= horizon:
+        starts.append(cur)
 
 
 def _pick(nodes: Sequence[int], required: Sequence[int], count: int) -> tuple[int, ...]:
