@@ -307,6 +307,10 @@ class Job(models.Model):
     alloc = models.JSONField(default=dict, blank=True, help_text="{node: [cpus, mem]} while holding nodes")
     # Launch bookkeeping: set when the agent says the process exists.
     launched = models.BooleanField(default=False)
+    # When the launch left, if well after start_time: a pass's launches are sent when its
+    # transaction commits, and a long pass would otherwise spend their BatchStartTimeout
+    # (cluster/services/launch_watch.py) before they were sent.
+    launch_sent = models.DateTimeField(null=True, blank=True)
     # PrologFlags=Alloc: the nodes whose allocation Prolog has not yet succeeded (the job
     # is CONFIGURING until none is left).
     prolog_nodes = models.JSONField(default=list, blank=True)

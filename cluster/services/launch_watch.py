@@ -5,13 +5,15 @@ Launch: a RUNNING job whose agent never reported ``started`` within BatchStartTi
 seconds (slurm.conf, default 10) is, as slurmctld says, "missing from batch node (not
 found BatchStartTime after startup)": it is requeued when it may be, else it ends
 NODE_FAIL (``fail_job``, the same end as a job lost with its node). The time counts from
-the later of the job's start and its batch host's last registration, because a
-registering agent is sent the launches it missed (agent_register's relaunch) and must
-get the whole timeout for them. The launch is not re-sent first: the agent answers a
-repeated launch with ``started`` at once, so a launch unanswered for 10 s means an agent
-that does not work, and one more try would only hold the nodes longer. A ``cancel`` goes
-to the batch host first (with the requeue after it on the same connection), so a launch
-that was merely slow cannot run beside the job's next run.
+the latest of the job's start, the moment its launch left (``launch_sent``: a long pass
+commits, and so sends its launches, well after its clock) and its batch host's last
+registration, because a registering agent is sent the launches it missed
+(agent_register's relaunch) and must get the whole timeout for them. The launch is not
+re-sent first: the agent answers a repeated launch with ``started`` at once, so a launch
+unanswered for 10 s means an agent that does not work, and one more try would only hold
+the nodes longer. A ``cancel`` goes to the batch host first (with the requeue after it on
+the same connection), so a launch that was merely slow cannot run beside the job's next
+run.
 
 Cancel: a job still holding its nodes KillWait + UnkillableStepTimeout (default 30 + 60)
 seconds after its kill was requested has processes that would not die, or an agent that
@@ -51,7 +53,11 @@ def _launch_timeouts(now: datetime, timeout: int) -> list[Job]:
     limit = now - timedelta(seconds=timeout)
     jobs = list(
         Job.objects.select_for_update().filter(
-            state=JobState.RUNNING, launched=False, kill_requested__isnull=True, start_time__lt=limit
+            Q(launch_sent__isnull=True) | Q(launch_sent__lt=limit),
+            state=JobState.RUNNING,
+            launched=False,
+            kill_requested__isnull=True,
+            start_time__lt=limit,
         )
     )
     if not jobs:

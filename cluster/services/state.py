@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
+
+from django.db import transaction
 
 from cluster import clock, extensions, job_mail, publish
 from cluster.core.gres import launch_gres
@@ -374,6 +376,7 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
     ]
     credentials = job_credentials.mint_many(launching)
     publish.to_agents([(job.batch_host, launch_payload(job, credentials[job.id])) for job in launching])
+    _note_launch_sent([job.id for job in launching], now)
     for job in prologs:
         send_alloc_prologs(job)
 
@@ -396,7 +399,28 @@ def launch_configured(job: Job, *, now: datetime, why: str) -> bool:
     job.save(update_fields=["state", "start_time", "launched"])
     record_transition(job, JobState.CONFIGURING, now=now, why=why, node=job.node_list)
     publish.to_agent(job.batch_host, launch_payload(job))
+    _note_launch_sent([job.id], now)
     return True
+
+
+# Launches leave when the transaction that started their jobs commits.  A pass of
+# thousands of starts can commit many seconds after its clock (the jobs' start_time);
+# counted from start_time, BatchStartTimeout would run out before the agents were told.
+_LAUNCH_LAG = timedelta(seconds=1)
+
+
+def _note_launch_sent(job_ids: list[int], started: datetime) -> None:
+    """After the commit: when the launches left, recorded only when that is later than
+    their start by ``_LAUNCH_LAG`` (one statement, and none at all for a quick pass)."""
+    if not job_ids:
+        return
+
+    def note() -> None:
+        sent = clock.now()
+        if sent - started >= _LAUNCH_LAG:
+            Job.objects.filter(pk__in=job_ids, start_time=started, launched=False).update(launch_sent=sent)
+
+    transaction.on_commit(note)
 
 
 def pause_job(

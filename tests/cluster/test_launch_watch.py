@@ -11,6 +11,7 @@ import pytest
 from django.db.models import F
 from django.utils import timezone
 
+from cluster import clock
 from cluster.core.states import NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import agents
@@ -128,3 +129,43 @@ def test_an_administrators_drain_reason_is_kept(demo, users):
     assert launch_watch_pass(now=now).endswith("drained=0")
     assert Job.objects.get(pk=job.id).state == "TIMEOUT"
     assert Node.objects.get(name=job.batch_host).reason == "disk swap"
+
+
+def _pass_committing_at(pass_clock, commit_clock, capture):
+    """A pass whose clock reads ``pass_clock`` and whose transaction commits, sending its
+    launches, when the controller's clock reads ``commit_clock``."""
+    clock.install(lambda: commit_clock)
+    try:
+        with capture(execute=True):
+            schedule_pass(now=pass_clock)
+    finally:
+        clock.uninstall()
+
+
+def test_a_long_pass_launches_get_the_whole_timeout_from_their_commit(
+    demo, users, django_capture_on_commit_callbacks
+):
+    # Measured in distributed mode: a pass starting 2,845 jobs committed 27 s after its
+    # clock, and the launches were timed out from that clock before the agents could answer.
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    spec = {"wrap": "true", "work_dir": "/tmp", "partition": "batch"}
+    job_id = job_submit(user=users["alice"], spec=spec).job_ids[0]
+    pass_clock, sent = now - timedelta(seconds=30), now - timedelta(seconds=5)
+    _pass_committing_at(pass_clock, sent, django_capture_on_commit_callbacks)
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.start_time, job.launch_sent) == ("RUNNING", pass_clock, sent)
+    assert launch_watch_pass(now=now).startswith("launch_timeouts=0 ")
+    assert launch_watch_pass(now=sent + timedelta(seconds=11)).startswith("launch_timeouts=1 ")
+    assert Job.objects.get(pk=job_id).state == "PENDING"
+
+
+def test_a_quick_pass_records_no_launch_time(demo, users, django_capture_on_commit_callbacks):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    spec = {"wrap": "true", "work_dir": "/tmp", "partition": "batch"}
+    job_id = job_submit(user=users["alice"], spec=spec).job_ids[0]
+    _pass_committing_at(now, now + timedelta(milliseconds=300), django_capture_on_commit_callbacks)
+    job = Job.objects.get(pk=job_id)
+    assert (job.state, job.launch_sent) == ("RUNNING", None)
+    assert launch_watch_pass(now=now + timedelta(seconds=11)).startswith("launch_timeouts=1 ")
