@@ -111,7 +111,9 @@ def run_backfill() -> str:
 
 def run_event_schedule() -> str:
     """The quick pass after a submission or a completion: the head of each queue only."""
-    return run_schedule(queue_depth=settings.FSCHED_QUEUE_DEPTH)
+    from cluster.services.scheduler_params import event_queue_depth  # noqa: PLC0415 - keep import light
+
+    return run_schedule(queue_depth=event_queue_depth())
 
 
 def run_health() -> str:

@@ -395,9 +395,10 @@ class Engine:
 # sdiag's counters (diagnostics.record_pass) and each cycle's row (cycles' CycleStatus).
 # Profiled, those two took a fifth of a simulation; they decide nothing.
 def _event_pass() -> str:
+    from cluster.services.scheduler_params import event_queue_depth  # noqa: PLC0415
     from cluster.services.scheduling import schedule_pass  # noqa: PLC0415
 
-    schedule_pass(backfill=False, queue_depth=settings.FSCHED_QUEUE_DEPTH)
+    schedule_pass(backfill=False, queue_depth=event_queue_depth())
     return "ran"
 
 

@@ -145,7 +145,8 @@ class JobView:
 class SchedulerConfig:
     backfill: bool = True
     bf_max_job_test: int = 500
-    max_starts_per_pass: int | None = None
+    max_starts_per_pass: int | None = None  # the main loop's (Slurm's sched_max_job_start)
+    bf_max_job_start: int | None = None  # backfill's own starts in a pass
     default_mem_per_node: int = 0  # DefMemPerNode, MB
     bf_window: int = 1440  # minutes ahead backfill plans reservations (Slurm's bf_window)
 
@@ -675,7 +676,9 @@ class _Pass:
                 waiting.append((job, part, shape, prio))
 
         bf_tested = reservations = 0
-        if self.cfg.backfill and waiting and (limit is None or len(self.starts) < limit):
+        # The main loop's start limit is its own: backfill may still start the jobs it
+        # did not reach, within bf_max_job_start (as Slurm's backfill thread does).
+        if self.cfg.backfill and waiting:
             bf_tested, reservations = self._backfill(waiting, decisions)
 
         gone = {s.job_id for s in self.starts}.union(expired)
@@ -1013,10 +1016,10 @@ class _Pass:
             releases.extend(zip(start.node_indices, repeat(end), start.cpus_per_node, start.mem_per_node))
         timeline.load_releases(releases)
 
-        limit = self.cfg.max_starts_per_pass
-        tested = reserved = 0
+        limit = self.cfg.bf_max_job_start
+        tested = reserved = started = 0
         for job, part, shape, prio in waiting:
-            if tested >= self.cfg.bf_max_job_test or (limit is not None and len(self.starts) >= limit):
+            if tested >= self.cfg.bf_max_job_test or (limit is not None and started >= limit):
                 break
             tested += 1
             if self.gating:
@@ -1050,6 +1053,7 @@ class _Pass:
                         decisions[job.job_id] = Pending(job.job_id, chosen.reason, chosen.detail, prio)
                     continue
                 start = self._start(job, shape, prio=prio, chosen=chosen, backfill=True)
+                started += 1
                 end = now + duration
                 for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
                     timeline.add_release(i, end, c, m)

@@ -58,6 +58,7 @@ from cluster.core.hostlists import HostlistError, HostlistTooLarge
 from cluster.core.hostlists import count as hostlist_size
 from cluster.core.private_data import parse_private_data
 from cluster.core.prolog_conf import PARSERS as PROLOG_PARSERS
+from cluster.core.sched_params import parse_scheduler_parameters
 from slurmwords.durations import parse_time_limit
 from slurmwords.hostlists import split_top
 from slurmwords.memory import parse_memory_mb
@@ -1250,6 +1251,7 @@ class _Builder:
         resources = options.get("ResourcesFile")
         get("PrivateData", parse_private_data, None)  # checked here, read where it is honoured
         get("DependencyParameters", parse_dependency_parameters, None)  # read by the pass
+        get("SchedulerParameters", parse_scheduler_parameters, None)  # likewise
         for key, parse in PROLOG_PARSERS.items():  # likewise (cluster/core/prolog_conf.py)
             get(key, parse, None)
         return {

@@ -20,7 +20,7 @@ from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
-from cluster.services import rows
+from cluster.services import rows, scheduler_params
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.dependencies import policy as dependency_policy
 from cluster.services.dependencies import read_facts as read_depend_facts
@@ -271,7 +271,7 @@ def build_snapshot(
         partitions=partitions,
         pending=tuple(pending_views),
         running=tuple(running_views),
-        config=scheduler.SchedulerConfig(backfill=backfill),
+        config=scheduler_params.pass_config(backfill=backfill),
         # One read for every dependency of the pass, none when no job has one.
         depend_facts=read_depend_facts(waiting_on, singles) if waiting_on else None,
     )

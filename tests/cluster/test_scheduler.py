@@ -442,9 +442,19 @@ def test_explicit_priority_orders_within_a_tier():
 
 
 def test_max_starts_per_pass():
-    r = schedule(snap([node(0)], [job(i) for i in range(1, 5)], max_starts_per_pass=2))
+    # sched_max_job_start: the main loop stops starting; the rest wait with Priority.
+    r = schedule(snap([node(0)], [job(i) for i in range(1, 5)], max_starts_per_pass=2, backfill=False))
     assert list(started(r)) == [1, 2]
     assert reasons(r) == {3: Reason.PRIORITY, 4: Reason.PRIORITY}
+
+
+def test_backfill_starts_what_the_main_loop_did_not_reach_within_bf_max_job_start():
+    pending = [job(i) for i in range(1, 6)]
+    r = schedule(snap([node(0)], pending, max_starts_per_pass=2, bf_max_job_start=2))
+    assert list(started(r)) == [1, 2, 3, 4]
+    assert [s.job_id for s in r.starts if s.backfill] == [3, 4]
+    assert reasons(r) == {5: Reason.PRIORITY}
+    assert list(started(schedule(snap([node(0)], pending, max_starts_per_pass=2)))) == [1, 2, 3, 4, 5]
 
 
 # --------------------------------------------------------------------------- time limits

@@ -1,0 +1,43 @@
+"""The configuration in force's SchedulerParameters, as the pass and the cycles use them
+(cluster/core/sched_params.py parses and checks them)."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+
+from cluster.core.sched_params import SchedParams, parse_scheduler_parameters
+from cluster.core.scheduler import SchedulerConfig
+from cluster.models import ClusterConfig
+
+log = logging.getLogger(__name__)
+
+
+def current() -> SchedParams:
+    text = ClusterConfig.current().options.get("SchedulerParameters")
+    try:
+        return parse_scheduler_parameters(text)
+    except ValueError as exc:
+        # Checked when slurm.conf is read; a value stored before that check existed must
+        # not stop every pass, so it is taken as slurmctld takes a bad one: the defaults.
+        log.error("SchedulerParameters: %s; using the defaults", exc)
+        return SchedParams()
+
+
+def pass_config(*, backfill: bool) -> SchedulerConfig:
+    """The core's configuration for one pass."""
+    params = current()
+    return SchedulerConfig(
+        backfill=backfill,
+        bf_max_job_test=params.bf_max_job_test,
+        bf_window=params.bf_window,
+        max_starts_per_pass=params.sched_max_job_start or None,
+        bf_max_job_start=params.bf_max_job_start or None,
+    )
+
+
+def event_queue_depth() -> int:
+    """The jobs per partition an event-driven pass considers: slurm.conf's
+    default_queue_depth, else the controller's FSCHED_QUEUE_DEPTH."""
+    return current().default_queue_depth or settings.FSCHED_QUEUE_DEPTH
