@@ -21,7 +21,7 @@ $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
-	./scripts/fsched-fast-start.sh $(BIN)
+	$(BIN)/python -I scripts/fsched_fast_start.py
 	touch $(STAMP)
 
 $(SLURM_BIN)/.made: $(STAMP) Makefile
@@ -43,7 +43,7 @@ agent:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements-agent.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
-	./scripts/fsched-fast-start.sh $(BIN)
+	$(BIN)/python -I scripts/fsched_fast_start.py
 	./scripts/slurm-links.sh $(SLURM_BIN) $(SLURM_COMMANDS)
 
 # Maintenance, with network to PyPI (not part of `make test`): regenerate the locks after an

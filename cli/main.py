@@ -79,5 +79,29 @@ def main(argv: list[str] | None = None, *, rerun_with_site: bool = False) -> int
         raise
 
 
+def exit_fast(status: int) -> None:
+    """End the process (never returns) with ``status``, skipping Python's finalization (a
+    full garbage collection and every module torn down: 8 of the 48 million instructions of
+    an ``sbatch`` under -S) when nothing depends on it: no ``atexit`` callback and no thread
+    that exit would wait for. Files are written in ``with`` blocks; what remains is stdout
+    and stderr, flushed here. Anything else (a flush that fails, a callback, a running
+    thread) takes the ordinary exit."""
+    import atexit  # noqa: PLC0415 - built in, nothing to load
+    import os  # noqa: PLC0415 - loaded by then: scripts/fsched imports it
+
+    threading = sys.modules.get("threading")
+    waits = threading is not None and any(
+        not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()
+    )
+    if not waits and getattr(atexit, "_ncallbacks", lambda: 1)() == 0:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            sys.exit(status)
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,5 +1,5 @@
 """The installed ``fsched`` starts Python without ``site`` (``python -S``, scripts/fsched and
-scripts/fsched-fast-start.sh): it finds fsched's packages itself, from any directory and
+scripts/fsched_fast_start.py): it finds fsched's packages itself, from any directory and
 with an empty environment, in the checkout's venv or in a venv elsewhere, and the commands
 that need the server's packages run again under a plain interpreter."""
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 INSTALLED = BIN / "fsched"
 SLURM_BIN = BIN.parent / "slurm-bin"
-FAST_START = str(ROOT / "scripts" / "fsched-fast-start.sh")
+FAST_START = str(ROOT / "scripts" / "fsched_fast_start.py")
 PY_VERSION = f"python{sys.version_info[0]}.{sys.version_info[1]}"
 
 
@@ -90,38 +90,97 @@ def test_simulate_finds_the_simulator_installed(tmp_path):
     assert f"--conf: {tmp_path / 'nowhere' / 'slurm.conf'}: no such file" in run.stderr
 
 
-def _venv_elsewhere(tmp_path: Path) -> Path:
-    """A venv outside the checkout, with fsched installed as pip installs its script: the
-    interpreter alone on the first line, then scripts/fsched-fast-start.sh."""
+def _venv_elsewhere(tmp_path: Path, editable: bool = True) -> Path:
+    """A venv outside the checkout with fsched installed in it, editable (a .pth naming the
+    checkout) or not (the packages copied into site-packages), and its script as pip writes
+    it (the interpreter alone on the first line), then the install's fast start."""
     venv = tmp_path / "elsewhere" / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site_packages = venv / "lib" / PY_VERSION / "site-packages"
+    if editable:
+        (site_packages / "__editable__.fsched-0.1.0.pth").write_text(f"{ROOT}\n")
+    else:
+        no_bytecode = shutil.ignore_patterns("__pycache__")
+        for package in ("cli", "slurmwords"):
+            shutil.copytree(ROOT / package, site_packages / package, ignore=no_bytecode)
     script = (ROOT / "scripts" / "fsched").read_text().split("\n", 1)[1]
     (venv / "bin" / "fsched").write_text(f"#!{venv / 'bin' / 'python3'}\n{script}")
-    subprocess.run([FAST_START, str(venv / "bin")], check=True, timeout=120)
+    _fast_start(venv)
     return venv
+
+
+def _fast_start(venv: Path) -> None:
+    subprocess.run([str(venv / "bin" / "python"), "-I", FAST_START], check=True, timeout=120, cwd=ROOT)
+
+
+def _packages_line(command: Path) -> str:
+    return next(line for line in command.read_text().splitlines() if line.startswith("PACKAGES = "))
 
 
 def test_an_editable_install_in_a_venv_elsewhere_finds_the_checkout(tmp_path):
     venv = _venv_elsewhere(tmp_path)
-    site_packages = venv / "lib" / PY_VERSION / "site-packages"
-    (site_packages / "__editable__.fsched-0.1.0.pth").write_text(f"{ROOT}\n")
-    run = _run([str(venv / "bin" / "fsched"), "sbatch", "--help"], tmp_path)
+    assert _packages_line(venv / "bin" / "fsched") == f"PACKAGES = {str(ROOT)!r}"
+    run = _run([str(venv / "bin" / "fsched"), "sbatch", "--help"], tmp_path, {"PYTHONPROFILEIMPORTTIME": "1"})
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("usage: sbatch")
+    assert "site" not in _imported(run.stderr)
 
 
 def test_a_regular_install_in_a_venv_elsewhere_finds_its_site_packages(tmp_path):
     # `pip install .` copies the packages into site-packages and writes no .pth.
-    venv = _venv_elsewhere(tmp_path)
+    venv = _venv_elsewhere(tmp_path, editable=False)
     site_packages = venv / "lib" / PY_VERSION / "site-packages"
-    for package in ("cli", "slurmwords"):
-        shutil.copytree(ROOT / package, site_packages / package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert _packages_line(venv / "bin" / "fsched") == f"PACKAGES = {str(site_packages)!r}"
     run = _run([str(venv / "bin" / "fsched"), "squeue", "--help"], tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("usage: squeue")
 
 
+def test_packages_that_moved_since_the_install_are_found_by_site(tmp_path):
+    # The checkout the install wrote is gone; the venv's .pth names where it is now.
+    venv = _venv_elsewhere(tmp_path)
+    command = venv / "bin" / "fsched"
+    command.write_text(command.read_text().replace(_packages_line(command), f"PACKAGES = {str(tmp_path)!r}"))
+    run = _run([str(command), "sbatch", "--help"], tmp_path, {"PYTHONPROFILEIMPORTTIME": "1"})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage: sbatch")
+    assert "site" in _imported(run.stderr)
+
+
 def test_the_fast_start_line_is_written_once(tmp_path):
     venv = _venv_elsewhere(tmp_path)
-    subprocess.run([FAST_START, str(venv / "bin")], check=True, timeout=120)
-    assert (venv / "bin" / "fsched").read_text().splitlines()[0] == f"#!{venv / 'bin' / 'python3'} -S"
+    _fast_start(venv)
+    lines = (venv / "bin" / "fsched").read_text().splitlines()
+    assert lines[0] == f"#!{venv / 'bin' / 'python3'} -S"
+    assert lines.count(f"PACKAGES = {str(ROOT)!r}") == 1
+
+
+def test_a_line_left_in_stdouts_buffer_reaches_the_pipe_at_the_fast_exit(tmp_path):
+    # sbatch --version writes one short line and returns; nothing flushes it but the exit.
+    run = _run([str(INSTALLED), "sbatch", "--version"], tmp_path)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "slurm 23.11.0 (fsched)\n", "")
+
+
+def _exit_fast(code: str) -> subprocess.CompletedProcess:
+    """``code`` then ``exit_fast(3)`` in a fresh interpreter started as the command is."""
+    start = f"import sys; sys.path.append({str(ROOT)!r}); from cli.main import exit_fast"
+    program = f"{start}\n{code}\nexit_fast(3)"
+    return _run([sys.executable, "-S", "-c", program], ROOT)
+
+
+def test_the_fast_exit_flushes_stdout_and_keeps_the_status():
+    run = _exit_fast("print('written', end='')")
+    assert (run.returncode, run.stdout) == (3, "written")
+
+
+def test_the_fast_exit_leaves_atexit_callbacks_to_the_ordinary_exit():
+    run = _exit_fast("import atexit; atexit.register(print, 'at exit')")
+    assert (run.returncode, run.stdout) == (3, "at exit\n")
+
+
+def test_the_fast_exit_waits_for_a_thread_as_the_ordinary_exit_does():
+    run = _exit_fast(
+        "import threading, time\n"
+        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()"
+    )
+    assert (run.returncode, run.stdout) == (3, "thread done\n")

@@ -14,8 +14,8 @@ INSTALLED = Path(sys.executable).parent / "fsched"
 
 
 def _body(path: Path) -> list[str]:
-    """The file without its first line (the interpreter, written by the install)."""
-    return path.read_text().splitlines()[1:]
+    """The file without what the install writes: the interpreter (first line) and PACKAGES."""
+    return [line for line in path.read_text().splitlines()[1:] if not line.startswith("PACKAGES = ")]
 
 
 def test_the_installed_command_is_the_repositorys_launcher():
