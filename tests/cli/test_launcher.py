@@ -43,10 +43,11 @@ def test_sbatch_through_the_installed_command_imports_only_what_it_uses(tmp_path
     lines = done.stderr.splitlines()
     imported = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
     assert "cli.sbatch" in imported and "cli.client" in imported
-    heavy = {"re", "enum", "functools", "collections", "argparse", "json", "typing", "http.client"}
+    heavy = {"re", "enum", "functools", "collections", "argparse", "json", "typing", "http.client", "types"}
     assert heavy & imported == set()
     assert done.returncode == 1
     assert [line for line in lines if not line.startswith("import time:")] == [
         "fsched: error: Unable to contact slurm controller (connect failure)",
         f"fsched: error: tried http://127.0.0.1:{port}: Connection refused",
     ]
+
