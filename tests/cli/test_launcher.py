@@ -51,3 +51,22 @@ def test_sbatch_through_the_installed_command_imports_only_what_it_uses(tmp_path
         f"fsched: error: tried http://127.0.0.1:{port}: Connection refused",
     ]
 
+
+def test_squeue_through_the_installed_command_imports_neither_typing_nor_re(tmp_path):
+    # typing (with re, enum and functools) was two fifths of the instructions of a squeue.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {"FSCHED_URL": f"http://127.0.0.1:{port}", "FSCHED_CLI_CONFIG": str(tmp_path / "none.json")}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(INSTALLED), "squeue"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    lines = done.stderr.splitlines()
+    imported = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+    assert "cli.squeue" in imported and "cli.client" in imported
+    assert {"re", "enum", "functools", "typing", "argparse", "json", "types"} & imported == set()
+    assert done.returncode == 1
