@@ -16,8 +16,9 @@ TOOLS_VENV := .venv-tools
 TOOLS_STAMP := $(TOOLS_VENV)/.installed
 
 # requirements.lock is requirements.txt pinned with hashes (`make lock`): every machine gets
-# the versions the tests passed with.
-$(STAMP): requirements.lock pyproject.toml
+# the versions the tests passed with. The installed fsched is a copy of scripts/fsched that
+# scripts/fsched_fast_start.py then starts with -S: made again when either changes.
+$(STAMP): requirements.lock pyproject.toml scripts/fsched scripts/fsched_fast_start.py
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
