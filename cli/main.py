@@ -85,15 +85,15 @@ def exit_fast(status: int) -> None:
     an ``sbatch`` under -S) when nothing depends on it: no ``atexit`` callback and no thread
     that exit would wait for. Files are written in ``with`` blocks; what remains is stdout
     and stderr, flushed here. Anything else (a flush that fails, a callback, a running
-    thread) takes the ordinary exit."""
+    thread, a status that is not a number) takes the ordinary exit."""
     import atexit  # noqa: PLC0415 - built in, nothing to load
-    import os  # noqa: PLC0415 - loaded by then: scripts/fsched imports it
+    import os  # noqa: PLC0415 - loaded by then: the commands import it
 
     threading = sys.modules.get("threading")
     waits = threading is not None and any(
         not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()
     )
-    if not waits and getattr(atexit, "_ncallbacks", lambda: 1)() == 0:
+    if isinstance(status, int) and not waits and getattr(atexit, "_ncallbacks", lambda: 1)() == 0:
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -184,3 +184,9 @@ def test_the_fast_exit_waits_for_a_thread_as_the_ordinary_exit_does():
         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()"
     )
     assert (run.returncode, run.stdout) == (3, "thread done\n")
+
+
+def test_a_status_that_is_not_a_number_is_printed_as_the_ordinary_exit_prints_it():
+    program = f"import sys; sys.path.append({str(ROOT)!r}); from cli.main import exit_fast; exit_fast('bad')"
+    run = _run([sys.executable, "-S", "-c", program], ROOT)
+    assert (run.returncode, run.stderr) == (1, "bad\n")
