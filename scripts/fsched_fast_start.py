@@ -37,7 +37,7 @@ def main() -> int:
     new.write_text(f"{first.split(' ', 1)[0]} -S\n{rest}", encoding="utf-8")
     new.chmod(0o755)
     os.replace(new, command)
-    ok = all(compileall.compile_dir(Path(packages) / name, quiet=1) for name in ("cli", "slurmwords"))
+    ok = all([compileall.compile_dir(Path(packages) / name, quiet=1) for name in ("cli", "slurmwords")])
     return 0 if ok else 1
 
 
