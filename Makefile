@@ -16,11 +16,13 @@ TOOLS_VENV := .venv-tools
 TOOLS_STAMP := $(TOOLS_VENV)/.installed
 
 # requirements.lock is requirements.txt pinned with hashes (`make lock`): every machine gets
-# the versions the tests passed with.
-$(STAMP): requirements.lock pyproject.toml
+# the versions the tests passed with. The installed fsched is a copy of scripts/fsched that
+# scripts/fsched_fast_start.py then starts with -S: made again when either changes.
+$(STAMP): requirements.lock pyproject.toml scripts/fsched scripts/fsched_fast_start.py
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
+	$(BIN)/python -I scripts/fsched_fast_start.py
 	touch $(STAMP)
 
 $(SLURM_BIN)/.made: $(STAMP) Makefile
@@ -42,6 +44,7 @@ agent:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements-agent.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . --config-settings editable_mode=compat
+	$(BIN)/python -I scripts/fsched_fast_start.py
 	./scripts/slurm-links.sh $(SLURM_BIN) $(SLURM_COMMANDS)
 
 # Maintenance, with network to PyPI (not part of `make test`): regenerate the locks after an

@@ -1,9 +1,11 @@
 """Start-up latency of the ``fsched`` CLI: median wall and CPU time of whole processes.
 
-Budget: one ``fsched sbatch --wrap=true`` under 50 ms including Python's own
+Target (#18): one ``fsched sbatch --wrap=true`` within 15 ms including Python's own
 start.  Cases, each run N times (default 30) after one warm-up:
 
 * ``python -c pass``: the interpreter alone;
+* ``python -S -c pass``: the interpreter without ``site``, as the installed command
+  starts it (scripts/fsched);
 * ``python -c 'import re'``: what pip's console-script wrapper cost every run
   before ``fsched`` became scripts/fsched (that wrapper imports ``re``), for comparison;
 * ``sbatch --help`` / ``squeue --help``: argument parsing, no network;
@@ -11,15 +13,22 @@ start.  Cases, each run N times (default 30) after one warm-up:
   against a closed port (the command fails fast; no server time counted);
 * ``sbatch --wrap=true (canned)`` / ``squeue (canned)``: the full path against
   a tiny in-process HTTP server that answers canned JSON at once, i.e. the
-  CLI's share of a real submission without the controller's work.
+  CLI's share of a real submission without the controller's work;
+* ``sbatch --wrap=true (canned, site)``: the same command under a plain ``python``
+  (with ``site``), for comparison with the fast start.
 
-Usage: ``.venv/bin/python bench/cli_latency.py [N]``.
+With ``--instructions``, each case also runs once under valgrind's callgrind and the
+instructions it executed are printed (millions): unlike time, the machine's other load
+leaves them unchanged, so two branches compare on a busy machine.
+
+Usage: ``.venv/bin/python bench/cli_latency.py [N] [--instructions]``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import socket
 import statistics
@@ -93,8 +102,23 @@ def timed(argv: list[str], env: dict) -> tuple[float, float]:
     return wall, cpu
 
 
+def instructions(argv: list[str], env: dict) -> float | None:
+    """Millions of instructions of one run, counted by callgrind; None without valgrind."""
+    try:
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+            env=env, cwd=ROOT, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    except FileNotFoundError:
+        return None
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    return int(found.group(1)) / 1e6 if found else None
+
+
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    args = [arg for arg in sys.argv[1:] if arg != "--instructions"]
+    runs = int(args[0]) if args else 30
+    counted = {}
     server = ThreadingHTTPServer(("127.0.0.1", 0), Canned)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     # As installed: bytecode cached (a dev shell's PYTHONDONTWRITEBYTECODE
@@ -108,6 +132,7 @@ def main() -> None:
     print(f"command: {' '.join(fsched)}; load average before: {load_average()}")
     cases = [
         ("python -c pass", [PY, "-c", "pass"], canned),
+        ("python -S -c pass", [PY, "-S", "-c", "pass"], canned),
         ("python -c 'import re'", [PY, "-c", "import re"], canned),
         ("sbatch --help", [*fsched, "sbatch", "--help"], canned),
         ("squeue --help", [*fsched, "squeue", "--help"], canned),
@@ -115,17 +140,25 @@ def main() -> None:
         ("sbatch --wrap=true (canned)", [*fsched, "sbatch", "--wrap=true"], canned),
         ("squeue (canned)", [*fsched, "squeue"], canned),
     ]
-    for _name, argv, env in cases:  # warm-up: page cache and __pycache__
+    if fsched == [script]:
+        cases.append(("sbatch --wrap=true (canned, site)", [PY, script, "sbatch", "--wrap=true"], canned))
+    for name, argv, env in cases:  # warm-up: page cache and __pycache__
         timed(argv, env)
+        if "--instructions" in sys.argv:
+            counted[name] = instructions(argv, env)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name, _argv, _env in cases}
     for _ in range(runs):  # interleaved, so a busy neighbour weighs on every case alike
         for name, argv, env in cases:
             times[name].append(timed(argv, env))
-    print(f"{'case':<32} {'median ms':>10} {'min ms':>8} {'CPU ms':>8}   (N={runs}; CPU: median user+sys)")
+    head = f"{'case':<36} {'median ms':>10} {'min ms':>8} {'CPU ms':>8}" + ("  M instr" if counted else "")
+    print(f"{head}   (N={runs}; CPU: median user+sys)")
     for name, values in times.items():
         walls = [w for w, _ in values]
         cpu = statistics.median(c for _, c in values)
-        print(f"{name:<32} {statistics.median(walls):>10.1f} {min(walls):>8.1f} {cpu:>8.1f}")
+        line = f"{name:<36} {statistics.median(walls):>10.1f} {min(walls):>8.1f} {cpu:>8.1f}"
+        if counted:
+            line += f" {counted[name]:>8.1f}" if counted[name] is not None else "        -"
+        print(line)
     print(f"load average after: {load_average()}")
     server.shutdown()
 

@@ -41,6 +41,15 @@ class OptionalValue:
         return hash(self.const)
 
 
+class Namespace:
+    """The options as attributes, as argparse's Namespace holds them. Not
+    ``types.SimpleNamespace``: importing ``types`` is 1 of the 39 million instructions of
+    an ``sbatch``."""
+
+    def __init__(self, values: dict) -> None:
+        self.__dict__.update(values)
+
+
 Row = tuple[tuple[str, ...], str, object, str | None, str]
 
 

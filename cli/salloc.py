@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from types import SimpleNamespace
 
 from cli import fastargs
 from cli.allocation import NOT_THE_JOBS
@@ -51,9 +50,9 @@ def build_parser():
     return p
 
 
-def parse_args(argv: list[str]) -> SimpleNamespace:
+def parse_args(argv: list[str]) -> fastargs.Namespace:
     fast = fastargs.parse(argv, options(), POSITIONALS)
-    return SimpleNamespace(**(vars(build_parser().parse_args(argv)) if fast is None else fast))
+    return fastargs.Namespace(vars(build_parser().parse_args(argv)) if fast is None else fast)
 
 
 def default_command(environ: dict[str, str]) -> list[str]:

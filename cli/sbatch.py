@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
 
 from cli import clusters, fastargs
 from slurmwords.nice import DEFAULT_NICE, parse_nice
@@ -201,10 +200,10 @@ def build_parser():
     return p
 
 
-def parse_args(argv: list[str]) -> SimpleNamespace:
+def parse_args(argv: list[str]) -> fastargs.Namespace:
     """What ``build_parser().parse_args(argv)`` gives, without argparse when ``cli.fastargs`` can."""
     fast = fastargs.parse(argv, OPTIONS, POSITIONALS)
-    return SimpleNamespace(**(vars(build_parser().parse_args(argv)) if fast is None else fast))
+    return fastargs.Namespace(vars(build_parser().parse_args(argv)) if fast is None else fast)
 
 
 # ------------------------------------------------------------ #SBATCH lines

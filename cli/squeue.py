@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from types import SimpleNamespace
 
 from cli import clusters, fastargs
 from cli.fmt import (
@@ -256,10 +255,10 @@ def build_parser():
     return p
 
 
-def parse_args(argv: list[str]) -> SimpleNamespace:
+def parse_args(argv: list[str]) -> fastargs.Namespace:
     """What ``build_parser().parse_args(argv)`` gives, without argparse when ``cli.fastargs`` can."""
     fast = fastargs.parse(argv, OPTIONS)
-    return SimpleNamespace(**(vars(build_parser().parse_args(argv)) if fast is None else fast))
+    return fastargs.Namespace(vars(build_parser().parse_args(argv)) if fast is None else fast)
 
 
 def query(ns) -> dict:
