@@ -375,7 +375,10 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         job for job, place in placed if not place.configuring and not job.prolog_nodes and job.id not in held
     ]
     credentials = job_credentials.mint_many(launching)
-    publish.to_agents([(job.batch_host, launch_payload(job, credentials[job.id])) for job in launching])
+    added = extensions.launch_fields(launching)
+    publish.to_agents(
+        [(job.batch_host, launch_payload(job, credentials[job.id], added[job.id])) for job in launching]
+    )
     for job in prologs:
         send_alloc_prologs(job)
 
@@ -671,14 +674,16 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
         end_job(job, JobState.NODE_FAIL, now=now, why=why, reason=Reason.NODE_FAIL, node=node)
 
 
-def launch_payload(job: Job, credential: str | None = None) -> dict[str, Any]:
-    """The launch message, with the job's credential (minted here when not given)."""
+def launch_payload(
+    job: Job, credential: str | None = None, added: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The launch message, with the job's credential (minted here when not given) and
+    what the extensions add to it (``extensions.launch_fields``, asked here when not given)."""
     if credential is None:
         credential = job_credentials.mint(job)
     cpus, mem = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[:2]
-    added: dict[str, Any] = {}
-    for ext in extensions.active():
-        added.update(ext.launch_fields(job))
+    if added is None:
+        added = extensions.launch_fields([job])[job.id]
     launch = LaunchJob(
         job_id=job.id,
         run=job.restart_count,
