@@ -369,6 +369,11 @@ class ClusterExtension:
         when the job starts: the hierarchical resources' plugin data for the nodes."""
         return {}
 
+    def launch_fields_many(self, jobs: Sequence[Any]) -> Mapping[int, Mapping[str, Any]]:
+        """``launch_fields`` of the jobs a pass launches together, by job id: for an
+        extension that reads what it needs once for them all rather than once a job."""
+        return {job.id: self.launch_fields(job) for job in jobs}
+
     def job_steps(self, job_ids: Sequence[int], now: datetime) -> Mapping[int, Sequence[Any]]:
         """The steps srun started (cluster.core.job_steps.Step each), listed after a job's
         batch step by accounting (sacct's ``N.0``, ``N.1`` ...)."""
@@ -564,6 +569,16 @@ def overview_panels() -> list[OverviewPanel]:
 def launch_ready(job: Any) -> bool:
     """Every extension agrees that the CONFIGURING or starting ``job`` may be launched."""
     return all(ext.launch_ready(job) for ext in active())
+
+
+def launch_fields(jobs: Sequence[Any]) -> dict[int, dict[str, Any]]:
+    """job id -> what every extension adds to its launch (``launch_fields_many``)."""
+    out: dict[int, dict[str, Any]] = {job.id: {} for job in jobs}
+    if jobs:
+        for ext in active():
+            for job_id, fields in ext.launch_fields_many(jobs).items():
+                out[job_id].update(fields)
+    return out
 
 
 def job_signalled(job: Any, signal: str) -> None:

@@ -221,11 +221,15 @@ class HresExtension(ClusterExtension):
         pre-runs left it (``prep``, in resources.yaml's order), for the node callbacks."""
         if not lua_plugins.resources_with_plugins():
             return {}
-        preps = lua_callbacks.job_preps(job.id, job.restart_count)
-        if not preps:
-            return {}
-        # The pre-runs are over once the job launches: no asynchronous one is running.
-        return {"hres": [{**prep, "async_running": False} for prep in preps]}
+        return _launched(lua_callbacks.job_preps(job.id, job.restart_count))
+
+    def launch_fields_many(self, jobs: Sequence[Any]) -> Mapping[int, Mapping[str, Any]]:
+        """As launch_fields, for a pass's launches: the configuration in force read once
+        for them all, and their preps in one query."""
+        if not jobs or not lua_plugins.resources_with_plugins():
+            return {job.id: {} for job in jobs}
+        preps = lua_callbacks.runs_preps([(job.id, job.restart_count) for job in jobs])
+        return {job.id: _launched(preps.get((job.id, job.restart_count), [])) for job in jobs}
 
     def node_created(self, node: Any, fields: Mapping[str, Any], *, actor: str, now: datetime) -> None:
         """``HRES=`` of a dynamic node: its configured layers, kept in ``Node.extra``."""
@@ -249,3 +253,10 @@ class HresExtension(ClusterExtension):
     def nodes_reset(self, names: Sequence[str], *, actor: str, now: datetime) -> None:
         # Back to the configured layers (Slurm's hres.html, "Runtime Updates").
         services.node_configured_layers(names, actor=actor, now=now)
+
+
+def _launched(preps: list[dict[str, Any]]) -> Mapping[str, Any]:
+    if not preps:
+        return {}
+    # The pre-runs are over once the job launches: no asynchronous one is running.
+    return {"hres": [{**prep, "async_running": False} for prep in preps]}

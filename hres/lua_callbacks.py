@@ -419,11 +419,27 @@ def job_preps(job_id: int, run: int) -> list[dict[str, Any]]:
     """The ``prep`` of each resource of a run of the job, in resources.yaml's order: what
     its nodes receive."""
     found = JobPluginRun.objects.filter(job_id=job_id, run=run).order_by("position")
+    return [_sent(prep) for prep in found.values_list("prep", flat=True)]
+
+
+def runs_preps(runs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], list[dict[str, Any]]]:
+    """job_preps of several runs (job id, run) in one query; a run without any is left out."""
+    wanted = set(runs)
+    if not wanted:
+        return {}
+    found = JobPluginRun.objects.filter(job_id__in={job_id for job_id, _ in wanted}).order_by(
+        "job_id", "run", "position"
+    )
+    out: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for job_id, run, prep in found.values_list("job_id", "run", "prep"):
+        if (job_id, run) in wanted:
+            out.setdefault((job_id, run), []).append(_sent(prep))
+    return out
+
+
+def _sent(prep: dict[str, Any]) -> dict[str, Any]:
     # The marker of a running asynchronous pre-run (hres.lua_async) is the controller's.
-    return [
-        {k: v for k, v in prep.items() if k not in lua_async_jobs.MARKER_KEYS}
-        for prep in found.values_list("prep", flat=True)
-    ]
+    return {k: v for k, v in prep.items() if k not in lua_async_jobs.MARKER_KEYS}
 
 
 # --------------------------------------------------------------------------- epilog

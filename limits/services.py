@@ -35,7 +35,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from cluster import clock, publish, triggers
@@ -896,10 +896,11 @@ def submit_fields(
         shape=shape,
         submit_time=now.timestamp(),
     )
-    active = _active_requests(policy, account, qos, user)
-    from limits.core.policy import check_submit  # noqa: PLC0415 - the name is taken by this module's API
+    from limits.core.policy import check_submit, counts_submitted  # noqa: PLC0415 - the name is taken here
 
-    verdict = check_submit(policy, job, active=active, now=now.timestamp(), count=max(count, 1))
+    # The queue is read only when a submit limit counts it, and then counted in SQL.
+    submitted = _submitted_groups(policy, account, qos, user) if counts_submitted(policy, job) else {}
+    verdict = check_submit(policy, job, submitted=submitted, now=now.timestamp(), count=max(count, 1))
     if verdict is not None:
         raise ServiceError(_slurm_words(verdict), field="account")
     return out
@@ -942,9 +943,14 @@ def _slurm_words(verdict: str) -> str:
     return verdict
 
 
-def _active_requests(policy: Policy, account: str, qos: str, user: str) -> list[JobRequest]:
-    """The active jobs the submit limits of a new job can count: the user's, those of the
-    accounts of its tree (below its top account), and those of its QOS."""
+def _submitted_groups(
+    policy: Policy, account: str, qos: str, user: str
+) -> dict[tuple[str, str, str, str], int]:
+    """How many active jobs the submit limits of a new job can count, by (user, account,
+    partition, QOS): the user's, those of the accounts of its tree (below its top
+    account), and those of its QOS.  Counted by the database: the submit limits count
+    jobs, whatever they ask for, so no job's row is read (#18: a submission cost grew
+    with the queue's depth)."""
     top = account
     a = policy.account(account)
     if a is not None:
@@ -956,39 +962,15 @@ def _active_requests(policy: Policy, account: str, qos: str, user: str) -> list[
         name = todo.pop()
         tree.add(name)
         todo.extend(c.account for c in policy.children.get(name, ()))
-    rows = Job.objects.filter(
-        Q(user=user) | Q(account__in=tree) | Q(qos=qos), state__in=[s.value for s in ACTIVE_JOB_STATES]
-    ).values(
-        "id",
-        "user",
-        "account",
-        "partition",
-        "qos",
-        "state",
-        "min_nodes",
-        "num_tasks",
-        "cpus_per_task",
-        "mem_per_node",
-        "time_limit",
-        "licenses",
-        "gres",
-        "submit_time",
-    )
-    out = []
-    for r in rows:
-        out.append(
-            JobRequest(
-                job_id=r["id"],
-                user=r["user"],
-                account=r["account"],
-                partition=r["partition"],
-                qos=r["qos"],
-                shape=requested_shape(policy, r["partition"], r),
-                submit_time=r["submit_time"].timestamp(),
-                running=r["state"] != JobState.PENDING,
-            )
+    rows = (
+        Job.objects.filter(
+            Q(user=user) | Q(account__in=tree) | Q(qos=qos), state__in=[s.value for s in ACTIVE_JOB_STATES]
         )
-    return out
+        .order_by()
+        .values_list("user", "account", "partition", "qos")
+        .annotate(n=Count("id"))
+    )
+    return {(u, acct, part, q): n for u, acct, part, q, n in rows}
 
 
 # --------------------------------------------------------------------------- scheduler pass

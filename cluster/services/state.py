@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, Q
 
 from cluster import clock, extensions, job_mail, publish
 from cluster.core.gres import launch_gres
@@ -375,7 +376,10 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         job for job, place in placed if not place.configuring and not job.prolog_nodes and job.id not in held
     ]
     credentials = job_credentials.mint_many(launching)
-    publish.to_agents([(job.batch_host, launch_payload(job, credentials[job.id])) for job in launching])
+    added = extensions.launch_fields(launching)
+    publish.to_agents(
+        [(job.batch_host, launch_payload(job, credentials[job.id], added[job.id])) for job in launching]
+    )
     _note_launch_sent([job.id for job in launching], now)
     for job in prologs:
         send_alloc_prologs(job)
@@ -491,13 +495,15 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
     beside a running job.
     """
     fields = ("name", "cpus", "alloc_cpus", "alloc_mem", "base_state", "flags", "last_busy")
+    names = None if names is None else set(names)
     where = None if names is None else {"name": sorted(names)}
     nodes = rows.load(Node, fields, where, order_by=("name",), for_update=True)
+    if not nodes:
+        return
     usage: dict[str, list[int]] = {}
     running: dict[str, int] = {}
     completing: set[str] = set()
-    holding = {"state": [s.value for s in HOLDING_JOB_STATES]}
-    for alloc, state in rows.select(Job, ("alloc", "state"), holding):
+    for alloc, state in _holding_allocs(names):
         for node, (cpus, mem) in alloc.items():
             entry = usage.setdefault(node, [0, 0])
             entry[0] += cpus
@@ -525,6 +531,21 @@ def refresh_usage(names: Iterable[str] | None = None) -> None:
     if changed:
         rows.update_rows(changed, ["alloc_cpus", "alloc_mem", "base_state", "flags", "last_busy"])
         publish.console_changed("nodes")
+
+
+def _holding_allocs(names: Iterable[str] | None) -> list[tuple[dict[str, list[int]], str]]:
+    """(alloc, state) of the jobs holding nodes: every one, or (``names``) at least those
+    holding one of these nodes, read without the others' allocations.
+
+    A job holds the nodes of its ``node_list`` and its batch host is the first of them
+    (``start_jobs``), so a job on one node holds its batch host only: the others are
+    the jobs on several nodes (``node_list`` is not the batch host) and those whose
+    batch host is one of ``names``.  A holding job without a batch host (none is written
+    so) is read too, whatever it holds."""
+    holding = Q(state__in=[s.value for s in HOLDING_JOB_STATES])
+    if names is not None:
+        holding &= Q(batch_host__in=sorted(names)) | Q(batch_host="") | ~Q(node_list=F("batch_host"))
+    return list(Job.objects.filter(holding).values_list("alloc", "state"))
 
 
 def set_node_state(
@@ -557,7 +578,13 @@ def sync_node_flag(
     """Set ``flag`` on the ``wanted`` nodes (those whose base state is one of ``bases``,
     when given) and clear it everywhere else: a flag derived from something else, such
     as a maintenance reservation (MAINTENANCE) or backfill's plan (PLANNED). Only the
-    nodes that change are locked (by name) and written; returns their names."""
+    nodes that change are locked (by name) and written; returns their names.
+
+    A few statements whatever the number of nodes: the nodes read, those that change
+    locked, their flags written in one statement and their events inserted together.
+    The write goes around django-auditlog: the flag is the system's, not a person's
+    change (Slurm records no event when backfill plans a node or a maintenance
+    reservation covers it); the node's history (Event) still shows the state it took."""
     wanted = set(wanted)
     allowed = None if bases is None else {NodeBase(b).value for b in bases}
     changing = [
@@ -567,17 +594,24 @@ def sync_node_flag(
     ]
     if not changing:
         return []
-    changed = []
-    for node in rows.load(Node, None, {"name": sorted(changing)}, order_by=("name",), for_update=True):
+    fields = ("name", "base_state", "flags", "reason")
+    changed: list[Node] = []
+    events = []
+    for node in rows.load(Node, fields, {"name": sorted(changing)}, order_by=("name",), for_update=True):
         on = node.name in wanted and (allowed is None or node.base_state in allowed)
         if bool(node.flags & flag) == on:
             continue  # changed since it was read
-        set_node_state(node, add=flag if on else NodeFlag.NONE, remove=NodeFlag.NONE if on else flag, now=now)
-        node.save(update_fields=["flags"])
-        changed.append(node.name)
-    if changed:
-        publish.console_changed("nodes")
-    return changed
+        old = node.state
+        node.flags = (node.flags | flag) if on else (node.flags & ~flag)
+        if node.state != old:
+            events.append(node_transition_row(node, old, now=now))
+        changed.append(node)
+    if not changed:
+        return []
+    rows.update_rows(changed, ["flags"])
+    rows.insert_values(Event, events)
+    publish.console_changed("nodes")
+    return [node.name for node in changed]
 
 
 def configured_state(node: Node, conf_state: str, *, now: datetime) -> None:
@@ -616,6 +650,22 @@ def record_node_transition(
         )
 
 
+def node_transition_row(
+    node: Node, old: str, *, now: datetime, user: str = "", detail: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One row of a node's history, for ``rows.insert_values(Event, ...)``."""
+    return {
+        "time": now,
+        "kind": Event.Kind.NODE,
+        "node": node.name,
+        "old_state": old,
+        "new_state": node.state,
+        "reason": node.reason,
+        "user": user,
+        "detail": detail or {},
+    }
+
+
 def fail_jobs_on(node_name: str, *, now: datetime, why: str) -> list[int]:
     """Jobs holding a node that failed: requeued when allowed, else NODE_FAIL."""
     jobs = [
@@ -647,14 +697,16 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
         end_job(job, JobState.NODE_FAIL, now=now, why=why, reason=Reason.NODE_FAIL, node=node)
 
 
-def launch_payload(job: Job, credential: str | None = None) -> dict[str, Any]:
-    """The launch message, with the job's credential (minted here when not given)."""
+def launch_payload(
+    job: Job, credential: str | None = None, added: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The launch message, with the job's credential (minted here when not given) and
+    what the extensions add to it (``extensions.launch_fields``, asked here when not given)."""
     if credential is None:
         credential = job_credentials.mint(job)
     cpus, mem = job.alloc.get(job.batch_host, [job.cpus_per_task, 0])[:2]
-    added: dict[str, Any] = {}
-    for ext in extensions.active():
-        added.update(ext.launch_fields(job))
+    if added is None:
+        added = extensions.launch_fields([job])[job.id]
     launch = LaunchJob(
         job_id=job.id,
         run=job.restart_count,

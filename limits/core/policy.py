@@ -1282,6 +1282,19 @@ class LimitState:
 
     # -- submission ------------------------------------------------------------------
 
+    def count_submitted(self, groups: Mapping[tuple[str, str, str, str], int]) -> None:
+        """Count active jobs given as (user, account, partition, QOS) -> how many, as
+        ``pending`` counts them: what :meth:`check_submit` reads of the queue, whatever
+        its depth (a running job counts as submitted the same way)."""
+        plan_of = self.policy.plan
+        counter = self._counter
+        for (user, account, partition, qos), n in groups.items():
+            plan = plan_of(user, account, partition, qos)
+            if plan.error is None:
+                for key, counts, _, _ in plan.charges:
+                    if counts:
+                        counter(key).submitted += n
+
     def check_submit(self, job: JobRequest, *, count: int = 1) -> str | None:
         """None if ``job`` may be submitted, else the message the submitter sees.  ``count``
         is the number of jobs the submission makes (an array's tasks): the submit limits
@@ -1476,6 +1489,7 @@ def check_submit(
     job: JobRequest,
     *,
     active: Iterable[JobRequest] = (),
+    submitted: Mapping[tuple[str, str, str, str], int] | None = None,
     now: float,
     count: int = 1,
 ) -> str | None:
@@ -1483,7 +1497,8 @@ def check_submit(
     rejection message.  ``active`` are the
     pending and running jobs already in the system (running ones with ``running=True``);
     the service passes those of the job's user and account, which is all the submit limits
-    count (or everything, when unsure)."""
+    count (or everything, when unsure).  ``submitted``: more of them, only counted, by
+    (user, account, partition, QOS) (the service's, from one aggregate query)."""
     jobs = list(active)
     state = LimitState(
         policy,
@@ -1491,7 +1506,18 @@ def check_submit(
         pending=[j for j in jobs if not j.running],
         now=now,
     )
+    if submitted:
+        state.count_submitted(submitted)
     return state.check_submit(job, count=count)
+
+
+def counts_submitted(policy: Policy, job: JobRequest) -> bool:
+    """Whether :func:`check_submit` reads how many jobs are active for ``job``: only a
+    submit limit (MaxSubmitJobs, GrpSubmitJobs ...) that applies to it, enforced, does."""
+    if not policy.enforce.limits:
+        return False
+    plan = policy.plan(job.user, job.account, job.partition, job.qos)
+    return plan.error is None and bool(plan.submit)
 
 
 def describe_limits(eff: EffectiveLimits) -> list[str]:
@@ -1528,6 +1554,7 @@ __all__ = [
     "Source",
     "User",
     "check_submit",
+    "counts_submitted",
     "describe_limits",
     "make_shape",
 ]
