@@ -73,9 +73,11 @@ def cycle_node_names(
         since = Q(suspend_time__isnull=False)
         shortest = _shortest_suspend_time(power)
         if shortest is not None:
-            cutoff = datetime.fromtimestamp(now - shortest, UTC)
-            since |= Q(last_busy__lte=cutoff)
-            if loaded <= now - shortest:
+            # A second's margin: the core compares float seconds, the store microseconds;
+            # a node read in excess is one the core decides nothing about.
+            cutoff = now - shortest + 1
+            since |= Q(last_busy__lte=datetime.fromtimestamp(cutoff, UTC))
+            if loaded <= cutoff:
                 since |= Q(last_busy__isnull=True)
         query = ~query | (idle & since)
     else:
