@@ -783,13 +783,22 @@ def power_node_order_key(node: NodeView) -> tuple[int, ...]:
     ``cluster.core.scheduler.node_order_key``.
     """
     flags = node.flags
-    if flags & NodeFlag.POWERING_UP or (flags & NodeFlag.POWERED_DOWN and flags & NodeFlag.POWER_UP):
+    if flags & _POWERING_UP or (flags & _POWERED_DOWN and flags & _POWER_UP):
         rank = 1
-    elif flags & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN):
+    elif flags & _DOWN_OR_GOING:
         rank = 2
     else:
         rank = 0
     return (rank, node.weight, node.index)
+
+
+# The key's flags as plain ints: ``int & NodeFlag.X`` runs enum's Python __and__ (about
+# 2 µs against 30 ns), and each pass sorts every node of a partition with this key
+# (profiled at 10,000 nodes: 0.3 s a pass).
+_POWERING_UP = int(NodeFlag.POWERING_UP)
+_POWERED_DOWN = int(NodeFlag.POWERED_DOWN)
+_POWER_UP = int(NodeFlag.POWER_UP)
+_DOWN_OR_GOING = int(NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN)
 
 
 # --------------------------------------------------------------------------- manual requests

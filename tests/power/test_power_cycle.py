@@ -440,6 +440,21 @@ def test_power_node_order_up_then_powering_up_then_down_by_weight() -> None:
     assert [n.index for n in sorted(nodes, key=power_node_order_key)] == [4, 1, 2, 6, 3, 0, 5]
 
 
+@given(st.integers(min_value=0, max_value=(1 << 17) - 1), st.integers(1, 3), st.integers(0, 99))
+@settings(max_examples=300)
+def test_power_node_order_key_is_the_flag_rule(flags: int, weight: int, index: int) -> None:
+    """The key on plain ints is the rule written with NodeFlag (the power_save.html order)."""
+    f = NodeFlag(flags)
+    if f & NodeFlag.POWERING_UP or (f & NodeFlag.POWERED_DOWN and f & NodeFlag.POWER_UP):
+        rank = 1
+    elif f & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN):
+        rank = 2
+    else:
+        rank = 0
+    view = NodeView(index, f"n{index}", 4, 1000, weight, "IDLE", flags)
+    assert power_node_order_key(view) == (rank, weight, index)
+
+
 def test_allocation_on_powered_up_nodes_does_not_wait() -> None:
     waits, changes = on_allocation([PowerNode("n1", NodeBase.IDLE, 0)])
     assert not waits and changes == ()
