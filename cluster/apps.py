@@ -57,3 +57,11 @@ class ClusterAppConfig(AppConfig):
         for ext in (ReservationsExtension(), LicensesExtension(), ArraysExtension(), GresExtension()):
             extensions.register(ext)
         setting_changed.connect(extensions.setting_changed)
+
+        from django.db.backends.signals import connection_created  # noqa: PLC0415
+
+        from cluster.services import pass_snapshot  # noqa: PLC0415
+
+        # The kept pass snapshot sees every statement of every connection, and forgets what
+        # it read when a transaction rolls back.
+        connection_created.connect(pass_snapshot.watch, dispatch_uid="fsched-pass-snapshot")

@@ -25,6 +25,7 @@ from auditlog.context import disable_auditlog
 from django.conf import settings
 
 from cluster import clock, cycles, publish, triggers
+from cluster.services import pass_snapshot
 from cluster.services.errors import ServiceError
 from simulator import observe, world
 from simulator.records import SimJob
@@ -157,7 +158,9 @@ class Engine:
         # django-auditlog records the changes people make to nodes and partitions; a
         # simulation has no people, nothing reads those rows, and each node save cost an
         # extra read and an insert (profiled at 10,000 nodes: 50 of the first 180 s).
-        with disable_auditlog():
+        # Every writer of the store is in this process: the passes keep their snapshot's
+        # nodes and holding jobs between passes (cluster.services.pass_snapshot).
+        with disable_auditlog(), pass_snapshot.keep():
             return self._run()
 
     def _run(self) -> Summary:

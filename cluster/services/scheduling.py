@@ -10,7 +10,6 @@ import gc
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 
 from ClusterShell.NodeSet import NodeSet
 from django.db import transaction
@@ -19,8 +18,8 @@ from cluster import clock, extensions, job_mail, publish
 from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
-from cluster.models import ClusterConfig, Job, Node, Partition
-from cluster.services import rows, scheduler_params
+from cluster.models import ClusterConfig, Job, Node
+from cluster.services import pass_snapshot, rows, scheduler_params
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.dependencies import policy as dependency_policy
 from cluster.services.dependencies import read_facts as read_depend_facts
@@ -55,18 +54,6 @@ def _epoch(dt: datetime | None) -> float | None:
     return dt.timestamp() if dt else None
 
 
-_NODE_FIELDS = ("name", "cpus", "real_memory", "weight", "base_state", "flags", "features", "active_features")
-_PARTITION_FIELDS = (
-    "name",
-    "nodes",
-    "state",
-    "max_time",
-    "default_time",
-    "max_nodes",
-    "min_nodes",
-    "priority_tier",
-    "priority_job_factor",
-)
 _PENDING_FIELDS = (
     "id",
     "partition",
@@ -95,29 +82,6 @@ _PENDING_FIELDS = (
     "deadline",
     "time_min",
 )
-_HOLDING_FIELDS = (
-    "id",
-    "partition",
-    "user",
-    "submit_time",
-    "start_time",
-    "time_limit",
-    "alloc",
-    "state",
-    "array_job_id",
-    "licenses",
-    "paused_seconds",
-)
-
-
-@lru_cache(maxsize=256)
-def _hostnames(text: str) -> tuple[str, ...]:
-    # Partition node lists change only on reconfigure; expanding one costs more than a pass's query.
-    return tuple(NodeSet(text)) if text else ()
-
-
-# Most nodes share a few feature lists: split each once.
-_features = lru_cache(maxsize=1024)(scheduler.split_features)
 
 
 def build_snapshot(
@@ -128,60 +92,10 @@ def build_snapshot(
     Read with plain statements (cluster.services.rows): event-driven passes run many
     times a second under a stream of submissions, and the ORM's query compiler and model
     instances cost several times the statements."""
-    nodes = rows.select(Node, _NODE_FIELDS, order_by=("name",))
-    names = [n[0] for n in nodes]
-    index = {name: i for i, name in enumerate(names)}
-    partitions = {}
-    for name, text, state, max_time, default_time, max_nodes, min_nodes, tier, factor in rows.select(
-        Partition, _PARTITION_FIELDS
-    ):
-        partitions[name] = scheduler.PartitionView(
-            name=name,
-            node_indices=tuple(sorted(index[n] for n in _hostnames(text) if n in index)),
-            state=state,
-            max_time=max_time,
-            default_time=default_time,
-            max_nodes=max_nodes,
-            min_nodes=min_nodes,
-            priority_tier=tier,
-            priority_job_factor=factor,
-        )
-    running_views = []
-    holding = rows.select(Job, _HOLDING_FIELDS, {"state": [s.value for s in HOLDING_JOB_STATES]})
-    for job_id, part, user, submit, start, limit, alloc, state, array_id, lic, paused in holding:
-        held = [n for n in alloc if n in index]
-        running_views.append(
-            scheduler.JobView(
-                job_id=job_id,
-                partition=part,
-                user=user,
-                submit_time=submit.timestamp(),
-                time_limit=limit,
-                state=state,
-                start_time=_epoch(start),
-                node_indices=tuple(index[n] for n in held),
-                alloc_cpus=tuple(alloc[n][0] for n in held),
-                alloc_mem=tuple(alloc[n][1] for n in held),
-                licenses=lic,
-                array_job_id=array_id,
-                paused=paused,
-            )
-        )
-    node_views = tuple(
-        scheduler.NodeView(
-            index=i,
-            name=name,
-            cpus=cpus,
-            real_memory=memory,
-            weight=weight,
-            base=base,
-            flags=flags,
-            # --constraint: the available features of a powered-down node (they become
-            # active when it is allocated), the active ones otherwise.
-            features=_features(available if flags & NodeFlag.POWERED_DOWN else active),
-        )
-        for i, (name, cpus, memory, weight, base, flags, available, active) in enumerate(nodes)
-    )
+    # The nodes, partitions and holding jobs: kept between passes where that is exact
+    # (cluster.services.pass_snapshot), read whole otherwise.
+    kept = pass_snapshot.resources()
+    names, partitions = kept.names, kept.partitions
     pending_views = []
     # Held jobs cannot start, and hold and release set their reason and priority: no pass
     # reads them (a queue of thousands held costs nothing per pass).
@@ -267,10 +181,10 @@ def build_snapshot(
         )
     snap = scheduler.Snapshot(
         now=now.timestamp(),
-        nodes=node_views,
+        nodes=kept.nodes,
         partitions=partitions,
         pending=tuple(pending_views),
-        running=tuple(running_views),
+        running=kept.running,
         config=scheduler_params.pass_config(backfill=backfill),
         # One read for every dependency of the pass, none when no job has one.
         depend_facts=read_depend_facts(waiting_on, singles) if waiting_on else None,

@@ -1,0 +1,499 @@
+"""The parts of the scheduler pass's snapshot that rarely change, kept between passes.
+
+A pass reads the nodes, the partitions and the jobs holding resources (RUNNING, SUSPENDED,
+COMPLETING ...) besides the queue.  At 10,000 nodes reading and converting the holding jobs
+alone took 1.3-2.1 s of a pass, though between two of the simulator's event passes only a
+few of them change.  ``resources()`` keeps the node views, the partition views and the
+holding jobs' views and re-reads only the rows written since the last pass; ``fresh()``
+reads everything, as every pass did before.
+
+How the writes are seen: not by asking every writer to say what it changed (a missed one,
+today or added later, would let a pass decide on a stale view), but below all of them.
+Every statement a Django connection of this process runs passes through ``_watch`` (an
+execute wrapper on every connection).  A statement that writes the node, partition or job
+table is read once (its text is cached) for the rows it writes:
+
+- an UPDATE or DELETE whose WHERE starts with the primary key (``id = %s``, ``id IN
+  (...)``, the ORM's ``save()``, ``rows.update_rows``, ``filter(pk__in=...)``) names its rows
+  in its parameters: those rows are re-read (a job row in no holding state is dropped);
+- an UPDATE that sets none of the columns the pass reads changes nothing here (the pass's
+  own reason and priority writes to thousands of pending jobs);
+- an INSERT of jobs names their ids (a job's id is always given, ``Job.id``);
+- anything else that writes one of those tables (an UPDATE by state, a flush, a migration,
+  a node inserted) marks the whole table changed: slower, never stale.
+
+A node re-read in place keeps its index; a node added, removed or renamed re-reads the
+nodes, the partitions and the holding jobs (their node indices moved).  A rollback of a
+transaction or a savepoint forgets everything (what was read inside it may never have been
+committed): ``config.sqlite.base`` calls ``forget``.  A write inside a transaction is marked
+when it runs and again when the transaction commits, so a pass on another thread's
+connection cannot take the mark of a write it cannot yet see.  The pending jobs (the queue)
+are read by every pass as before.
+
+Where it is exact: only where every write to the database comes from this process through
+Django, on SQLite (whose backend reports rollbacks).  The simulator is such a process (one
+thread, its store in memory) and turns it on (``keep()``); so does bench.pass_service.  The
+embedded controller's HTTP helper processes and command-line tools write the same database
+from other processes, and distributed mode's server processes and Celery workers share
+PostgreSQL: both keep the full read (docs/scaling.md).  Outside ``keep()`` nothing is
+recorded.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+from ClusterShell.NodeSet import NodeSet
+from django.db import DEFAULT_DB_ALIAS, connections
+
+from cluster.core import scheduler
+from cluster.core.states import HOLDING_JOB_STATES, NodeFlag
+from cluster.models import Job, Node, Partition
+from cluster.services import rows
+
+NODE_FIELDS = ("name", "cpus", "real_memory", "weight", "base_state", "flags", "features", "active_features")
+PARTITION_FIELDS = (
+    "name",
+    "nodes",
+    "state",
+    "max_time",
+    "default_time",
+    "max_nodes",
+    "min_nodes",
+    "priority_tier",
+    "priority_job_factor",
+)
+HOLDING_FIELDS = (
+    "id",
+    "partition",
+    "user",
+    "submit_time",
+    "start_time",
+    "time_limit",
+    "alloc",
+    "state",
+    "array_job_id",
+    "licenses",
+    "paused_seconds",
+)
+_HOLDING_STATES = frozenset(s.value for s in HOLDING_JOB_STATES)
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What a pass reads besides the queue: the node names in index order, the views."""
+
+    names: list[str]
+    nodes: tuple[scheduler.NodeView, ...]
+    partitions: dict[str, scheduler.PartitionView]
+    running: tuple[scheduler.JobView, ...]  # by job id
+
+
+# --------------------------------------------------------------------------- reading rows
+
+
+@lru_cache(maxsize=256)
+def _hostnames(text: str) -> tuple[str, ...]:
+    # Partition node lists change only on reconfigure; expanding one costs more than a pass's query.
+    return tuple(NodeSet(text)) if text else ()
+
+
+# Most nodes share a few feature lists: split each once.
+_features = lru_cache(maxsize=1024)(scheduler.split_features)
+
+
+def _epoch(dt: Any) -> float | None:
+    return dt.timestamp() if dt else None
+
+
+def _node_view(i: int, row: Sequence[Any]) -> scheduler.NodeView:
+    name, cpus, memory, weight, base, flags, available, active = row
+    return scheduler.NodeView(
+        index=i,
+        name=name,
+        cpus=cpus,
+        real_memory=memory,
+        weight=weight,
+        base=base,
+        flags=flags,
+        # --constraint: the available features of a powered-down node (they become
+        # active when it is allocated), the active ones otherwise.
+        features=_features(available if flags & NodeFlag.POWERED_DOWN else active),
+    )
+
+
+def _partition_views(index: dict[str, int]) -> dict[str, scheduler.PartitionView]:
+    partitions = {}
+    for name, text, state, max_time, default_time, max_nodes, min_nodes, tier, factor in rows.select(
+        Partition, PARTITION_FIELDS
+    ):
+        partitions[name] = scheduler.PartitionView(
+            name=name,
+            node_indices=tuple(sorted(index[n] for n in _hostnames(text) if n in index)),
+            state=state,
+            max_time=max_time,
+            default_time=default_time,
+            max_nodes=max_nodes,
+            min_nodes=min_nodes,
+            priority_tier=tier,
+            priority_job_factor=factor,
+        )
+    return partitions
+
+
+def _holding_view(row: Sequence[Any], index: dict[str, int]) -> scheduler.JobView:
+    job_id, part, user, submit, start, limit, alloc, state, array_id, lic, paused = row
+    held = [n for n in alloc if n in index]
+    return scheduler.JobView(
+        job_id=job_id,
+        partition=part,
+        user=user,
+        submit_time=submit.timestamp(),
+        time_limit=limit,
+        state=state,
+        start_time=_epoch(start),
+        node_indices=tuple(index[n] for n in held),
+        alloc_cpus=tuple(alloc[n][0] for n in held),
+        alloc_mem=tuple(alloc[n][1] for n in held),
+        licenses=lic,
+        array_job_id=array_id,
+        paused=paused,
+    )
+
+
+def _holding_rows() -> list[tuple[Any, ...]]:
+    return rows.select(Job, HOLDING_FIELDS, {"state": sorted(_HOLDING_STATES)}, order_by=("id",))
+
+
+def fresh() -> Resources:
+    """Everything read from the database now."""
+    nodes = rows.select(Node, NODE_FIELDS, order_by=("name",))
+    names = [n[0] for n in nodes]
+    index = {name: i for i, name in enumerate(names)}
+    return Resources(
+        names=names,
+        nodes=tuple(_node_view(i, row) for i, row in enumerate(nodes)),
+        partitions=_partition_views(index),
+        running=tuple(_holding_view(row, index) for row in _holding_rows()),
+    )
+
+
+# --------------------------------------------------------------------------- what changed
+
+_ALL = None  # a whole table changed
+
+
+class _Changes:
+    """The rows written since the kept views were last brought up to date."""
+
+    def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        self.partitions = True
+        self.nodes: set[int] | None = _ALL
+        self.jobs: set[int] | None = _ALL
+
+    def add(self, target: str, ids: Iterator[Any] | None) -> None:
+        if target == "partition":
+            self.partitions = True
+            return
+        kept = self.nodes if target == "node" else self.jobs
+        if kept is _ALL:
+            return
+        if ids is None:
+            if target == "node":
+                self.nodes = _ALL
+            else:
+                self.jobs = _ALL
+        else:
+            kept.update(ids)
+
+
+_lock = threading.Lock()
+_changes = _Changes()
+_keeping = 0  # keep() depth: while 0 nothing is recorded or kept
+
+
+def forget() -> None:
+    """A rollback: whatever was read may have been undone."""
+    with _lock:
+        _changes.forget()
+
+
+# A statement's effect: (target, where its ids are) per table it writes; ids None: all rows.
+# Where: ("one", i) the i-th parameter; ("in", i, n) parameters i..i+n; ("every", i, n)
+# each n-th parameter from i (a multi-row INSERT).
+_Effect = tuple[tuple[str, tuple[Any, ...] | None], ...]
+
+_HEAD = re.compile(
+    r"\s*(?:(UPDATE)|(DELETE)\s+FROM|(INSERT)(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO)\s+\"(\w+)\"",
+    re.IGNORECASE,
+)
+_PASSIVE = ("SELECT", "SAVEPOINT", "RELEASE", "BEGIN", "COMMIT", "PRAGMA", "EXPLAIN")
+
+
+@cache
+def _watched() -> dict[str, tuple[str, frozenset[str]]]:
+    """Table -> (target, the columns the pass reads)."""
+    out = {}
+    for target, model, fields in (
+        ("node", Node, NODE_FIELDS),
+        ("partition", Partition, PARTITION_FIELDS),
+        ("job", Job, HOLDING_FIELDS),
+    ):
+        out[model._meta.db_table] = (target, frozenset(model._meta.get_field(f).column for f in fields))
+    return out
+
+
+def _by_key(sql: str, where_at: int, table: str) -> tuple[Any, ...] | None:
+    """Where the ids are when the WHERE clause from ``where_at`` starts with the primary key
+    and only narrows it further; None otherwise."""
+    where = sql[where_at:]
+    m = re.match(rf"\s*(?:\"{table}\"\.)?\"id\"\s*(?:(=\s*%s)|IN\s*\(((?:\s*%s\s*,)*\s*%s\s*)\))", where)
+    if m is None:
+        return None
+    rest = where[m.end() :].strip()
+    # AND binds tighter than OR: a later OR could reach other rows.
+    if rest and (not rest.upper().startswith("AND ") or re.search(r"\bOR\b", rest, re.IGNORECASE)):
+        return None
+    first = sql[:where_at].count("%s")
+    return ("one", first) if m.group(1) else ("in", first, m.group(2).count("%s"))
+
+
+def _insert_ids(sql: str, start: int) -> tuple[Any, ...] | None:
+    m = re.match(
+        r"\s*\(([^)]*)\)\s*VALUES\s*(.*?)\s*(?:RETURNING\s[^()]*)?$", sql[start:], re.DOTALL | re.IGNORECASE
+    )
+    if m is None:
+        return None
+    columns = [c.strip().strip('"') for c in m.group(1).split(",")]
+    if "id" not in columns or sql.count("%s") != m.group(2).count("%s"):
+        return None
+    group = r"\(\s*%s(?:\s*,\s*%s){" + str(len(columns) - 1) + r"}\s*\)"
+    if not re.fullmatch(rf"{group}(?:\s*,\s*{group})*", m.group(2)):
+        return None
+    return ("every", columns.index("id"), len(columns))
+
+
+@lru_cache(maxsize=4096)
+def _effect(sql: str) -> _Effect:
+    head = sql.lstrip()[:9].upper()
+    if head.startswith(_PASSIVE):
+        return ()
+    if head.startswith("ROLLBACK"):
+        return (("*", None),)
+    if head.startswith("WITH") and not re.search(r"\b(?:UPDATE|INSERT|DELETE|REPLACE)\b", sql, re.IGNORECASE):
+        return ()
+    watched = _watched()
+    m = _HEAD.match(sql)
+    if m is None or ";" in sql.rstrip().rstrip(";"):
+        # DDL, a CTE, several statements: every table it names, whole.
+        return tuple((target, None) for table, (target, _) in watched.items() if f'"{table}"' in sql)
+    table = m.group(4)
+    if table not in watched:
+        return ()
+    target, columns = watched[table]
+    if target == "partition":
+        return (("partition", None),)
+    where = re.search(r"\sWHERE\s", sql, re.IGNORECASE)
+    if re.search(r"\bSELECT\b", sql[m.end() :], re.IGNORECASE):
+        return ((target, None),)  # a subquery: its WHERE is not the statement's
+    if m.group(1):  # UPDATE
+        sets = sql[m.end() : where.start() if where else len(sql)]
+        if not columns & set(re.findall(r'"(\w+)"', sets)):
+            return ()
+        return ((target, _by_key(sql, where.end(), table) if where else None),)
+    if m.group(2):  # DELETE
+        return ((target, _by_key(sql, where.end(), table) if where else None),)
+    # An INSERT: a new node moves the indices; a job's id is in its parameters.
+    return ((target, _insert_ids(sql, m.end()) if m.group(3) and target == "job" else None),)
+
+
+def _ids(where: tuple[Any, ...], params: Sequence[Any]) -> list[Any]:
+    if where[0] == "one":
+        return [params[where[1]]]
+    if where[0] == "in":
+        return list(params[where[1] : where[1] + where[2]])
+    return list(params[where[1] :: where[2]])
+
+
+def _record(effect: _Effect, params: Any, many: bool) -> None:
+    with _lock:
+        for target, where in effect:
+            if target == "*":
+                _changes.forget()
+            elif where is None or params is None:
+                _changes.add(target, None)
+            else:
+                try:
+                    ids = [i for p in params for i in _ids(where, p)] if many else _ids(where, params)
+                except (IndexError, TypeError, KeyError):
+                    ids = None
+                _changes.add(target, ids)
+
+
+def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
+    if not _keeping:
+        return execute(sql, params, many, context)
+    effect = _effect(sql)
+    if not effect:
+        return execute(sql, params, many, context)
+    if many:
+        params = list(params)  # an iterator would be spent by the statement
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        # After the statement: a pass that took the mark before it ran would re-read the
+        # old row and lose the change.
+        _record(effect, params, many)
+        conn = context["connection"]
+        if conn.in_atomic_block:
+            conn.on_commit(lambda: _record(effect, params, many))
+
+
+def watch(connection: Any, **_: Any) -> None:
+    """Django's connection_created: watch the connection's statements and rollbacks (once)."""
+    if _watch not in connection.execute_wrappers:
+        connection.execute_wrappers.append(_watch)
+    listeners = getattr(connection, "rollback_listeners", None)
+    if listeners is not None and forget not in listeners:
+        listeners.append(forget)
+
+
+@contextmanager
+def keep() -> Iterator[None]:
+    """Keep the views between passes while inside (the simulator's run): every writer of
+    the database must be in this process."""
+    global _keeping  # noqa: PLW0603 - one kept snapshot per process
+    with _lock:
+        if not _keeping:
+            _changes.forget()
+        _keeping += 1
+    for conn in connections.all():
+        watch(conn)
+    try:
+        yield
+    finally:
+        with _lock:
+            _keeping -= 1
+            if not _keeping:
+                _kept.clear()
+
+
+# --------------------------------------------------------------------------- the kept views
+
+
+class _Kept:
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.node_pks: dict[int, int] = {}  # primary key -> index
+        self.nodes: list[scheduler.NodeView] = []
+        self.nodes_tuple: tuple[scheduler.NodeView, ...] = ()
+        self.partitions: dict[str, scheduler.PartitionView] = {}
+        self.running: dict[int, scheduler.JobView] = {}
+        self.running_tuple: tuple[scheduler.JobView, ...] | None = None
+
+    def read_nodes(self) -> bool:
+        """All nodes read; whether their names or order changed."""
+        found = rows.select(Node, ("id", *NODE_FIELDS), order_by=("name",))
+        names = [row[1] for row in found]
+        moved = names != self.names
+        self.names = names
+        self.index = {name: i for i, name in enumerate(names)}
+        self.node_pks = {row[0]: i for i, row in enumerate(found)}
+        self.nodes = [_node_view(i, row[1:]) for i, row in enumerate(found)]
+        return moved
+
+    def reread_nodes(self, pks: set[int]) -> bool:
+        """The nodes of those keys read again in place; False when one was added, removed
+        or renamed (everything must be read)."""
+        found = _select_in(Node, ("id", *NODE_FIELDS), sorted(pks))
+        if len(found) != len(pks):
+            return False
+        for row in found:
+            i = self.node_pks.get(row[0])
+            if i is None or self.names[i] != row[1]:
+                return False
+            self.nodes[i] = _node_view(i, row[1:])
+        return True
+
+    def read_jobs(self, ids: set[int] | None) -> None:
+        if ids is None:
+            self.running = {row[0]: _holding_view(row, self.index) for row in _holding_rows()}
+        else:
+            for job_id in ids:
+                self.running.pop(job_id, None)
+            for row in _select_in(Job, HOLDING_FIELDS, sorted(ids)):
+                if row[7] in _HOLDING_STATES:
+                    self.running[row[0]] = _holding_view(row, self.index)
+        self.running_tuple = None
+
+
+_kept = _Kept()
+_CHUNK = 512
+
+
+def _select_in(model: type[Any], fields: Sequence[str], keys: list[Any]) -> list[tuple[Any, ...]]:
+    """Rows by primary key; the IN lists padded to powers of two, so that a handful of
+    statement shapes serve every count (rows.select keeps a plan per shape)."""
+    out = []
+    for start in range(0, len(keys), _CHUNK):
+        part = keys[start : start + _CHUNK]
+        size = 1 << (len(part) - 1).bit_length()
+        out += rows.select(model, fields, {"pk": part + part[-1:] * (size - len(part))})
+    return out
+
+
+_refreshing = threading.Lock()
+
+
+def resources() -> Resources:
+    """The kept views brought up to date inside ``keep()``; ``fresh()`` elsewhere."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    if not _keeping or forget not in getattr(conn, "rollback_listeners", ()):
+        return fresh()  # a backend that does not report its rollbacks
+    with _refreshing:
+        return _refresh()
+
+
+def _refresh() -> Resources:
+    with _lock:
+        partitions, nodes, jobs = _changes.partitions, _changes.nodes, _changes.jobs
+        _changes.partitions, _changes.nodes, _changes.jobs = False, set(), set()
+    try:
+        moved = False
+        if nodes is _ALL or (nodes and not _kept.reread_nodes(nodes)):
+            moved = _kept.read_nodes()
+            _kept.nodes_tuple = ()
+        elif nodes:
+            _kept.nodes_tuple = ()
+        if not _kept.nodes_tuple:
+            _kept.nodes_tuple = tuple(_kept.nodes)
+        if partitions or moved:
+            _kept.partitions = _partition_views(_kept.index)
+        if moved:
+            jobs = _ALL
+        if jobs is _ALL or jobs:
+            _kept.read_jobs(jobs)
+        if _kept.running_tuple is None:
+            _kept.running_tuple = tuple(_kept.running[i] for i in sorted(_kept.running))
+    except BaseException:
+        forget()
+        raise
+    return Resources(
+        names=list(_kept.names),
+        nodes=_kept.nodes_tuple,
+        partitions=dict(_kept.partitions),
+        running=_kept.running_tuple,
+    )
