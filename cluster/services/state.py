@@ -424,7 +424,10 @@ def _note_launch_sent(job_ids: list[int], started: datetime) -> None:
         if sent - started >= _LAUNCH_LAG:
             Job.objects.filter(pk__in=job_ids, start_time=started, launched=False).update(launch_sent=sent)
 
-    transaction.on_commit(note)
+    # Robust: the launches are sent already, and the callbacks after this one (the
+    # allocation prologs, the console) must run even if the database just went away; the
+    # watch then counts from the start, as it always did.
+    transaction.on_commit(note, robust=True)
 
 
 def pause_job(
