@@ -951,17 +951,7 @@ def _submitted_groups(
     account), and those of its QOS.  Counted by the database: the submit limits count
     jobs, whatever they ask for, so no job's row is read (#18: a submission cost grew
     with the queue's depth)."""
-    top = account
-    a = policy.account(account)
-    if a is not None:
-        chain = policy.chain(a)
-        top = chain[-2].account if len(chain) >= 2 else account
-    tree: set[str] = set()
-    todo = [top]
-    while todo:
-        name = todo.pop()
-        tree.add(name)
-        todo.extend(c.account for c in policy.children.get(name, ()))
+    tree = policy.top_tree(account)
     rows = (
         Job.objects.filter(
             Q(user=user) | Q(account__in=tree) | Q(qos=qos), state__in=[s.value for s in ACTIVE_JOB_STATES]

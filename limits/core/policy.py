@@ -497,6 +497,22 @@ class Policy:
                 return a
         return self.assocs.get(assoc_key(account, user, ""))
 
+    def top_tree(self, account: str) -> set[str]:
+        """The accounts under ``account``'s top account (the one below root), the account
+        itself if it is unknown: whose active jobs a new job's submit limits can count."""
+        top = account
+        a = self.account(account)
+        if a is not None:
+            chain = self.chain(a)
+            top = chain[-2].account if len(chain) >= 2 else account
+        tree: set[str] = set()
+        todo = [top]
+        while todo:
+            name = todo.pop()
+            tree.add(name)
+            todo.extend(c.account for c in self.children.get(name, ()))
+        return tree
+
     def chain(self, assoc: Association) -> list[Association]:
         """The association and its ancestors up to root (cached once the tree is checked)."""
         cached = self._chains.get(assoc.key)

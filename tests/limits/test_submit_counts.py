@@ -35,17 +35,7 @@ STATES = (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.COMPL
 
 def active_requests(policy: Policy, account: str, qos: str, user: str) -> list[JobRequest]:
     """The old computation: every active job the submit limits can count, read whole."""
-    top = account
-    a = policy.account(account)
-    if a is not None:
-        chain = policy.chain(a)
-        top = chain[-2].account if len(chain) >= 2 else account
-    tree: set[str] = set()
-    todo = [top]
-    while todo:
-        name = todo.pop()
-        tree.add(name)
-        todo.extend(c.account for c in policy.children.get(name, ()))
+    tree = policy.top_tree(account)
     rows = Job.objects.filter(
         Q(user=user) | Q(account__in=tree) | Q(qos=qos), state__in=[s.value for s in ACTIVE_JOB_STATES]
     ).values(
