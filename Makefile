@@ -1,5 +1,6 @@
 # The front door: `make run` and `make test`.
-PY ?= python3
+# The interpreter the venvs are made from: scripts/pick-python.sh says which and why.
+PY ?= $(shell ./scripts/pick-python.sh)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
