@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from ClusterShell.NodeSet import NodeSet
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -83,6 +83,7 @@ HOLDING_FIELDS = (
     "paused_seconds",
 )
 _HOLDING_STATES = frozenset(s.value for s in HOLDING_JOB_STATES)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -221,10 +222,18 @@ _changes = _Changes()
 _keeping = 0  # keep() depth: while 0 nothing is recorded or kept
 
 
+# Every table's writes counted while keeping, for the values other parts of a pass keep
+# between passes (``kept_value``); a rollback advances the epoch, which every key includes.
+_generations: dict[str, int] = {}
+_epoch_count = 0
+
+
 def forget() -> None:
     """A rollback: whatever was read may have been undone."""
+    global _epoch_count  # noqa: PLW0603 - one count per process, under _lock
     with _lock:
         _changes.forget()
+        _epoch_count += 1
 
 
 # A statement's effect: (target, where its ids are) per table it writes; ids None: all rows.
@@ -316,6 +325,34 @@ def _effect(sql: str) -> _Effect:
     return ((target, _insert_ids(sql, m.end()) if m.group(3) and target == "job" else None),)
 
 
+_ANY_TABLE = "*"
+
+
+@lru_cache(maxsize=4096)
+def _tables_written(sql: str) -> tuple[str, ...]:
+    """The tables a statement writes; ``*`` for one that may write any (DDL, several
+    statements, a CTE that writes)."""
+    head = sql.lstrip()[:9].upper()
+    if head.startswith(_PASSIVE):
+        return ()
+    if head.startswith("WITH") and not re.search(r"\b(?:UPDATE|INSERT|DELETE|REPLACE)\b", sql, re.IGNORECASE):
+        return ()
+    m = _HEAD.match(sql)
+    if m is None or ";" in sql.rstrip().rstrip(";"):
+        return (_ANY_TABLE,)
+    return (m.group(4),)
+
+
+def _count_writes(tables: tuple[str, ...]) -> None:
+    global _epoch_count  # noqa: PLW0603 - one count per process, under _lock
+    with _lock:
+        if _ANY_TABLE in tables:
+            _epoch_count += 1
+            return
+        for table in tables:
+            _generations[table] = _generations.get(table, 0) + 1
+
+
 def _ids(where: tuple[Any, ...], params: Sequence[Any]) -> list[Any]:
     if where[0] == "one":
         return [params[where[1]]]
@@ -342,9 +379,18 @@ def _record(effect: _Effect, params: Any, many: bool) -> None:
 def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
     if not _keeping:
         return execute(sql, params, many, context)
+    tables = _tables_written(sql)
+    if not tables:
+        return execute(sql, params, many, context)
     effect = _effect(sql)
     if not effect:
-        return execute(sql, params, many, context)
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            _count_writes(tables)
+            conn = context["connection"]
+            if conn.in_atomic_block:
+                conn.on_commit(lambda: _count_writes(tables))
     if many:
         params = list(params)  # an iterator would be spent by the statement
     try:
@@ -353,9 +399,10 @@ def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, conte
         # After the statement: a pass that took the mark before it ran would re-read the
         # old row and lose the change.
         _record(effect, params, many)
+        _count_writes(tables)
         conn = context["connection"]
         if conn.in_atomic_block:
-            conn.on_commit(lambda: _record(effect, params, many))
+            conn.on_commit(lambda: (_record(effect, params, many), _count_writes(tables)))
 
 
 def watch(connection: Any, **_: Any) -> None:
@@ -385,6 +432,36 @@ def keep() -> Iterator[None]:
             _keeping -= 1
             if not _keeping:
                 _kept.clear()
+                _values.clear()
+
+
+# --------------------------------------------------------------------------- kept values
+
+_values: dict[str, tuple[tuple[int, ...], Any]] = {}
+
+
+def kept_value(name: str, models: Sequence[type[Any]], compute: Callable[[], T]) -> T:
+    """``compute()``'s value, kept inside ``keep()`` until one of those models' tables is
+    written or anything is rolled back; computed every call outside ``keep()``.
+
+    For what a pass or cycle reads every time though it rarely changes (the HRES state, the
+    limits' policy): the value must depend on nothing but those tables' rows, and callers
+    must not change it (it is shared)."""
+    if not _keeping:
+        return compute()
+    tables = [m._meta.db_table for m in models]
+    with _lock:
+        key = (_epoch_count, *(_generations.get(t, 0) for t in tables))
+        held = _values.get(name)
+    if held is not None and held[0] == key:
+        return held[1]
+    value = compute()
+    with _lock:
+        # Keyed by the counts taken before computing: a write meanwhile makes the next
+        # call compute again.
+        if _keeping:
+            _values[name] = (key, value)
+    return value
 
 
 # --------------------------------------------------------------------------- the kept views

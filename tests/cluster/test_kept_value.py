@@ -1,0 +1,75 @@
+"""pass_snapshot.kept_value: a value kept between passes until its tables are written.
+
+What other parts of a pass keep with it (the HRES state, the limits' policy) is exact only
+if every write to its tables, and every rollback, makes the next call compute again; and
+outside ``keep()`` nothing is kept.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from cluster.models import Event, Partition
+from cluster.services import pass_snapshot
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Counted:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+        return sorted(Partition.objects.values_list("name", flat=True))
+
+
+def _partition(name):
+    return Partition.objects.create(name=name, nodes="")
+
+
+def test_kept_until_its_table_is_written():
+    compute = Counted()
+    with pass_snapshot.keep():
+        assert pass_snapshot.kept_value("t", (Partition,), compute) == []
+        assert pass_snapshot.kept_value("t", (Partition,), compute) == []
+        assert compute.calls == 1
+        Event.objects.create(time=timezone.now(), kind="node", reason="a table the value does not read")
+        pass_snapshot.kept_value("t", (Partition,), compute)
+        assert compute.calls == 1
+        _partition("a")
+        assert pass_snapshot.kept_value("t", (Partition,), compute) == ["a"]
+        assert compute.calls == 2
+        Partition.objects.filter(name="a").update(name="b")
+        assert pass_snapshot.kept_value("t", (Partition,), compute) == ["b"]
+        with connection.cursor() as cursor:  # raw SQL counts as well
+            cursor.execute('DELETE FROM "cluster_partition"')
+        assert pass_snapshot.kept_value("t", (Partition,), compute) == []
+        assert compute.calls == 4
+
+
+def test_a_rollback_makes_it_compute_again():
+    compute = Counted()
+    with pass_snapshot.keep():
+        pass_snapshot.kept_value("t", (Partition,), compute)
+        with pytest.raises(RuntimeError), transaction.atomic():
+            # Read inside a transaction that is then undone: must not stay.
+            _partition("gone")
+            assert pass_snapshot.kept_value("t", (Partition,), compute) == ["gone"]
+            raise RuntimeError
+        assert pass_snapshot.kept_value("t", (Partition,), compute) == []
+        assert compute.calls == 3
+
+
+def test_nothing_kept_outside_keep():
+    compute = Counted()
+    pass_snapshot.kept_value("t", (Partition,), compute)
+    pass_snapshot.kept_value("t", (Partition,), compute)
+    assert compute.calls == 2
+    with pass_snapshot.keep():
+        pass_snapshot.kept_value("t", (Partition,), compute)
+    with pass_snapshot.keep():  # a new keep() starts empty
+        pass_snapshot.kept_value("t", (Partition,), compute)
+    assert compute.calls == 4
