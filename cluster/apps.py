@@ -59,9 +59,21 @@ class ClusterAppConfig(AppConfig):
         setting_changed.connect(extensions.setting_changed)
 
         from django.db.backends.signals import connection_created  # noqa: PLC0415
+        from django.db.models.signals import post_migrate  # noqa: PLC0415
 
         from cluster.services import pass_snapshot  # noqa: PLC0415
 
         # The kept pass snapshot sees every statement of every connection, and forgets what
         # it read when a transaction rolls back.
         connection_created.connect(pass_snapshot.watch, dispatch_uid="fsched-pass-snapshot")
+        # ... and, where processes share an SQLite file, the database logs every process's
+        # writes for it: the triggers follow the tables, so after every migrate.
+        post_migrate.connect(_install_change_log, sender=self, dispatch_uid="fsched-change-log")
+
+
+def _install_change_log(using: str, **_: object) -> None:
+    from django.db import connections  # noqa: PLC0415
+
+    from cluster.services import change_log  # noqa: PLC0415
+
+    change_log.install(connections[using])

@@ -324,6 +324,14 @@ class EmbeddedCycles:
         return plan
 
     def _loop(self) -> None:
+        # The pass keeps its snapshot between passes where the database logs every
+        # process's writes (an SQLite file); elsewhere this keeps nothing.
+        from cluster.services import pass_snapshot  # noqa: PLC0415 - keep import light
+
+        with pass_snapshot.keep(live=True):
+            self._run()
+
+    def _run(self) -> None:
         cycles = periodic()
         sync_rows()
         last: dict[str, float] = {}

@@ -30,13 +30,15 @@ when it runs and again when the transaction commits, so a pass on another thread
 connection cannot take the mark of a write it cannot yet see.  The pending jobs (the queue)
 are read by every pass as before.
 
-Where it is exact: only where every write to the database comes from this process through
-Django, on SQLite (whose backend reports rollbacks).  The simulator is such a process (one
-thread, its store in memory) and turns it on (``keep()``); so does bench.pass_service.  The
-embedded controller's HTTP helper processes and command-line tools write the same database
-from other processes, and distributed mode's server processes and Celery workers share
-PostgreSQL: both keep the full read (docs/scaling.md).  Outside ``keep()`` nothing is
-recorded.
+Where it is exact: where every write to the database comes from this process through
+Django, on SQLite (whose backend reports rollbacks): the simulator (one thread, its store
+in memory, ``keep()``) and bench.pass_service.  And where the database itself logs the
+writes of every process (cluster/services/change_log.py, an SQLite file): the embedded
+controller's cycles run inside ``keep(live=True)``, and every use of what is kept first
+reads the log's entries since the last look (the HTTP helper processes' submissions and
+cancellations, ``manage.py``).  Distributed mode (PostgreSQL, several processes, no log)
+keeps the full read: ``keep(live=True)`` keeps nothing there.  Outside ``keep()`` nothing
+is recorded.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from cluster.core import scheduler
 from cluster.core.states import HOLDING_JOB_STATES, NodeFlag
 from cluster.models import Job, Node, Partition
-from cluster.services import rows
+from cluster.services import change_log, rows
 
 NODE_FIELDS = ("name", "cpus", "real_memory", "weight", "base_state", "flags", "features", "active_features")
 PARTITION_FIELDS = (
@@ -234,6 +236,30 @@ def forget() -> None:
     with _lock:
         _changes.forget()
         _epoch_count += 1
+    _reader.restart()
+
+
+# Live (embedded mode's SQLite file): the writes of other processes, from the database's
+# own log (cluster/services/change_log.py), read before every use of what is kept.
+_reader = change_log.Reader()
+_live = False
+
+
+def _catch_up() -> None:
+    global _epoch_count  # noqa: PLW0603 - one count per process, under _lock
+    if not _live:
+        return
+    found = _reader.poll()
+    watched = _watched()
+    with _lock:
+        if found.everything:
+            _changes.forget()
+            _epoch_count += 1
+            return
+        for table, ids in found.tables.items():
+            _generations[table] = _generations.get(table, 0) + 1
+            if table in watched:
+                _changes.add(watched[table][0], ids)
 
 
 # A statement's effect: (target, where its ids are) per table it writes; ids None: all rows.
@@ -414,15 +440,28 @@ def watch(connection: Any, **_: Any) -> None:
         listeners.append(forget)
 
 
+@cache
+def _logged() -> frozenset[str]:
+    return frozenset(table for table, _keyed in change_log.project_tables())
+
+
 @contextmanager
-def keep() -> Iterator[None]:
-    """Keep the views between passes while inside (the simulator's run): every writer of
-    the database must be in this process."""
-    global _keeping  # noqa: PLW0603 - one kept snapshot per process
+def keep(*, live: bool = False) -> Iterator[None]:
+    """Keep the views between passes while inside.  The simulator's run: every writer of
+    the database is in this process.  ``live`` (the embedded controller's cycles): other
+    processes write too, and the views are kept only where the database logs every write
+    (``change_log.installed``); elsewhere (PostgreSQL) nothing is kept."""
+    global _keeping, _live  # noqa: PLW0603 - one kept snapshot per process
+    if live and not change_log.installed():
+        yield
+        return
     with _lock:
         if not _keeping:
             _changes.forget()
         _keeping += 1
+        if live:
+            _live = True
+            _reader.restart()
     for conn in connections.all():
         watch(conn)
     try:
@@ -431,6 +470,7 @@ def keep() -> Iterator[None]:
         with _lock:
             _keeping -= 1
             if not _keeping:
+                _live = False
                 _kept.clear()
                 _values.clear()
 
@@ -450,6 +490,10 @@ def kept_value(name: str, models: Sequence[type[Any]], compute: Callable[[], T])
     if not _keeping:
         return compute()
     tables = [m._meta.db_table for m in models]
+    if _live:
+        if not _logged().issuperset(tables):
+            return compute()
+        _catch_up()
     with _lock:
         key = (_epoch_count, *(_generations.get(t, 0) for t in tables))
         held = _values.get(name)
@@ -541,6 +585,7 @@ def resources() -> Resources:
     if not _keeping or forget not in getattr(conn, "rollback_listeners", ()):
         return fresh()  # a backend that does not report its rollbacks
     with _refreshing:
+        _catch_up()
         return _refresh()
 
 
