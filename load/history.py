@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import Max, Min
 
+from cluster.services import pass_snapshot
 from load.models import NodeLoad, NodeLoadSample
 
 FIELDS = ("mem", "ut", "r15s", "r1m", "r15m")
@@ -54,5 +55,13 @@ def record(latest: Iterable[NodeLoad], *, now: datetime, check_interval: float |
 
 def prune(*, now: datetime) -> int:
     """Delete the samples older than the retention; how many."""
-    deleted, _ = NodeLoadSample.objects.filter(time__lt=now - retention()).delete()
+    cutoff = now - retention()
+    # The oldest sample, kept by the simulator until one is written: a check with none to
+    # delete runs no DELETE.
+    oldest = pass_snapshot.kept_value(
+        "load.oldest_sample", (NodeLoadSample,), lambda: NodeLoadSample.objects.aggregate(t=Min("time"))["t"]
+    )
+    if oldest is None or oldest >= cutoff:
+        return 0
+    deleted, _ = NodeLoadSample.objects.filter(time__lt=cutoff).delete()
     return deleted

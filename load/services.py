@@ -15,11 +15,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Max
 
 from cluster import clock, cycles, publish
 from cluster.core.states import JobState, NodeBase, NodeFlag
 from cluster.models import Job, Node
-from cluster.services import rows
+from cluster.services import pass_snapshot, rows
 from cluster.services.state import pause_job, set_node_state, unpause_job
 from load import history
 from load.core.decisions import CHECK_INTERVAL, NodeJob, check_node
@@ -40,6 +41,12 @@ def load_drained(node: Node) -> bool:
 def load_check(*, now: datetime | None = None) -> str:
     """One check of every node with thresholds and fresh indices; what it did, in words."""
     now = now or clock.now()
+    if not _fresh_indices(now):
+        # No node with fresh indices: nothing to record or judge (a simulation without a
+        # load trace, agents silent); the history still ages.
+        if history.prune(now=now):
+            publish.console_changed("load")
+        return "no node with thresholds and indices"
     latest = {row.node: row for row in NodeLoad.objects.filter(at__gte=now - STALE_AFTER)}
     # One check interval: the one in force, an admin's edit included.
     check_interval = cycles.interval_in_force("load")
@@ -94,6 +101,15 @@ def load_check(*, now: datetime | None = None) -> str:
     if done:
         publish.console_changed("nodes", "jobs", "load")
     return ", ".join(done) or "nothing to do"
+
+
+def _fresh_indices(now: datetime) -> bool:
+    """Whether some node's latest indices are fresh at ``now``, from the newest reading
+    (kept by the simulator until a heartbeat writes one)."""
+    newest = pass_snapshot.kept_value(
+        "load.newest_indices", (NodeLoad,), lambda: NodeLoad.objects.aggregate(t=Max("at"))["t"]
+    )
+    return newest is not None and newest >= now - STALE_AFTER
 
 
 def _jobs_by_node(names: set[str]) -> dict[str, list[Job]]:

@@ -45,6 +45,7 @@ from cluster.core.sharing import exclusive_text, oversubscribe_text
 from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
+from cluster.services import pass_snapshot
 from cluster.services import rows as plain_rows
 from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -320,7 +321,11 @@ def _cycle_input(
     power: PowerConfig, *, now: float, loaded: float, auto: bool, exclusions: Exclusions
 ) -> tuple[dict[str, Node], list[Job]]:
     """The power-save cycle's nodes (locked, by name) and the jobs holding them: only those
-    that can take part in a decision (power.cycle_input)."""
+    that can take part in a decision (power.cycle_input); none, read from the kept watch,
+    when no node can."""
+    found = pass_snapshot.kept_value("power.cycle_watch", (Node, Job), cycle_input.watch)
+    if cycle_input.quiet(found, power, now=now, loaded=loaded, auto=auto, exclusions=exclusions):
+        return {}, []
     holding = cycle_input.holding_allocs()
     names = cycle_input.cycle_node_names(
         power, now=now, loaded=loaded, auto=auto, exclusions=exclusions, holding=holding
@@ -665,9 +670,16 @@ def power_save_cycle() -> str:
     return power_pass(force=True)
 
 
+def _state_row(*, for_update: bool = False) -> PowerState:
+    """The controller-wide power state, read without compiling a query (every cycle reads
+    it, and the simulator runs one every power_save_interval)."""
+    found = plain_rows.load(PowerState, None, {"pk": 1}, for_update=for_update)
+    return found[0] if found else PowerState.current()
+
+
 def power_change_cycle() -> str:
     """The power-save cycle sooner after node states changed (power_save_min_interval)."""
-    state = PowerState.current()
+    state = _state_row()
     last = _epoch(state.last_run)
     if last is None:
         return power_pass(force=True)
@@ -681,7 +693,7 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
     """One power-save cycle when due (``power_save_interval``, sooner after a change)."""
     now = now or clock.now()
     power = settings_in_force()
-    state = PowerState.current()
+    state = _state_row()
     t = now.timestamp()
     if not force and not cycle_due(power, now=t, last_run=_epoch(state.last_run), state_changed=state.dirty):
         return "not due"
@@ -691,13 +703,15 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         rows, held = _cycle_input(power, now=t, loaded=loaded, auto=chosen_by[0], exclusions=chosen_by[1])
         # The lock order of every writer (docs/locking.md): the nodes by name, then this
         # row, which a registration, a completion or a pass marks dirty after its nodes.
-        state = PowerState.objects.select_for_update().get(pk=state.pk)
+        state = _state_row(for_update=True)
         # The nodes were chosen from the row as read before the lock: an scontrol update
         # in between keeps the cycle dirty, so that it runs again with its nodes.
         stale = chosen_by != (state.auto_enabled, exclusions_in_force(power, state))
-        parts = partition_membership()
-        unrunnable = unrunnable_actions(list(rows) if len(rows) <= cycle_input.NAMES_AT_ONCE else None)
-        nodes = [power_node(n, parts, now=t, loaded=loaded, unrunnable=unrunnable) for n in rows.values()]
+        nodes = []
+        if rows:
+            parts = partition_membership()
+            unrunnable = unrunnable_actions(list(rows) if len(rows) <= cycle_input.NAMES_AT_ONCE else None)
+            nodes = [power_node(n, parts, now=t, loaded=loaded, unrunnable=unrunnable) for n in rows.values()]
         jobs = [power_job(j) for j in held]
         result = power_cycle(
             power,
@@ -712,7 +726,8 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         state.rates = {"suspends": list(result.rates.suspends), "resumes": list(result.rates.resumes)}
         state.last_run = now
         state.dirty = stale
-        state.save()
+        # The rest of the row is as read under its lock.
+        plain_rows.update_rows([state], ("rates", "last_run", "dirty"))
     if result.decisions:
         triggers.schedule_after_commit()
     return (

@@ -435,9 +435,11 @@ def _idle_cycles() -> frozenset[str]:
 
 
 def _power_dirty() -> bool:
+    from cluster.services import rows  # noqa: PLC0415
     from power.models import PowerState  # noqa: PLC0415
 
-    return bool(PowerState.current().dirty)
+    found = rows.select(PowerState, ("dirty",), {"pk": 1})
+    return bool(found and found[0][0])
 
 
 def sbatch_error(exc: ServiceError) -> str:

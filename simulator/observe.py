@@ -9,6 +9,7 @@ whose use changed (hres' own state).
 from __future__ import annotations
 
 import json
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from django.db import connection
 from cluster.core.hostlists import expand
 from cluster.core.states import FINISHED_JOB_STATES, JobState, sinfo_long
 from cluster.models import Event, Job, Node, Partition
+from cluster.services import rows as plain_rows
 from simulator.records import EVENT_KINDS, SimJob
 
 if TYPE_CHECKING:
@@ -39,6 +41,18 @@ _UNWATCH = (
     "DROP TRIGGER IF EXISTS temp.fsched_sim_node_insert",
     "DROP TABLE IF EXISTS temp.fsched_sim_changed_node",
 )
+
+
+@cache
+def _new_events_sql() -> str:
+    """The Event rows after an id, in the model's order (newest first)."""
+    t, col = plain_rows.table(Event), partial(plain_rows.column, Event)
+    return (
+        f"SELECT {col('id')}, {col('kind')}, {col('job_id')}, {col('new_state')} FROM {t} "  # noqa: S608
+        f"WHERE {col('id')} > %s ORDER BY {col('time')} DESC, {col('id')} DESC"
+    )
+
+
 # More changed nodes than this at one instant: one read of them all instead of a long IN.
 _NAMES_AT_ONCE = 500
 
@@ -169,25 +183,30 @@ class EventLog:
 
     def _ends(self) -> None:
         """Jobs that ended since the last instant: the live services record every job
-        transition as an Event row, read here from where the last look stopped."""
-        last = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
-        if last == self._event_cursor:
+        transition as an Event row, read here from where the last look stopped (in the
+        Event model's order, newest first)."""
+        with connection.cursor() as cursor:
+            cursor.execute(_new_events_sql(), [self._event_cursor])
+            found = cursor.fetchall()
+        if not found:
             return
-        ended = list(
-            Event.objects.filter(
-                pk__gt=self._event_cursor, pk__lte=last, kind=Event.Kind.JOB, new_state__in=_FINISHED
-            ).values_list("job_id", "new_state")
-        )
-        self._event_cursor = last
-        ended = [(i, state) for i, state in ended if i in self.engine.by_fsched and i not in self.ended]
+        self._event_cursor = max(row[0] for row in found)
+        ended = [
+            (i, state)
+            for _id, kind, i, state in found
+            if kind == Event.Kind.JOB
+            and state in _FINISHED
+            and i in self.engine.by_fsched
+            and i not in self.ended
+        ]
         if not ended:
             return
-        times = dict(
-            (i, (start, end))
-            for i, start, end in Job.objects.filter(pk__in=[i for i, _ in ended]).values_list(
-                "id", "start_time", "end_time"
+        times = {
+            i: (start, end)
+            for i, start, end in plain_rows.select(
+                Job, ("id", "start_time", "end_time"), {"pk": [i for i, _ in ended]}
             )
-        )
+        }
         for fsched_id, state in ended:
             if fsched_id in self.ended:
                 continue
@@ -236,10 +255,10 @@ class EventLog:
         changed = self._changed_nodes()
         if changed is not None and not changed:
             return
-        nodes = Node.objects.all()
-        if changed is not None and len(changed) <= _NAMES_AT_ONCE:
-            nodes = nodes.filter(name__in=changed)  # in name order too (Node's ordering)
-        for name, base, flags in nodes.values_list("name", "base_state", "flags"):
+        where = {"name": changed} if changed is not None and len(changed) <= _NAMES_AT_ONCE else None
+        for name, base, flags in plain_rows.select(
+            Node, ("name", "base_state", "flags"), where, order_by=("name",)
+        ):
             if self._raw.get(name) == (base, flags):
                 continue
             self._raw[name] = (base, flags)
@@ -249,7 +268,9 @@ class EventLog:
                 self.write("node", node=name, state=state)
 
     def _pending_reasons(self) -> None:
-        for fsched_id, reason in Job.objects.filter(state=JobState.PENDING).values_list("id", "reason"):
+        # No order asked for, as the ORM asked for none (Job has no default order): the
+        # same statement, so the same order of the lines.
+        for fsched_id, reason in plain_rows.select(Job, ("id", "reason"), {"state": JobState.PENDING}):
             sim = self.engine.by_fsched.get(fsched_id)
             if sim is not None:
                 self._reason(fsched_id, sim.job_id, reason)
