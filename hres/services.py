@@ -247,7 +247,13 @@ def current_config() -> HresConfig:
 
 
 def _current_config() -> HresConfig:
-    return _config_for(ResourcesFile.current())
+    return _config_for(_resources_row())
+
+
+def _resources_row() -> ResourcesFile:
+    """``ResourcesFile.current()`` read without compiling a query (each pass may read it)."""
+    found = db_rows.load(ResourcesFile, None, {"pk": 1})
+    return found[0] if found else ResourcesFile.current()
 
 
 def _node_names() -> tuple[str, ...]:
@@ -270,10 +276,9 @@ def _layers_in_force() -> tuple[ResourcesFile, int, int]:
 
 
 def _read_layers_in_force() -> tuple[ResourcesFile, int, int]:
-    row = ResourcesFile.current()
-    last = LayerUpdate.objects.aggregate(m=Max("id"))["m"] or 0
-    count = LayerUpdate.objects.count() if last else 0
-    return row, last, count
+    row = _resources_row()
+    ids = [pk for (pk,) in db_rows.select(LayerUpdate, ("id",))]
+    return row, max(ids, default=0), len(ids)
 
 
 def _replay(state: HresState, updates: Iterable[LayerUpdate]) -> HresState:
@@ -370,8 +375,11 @@ def _read_reserving() -> tuple[_Reserving, ...]:
     if not hres_modes:
         return ()
     out = []
-    rows = Reservation.objects.exclude(licenses="")  # ordered as Meta says, as before
-    for name, start, end, text in rows.values_list("name", "start_time", "end_time", "licenses"):
+    fields = ("name", "start_time", "end_time", "licenses")
+    # Ordered as the model's Meta orders them, as reservation_items read them before.
+    for name, start, end, text in db_rows.select(Reservation, fields, order_by=("start_time", "name")):
+        if not text:
+            continue
         try:
             items = tuple(
                 it for it in parse_reservation_licenses(text, hres=hres_modes) if it.name in hres_modes

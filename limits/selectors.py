@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from cluster.models import ClusterConfig, Partition
 from cluster.services import pass_snapshot
+from cluster.services import rows as db_rows
 from limits.core.policy import (
     QOS,
     AssocLimits,
@@ -90,11 +91,11 @@ def usage_records() -> dict[UsageKey, UsageRecord]:
 
 
 def _read_usage_records() -> dict[UsageKey, UsageRecord]:
+    # Read without compiling a query: outside the simulator every pass reads them.
+    fields = ("key", "raw_usage", "tres_seconds", "wall_seconds")
     return {
         key_of(key): UsageRecord(raw, dict(tres or {}), wall)
-        for key, raw, tres, wall in Usage.objects.values_list(
-            "key", "raw_usage", "tres_seconds", "wall_seconds"
-        )
+        for key, raw, tres, wall in db_rows.select(Usage, fields)
     }
 
 
