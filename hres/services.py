@@ -29,6 +29,7 @@ import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ from cluster.core.licenses import plain_alloc, plain_request
 from cluster.core.slurmconf import ConfigError
 from cluster.core.states import NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Reservation
+from cluster.services import pass_snapshot
+from cluster.services import rows as db_rows
 from cluster.services.core_extensions import holding_license_rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from hres.core import persistence
@@ -217,7 +220,7 @@ def node_configured_layers(names: Iterable[str], *, actor: str = "", now=None) -
 
 _lock = threading.Lock()
 _config_cache: dict[int, HresConfig] = {}
-_state_cache: dict[tuple, HresState] = {}
+_state_kept: tuple[tuple[int, int, int], tuple[str, ...], HresState] | None = None
 _configured_cache: dict[tuple, HresState] = {}
 
 
@@ -238,12 +241,44 @@ def _config_for(row: ResourcesFile) -> HresConfig:
 
 
 def current_config() -> HresConfig:
-    return _config_for(ResourcesFile.current())
+    # Every pass and every request parse reads it (modes()): kept inside the simulator's
+    # run until resources.yaml is stored again.
+    return pass_snapshot.kept_value("hres.config", (ResourcesFile,), _current_config)
+
+
+def _current_config() -> HresConfig:
+    return _config_for(_resources_row())
+
+
+def _resources_row() -> ResourcesFile:
+    """``ResourcesFile.current()`` read without compiling a query (each pass may read it)."""
+    found = db_rows.load(ResourcesFile, None, {"pk": 1})
+    return found[0] if found else ResourcesFile.current()
 
 
 def _node_names() -> tuple[str, ...]:
-    # The scheduler's snapshot lists nodes by name, so indices agree with it.
-    return tuple(Node.objects.order_by("name").values_list("name", flat=True))
+    """The cluster's node names in the scheduler snapshot's order (so indices agree with
+    it); kept in the simulator's run until a node is written."""
+    return pass_snapshot.kept_value("hres.node_names", (Node,), _read_node_names)
+
+
+def _read_node_names() -> tuple[str, ...]:
+    return tuple(name for (name,) in db_rows.select(Node, ("name",), order_by=("name",)))
+
+
+def _layers_in_force() -> tuple[ResourcesFile, int, int]:
+    """The resources.yaml row in force, the last runtime update's id and how many there
+    are: what the layers in force depend on besides the node list.  Kept in the
+    simulator's run until one of the two tables is written."""
+    return pass_snapshot.kept_value(
+        "hres.layers_in_force", (ResourcesFile, LayerUpdate), _read_layers_in_force
+    )
+
+
+def _read_layers_in_force() -> tuple[ResourcesFile, int, int]:
+    row = _resources_row()
+    ids = [pk for (pk,) in db_rows.select(LayerUpdate, ("id",))]
+    return row, max(ids, default=0), len(ids)
 
 
 def _replay(state: HresState, updates: Iterable[LayerUpdate]) -> HresState:
@@ -261,22 +296,27 @@ def _replay(state: HresState, updates: Iterable[LayerUpdate]) -> HresState:
 
 
 def current_state(nodes: tuple[str, ...] | None = None) -> HresState:
-    """The layers in force (resources.yaml plus runtime updates), without usage."""
-    row = ResourcesFile.current()
+    """The layers in force (resources.yaml plus runtime updates), without usage.
+
+    Built again only when resources.yaml, the runtime updates or the node list change;
+    every pass reads it, so in the simulator's run the reads that tell are kept too."""
+    row, last, count = _layers_in_force()
     nodes = _node_names() if nodes is None else nodes
-    last = LayerUpdate.objects.aggregate(m=Max("id"))["m"] or 0
-    count = LayerUpdate.objects.count() if last else 0
-    key = (row.version, last, count, nodes)
-    with _lock:
-        cached = _state_cache.get(key)
-    if cached is not None:
-        return cached
+    key = (row.version, last, count)
+    # One state kept: compared by identity first, the node list of a large cluster costs
+    # more to hash than the rest of the check.
+    kept = _state_kept
+    if kept is not None and kept[0] == key and (kept[1] is nodes or kept[1] == nodes):
+        return kept[2]
     state = build_state(_config_for(row), nodes)
     state = _replay(state, LayerUpdate.objects.order_by("id"))
-    with _lock:
-        _state_cache.clear()
-        _state_cache[key] = state
+    _keep_state((key, nodes, state))
     return state
+
+
+def _keep_state(kept: tuple[tuple[int, int, int], tuple[str, ...], HresState]) -> None:
+    global _state_kept  # noqa: PLW0603 - one per process, replaced whole
+    _state_kept = kept
 
 
 def holding_charges(rows: list[tuple[int, str, str, str]] | None = None) -> dict[int, tuple[Charge, ...]]:
@@ -286,7 +326,7 @@ def holding_charges(rows: list[tuple[int, str, str, str]] | None = None) -> dict
         if not alloc:
             continue
         try:
-            charges = parse_licenses_alloc(alloc, reservation=resv)
+            charges = _charges_of(alloc, resv)
         except ValueError:
             log.error("job %s: unreadable LicensesAlloc %r", job_id, alloc)
             continue
@@ -295,32 +335,60 @@ def holding_charges(rows: list[tuple[int, str, str, str]] | None = None) -> dict
     return out
 
 
+@lru_cache(maxsize=65536)
+def _charges_of(alloc: str, reservation: str) -> tuple[Charge, ...]:
+    # Every pass reads every holding job's LicensesAlloc, which does not change while the
+    # job holds it.  Pure, and its value immutable (frozen charges): shared in every mode.
+    return parse_licenses_alloc(alloc, reservation=reservation)
+
+
 def reservation_items(now=None, *, exclude: str = "") -> dict[str, tuple[LicenseItem, ...]]:
     """The HRES amounts of the reservations active at ``now`` (name -> items naming their
     layer), as ``HresState.with_reservations`` takes them.  A reservation whose licenses
     no longer parse (a resource removed by a reconfigure) reserves nothing, logged."""
     now = now or clock.now()
-    hres_modes = modes()
     out: dict[str, tuple[LicenseItem, ...]] = {}
+    for name, start, end, items, error in _reserving():
+        if not (start <= now < end) or name == exclude:
+            continue
+        if error is not None:
+            log.error("reservation %s: licenses %r no longer apply: %s", name, *error)
+        elif items:
+            out[name] = items
+    return out
+
+
+# A reservation with licenses: name, window, its HRES items, or (licenses, why) when they
+# no longer parse.
+_Reserving = tuple[str, datetime, datetime, tuple[LicenseItem, ...], tuple[str, str] | None]
+
+
+def _reserving() -> tuple[_Reserving, ...]:
+    """Every reservation with licenses, parsed against the resources in force: each pass
+    reads them (kept in the simulator until a reservation or resources.yaml is written);
+    which are active is decided per call, by the clock."""
+    return pass_snapshot.kept_value("hres.reserving", (Reservation, ResourcesFile), _read_reserving)
+
+
+def _read_reserving() -> tuple[_Reserving, ...]:
+    hres_modes = modes()
     if not hres_modes:
-        return out
-    rows = (
-        Reservation.objects.filter(start_time__lte=now, end_time__gt=now)
-        .exclude(licenses="")
-        .exclude(name=exclude)
-        .values_list("name", "licenses")
-    )
-    for name, text in rows:
+        return ()
+    out = []
+    fields = ("name", "start_time", "end_time", "licenses")
+    # Ordered as the model's Meta orders them, as reservation_items read them before.
+    for name, start, end, text in db_rows.select(Reservation, fields, order_by=("start_time", "name")):
+        if not text:
+            continue
         try:
             items = tuple(
                 it for it in parse_reservation_licenses(text, hres=hres_modes) if it.name in hres_modes
             )
         except ValueError as exc:
-            log.error("reservation %s: licenses %r no longer apply: %s", name, text, exc)
+            out.append((name, start, end, (), (text, str(exc))))
             continue
-        if items:
-            out[name] = items
-    return out
+        out.append((name, start, end, items, None))
+    return tuple(out)
 
 
 def reservations_overlapping(start: datetime, end: datetime, *, exclude: str = "") -> list[Reserved]:
@@ -363,8 +431,11 @@ def with_active_reservations(state: HresState, now=None) -> HresState:
     """``state`` with the amounts of the active reservations; an amount naming a layer
     gone since is dropped with its reservation (logged), the others still apply."""
     items = reservation_items(now)
+    memo = _reserved_memo
+    if memo is not None and memo[0] is state and memo[1] == items:
+        return memo[2]  # the same layers, the same active reservations: the same state
     try:
-        return state.with_reservations(items)
+        reserved = state.with_reservations(items)
     except ValueError:
         kept = {}
         for name, its in items.items():
@@ -375,6 +446,20 @@ def with_active_reservations(state: HresState, now=None) -> HresState:
                 continue
             kept[name] = its
         return state.with_reservations(kept)
+    _remember_reserved(state, items, reserved)
+    return reserved
+
+
+# The last state with_active_reservations gave, for the passes between two changes of the
+# layers or of the reservations active; states are immutable, so any thread may share it.
+_reserved_memo: tuple[HresState, dict[str, tuple[LicenseItem, ...]], HresState] | None = None
+
+
+def _remember_reserved(
+    state: HresState, items: dict[str, tuple[LicenseItem, ...]], reserved: HresState
+) -> None:
+    global _reserved_memo  # noqa: PLW0603 - one per process, replaced whole
+    _reserved_memo = (state, items, reserved)
 
 
 def state_with_usage() -> HresState:

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from cluster.models import ClusterConfig, Partition
+from cluster.services import pass_snapshot
+from cluster.services import rows as db_rows
 from limits.core.policy import (
     QOS,
     AssocLimits,
@@ -35,7 +37,9 @@ from limits.models import (
     ASSOC_LIMIT_FIELDS,
     QOS_LIMIT_FIELDS,
     TRES_LIMIT_FIELDS,
+    Account,
     Association,
+    Cluster,
     LimitsState,
     LimitsUser,
     Usage,
@@ -81,11 +85,17 @@ def key_of(text: str) -> UsageKey:
 
 
 def usage_records() -> dict[UsageKey, UsageRecord]:
+    """Every usage record.  Every pass reads them and only the usage cycle and sacctmgr
+    write them: kept in the simulator's run until the table is written (shared: read-only)."""
+    return pass_snapshot.kept_value("limits.usage_records", (Usage,), _read_usage_records)
+
+
+def _read_usage_records() -> dict[UsageKey, UsageRecord]:
+    # Read without compiling a query: outside the simulator every pass reads them.
+    fields = ("key", "raw_usage", "tres_seconds", "wall_seconds")
     return {
         key_of(key): UsageRecord(raw, dict(tres or {}), wall)
-        for key, raw, tres, wall in Usage.objects.values_list(
-            "key", "raw_usage", "tres_seconds", "wall_seconds"
-        )
+        for key, raw, tres, wall in db_rows.select(Usage, fields)
     }
 
 
@@ -214,6 +224,8 @@ def build_policy(*, cluster: str, options: Mapping[str, object]) -> Policy:
 
 _lock = threading.Lock()
 _cached: LimitsContext | None = None
+# What context() reads: the configuration, and every table build_policy reads.
+_POLICY_TABLES = (ClusterConfig, QOSRow, Association, Account, Cluster, LimitsUser, WCKey, Partition)
 
 
 def context(cfg: ClusterConfig | None = None) -> LimitsContext:
@@ -224,6 +236,14 @@ def context(cfg: ClusterConfig | None = None) -> LimitsContext:
     enforced, or a PriorityWeight* option set); a cluster without accounting keeps the
     submit-order priority it always had.
     """
+    if cfg is None:
+        # Every pass, cycle and submission asks; kept in the simulator's run until the
+        # configuration or a table the policy is built from is written.
+        return pass_snapshot.kept_value("limits.context", _POLICY_TABLES, _context)
+    return _context(cfg)
+
+
+def _context(cfg: ClusterConfig | None = None) -> LimitsContext:
     global _cached  # noqa: PLW0603 - one cache per process
     cfg = cfg or ClusterConfig.current()
     # A change of the limits gives the configuration a new revision (services._bump_version).

@@ -20,7 +20,7 @@ hundred distinct shapes cost a few hundred shape computations.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cluster.core.licenses import limit_counts
@@ -28,6 +28,7 @@ from cluster.core.scheduler import (
     WHOLE_MEM,
     Blocked,
     JobView,
+    NodeView,
     PartitionView,
     SchedulerPlugin,
     Snapshot,
@@ -64,6 +65,36 @@ class JobLimitsInfo:
 _NO_INFO = JobLimitsInfo()
 
 
+class ShapeMemo:
+    """Job shapes kept from one pass to the next by the adapter (one per process).
+
+    A pass asks for the shape of every running and pending job (``request``), and the
+    running jobs' shapes are nearly all new to a pass's own cache (each holds its own
+    allocation), though the same as in the pass before.  A shape depends on the job's
+    fields in its key and on the policy (tracked GRES, TRESBillingWeights), the partitions'
+    DefaultTime and MaxTime, and DefMemPerNode: kept while those stay the same.  A pending
+    job asking for a whole node's memory (``--mem=0``) also depends on the nodes' memory:
+    its shape is kept for one pass only."""
+
+    KEPT = 65536  # shapes at most; all dropped beyond
+
+    def __init__(self) -> None:
+        # (policy, partitions' time limits, DefMemPerNode), shapes: replaced whole, so a
+        # thread holding the old pair never sees a mixture.
+        self._kept: tuple[tuple[Policy, dict[str, tuple[int | None, int | None]], int], dict] | None = None
+
+    def shapes(self, policy: Policy, partitions: Mapping[str, PartitionView], default_mem: int) -> dict:
+        times = {name: (p.default_time, p.max_time) for name, p in partitions.items()}
+        kept = self._kept
+        if kept is not None:
+            (k_policy, k_times, k_mem), shapes = kept
+            if k_policy is policy and k_times == times and k_mem == default_mem and len(shapes) < self.KEPT:
+                return shapes
+        shapes = {}
+        self._kept = ((policy, times, default_mem), shapes)
+        return shapes
+
+
 class LimitsPlugin(SchedulerPlugin):
     def __init__(
         self,
@@ -72,8 +103,10 @@ class LimitsPlugin(SchedulerPlugin):
         jobs: Mapping[int, JobLimitsInfo] | None = None,
         usage: Mapping[UsageKey, UsageRecord] | None = None,
         bf_min_prio_reserve: int | None = None,
+        memo: ShapeMemo | None = None,
     ) -> None:
         self.policy = policy
+        self.memo = memo
         self.jobs = jobs or {}
         self.usage = usage or {}
         self.bf_min_prio_reserve = bf_min_prio_reserve
@@ -81,8 +114,11 @@ class LimitsPlugin(SchedulerPlugin):
         self.kills: tuple[LimitKill, ...] = ()
         self.accrue_start: frozenset[int] = frozenset()
         self._shapes: dict[tuple, JobShape] = {}
+        self._pass_shapes: dict[tuple, JobShape] = {}  # those that depend on the nodes' memory
         self._whole_mem: dict[str, int] = {}
+        self._node_mem: dict[int, int] | None = None
         self._parts: Mapping[str, PartitionView] = {}
+        self._nodes: Sequence[NodeView] = ()
         self._default_mem = 0
         self._now = 0.0
 
@@ -115,10 +151,24 @@ class LimitsPlugin(SchedulerPlugin):
             sum(job.alloc_mem) if held else -1,
             len(job.node_indices) if held else -1,
         )
-        shape = self._shapes.get(key)
+        shapes = self._shapes
+        if not held and job.mem_per_node is not None and job.mem_per_node <= 0:
+            shapes = self._pass_shapes  # --mem=0: the partition's largest node, this pass
+        shape = shapes.get(key)
         if shape is None:
-            shape = self._shapes[key] = self._new_shape(job, info, held)
+            shape = shapes[key] = self._new_shape(job, info, held)
         return shape
+
+    def _partition_whole_mem(self, partition: str) -> int:
+        """The memory of the partition's largest node (``--mem=0``), found when a job asks."""
+        found = self._whole_mem.get(partition)
+        if found is None:
+            if self._node_mem is None:
+                self._node_mem = {n.index: n.real_memory for n in self._nodes}
+            view = self._parts.get(partition)
+            indices = view.node_indices if view is not None else ()
+            found = self._whole_mem[partition] = max((self._node_mem.get(i, 0) for i in indices), default=0)
+        return found
 
     def _new_shape(self, job: JobView, info: JobLimitsInfo, held: bool) -> JobShape:
         part = self._parts.get(job.partition)
@@ -143,7 +193,7 @@ class LimitsPlugin(SchedulerPlugin):
         need, charges = cpu_layout(job, n)
         mem = mem_request(job, self._default_mem)
         if mem == WHOLE_MEM:
-            mem = self._whole_mem.get(job.partition, 0)
+            mem = self._partition_whole_mem(job.partition)
         return make_shape(
             self.policy,
             job.partition,
@@ -181,12 +231,14 @@ class LimitsPlugin(SchedulerPlugin):
         self._now = snapshot.now
         self._parts = snapshot.partitions
         self._default_mem = snapshot.config.default_mem_per_node
-        self._shapes = {}
-        mem_by_index = {n.index: n.real_memory for n in snapshot.nodes}
-        self._whole_mem = {
-            name: max((mem_by_index.get(i, 0) for i in p.node_indices), default=0)
-            for name, p in snapshot.partitions.items()
-        }
+        if self.memo is not None:
+            self._shapes = self.memo.shapes(self.policy, snapshot.partitions, self._default_mem)
+        else:
+            self._shapes = {}
+        self._pass_shapes = {}
+        self._nodes = snapshot.nodes
+        self._node_mem = None
+        self._whole_mem = {}
         running = [self.request(j, running=True) for j in snapshot.running if j.state != JobState.COMPLETING]
         pending = [self.request(j) for j in snapshot.pending]
         self.state = LimitState(
@@ -250,4 +302,4 @@ class LimitsPlugin(SchedulerPlugin):
         return may_reserve(priority, threshold, self.bf_min_prio_reserve)
 
 
-__all__ = ["JobLimitsInfo", "LimitsPlugin"]
+__all__ = ["JobLimitsInfo", "LimitsPlugin", "ShapeMemo"]
