@@ -352,6 +352,12 @@ def _effect(sql: str) -> _Effect:
 
 
 _ANY_TABLE = "*"
+# The table a statement writes, quoted or not, in a schema or not (the simulator's
+# ``temp.`` tables): any table counted by its name.
+_TARGET = re.compile(
+    r"\s*(?:UPDATE|DELETE\s+FROM|INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO)\s+(?:\"?\w+\"?\.)?\"?(\w+)\"?",
+    re.IGNORECASE,
+)
 
 
 @lru_cache(maxsize=4096)
@@ -363,10 +369,10 @@ def _tables_written(sql: str) -> tuple[str, ...]:
         return ()
     if head.startswith("WITH") and not re.search(r"\b(?:UPDATE|INSERT|DELETE|REPLACE)\b", sql, re.IGNORECASE):
         return ()
-    m = _HEAD.match(sql)
+    m = _TARGET.match(sql)
     if m is None or ";" in sql.rstrip().rstrip(";"):
         return (_ANY_TABLE,)
-    return (m.group(4),)
+    return (m.group(1),)
 
 
 def _count_writes(tables: tuple[str, ...]) -> None:

@@ -73,3 +73,22 @@ def test_nothing_kept_outside_keep():
     with pass_snapshot.keep():  # a new keep() starts empty
         pass_snapshot.kept_value("t", (Partition,), compute)
     assert compute.calls == 4
+
+
+def test_a_write_to_another_table_named_without_quotes_keeps_it():
+    # The simulator's temp tables are written unquoted, with their schema: counted by name,
+    # not as a statement that could write anything (which dropped every kept value).
+    compute = Counted()
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE IF NOT EXISTS kept_probe (name TEXT)")
+    with pass_snapshot.keep():
+        pass_snapshot.kept_value("t", (Partition,), compute)
+        with connection.cursor() as cursor:
+            cursor.execute("INSERT INTO temp.kept_probe (name) VALUES ('x')")
+            cursor.execute("DELETE FROM temp.kept_probe")
+        pass_snapshot.kept_value("t", (Partition,), compute)
+        assert compute.calls == 1
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE cluster_partition SET state = 'UP'")  # unquoted, still seen
+        pass_snapshot.kept_value("t", (Partition,), compute)
+        assert compute.calls == 2
