@@ -132,6 +132,14 @@ class SchedulingLoop:
             self._thread.join(timeout)
 
     def _loop(self) -> None:
+        from cluster.services import pass_snapshot  # noqa: PLC0415 - keep import light
+
+        # Its passes keep their snapshot between passes, reading the database's log of
+        # every process's writes first (cluster/services/change_log.py).
+        with pass_snapshot.keep(live=True):
+            self._run()
+
+    def _run(self) -> None:
         client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=_WAIT + 10)
         while not self._stop.is_set():
             try:
@@ -184,6 +192,10 @@ def _bind_publishing_loop() -> None:
 def _prefork_child(**_: object) -> None:
     if settings.DISTRIBUTED:  # a prefork pool's process runs tasks and so publishes
         _bind_publishing_loop()
+        # ... and its periodic passes keep their snapshot, as the loop's do.
+        from cluster.services import pass_snapshot  # noqa: PLC0415 - keep import light
+
+        pass_snapshot.keep_live()
 
 
 @worker_ready.connect

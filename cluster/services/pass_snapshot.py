@@ -31,33 +31,36 @@ connection cannot take the mark of a write it cannot yet see.  The pending jobs 
 are read by every pass as before.
 
 Where it is exact: where every write to the database comes from this process through
-Django, on SQLite (whose backend reports rollbacks): the simulator (one thread, its store
-in memory, ``keep()``) and bench.pass_service.  And where the database itself logs the
-writes of every process (cluster/services/change_log.py, an SQLite file): the embedded
-controller's cycles run inside ``keep(live=True)``, and every use of what is kept first
-reads the log's entries since the last look (the HTTP helper processes' submissions and
-cancellations, ``manage.py``).  Distributed mode (PostgreSQL, several processes, no log)
-keeps the full read: ``keep(live=True)`` keeps nothing there.  Outside ``keep()`` nothing
-is recorded.
+Django, on a backend that reports rollbacks (config.sqlite, config.postgresql): the
+simulator (one thread, its store in memory, ``keep()``) and bench.pass_service.  And where
+the database itself logs the writes of every process (cluster/services/change_log.py): the
+embedded controller's cycles and distributed mode's Celery processes run inside
+``keep(live=True)``, and every use of what is kept first reads the log's entries since the
+last look (the HTTP helper processes', the other servers' and workers', ``manage.py``'s
+writes).  Where the log is not installed, ``keep(live=True)`` keeps nothing.  Outside
+``keep()`` nothing is recorded.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, TypeVar
 
 from ClusterShell.NodeSet import NodeSet
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from cluster.core import scheduler
 from cluster.core.states import HOLDING_JOB_STATES, NodeFlag
 from cluster.models import Job, Node, Partition
 from cluster.services import change_log, rows
+
+log = logging.getLogger(__name__)
 
 NODE_FIELDS = ("name", "cpus", "real_memory", "weight", "base_state", "flags", "features", "active_features")
 PARTITION_FIELDS = (
@@ -446,6 +449,22 @@ def watch(connection: Any, **_: Any) -> None:
         listeners.append(forget)
 
 
+def _log_installed() -> bool:
+    try:
+        return change_log.installed()
+    except DatabaseError as exc:  # the database not there yet: read everything, as before
+        log.warning("the pass reads its whole snapshot every time: the change log unreadable: %s", exc)
+        return False
+
+
+_for_life = ExitStack()
+
+
+def keep_live() -> None:
+    """``keep(live=True)`` for the rest of this process (a Celery worker's pool process)."""
+    _for_life.enter_context(keep(live=True))
+
+
 @cache
 def _logged() -> frozenset[str]:
     return frozenset(table for table, _keyed in change_log.project_tables())
@@ -458,7 +477,7 @@ def keep(*, live: bool = False) -> Iterator[None]:
     processes write too, and the views are kept only where the database logs every write
     (``change_log.installed``); elsewhere (PostgreSQL) nothing is kept."""
     global _keeping, _live  # noqa: PLW0603 - one kept snapshot per process
-    if live and not change_log.installed():
+    if live and not _log_installed():
         yield
         return
     with _lock:

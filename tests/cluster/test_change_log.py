@@ -17,7 +17,7 @@ import pytest
 from django.db import connection, transaction
 
 from cluster.models import Job, Node, Partition
-from cluster.services import agents, change_log, pass_snapshot
+from cluster.services import agents, change_log, change_log_entries, pass_snapshot
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
 
@@ -79,8 +79,8 @@ def test_a_rollback_or_a_trimmed_log_makes_the_reader_start_again(other, monkeyp
     # saw it cannot trust its place (pass_snapshot.forget restarts it on every rollback).
     reader.restart()
     assert reader.poll().everything
-    monkeypatch.setattr(change_log, "TRIM_AT", 3)
-    monkeypatch.setattr(change_log, "KEEP", 1)
+    monkeypatch.setattr(change_log_entries, "TRIM_AT", 3)
+    monkeypatch.setattr(change_log_entries, "KEEP", 1)
     late = change_log.Reader()
     late.poll()
     for name in ("a", "b", "c", "d"):
