@@ -108,7 +108,10 @@ class E2ECluster(Cluster):
     def restart(self, *which: str) -> None:
         """Start again what ``kill`` killed: the controller first (answering), then the agent."""
         if "server" in which and (self.server is None or self.server.poll() is not None):
-            self.start_server()
+            self.spawn_server()
+            # A restart mid-stream competes with the submitters, the agent and the database
+            # recovering: 30 s was not always enough on a loaded 2-core machine.
+            self.wait_http(timeout=90)
         if "agent" in which and (self.agent is None or self.agent.poll() is not None):
             self.start_agent()
 
