@@ -194,7 +194,7 @@ def build_snapshot(
 
 def pass_context(now: datetime, *, backfill: bool = False) -> PassContext:
     """A pass's context with every extension's plugins, in the settings' order."""
-    ctx = PassContext(now=now, cfg=ClusterConfig.current(), backfill=backfill)
+    ctx = PassContext(now=now, cfg=scheduler_params.config(), backfill=backfill)
     active = extensions.active()
     for ext in active:
         ext.prepare_pass(ctx)
@@ -388,11 +388,8 @@ def _end_held_past_deadline(now: datetime) -> None:
     (the same rule, ``scheduler.missed_deadline``); looked at by the periodic full passes
     only, never by the quick ones a submission or a completion asks for."""
     t = now.timestamp()
-    held = (
-        Job.objects.filter(state=JobState.PENDING, deadline__isnull=False)
-        .exclude(hold="")
-        .values_list("id", "deadline", "time_min", "time_limit")
-    )
+    where = {"state": JobState.PENDING, "deadline": rows.Not(None), "hold": rows.Not("")}
+    held = rows.select(Job, ("id", "deadline", "time_min", "time_limit"), where)
     late = [
         job_id
         for job_id, deadline, time_min, limit in held
