@@ -227,6 +227,23 @@ def update_rows(rows: Iterable[models.Model], fields: Sequence[str], *, only_if:
     if not rows:
         return 0
     model = type(rows[0])
+    attnames = [_field(model, f).attname for f in fields]
+    values = [(row.pk, *(getattr(row, a) for a in attnames)) for row in rows]
+    return update_values(model, fields, values, only_if=only_if)
+
+
+def update_values(
+    model: type[models.Model],
+    fields: Sequence[str],
+    values: Iterable[Sequence[Any]],
+    *,
+    only_if: Where | None = None,
+) -> int:
+    """``update_rows`` of rows given as (primary key, each field's value): no model
+    instance built (a job's costs more than its statement)."""
+    values = list(values)
+    if not values:
+        return 0
     conn = connections[DEFAULT_DB_ALIAS]
     quote = conn.ops.quote_name
     targets = [_field(model, f) for f in fields]
@@ -239,11 +256,11 @@ def update_rows(rows: Iterable[models.Model], fields: Sequence[str], *, only_if:
     sql = f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {where}"  # noqa: S608
     extra = _where_params(model, only_if, conn)
     params = [
-        [f.get_db_prep_save(getattr(row, f.attname), conn) for f in targets] + [row.pk, *extra]
-        for row in rows
+        [f.get_db_prep_save(v, conn) for f, v in zip(targets, row[1:], strict=True)] + [row[0], *extra]
+        for row in values
     ]
     _run(conn, sql, params)
-    return len(rows)
+    return len(values)
 
 
 def _run(conn: Any, sql: str, params: list[list[Any]]) -> None:

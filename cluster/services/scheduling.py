@@ -353,14 +353,14 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
     for job_id, reason, detail, priority in current:
         p = wanted[job_id]
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
-            changed.append(Job(id=job_id, reason=p.reason, reason_detail=p.detail, priority=p.priority))
+            changed.append((job_id, p.reason, p.detail, p.priority))
             if p.reason == states.Reason.DEPENDENCY_NEVER_SATISFIED != reason:
                 invalid.append(job_id)
     if changed:
         # Only where the job is still waiting as the snapshot saw it: a hold or a cancel
         # since then keeps the reason and priority it set (JobHeldUser, 0).
         still = {"state": JobState.PENDING, "hold": ""}
-        rows.update_rows(changed, ["reason", "reason_detail", "priority"], only_if=still)
+        rows.update_values(Job, ["reason", "reason_detail", "priority"], changed, only_if=still)
         publish.console_changed("jobs")
     if invalid:
         # --mail-type=INVALID_DEPEND: once, when the dependency is found never satisfiable.
@@ -371,8 +371,7 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
 def _update_dependencies(changed: dict[int, str]) -> None:
     """Store the terms the pass saw fulfilled or failed (a fulfilled term is dropped, as
     Slurm drops it), for the jobs still PENDING; a job started keeps none."""
-    jobs = [Job(id=job_id, dependency=text) for job_id, text in changed.items()]
-    rows.update_rows(jobs, ["dependency"], only_if={"state": JobState.PENDING})
+    rows.update_values(Job, ["dependency"], changed.items(), only_if={"state": JobState.PENDING})
 
 
 def _end_expired(expired: tuple[int, ...], now: datetime) -> None:
