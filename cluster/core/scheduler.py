@@ -732,11 +732,17 @@ class _Pass:
         counted, as Slurm does not count suspended time (paused jobs are left alone;
         COMPLETING ones are already ending)."""
         out = []
+        running = JobState.RUNNING.value
+        # Every holding job every pass: the limit resolved once per (partition, own limit).
+        limits: dict[tuple[str, int | None], int | None] = {}
         for job in self.snap.running:
-            if job.state != JobState.RUNNING or job.start_time is None:
+            if job.state != running or job.start_time is None:
                 continue
-            part = self.parts.get(job.partition)
-            limit = resolve_time_limit(job, part.view if part else None)
+            key = (job.partition, job.time_limit)
+            limit = limits.get(key, -1)
+            if limit == -1:
+                part = self.parts.get(job.partition)
+                limit = limits[key] = resolve_time_limit(job, part.view if part else None)
             if limit is not None and job.start_time + job.paused + limit * 60 <= self.now:
                 out.append(Timeout(job.job_id))
         out.sort(key=lambda t: t.job_id)

@@ -159,6 +159,9 @@ def _epoch(dt: Any) -> float | None:
     return dt.timestamp() if dt else None
 
 
+_POWERED_DOWN = int(NodeFlag.POWERED_DOWN)
+
+
 def _node_view(i: int, row: Sequence[Any]) -> scheduler.NodeView:
     name, cpus, memory, weight, base, flags, available, active = row
     return scheduler.NodeView(
@@ -171,7 +174,7 @@ def _node_view(i: int, row: Sequence[Any]) -> scheduler.NodeView:
         flags=flags,
         # --constraint: the available features of a powered-down node (they become
         # active when it is allocated), the active ones otherwise.
-        features=_features(available if flags & NodeFlag.POWERED_DOWN else active),
+        features=_features(available if flags & _POWERED_DOWN else active),
     )
 
 

@@ -148,3 +148,42 @@ def test_the_pass_node_arrays_as_before(seed):
         got = scheduler._Pass(snap, (), scheduler.node_order_key)
         for name, want in old_arrays(snap).items():
             assert getattr(got, name) == want, name
+
+
+def old_timeouts(snap):
+    """The pass's timeouts as computed before (the limit resolved for every job)."""
+    out = []
+    for job in snap.running:
+        if job.state != scheduler.JobState.RUNNING or job.start_time is None:
+            continue
+        limit = scheduler.resolve_time_limit(job, snap.partitions.get(job.partition))
+        if limit is not None and job.start_time + job.paused + limit * 60 <= snap.now:
+            out.append(scheduler.Timeout(job.job_id))
+    return tuple(sorted(out, key=lambda t: t.job_id))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_timeouts_as_before(seed):
+    rng = random.Random(seed)
+    parts = {
+        "a": scheduler.PartitionView(name="a", node_indices=(0,), max_time=60, default_time=10),
+        "b": scheduler.PartitionView(name="b", node_indices=(0,), max_time=30),
+        "c": scheduler.PartitionView(name="c", node_indices=(0,)),
+    }
+    running = tuple(
+        scheduler.JobView(
+            job_id=job_id,
+            partition=rng.choice(["a", "b", "c", "gone"]),
+            user="u",
+            submit_time=0.0,
+            state=rng.choice(["RUNNING", "RUNNING", "SUSPENDED", "COMPLETING", "STOPPED"]),
+            start_time=rng.choice([None, 0.0, 600.0, 1800.0]),
+            paused=rng.choice([0, 0, 300]),
+            time_limit=rng.choice([None, None, 0, 5, 20, 45]),
+        )
+        for job_id in rng.sample(range(1, 500), 200)
+    )
+    node = scheduler.NodeView(index=0, name="n0", cpus=4, real_memory=100, weight=1, base="IDLE", flags=0)
+    for now in (0.0, 1200.0, 2400.0, 4000.0):
+        snap = scheduler.Snapshot(now=now, nodes=(node,), partitions=parts, pending=(), running=running)
+        assert scheduler.schedule(snap).timeouts == old_timeouts(snap)
