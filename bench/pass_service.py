@@ -12,11 +12,12 @@ runs in a transaction rolled back afterwards, so every run sees the same store. 
 node count, the median pass time and the SQL statements one pass runs (a count, so not
 noisy), and the growth exponent in nodes.
 
-``--kept``: the passes keep their nodes, partitions and holding jobs between passes, as in
-the simulator (cluster.services.pass_snapshot.keep). A rolled-back pass makes the kept
-views forget everything, so before each timed pass they are brought up to date, untimed:
-the pass then costs what an event pass costs in the simulator when only the queue changed
-since the last one (what changed besides is re-read by its rows).
+``--kept``: the passes keep their nodes, partitions, holding jobs and queue between passes,
+as in the simulator (cluster.services.pass_snapshot.keep). A rolled-back pass makes the
+kept views forget everything, so before each timed pass they are brought up to date,
+untimed: the pass then costs what an event pass costs in the simulator when nothing it
+reads changed since the last one (what changed is re-read by its rows, a submission or a
+start one row).
 """
 
 from __future__ import annotations

@@ -17,12 +17,13 @@ and the pass runs a :class:`ReservationPlugin`, which, as Slurm does:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cluster.core.scheduler import (
     Blocked,
     JobView,
+    NodeView,
     PartitionView,
     SchedulerPlugin,
     Snapshot,
@@ -155,22 +156,35 @@ class ReservationPlugin(SchedulerPlugin):
         self.reservations = {r.name: r for r in reservations}
         self.accounts = dict(accounts or {})
         self.now = 0.0
+        self._nodes: Sequence[NodeView] = ()
         self._index: dict[str, int] = {}
         self._masks: dict[str, frozenset[int]] = {}
         self._partitions: Mapping[str, PartitionView] = {}
-        self._every: frozenset[int] = frozenset()
+        self._every: frozenset[int] | None = frozenset()
         self._withheld: dict[tuple, tuple[frozenset[int], bool]] = {}
 
     def begin_pass(self, snapshot: Snapshot) -> None:
         self.now = snapshot.now
-        self._index = {n.name: n.index for n in snapshot.nodes}
-        self._every = frozenset(self._index.values())
+        self._nodes = snapshot.nodes
+        # Built when first needed: most passes have no reservation and no job asking for one.
+        self._index = {}
+        self._every = None
+        index = self._node_index() if self.reservations else {}
         self._masks = {
-            r.name: frozenset(self._index[n] for n in r.nodes if n in self._index)
-            for r in self.reservations.values()
+            r.name: frozenset(index[n] for n in r.nodes if n in index) for r in self.reservations.values()
         }
         self._partitions = snapshot.partitions
         self._withheld = {}
+
+    def _node_index(self) -> dict[str, int]:
+        if not self._index and self._nodes:
+            self._index = {n.name: n.index for n in self._nodes}
+        return self._index
+
+    def _every_node(self) -> frozenset[int]:
+        if self._every is None:
+            self._every = frozenset(n.index for n in self._nodes)
+        return self._every
 
     # -- helpers
 
@@ -187,7 +201,7 @@ class ReservationPlugin(SchedulerPlugin):
             return found
         if job.reservation:
             mine = self._masks.get(job.reservation, frozenset())
-            found = (self._every - mine, False)
+            found = (self._every_node() - mine, False)
         else:
             end = self._window_end(job)
             out: set[int] = set()
@@ -218,7 +232,8 @@ class ReservationPlugin(SchedulerPlugin):
             return None
         detail = MAINT_DETAIL if maint else ""
         if job.req_nodes:
-            reserved = sorted(n for n in job.req_nodes if self._index.get(n) in withheld)
+            index = self._node_index()
+            reserved = sorted(n for n in job.req_nodes if index.get(n) in withheld)
             if reserved:
                 return Blocked(Reason.REQ_NODE_NOT_AVAIL, detail or RESERVED_DETAIL)
         if maint and len(set(partition.node_indices) - withheld) < node_count(job):

@@ -59,11 +59,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import islice, repeat
 
 from cluster.core import constraints, dependencies
 from cluster.core.backfill import INF, Timeline
-from cluster.core.states import PAUSED_JOB_STATES, JobState, NodeBase, Reason, is_usable
+from cluster.core.states import PAUSED_JOB_STATES, UNUSABLE_FLAGS, JobState, NodeBase, Reason, is_usable
 
 # --------------------------------------------------------------------------- the snapshot
 
@@ -455,6 +456,10 @@ def schedule(
     return _Pass(snapshot, plugins, node_key, priority).run()
 
 
+# is_usable's test of the base state, by its value: NodeBase(value) per node was most of it.
+_BASE_USABLE = {b.value: is_usable(b, 0) for b in NodeBase}
+
+
 class _Order:
     """A partition's nodes with one feature constraint, in allocation order."""
 
@@ -525,27 +530,40 @@ class _Pass:
             p for p in self.plugins if type(p).excluded_nodes is not SchedulerPlugin.excluded_nodes
         ]
 
-        size = max((n.index for n in snap.nodes), default=-1) + 1
+        # Once per pass for every node and every holding job's node: plain ints and lists.
+        nodes = snap.nodes
+        size = max((n.index for n in nodes), default=-1) + 1
         self.node_at: list[NodeView | None] = [None] * size
-        self.cap_cpus = [0] * size
-        self.cap_mem = [0] * size
-        self.usable = [False] * size
-        for n in snap.nodes:
-            self.node_at[n.index] = n
-            self.cap_cpus[n.index] = n.cpus
-            self.cap_mem[n.index] = n.real_memory
-            self.usable[n.index] = is_usable(NodeBase(n.base), n.flags)
-        self.index_of = {n.name: n.index for n in snap.nodes}
+        self.cap_cpus = cap_cpus = [0] * size
+        self.cap_mem = cap_mem = [0] * size
+        self.usable = usable = [False] * size
+        node_at = self.node_at
+        base_ok = _BASE_USABLE
+        try:
+            for n in nodes:
+                i = n.index
+                node_at[i] = n
+                cap_cpus[i] = n.cpus
+                cap_mem[i] = n.real_memory
+                usable[i] = base_ok[n.base] and not n.flags & UNUSABLE_FLAGS
+        except KeyError:
+            for n in nodes:
+                is_usable(n.base, n.flags)  # ValueError: a base state that does not exist
+            raise
 
         used_cpus = [0] * size
         used_mem = [0] * size
         for job in snap.running:
-            cpus, mems = self._held(job)
-            for i, c, m in zip(job.node_indices, cpus, mems, strict=True):
+            at = job.node_indices
+            cpus = job.alloc_cpus
+            mems = job.alloc_mem
+            if len(cpus) != len(at) or len(mems) != len(at):
+                cpus, mems = self._held(job)
+            for i, c, m in zip(at, cpus, mems, strict=True):
                 if 0 <= i < size:
                     used_cpus[i] += c
                     used_mem[i] += m
-        for n in snap.nodes:
+        for n in nodes:
             i = n.index
             used_cpus[i] = max(used_cpus[i], n.alloc_cpus)
             used_mem[i] = max(used_mem[i], n.alloc_mem)
@@ -567,6 +585,11 @@ class _Pass:
         self.fit_attempts = 0
         self.depend_facts = snap.depend_facts or dependencies.Facts()
         self.dependency_text: dict[int, str] = {}
+
+    @cached_property
+    def index_of(self) -> dict[str, int]:
+        """Node name -> index, for the jobs that name nodes (--nodelist, --exclude)."""
+        return {n.name: n.index for n in self.snap.nodes}
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -709,11 +732,17 @@ class _Pass:
         counted, as Slurm does not count suspended time (paused jobs are left alone;
         COMPLETING ones are already ending)."""
         out = []
+        running = JobState.RUNNING.value
+        # Every holding job every pass: the limit resolved once per (partition, own limit).
+        limits: dict[tuple[str, int | None], int | None] = {}
         for job in self.snap.running:
-            if job.state != JobState.RUNNING or job.start_time is None:
+            if job.state != running or job.start_time is None:
                 continue
-            part = self.parts.get(job.partition)
-            limit = resolve_time_limit(job, part.view if part else None)
+            key = (job.partition, job.time_limit)
+            limit = limits.get(key, -1)
+            if limit == -1:
+                part = self.parts.get(job.partition)
+                limit = limits[key] = resolve_time_limit(job, part.view if part else None)
             if limit is not None and job.start_time + job.paused + limit * 60 <= self.now:
                 out.append(Timeout(job.job_id))
         out.sort(key=lambda t: t.job_id)

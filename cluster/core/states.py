@@ -95,16 +95,24 @@ _BASE_WORDS = {
 }
 
 
+# The same as plain ints and names: an IntFlag operation costs a Python call and a new
+# member, and these run for every node of every listing and pass.
+_LONG_FLAG_BITS = tuple((int(f), str(f.name)) for f in _LONG_FLAG_ORDER)
+_DYNAMIC = int(NodeFlag.DYNAMIC)
+
+
 def flag_names(flags: int, base: NodeBase | str | None = None) -> list[str]:
     """The flags' names in Slurm's order; a dynamic node's flag is DYNAMIC_FUTURE while it
     is FUTURE and DYNAMIC_NORM once it is not (with no ``base``: DYNAMIC_NORM)."""
+    if not flags:
+        return []
     names = []
-    for f in _LONG_FLAG_ORDER:
-        if flags & f:
-            if f is NodeFlag.DYNAMIC:
+    for bit, name in _LONG_FLAG_BITS:
+        if flags & bit:
+            if bit == _DYNAMIC:
                 names.append("DYNAMIC_FUTURE" if base == NodeBase.FUTURE else "DYNAMIC_NORM")
             else:
-                names.append(str(f.name))
+                names.append(name)
     return names
 
 
@@ -192,12 +200,17 @@ def suffix(flags: int) -> str:
 
 def is_usable(base: NodeBase | str, flags: int) -> bool:
     """Whether the scheduler may place new work on the node (power states aside)."""
-    base = NodeBase(base)
-    if base in (NodeBase.DOWN, NodeBase.FUTURE):
+    if base in _UNUSABLE_BASES:
         return False
-    return not flags & (
-        NodeFlag.DRAIN | NodeFlag.NOT_RESPONDING | NodeFlag.POWER_DOWN | NodeFlag.POWERING_DOWN
-    )
+    if base not in _BASES:
+        NodeBase(base)  # ValueError: not a base state
+    return not flags & UNUSABLE_FLAGS
+
+
+# is_usable's tests as plain values (a base's value hashes and compares as its text).
+_BASES = frozenset(b.value for b in NodeBase)
+_UNUSABLE_BASES = frozenset({NodeBase.DOWN.value, NodeBase.FUTURE.value})
+UNUSABLE_FLAGS = int(NodeFlag.DRAIN | NodeFlag.NOT_RESPONDING | NodeFlag.POWER_DOWN | NodeFlag.POWERING_DOWN)
 
 
 class JobState(enum.StrEnum):

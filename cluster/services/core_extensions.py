@@ -16,16 +16,17 @@ from cluster.core.states import HOLDING_JOB_STATES
 from cluster.extensions import LICENSE_MODES, LICENSE_ROWS, Allocation, ClusterExtension, Cycle, PassContext
 from cluster.models import Job
 from cluster.services import reservations as reservation_services
+from cluster.services import rows
 
 
 def holding_license_rows() -> list[tuple[int, str, str, str]]:
     """(id, licenses, licenses_alloc, reservation) of the jobs holding resources that
     asked for licenses: one query a pass."""
-    return list(
-        Job.objects.filter(state__in=[s.value for s in HOLDING_JOB_STATES])
-        .exclude(licenses="")
-        .values_list("id", "licenses", "licenses_alloc", "reservation")
-    )
+    where = {"state": _HOLDING, "licenses": rows.Not("")}
+    return rows.select(Job, ("id", "licenses", "licenses_alloc", "reservation"), where)
+
+
+_HOLDING = sorted(s.value for s in HOLDING_JOB_STATES)
 
 
 class ReservationsExtension(ClusterExtension):
@@ -71,8 +72,8 @@ class LicensesExtension(ClusterExtension):
         ctx.shared[LICENSE_ROWS] = holding_license_rows()
 
     def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
-        rows = ctx.shared[LICENSE_ROWS]
-        held = {job_id: plain_alloc(alloc) for job_id, _lic, alloc, _resv in rows if alloc}
+        found = ctx.shared[LICENSE_ROWS]
+        held = {job_id: plain_alloc(alloc) for job_id, _lic, alloc, _resv in found if alloc}
         plugin = LicensePlugin(ctx.cfg.licenses, ctx.shared.get(LICENSE_MODES, {}), held)
         ctx.shared[_PLUGIN] = plugin
         return (plugin,)

@@ -21,6 +21,7 @@ from cluster.core.scheduler import SchedulerPlugin, cpu_layout_of
 from cluster.core.states import HOLDING_JOB_STATES, JobState
 from cluster.extensions import Allocation, ClusterExtension, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
+from cluster.services import rows
 from cluster.services.errors import ServiceError
 
 # Request field -> sbatch's option.
@@ -125,18 +126,22 @@ def _inventory() -> dict[str, tuple[core.GresItem, ...]]:
 def held_allocations() -> list[dict[str, list]]:
     """What the jobs holding resources keep: {node: entries} each."""
     holding = [s.value for s in HOLDING_JOB_STATES]
-    rows = Job.objects.filter(state__in=holding).exclude(gres_alloc={}).values_list("gres_alloc", flat=True)
-    return [alloc for alloc in rows if alloc]
+    found = Job.objects.filter(state__in=holding).exclude(gres_alloc={}).values_list("gres_alloc", flat=True)
+    return [alloc for alloc in found if alloc]
+
+
+_REQUEST_FIELDS = ("gres", "tres_per_job", "tres_per_task")
 
 
 def pending_requests() -> dict[int, core.GresRequest]:
-    rows = (
-        Job.objects.filter(state=JobState.PENDING, hold="")
-        .exclude(gres="", tres_per_job="", tres_per_task="")
-        .values_list("id", "gres", "tres_per_job", "tres_per_task")
-    )
+    # Read every pass, by plain statements (rows): one for each field that may ask for GRES,
+    # a job asking in several found by each.
+    found = {}
+    for asked in _REQUEST_FIELDS:
+        where = {"state": JobState.PENDING, "hold": "", asked: rows.Not("")}
+        found.update((row[0], row) for row in rows.select(Job, ("id", *_REQUEST_FIELDS), where))
     out = {}
-    for job_id, per_node, per_job, per_task in rows:
+    for job_id, per_node, per_job, per_task in (found[i] for i in sorted(found)):
         request = core.request_of(per_node, per_job, per_task)
         if request:
             out[job_id] = request

@@ -27,8 +27,14 @@ nodes, the partitions and the holding jobs (their node indices moved).  A rollba
 transaction or a savepoint forgets everything (what was read inside it may never have been
 committed): ``config.sqlite.base`` calls ``forget``.  A write inside a transaction is marked
 when it runs and again when the transaction commits, so a pass on another thread's
-connection cannot take the mark of a write it cannot yet see.  The pending jobs (the queue)
-are read by every pass as before.
+connection cannot take the mark of a write it cannot yet see.
+
+The queue (the pending jobs not held) is kept the same way: a job row written is re-read
+and goes to the holding jobs, the queue or neither by its state and hold.  Every pass read
+and converted it (at 20,000 pending, most of a full pass's reading), and an event pass
+asked each partition for its head, though between two passes a submission or a start
+changes one or two of its rows.  The pass's own writes of reasons and priorities touch no
+column either view reads.
 
 Where it is exact: where every write to the database comes from this process through
 Django, on a backend that reports rollbacks (config.sqlite, config.postgresql): the
@@ -43,12 +49,13 @@ writes).  Where the log is not installed, ``keep(live=True)`` keeps nothing.  Ou
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from typing import Any, TypeVar
 
@@ -56,9 +63,10 @@ from ClusterShell.NodeSet import NodeSet
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from cluster.core import scheduler
-from cluster.core.states import HOLDING_JOB_STATES, NodeFlag
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag
 from cluster.models import Job, Node, Partition
 from cluster.services import change_log, rows
+from cluster.services.dependencies import stored as stored_dependency
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +95,42 @@ HOLDING_FIELDS = (
     "licenses",
     "paused_seconds",
 )
+# The queue: the pending jobs not held (held jobs cannot start; hold and release set their
+# reason and priority, so no pass reads them).
+PENDING_FIELDS = (
+    "id",
+    "partition",
+    "user",
+    "submit_time",
+    "min_nodes",
+    "max_nodes",
+    "num_tasks",
+    "cpus_per_task",
+    "mem_per_node",
+    "time_limit",
+    "begin_time",
+    "hold",
+    "req_nodes",
+    "exc_nodes",
+    "features",
+    "reservation",
+    "licenses",
+    "array_job_id",
+    "array_max_tasks",
+    "exclusive",
+    "nice",
+    "dependency",
+    "name",
+    "array_task_id",
+    "deadline",
+    "time_min",
+)
+QUEUED = {"state": JobState.PENDING, "hold": ""}
+# A job row re-read by key: what either view needs.
+_JOB_FIELDS = HOLDING_FIELDS + tuple(f for f in PENDING_FIELDS if f not in HOLDING_FIELDS)
+_PENDING_AT = tuple(_JOB_FIELDS.index(f) for f in PENDING_FIELDS)
+_STATE_AT = _JOB_FIELDS.index("state")
+_HOLD_AT = _JOB_FIELDS.index("hold")
 _HOLDING_STATES = frozenset(s.value for s in HOLDING_JOB_STATES)
 T = TypeVar("T")
 
@@ -99,6 +143,8 @@ class Resources:
     nodes: tuple[scheduler.NodeView, ...]
     partitions: dict[str, scheduler.PartitionView]
     running: tuple[scheduler.JobView, ...]  # by job id
+    # The queue's views by job id (``queue()``), when kept; None: read it (``read_queue``).
+    pending: tuple[scheduler.JobView, ...] | None = None
 
 
 # --------------------------------------------------------------------------- reading rows
@@ -118,6 +164,9 @@ def _epoch(dt: Any) -> float | None:
     return dt.timestamp() if dt else None
 
 
+_POWERED_DOWN = int(NodeFlag.POWERED_DOWN)
+
+
 def _node_view(i: int, row: Sequence[Any]) -> scheduler.NodeView:
     name, cpus, memory, weight, base, flags, available, active = row
     return scheduler.NodeView(
@@ -130,7 +179,7 @@ def _node_view(i: int, row: Sequence[Any]) -> scheduler.NodeView:
         flags=flags,
         # --constraint: the available features of a powered-down node (they become
         # active when it is allocated), the active ones otherwise.
-        features=_features(available if flags & NodeFlag.POWERED_DOWN else active),
+        features=_features(available if flags & _POWERED_DOWN else active),
     )
 
 
@@ -175,6 +224,84 @@ def _holding_view(row: Sequence[Any], index: dict[str, int]) -> scheduler.JobVie
 
 def _holding_rows() -> list[tuple[Any, ...]]:
     return rows.select(Job, HOLDING_FIELDS, {"state": sorted(_HOLDING_STATES)}, order_by=("id",))
+
+
+def pending_view(row: Sequence[Any]) -> scheduler.JobView:
+    """A queued job's view from its ``PENDING_FIELDS``."""
+    (
+        job_id,
+        part,
+        user,
+        submit,
+        min_n,
+        max_n,
+        ntasks,
+        cpt,
+        mem,
+        limit,
+        begin,
+        hold,
+        req,
+        exc,
+        feat,
+        resv,
+        lic,
+        array_id,
+        throttle,
+        exclusive,
+        nice,
+        depend_text,
+        name,
+        task_id,
+        deadline,
+        time_min,
+    ) = row
+    return scheduler.JobView(
+        job_id=job_id,
+        partition=part,
+        user=user,
+        submit_time=submit.timestamp(),
+        priority=0,
+        min_nodes=min_n,
+        max_nodes=max_n,
+        num_tasks=ntasks,
+        cpus_per_task=cpt,
+        mem_per_node=mem,
+        time_limit=limit,
+        begin_time=_epoch(begin),
+        hold=hold or None,
+        req_nodes=frozenset(NodeSet(req)) if req else frozenset(),
+        exc_nodes=frozenset(NodeSet(exc)) if exc else frozenset(),
+        features=feat,
+        reservation=resv,
+        licenses=lic,
+        array_job_id=array_id,
+        array_max_tasks=throttle,
+        exclusive=bool(exclusive),
+        nice=nice,
+        dependency=stored_dependency(depend_text) if depend_text else None,
+        name=name,
+        array_task_id=task_id,
+        deadline=_epoch(deadline),
+        time_min=time_min,
+    )
+
+
+def read_queue(partitions: Sequence[str], queue_depth: int | None) -> tuple[scheduler.JobView, ...]:
+    """The queue read from the database, by job id; with ``queue_depth`` only the first
+    that many of each of ``partitions``."""
+    where: dict[str, Any] = dict(QUEUED)
+    if queue_depth is not None:
+        heads: list[int] = []
+        for name in partitions:
+            heads += (
+                job_id
+                for (job_id,) in rows.select(
+                    Job, ("id",), {**QUEUED, "partition": name}, order_by=("id",), limit=queue_depth
+                )
+            )
+        where["pk"] = heads
+    return tuple(pending_view(row) for row in rows.select(Job, PENDING_FIELDS, where, order_by=("id",)))
 
 
 def fresh() -> Resources:
@@ -284,7 +411,7 @@ def _watched() -> dict[str, tuple[str, frozenset[str]]]:
     for target, model, fields in (
         ("node", Node, NODE_FIELDS),
         ("partition", Partition, PARTITION_FIELDS),
-        ("job", Job, HOLDING_FIELDS),
+        ("job", Job, _JOB_FIELDS),
     ):
         out[model._meta.db_table] = (target, frozenset(model._meta.get_field(f).column for f in fields))
     return out
@@ -549,6 +676,10 @@ class _Kept:
         self.partitions: dict[str, scheduler.PartitionView] = {}
         self.running: dict[int, scheduler.JobView] = {}
         self.running_tuple: tuple[scheduler.JobView, ...] | None = None
+        # The queue: views by id, and each partition's ids and every id in ascending order.
+        self.queued: dict[int, scheduler.JobView] = {}
+        self.queued_ids: list[int] = []
+        self.queued_by_partition: dict[str, list[int]] = {}
 
     def read_nodes(self) -> bool:
         """All nodes read; whether their names or order changed."""
@@ -577,13 +708,41 @@ class _Kept:
     def read_jobs(self, ids: set[int] | None) -> None:
         if ids is None:
             self.running = {row[0]: _holding_view(row, self.index) for row in _holding_rows()}
+            self.queued, self.queued_ids, self.queued_by_partition = {}, [], {}
+            for row in rows.select(Job, PENDING_FIELDS, QUEUED, order_by=("id",)):
+                self._queue(pending_view(row))
         else:
             for job_id in ids:
                 self.running.pop(job_id, None)
-            for row in _select_in(Job, HOLDING_FIELDS, sorted(ids)):
-                if row[7] in _HOLDING_STATES:
-                    self.running[row[0]] = _holding_view(row, self.index)
+                self._unqueue(job_id)
+            for row in _select_in(Job, _JOB_FIELDS, sorted(ids)):
+                if row[_STATE_AT] in _HOLDING_STATES:
+                    self.running[row[0]] = _holding_view(row[: len(HOLDING_FIELDS)], self.index)
+                elif row[_STATE_AT] == JobState.PENDING and row[_HOLD_AT] == "":
+                    self._queue(pending_view([row[i] for i in _PENDING_AT]))
         self.running_tuple = None
+
+    def _queue(self, view: scheduler.JobView) -> None:
+        self.queued[view.job_id] = view
+        bisect.insort(self.queued_ids, view.job_id)
+        bisect.insort(self.queued_by_partition.setdefault(view.partition, []), view.job_id)
+
+    def _unqueue(self, job_id: int) -> None:
+        view = self.queued.pop(job_id, None)
+        if view is None:
+            return
+        for ids in (self.queued_ids, self.queued_by_partition[view.partition]):
+            del ids[bisect.bisect_left(ids, job_id)]
+
+    def queue(self, queue_depth: int | None) -> tuple[scheduler.JobView, ...]:
+        """``read_queue``'s answer from the kept queue."""
+        if queue_depth is None:
+            ids = self.queued_ids
+        else:
+            ids = sorted(
+                i for name in self.partitions for i in self.queued_by_partition.get(name, ())[:queue_depth]
+            )
+        return tuple(map(self.queued.__getitem__, ids))
 
 
 _kept = _Kept()
@@ -604,14 +763,20 @@ def _select_in(model: type[Any], fields: Sequence[str], keys: list[Any]) -> list
 _refreshing = threading.Lock()
 
 
-def resources() -> Resources:
-    """The kept views brought up to date inside ``keep()``; ``fresh()`` elsewhere."""
+def resources(*, queue: bool = False, queue_depth: int | None = None) -> Resources:
+    """The kept views brought up to date inside ``keep()``; ``fresh()`` elsewhere.
+
+    ``queue``: the kept queue's views too (``pending``; with ``queue_depth`` the first
+    that many of each partition), as ``read_queue`` reads them."""
     conn = connections[DEFAULT_DB_ALIAS]
     if not _keeping or forget not in getattr(conn, "rollback_listeners", ()):
         return fresh()  # a backend that does not report its rollbacks
     with _refreshing:
         _catch_up()
-        return _refresh()
+        kept = _refresh()
+        if queue:
+            kept = replace(kept, pending=_kept.queue(queue_depth))
+        return kept
 
 
 def _refresh() -> Resources:

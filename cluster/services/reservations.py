@@ -23,9 +23,9 @@ from django.utils import timezone
 from cluster import clock, extensions, publish, triggers
 from cluster.core import hostlists
 from cluster.core.reservations import AccessList, ReservationView, maintenance_nodes, parse_flags
-from cluster.core.states import HOLDING_JOB_STATES, NodeFlag
+from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
-from cluster.services import inputs
+from cluster.services import inputs, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.services.state import sync_node_flag
 from slurmwords.begin_time import parse_begin_time
@@ -81,31 +81,45 @@ def _as_dict(r: Reservation, now: datetime) -> dict[str, Any]:
 def reservation_list(name: str | None = None, *, now: datetime | None = None) -> list[dict[str, Any]]:
     """``scontrol show reservation [NAME]``; NotFound for an unknown name."""
     now = now or clock.now()
-    rows = Reservation.objects.order_by("start_time", "name")
+    found = Reservation.objects.order_by("start_time", "name")
     if name:
-        rows = rows.filter(name=name)
-        if not rows.exists():
+        found = found.filter(name=name)
+        if not found.exists():
             raise NotFound(f"Reservation {name} not found")
-    return [_as_dict(r, now) for r in rows]
+    return [_as_dict(r, now) for r in found]
 
 
 def view_of(r: Reservation) -> ReservationView:
+    return _view(tuple(getattr(r, f) for f in _VIEW_FIELDS))
+
+
+_VIEW_FIELDS = ("name", "start_time", "end_time", "nodes", "users", "accounts", "flags", "partition")
+
+
+def _view(row: tuple[Any, ...]) -> ReservationView:
+    """The view of a reservation's ``_VIEW_FIELDS``."""
+    name, start, end, nodes, users, accounts, flags, partition = row
     return ReservationView(
-        name=r.name,
-        start=r.start_time.timestamp(),
-        end=r.end_time.timestamp(),
-        nodes=frozenset(NodeSet(r.nodes)) if r.nodes else frozenset(),
-        users=AccessList.parse(r.users),
-        accounts=AccessList.parse(r.accounts, "accounts"),
-        flags=frozenset(f for f in r.flags.split(",") if f),
-        partition=r.partition,
+        name=name,
+        start=start.timestamp(),
+        end=end.timestamp(),
+        nodes=frozenset(NodeSet(nodes)) if nodes else frozenset(),
+        users=AccessList.parse(users),
+        accounts=AccessList.parse(accounts, "accounts"),
+        flags=frozenset(f for f in flags.split(",") if f),
+        partition=partition,
     )
 
 
 def pass_views(now: datetime) -> list[ReservationView]:
     """The reservations a scheduler pass must know: those not ended yet (a future one
     keeps jobs that would run into it off its nodes)."""
-    return [view_of(r) for r in Reservation.objects.filter(end_time__gt=now)]
+    # Read every pass: a plain statement, not a queryset compiled each time (rows).
+    found = rows.select(Reservation, _VIEW_FIELDS, {"end_time": rows.Above(now)}, order_by=_ORDER)
+    return [_view(row) for row in found]
+
+
+_ORDER = tuple(Reservation._meta.ordering)
 
 
 def maintenance_sync(*, now: datetime | None = None) -> list[str]:
@@ -120,7 +134,8 @@ def maintenance_sync(*, now: datetime | None = None) -> list[str]:
 
 def pending_accounts() -> dict[int, str]:
     """job id -> account of the pending jobs asking for a reservation."""
-    return dict(Job.objects.filter(state="PENDING").exclude(reservation="").values_list("id", "account"))
+    where = {"state": JobState.PENDING, "reservation": rows.Not("")}
+    return dict(rows.select(Job, ("id", "account"), where))
 
 
 def check_job_access(name: str, user: str, account: str) -> None:

@@ -38,8 +38,34 @@ def column(model: type[models.Model], name: str) -> str:
 # Every statement below is assembled from the models' metadata only; values are parameters.
 
 Where = Mapping[str, Any]
-"""field name (or ``pk``) -> a value (``=``; None: ``IS NULL``) or a list, tuple or set of
-values (``IN``; empty: no row matches), conditions joined by AND."""
+"""field name (or ``pk``) -> a value (``=``; None: ``IS NULL``), a list, tuple or set of
+values (``IN``; empty: no row matches), ``Not(value)`` or ``Above(value)``; conditions
+joined by AND."""
+
+
+class Not:
+    """``exclude(field=value)``: the rows whose field is not ``value`` (``Not(None)``: IS NOT
+    NULL). As the ORM's exclude, a NULL counts as different from any value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class Above:
+    """``filter(field__gt=value)``: a NULL is not above anything."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        if value is None:
+            raise ValueError("Above(None) matches no row")
+        self.value = value
+
+
+# A condition's kind in a statement's shape: IN lists count their values (>= 0).
+_EQ, _NULL, _NOT, _NOT_NULL, _ABOVE = -1, -2, -3, -4, -5
 
 
 def _field(model: type[models.Model], name: str) -> models.Field:
@@ -53,7 +79,7 @@ _PLANS_KEPT = 512  # shapes per connection (IN lists of every length count apart
 
 
 def _shape(where: Where | None) -> tuple[tuple[str, int], ...] | None:
-    """Each condition's field and kind: a list's length, -1 for a value, -2 for None;
+    """Each condition's field and kind: a list's length, else one of the kinds above;
     None when a condition matches no row (an empty list)."""
     shape = []
     for name, value in (where or {}).items():
@@ -61,8 +87,12 @@ def _shape(where: Where | None) -> tuple[tuple[str, int], ...] | None:
             if not value:
                 return None
             shape.append((name, len(value)))
+        elif isinstance(value, Not):
+            shape.append((name, _NOT_NULL if value.value is None else _NOT))
+        elif isinstance(value, Above):
+            shape.append((name, _ABOVE))
         else:
-            shape.append((name, -2 if value is None else -1))
+            shape.append((name, _NULL if value is None else _EQ))
     return tuple(shape)
 
 
@@ -74,11 +104,20 @@ def _where_sql(model: type[models.Model], shape: tuple[tuple[str, int], ...], qu
 def _conditions(model: type[models.Model], shape: tuple[tuple[str, int], ...], quote: Any) -> list[str]:
     parts = []
     for name, kind in shape:
-        col = quote(_field(model, name).column)
+        field = _field(model, name)
+        col = quote(field.column)
         if kind >= 0:
             parts.append(f"{col} IN ({', '.join(['%s'] * kind)})")
+        elif kind == _EQ:
+            parts.append(f"{col} = %s")
+        elif kind == _NULL:
+            parts.append(f"{col} IS NULL")
+        elif kind == _NOT_NULL:
+            parts.append(f"{col} IS NOT NULL")
+        elif kind == _NOT:
+            parts.append(f"({col} <> %s OR {col} IS NULL)" if field.null else f"{col} <> %s")
         else:
-            parts.append(f"{col} IS NULL" if kind == -2 else f"{col} = %s")
+            parts.append(f"{col} > %s")
     return parts
 
 
@@ -88,6 +127,9 @@ def _where_params(model: type[models.Model], where: Where | None, conn: Any) -> 
         prep = _field(model, name).get_db_prep_value
         if isinstance(value, list | tuple | set | frozenset):
             params += [prep(v, conn) for v in value]
+        elif isinstance(value, Not | Above):
+            if value.value is not None:
+                params.append(prep(value.value, conn))
         elif value is not None:
             params.append(prep(value, conn))
     return params
@@ -185,6 +227,23 @@ def update_rows(rows: Iterable[models.Model], fields: Sequence[str], *, only_if:
     if not rows:
         return 0
     model = type(rows[0])
+    attnames = [_field(model, f).attname for f in fields]
+    values = [(row.pk, *(getattr(row, a) for a in attnames)) for row in rows]
+    return update_values(model, fields, values, only_if=only_if)
+
+
+def update_values(
+    model: type[models.Model],
+    fields: Sequence[str],
+    values: Iterable[Sequence[Any]],
+    *,
+    only_if: Where | None = None,
+) -> int:
+    """``update_rows`` of rows given as (primary key, each field's value): no model
+    instance built (a job's costs more than its statement)."""
+    values = list(values)
+    if not values:
+        return 0
     conn = connections[DEFAULT_DB_ALIAS]
     quote = conn.ops.quote_name
     targets = [_field(model, f) for f in fields]
@@ -197,11 +256,11 @@ def update_rows(rows: Iterable[models.Model], fields: Sequence[str], *, only_if:
     sql = f"UPDATE {quote(model._meta.db_table)} SET {sets} WHERE {where}"  # noqa: S608
     extra = _where_params(model, only_if, conn)
     params = [
-        [f.get_db_prep_save(getattr(row, f.attname), conn) for f in targets] + [row.pk, *extra]
-        for row in rows
+        [f.get_db_prep_save(v, conn) for f, v in zip(targets, row[1:], strict=True)] + [row[0], *extra]
+        for row in values
     ]
     _run(conn, sql, params)
-    return len(rows)
+    return len(values)
 
 
 def _run(conn: Any, sql: str, params: list[list[Any]]) -> None:

@@ -10,11 +10,23 @@ from django.conf import settings
 from cluster.core.sched_params import SchedParams, parse_scheduler_parameters
 from cluster.core.scheduler import SchedulerConfig
 from cluster.models import ClusterConfig
+from cluster.services import pass_snapshot
 
 log = logging.getLogger(__name__)
 
 
+def config() -> ClusterConfig:
+    """The configuration in force (``ClusterConfig.current``), whose revision a pass would
+    otherwise read several times: kept inside ``pass_snapshot.keep()`` until its row is
+    written."""
+    return pass_snapshot.kept_value("cluster.config", (ClusterConfig,), ClusterConfig.current)
+
+
 def current() -> SchedParams:
+    return pass_snapshot.kept_value("cluster.sched_params", (ClusterConfig,), _parsed)
+
+
+def _parsed() -> SchedParams:
     text = ClusterConfig.current().options.get("SchedulerParameters")
     try:
         return parse_scheduler_parameters(text)

@@ -23,7 +23,6 @@ from cluster.services import pass_snapshot, rows, scheduler_params
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.dependencies import policy as dependency_policy
 from cluster.services.dependencies import read_facts as read_depend_facts
-from cluster.services.dependencies import stored as stored_dependency
 from cluster.services.nodes import NOT_RESPONDING_REASON
 from cluster.services.state import (
     Placement,
@@ -54,36 +53,6 @@ def _epoch(dt: datetime | None) -> float | None:
     return dt.timestamp() if dt else None
 
 
-_PENDING_FIELDS = (
-    "id",
-    "partition",
-    "user",
-    "submit_time",
-    "min_nodes",
-    "max_nodes",
-    "num_tasks",
-    "cpus_per_task",
-    "mem_per_node",
-    "time_limit",
-    "begin_time",
-    "hold",
-    "req_nodes",
-    "exc_nodes",
-    "features",
-    "reservation",
-    "licenses",
-    "array_job_id",
-    "array_max_tasks",
-    "exclusive",
-    "nice",
-    "dependency",
-    "name",
-    "array_task_id",
-    "deadline",
-    "time_min",
-)
-
-
 def build_snapshot(
     now: datetime, *, backfill: bool = True, queue_depth: int | None = None
 ) -> tuple[scheduler.Snapshot, list[str]]:
@@ -92,98 +61,27 @@ def build_snapshot(
     Read with plain statements (cluster.services.rows): event-driven passes run many
     times a second under a stream of submissions, and the ORM's query compiler and model
     instances cost several times the statements."""
-    # The nodes, partitions and holding jobs: kept between passes where that is exact
-    # (cluster.services.pass_snapshot), read whole otherwise.
-    kept = pass_snapshot.resources()
+    # The nodes, partitions, holding jobs and the queue: kept between passes where that is
+    # exact (cluster.services.pass_snapshot), read whole otherwise.  With queue_depth
+    # (Slurm's default_queue_depth) an event-driven pass looks at the head of each
+    # partition's queue; the periodic full pass and backfill see every job not held.
+    kept = pass_snapshot.resources(queue=True, queue_depth=queue_depth)
     names, partitions = kept.names, kept.partitions
-    pending_views = []
-    # Held jobs cannot start, and hold and release set their reason and priority: no pass
-    # reads them (a queue of thousands held costs nothing per pass).
-    pending: dict[str, object] = {"state": JobState.PENDING, "hold": ""}
-    if queue_depth is not None:
-        # Slurm's default_queue_depth: an event-driven pass looks at the head of each
-        # partition's queue; the periodic full pass and backfill see every job not held.
-        heads: list[int] = []
-        for name in partitions:
-            heads += (
-                job_id
-                for (job_id,) in rows.select(
-                    Job, ("id",), {**pending, "partition": name}, order_by=("id",), limit=queue_depth
-                )
-            )
-        pending = {**pending, "pk": heads}
-    pending_rows = rows.select(Job, _PENDING_FIELDS, pending, order_by=("id",))
+    pending = kept.pending
+    if pending is None:
+        pending = pass_snapshot.read_queue(list(partitions), queue_depth)
     waiting_on: dict[int, dependencies.Dependency] = {}
     singles: list[tuple[str, str]] = []
-    for (
-        job_id,
-        part,
-        user,
-        submit,
-        min_n,
-        max_n,
-        ntasks,
-        cpt,
-        mem,
-        limit,
-        begin,
-        hold,
-        req,
-        exc,
-        feat,
-        resv,
-        lic,
-        array_id,
-        throttle,
-        exclusive,
-        nice,
-        depend_text,
-        name,
-        task_id,
-        deadline,
-        time_min,
-    ) in pending_rows:
-        depend = stored_dependency(depend_text) if depend_text else None
-        if depend is not None:
-            waiting_on[job_id] = depend
-            if depend.has_singleton():
-                singles.append((user, name))
-        pending_views.append(
-            scheduler.JobView(
-                job_id=job_id,
-                partition=part,
-                user=user,
-                submit_time=submit.timestamp(),
-                priority=0,
-                min_nodes=min_n,
-                max_nodes=max_n,
-                num_tasks=ntasks,
-                cpus_per_task=cpt,
-                mem_per_node=mem,
-                time_limit=limit,
-                begin_time=_epoch(begin),
-                hold=hold or None,
-                req_nodes=frozenset(NodeSet(req)) if req else frozenset(),
-                exc_nodes=frozenset(NodeSet(exc)) if exc else frozenset(),
-                features=feat,
-                reservation=resv,
-                licenses=lic,
-                array_job_id=array_id,
-                array_max_tasks=throttle,
-                exclusive=bool(exclusive),
-                nice=nice,
-                dependency=depend,
-                name=name,
-                array_task_id=task_id,
-                deadline=_epoch(deadline),
-                time_min=time_min,
-            )
-        )
+    for job in pending:
+        if job.dependency is not None:
+            waiting_on[job.job_id] = job.dependency
+            if job.dependency.has_singleton():
+                singles.append((job.user, job.name))
     snap = scheduler.Snapshot(
         now=now.timestamp(),
         nodes=kept.nodes,
         partitions=partitions,
-        pending=tuple(pending_views),
+        pending=pending,
         running=kept.running,
         config=scheduler_params.pass_config(backfill=backfill),
         # One read for every dependency of the pass, none when no job has one.
@@ -194,7 +92,7 @@ def build_snapshot(
 
 def pass_context(now: datetime, *, backfill: bool = False) -> PassContext:
     """A pass's context with every extension's plugins, in the settings' order."""
-    ctx = PassContext(now=now, cfg=ClusterConfig.current(), backfill=backfill)
+    ctx = PassContext(now=now, cfg=scheduler_params.config(), backfill=backfill)
     active = extensions.active()
     for ext in active:
         ext.prepare_pass(ctx)
@@ -353,14 +251,14 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
     for job_id, reason, detail, priority in current:
         p = wanted[job_id]
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
-            changed.append(Job(id=job_id, reason=p.reason, reason_detail=p.detail, priority=p.priority))
+            changed.append((job_id, p.reason, p.detail, p.priority))
             if p.reason == states.Reason.DEPENDENCY_NEVER_SATISFIED != reason:
                 invalid.append(job_id)
     if changed:
         # Only where the job is still waiting as the snapshot saw it: a hold or a cancel
         # since then keeps the reason and priority it set (JobHeldUser, 0).
         still = {"state": JobState.PENDING, "hold": ""}
-        rows.update_rows(changed, ["reason", "reason_detail", "priority"], only_if=still)
+        rows.update_values(Job, ["reason", "reason_detail", "priority"], changed, only_if=still)
         publish.console_changed("jobs")
     if invalid:
         # --mail-type=INVALID_DEPEND: once, when the dependency is found never satisfiable.
@@ -371,8 +269,7 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
 def _update_dependencies(changed: dict[int, str]) -> None:
     """Store the terms the pass saw fulfilled or failed (a fulfilled term is dropped, as
     Slurm drops it), for the jobs still PENDING; a job started keeps none."""
-    jobs = [Job(id=job_id, dependency=text) for job_id, text in changed.items()]
-    rows.update_rows(jobs, ["dependency"], only_if={"state": JobState.PENDING})
+    rows.update_values(Job, ["dependency"], changed.items(), only_if={"state": JobState.PENDING})
 
 
 def _end_expired(expired: tuple[int, ...], now: datetime) -> None:
@@ -388,11 +285,8 @@ def _end_held_past_deadline(now: datetime) -> None:
     (the same rule, ``scheduler.missed_deadline``); looked at by the periodic full passes
     only, never by the quick ones a submission or a completion asks for."""
     t = now.timestamp()
-    held = (
-        Job.objects.filter(state=JobState.PENDING, deadline__isnull=False)
-        .exclude(hold="")
-        .values_list("id", "deadline", "time_min", "time_limit")
-    )
+    where = {"state": JobState.PENDING, "deadline": rows.Not(None), "hold": rows.Not("")}
+    held = rows.select(Job, ("id", "deadline", "time_min", "time_limit"), where)
     late = [
         job_id
         for job_id, deadline, time_min, limit in held

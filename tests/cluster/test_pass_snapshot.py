@@ -25,6 +25,8 @@ from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import (
     job_cancel,
+    job_hold,
+    job_release,
     job_requeue,
     job_resume,
     job_submit,
@@ -56,6 +58,9 @@ def _assert_same():
     assert kept.nodes == want.nodes
     assert kept.partitions == want.partitions
     assert kept.running == want.running
+    for depth in (None, 1, 2, 100):
+        queued = pass_snapshot.resources(queue=True, queue_depth=depth).pending
+        assert queued == pass_snapshot.read_queue(list(want.partitions), depth), depth
 
 
 def _holding(rng):
@@ -112,6 +117,34 @@ def _steps(rng, users, conf):
         if job_id is not None:
             job_update(actor=admin, job_id=job_id, changes={"time_limit": rng.choice([15, 25, 60])})
 
+    def queued_job():
+        ids = list(Job.objects.filter(state="PENDING").values_list("id", flat=True))
+        return rng.choice(ids) if ids else None
+
+    def hold_or_release():
+        job_id = queued_job()
+        if job_id is not None:
+            held = Job.objects.get(pk=job_id).hold
+            (job_release if held else job_hold)(actor=admin, job_id=job_id)
+
+    def update_queued():
+        job_id = queued_job()
+        if job_id is not None:
+            change = rng.choice([{"time_limit": rng.choice([5, 15])}, {"nice": rng.choice([0, 10])}])
+            job_update(actor=admin, job_id=job_id, changes=change)
+
+    def cancel_queued():
+        job_id = queued_job()
+        if job_id is not None:
+            job_cancel(actor=admin, job_id=job_id)
+
+    def submit_after():
+        # A dependency, which the pass rewrites as its terms are fulfilled.
+        job_id = _holding(rng) or queued_job()
+        if job_id is not None:
+            spec = {"wrap": "true", "work_dir": "/tmp", "partition": "debug"}
+            job_submit(user=alice, spec={**spec, "dependency": f"afterany:{job_id}"})
+
     def drain():
         node_update(actor=admin, nodes=rng.choice(NODES), state="DRAIN", reason="oracle")
 
@@ -155,6 +188,11 @@ def _steps(rng, users, conf):
         (reconfigure, 1),
         (rolled_back, 1),
         (raw_update, 1),
+        (hold_or_release, 1),
+        (update_queued, 1),
+        (cancel_queued, 1),
+        (submit_after, 1),
+        (lambda: schedule_pass(backfill=False, queue_depth=2), 2),
     ]
 
 
