@@ -17,9 +17,10 @@ import pytest
 from django.db import connection, transaction
 
 from cluster.models import Job, Node, Partition
-from cluster.services import agents, change_log, change_log_entries, pass_snapshot
+from cluster.services import change_log, change_log_entries, pass_snapshot
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
+from tests.cluster.snapshot_checks import assert_kept_equals_fresh, register
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,22 +38,11 @@ def other():
     change_log.uninstall()  # the test database outlives the test
 
 
-def _assert_same():
-    kept = pass_snapshot.resources()
-    want = pass_snapshot.fresh()
-    assert kept.names == want.names
-    assert kept.nodes == want.nodes
-    assert kept.partitions == want.partitions
-    assert kept.running == want.running
+_assert_same = assert_kept_equals_fresh
 
 
 def _register():
-    agents.agent_register(
-        agent_id="test:1",
-        nodes=[{"name": n, "cpus": 4, "real_memory": 4000, "boot_time": 1.0} for n in NODES],
-        running=[],
-        completions=[],
-    )
+    register(NODES)
 
 
 def test_every_write_is_logged_with_its_row(other):
@@ -108,6 +98,21 @@ def test_live_kept_snapshot_sees_another_process_writes(demo, users, other, seed
         def foreign_drain():
             other.execute("UPDATE cluster_node SET flags = flags | 1 WHERE name = ?", (rng.choice(NODES),))
 
+        def foreign_queue():
+            # Another process holds, releases, reprioritises or cancels a queued job.
+            pending = list(Job.objects.filter(state="PENDING").values_list("id", flat=True))
+            if pending:
+                job_id = rng.choice(pending)
+                sql = rng.choice(
+                    [
+                        "UPDATE cluster_job SET hold = 'user' WHERE id = ?",
+                        "UPDATE cluster_job SET hold = '' WHERE id = ?",
+                        "UPDATE cluster_job SET priority = priority + 7 WHERE id = ?",
+                        "UPDATE cluster_job SET state = 'CANCELLED' WHERE id = ?",
+                    ]
+                )
+                other.execute(sql, (job_id,))
+
         def foreign_end():
             running = list(Job.objects.filter(state="RUNNING").values_list("id", flat=True))
             if running:
@@ -130,6 +135,7 @@ def test_live_kept_snapshot_sees_another_process_writes(demo, users, other, seed
             foreign_node,
             foreign_drain,
             foreign_end,
+            foreign_queue,
             foreign_limit,
             foreign_partition,
         ]

@@ -15,9 +15,10 @@ import pytest
 from django.db import connection, transaction
 
 from cluster.models import Job, Node, Partition
-from cluster.services import agents, change_log, change_log_entries, pass_snapshot
+from cluster.services import change_log, change_log_entries, pass_snapshot
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
+from tests.cluster.snapshot_checks import assert_kept_equals_fresh, register
 
 pytestmark = [
     pytest.mark.distributed,
@@ -44,13 +45,7 @@ def others():
         conn.close()
 
 
-def _assert_same():
-    kept = pass_snapshot.resources()
-    want = pass_snapshot.fresh()
-    assert kept.names == want.names
-    assert kept.nodes == want.nodes
-    assert kept.partitions == want.partitions
-    assert kept.running == want.running
+_assert_same = assert_kept_equals_fresh
 
 
 def test_a_write_committed_after_a_later_one_was_seen_is_not_missed(others):
@@ -80,12 +75,7 @@ def test_a_trimmed_log_makes_a_late_reader_start_again(others, monkeypatch):
 
 
 def _register():
-    agents.agent_register(
-        agent_id="test:1",
-        nodes=[{"name": n, "cpus": 4, "real_memory": 4000, "boot_time": 1.0} for n in NODES],
-        running=[],
-        completions=[],
-    )
+    register(NODES)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -105,6 +95,21 @@ def test_live_kept_snapshot_sees_other_processes_writes(demo, users, others, see
             second.execute(
                 "UPDATE cluster_node SET weight = %s WHERE name = %s", (rng.randint(1, 50), rng.choice(NODES))
             )
+
+        def foreign_queue():
+            # Another process holds, releases, reprioritises or cancels a queued job.
+            pending = list(Job.objects.filter(state="PENDING").values_list("id", flat=True))
+            if pending:
+                job_id = rng.choice(pending)
+                sql = rng.choice(
+                    [
+                        "UPDATE cluster_job SET hold = 'user' WHERE id = %s",
+                        "UPDATE cluster_job SET hold = '' WHERE id = %s",
+                        "UPDATE cluster_job SET priority = priority + 7 WHERE id = %s",
+                        "UPDATE cluster_job SET state = 'CANCELLED' WHERE id = %s",
+                    ]
+                )
+                second.execute(sql, (job_id,))
 
         def foreign_end():
             running = list(Job.objects.filter(state="RUNNING").values_list("id", flat=True))
@@ -132,7 +137,16 @@ def test_live_kept_snapshot_sees_other_processes_writes(demo, users, others, see
                 _assert_same()
                 transaction.set_rollback(True)
 
-        steps = [submit, submit, schedule_pass, foreign_node, foreign_end, slow_writer, rolled_back]
+        steps = [
+            submit,
+            submit,
+            schedule_pass,
+            foreign_node,
+            foreign_end,
+            foreign_queue,
+            slow_writer,
+            rolled_back,
+        ]
         for _ in range(50):
             rng.choice(steps)()
             _assert_same()

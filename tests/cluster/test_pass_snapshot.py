@@ -35,6 +35,7 @@ from cluster.services.jobs import (
 )
 from cluster.services.nodes import node_update
 from cluster.services.scheduling import build_snapshot, schedule_pass
+from tests.cluster.snapshot_checks import assert_kept_equals_fresh, register
 from tests.conftest import DEMO_CONF
 
 pytestmark = pytest.mark.django_db
@@ -43,24 +44,10 @@ NODES = [f"node{i:02d}" for i in range(1, 33)]
 
 
 def _register():
-    agents.agent_register(
-        agent_id="test:1",
-        nodes=[{"name": n, "cpus": 4, "real_memory": 4000, "boot_time": 1.0} for n in NODES],
-        running=[],
-        completions=[],
-    )
+    register(NODES)
 
 
-def _assert_same():
-    kept = pass_snapshot.resources()
-    want = pass_snapshot.fresh()
-    assert kept.names == want.names
-    assert kept.nodes == want.nodes
-    assert kept.partitions == want.partitions
-    assert kept.running == want.running
-    for depth in (None, 1, 2, 100):
-        queued = pass_snapshot.resources(queue=True, queue_depth=depth).pending
-        assert queued == pass_snapshot.read_queue(list(want.partitions), depth), depth
+_assert_same = assert_kept_equals_fresh
 
 
 def _holding(rng):
