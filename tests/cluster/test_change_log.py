@@ -10,6 +10,7 @@ old rows.
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 
@@ -22,7 +23,11 @@ from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
 from tests.cluster.snapshot_checks import assert_kept_equals_fresh, register
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    # PostgreSQL's log: test_change_log_pg.py.
+    pytest.mark.skipif(bool(os.environ.get("FSCHED_DATABASE_URL")), reason="the test database is PostgreSQL"),
+]
 
 NODES = [f"node{i:02d}" for i in range(1, 17)]
 
