@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -620,7 +621,7 @@ def keep(*, live: bool = False) -> Iterator[None]:
         yield
     finally:
         with _lock:
-            _keeping -= 1
+            _keeping = max(0, _keeping - 1)  # 0 in a child forked inside keep(): reset
             if not _keeping:
                 _live = False
                 _kept.clear()
@@ -809,3 +810,21 @@ def _refresh() -> Resources:
         partitions=dict(_kept.partitions),
         running=_kept.running_tuple,
     )
+
+
+def _after_fork_in_child() -> None:
+    """A forked process (a Celery pool's replacement child) starts with nothing kept and
+    its own locks: one another thread held at the fork would never be released in it."""
+    global _lock, _refreshing, _reader, _keeping, _live, _for_life  # noqa: PLW0603 - reset in the child
+    _lock = threading.Lock()
+    _refreshing = threading.Lock()
+    _reader = change_log.Reader()
+    _keeping = 0
+    _live = False
+    _for_life = ExitStack()
+    _changes.forget()
+    _kept.clear()
+    _values.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
