@@ -3,10 +3,11 @@
 # Python 3.11 when it has venv and ensurepip (Debian's package python3.11-venv), else the
 # first python3.11 or python3 on PATH. The locks pin Python 3.11 wheels.
 #
-# Why the distribution's first: Debian builds its Python with profile-guided and link-time
-# optimisation and a static libpython; pyenv's default build has neither. The same code ran
-# the simulator bench 1.33x faster under Debian's 3.11.2 than under pyenv's 3.11.7, and an
-# sbatch in a quarter fewer instructions (docs/profile-demo-cluster.md).
+# Why the distribution's first: Debian's Python is an optimised build with libpython linked
+# into the executable; pyenv's default build is unoptimised and loads a shared libpython.
+# The same code ran the simulator bench 1.33x faster under Debian's 3.11.2 than under
+# pyenv's 3.11.7, and an sbatch in a quarter fewer instructions
+# (docs/profile-demo-cluster.md).
 set -euo pipefail
 usable() {
   command -v "$1" >/dev/null 2>&1 &&
