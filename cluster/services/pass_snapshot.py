@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ClusterShell.NodeSet import NodeSet
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
@@ -398,11 +398,31 @@ def _catch_up() -> None:
 # each n-th parameter from i (a multi-row INSERT).
 _Effect = tuple[tuple[str, tuple[Any, ...] | None], ...]
 
+# The verb and the table a statement writes, the table quoted or not, in a schema or not
+# (the simulator's ``temp.`` tables are written unquoted).
 _HEAD = re.compile(
-    r"\s*(?:(UPDATE)|(DELETE)\s+FROM|(INSERT)(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO)\s+\"(\w+)\"",
+    r"\s*(?:(UPDATE)|(DELETE)\s+FROM|(INSERT)(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO)\s+"
+    r"(?:\"?\w+\"?\.)?\"?(\w+)\"?",
     re.IGNORECASE,
 )
 _PASSIVE = ("SELECT", "SAVEPOINT", "RELEASE", "BEGIN", "COMMIT", "PRAGMA", "EXPLAIN")
+
+
+@lru_cache(maxsize=4096)
+def _head(sql: str) -> re.Match[str] | Literal[False] | None:
+    """What a statement writes, read once for both of its uses (``_effect``, the rows a
+    pass keeps; ``_tables_written``, the kept values): False, nothing; None, possibly any
+    table (DDL, several statements, a CTE that writes, a rollback); else the match of
+    ``_HEAD``, its verb and its one table."""
+    head = sql.lstrip()[:9].upper()
+    if head.startswith(_PASSIVE):
+        return False
+    if head.startswith("WITH") and not re.search(r"\b(?:UPDATE|INSERT|DELETE|REPLACE)\b", sql, re.IGNORECASE):
+        return False
+    m = _HEAD.match(sql)
+    if m is None or ";" in sql.rstrip().rstrip(";"):
+        return None
+    return m
 
 
 @cache
@@ -450,18 +470,16 @@ def _insert_ids(sql: str, start: int) -> tuple[Any, ...] | None:
 
 @lru_cache(maxsize=4096)
 def _effect(sql: str) -> _Effect:
-    head = sql.lstrip()[:9].upper()
-    if head.startswith(_PASSIVE):
-        return ()
-    if head.startswith("ROLLBACK"):
+    if sql.lstrip()[:8].upper().startswith("ROLLBACK"):
         return (("*", None),)
-    if head.startswith("WITH") and not re.search(r"\b(?:UPDATE|INSERT|DELETE|REPLACE)\b", sql, re.IGNORECASE):
+    m = _head(sql)
+    if m is False:
         return ()
     watched = _watched()
-    m = _HEAD.match(sql)
-    if m is None or ";" in sql.rstrip().rstrip(";"):
+    if m is None:
         # DDL, a CTE, several statements: every table it names, whole.
-        return tuple((target, None) for table, (target, _) in watched.items() if f'"{table}"' in sql)
+        named = [target for table, (target, _) in watched.items() if re.search(rf"\b{table}\b", sql)]
+        return tuple((target, None) for target in named)
     table = m.group(4)
     if table not in watched:
         return ()
@@ -473,7 +491,7 @@ def _effect(sql: str) -> _Effect:
         return ((target, None),)  # a subquery: its WHERE is not the statement's
     if m.group(1):  # UPDATE
         sets = sql[m.end() : where.start() if where else len(sql)]
-        if not columns & set(re.findall(r'"(\w+)"', sets)):
+        if not columns & set(re.findall(r'"?(\w+)"?\s*=', sets)):
             return ()
         return ((target, _by_key(sql, where.end(), table) if where else None),)
     if m.group(2):  # DELETE
@@ -483,27 +501,16 @@ def _effect(sql: str) -> _Effect:
 
 
 _ANY_TABLE = "*"
-# The table a statement writes, quoted or not, in a schema or not (the simulator's
-# ``temp.`` tables): any table counted by its name.
-_TARGET = re.compile(
-    r"\s*(?:UPDATE|DELETE\s+FROM|INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO)\s+(?:\"?\w+\"?\.)?\"?(\w+)\"?",
-    re.IGNORECASE,
-)
 
 
-@lru_cache(maxsize=4096)
 def _tables_written(sql: str) -> tuple[str, ...]:
-    """The tables a statement writes; ``*`` for one that may write any (DDL, several
-    statements, a CTE that writes)."""
-    head = sql.lstrip()[:9].upper()
-    if head.startswith(_PASSIVE):
+    """The tables a statement writes; ``*`` for one that may write any."""
+    m = _head(sql)
+    if m is False:
         return ()
-    if head.startswith("WITH") and not re.search(r"\b(?:UPDATE|INSERT|DELETE|REPLACE)\b", sql, re.IGNORECASE):
-        return ()
-    m = _TARGET.match(sql)
-    if m is None or ";" in sql.rstrip().rstrip(";"):
+    if m is None:
         return (_ANY_TABLE,)
-    return (m.group(1),)
+    return (m.group(4),)
 
 
 def _count_writes(tables: tuple[str, ...]) -> None:

@@ -240,6 +240,10 @@ def test_a_pass_builds_the_same_snapshot_kept_or_not(demo, users):
         ),
         ('INSERT INTO "cluster_job" ("state") SELECT "state" FROM "cluster_job"', [], False, None),
         ('UPDATE "cluster_jobevent" SET "state" = %s WHERE "id" = %s', ["X", 1], False, set()),
+        # Written by hand, unquoted: still seen (the whole table, as its WHERE is not parsed).
+        ("UPDATE cluster_job SET state = %s WHERE id = %s", ["X", 1], False, None),
+        ("UPDATE main.cluster_job SET priority = %s", [1], False, set()),
+        ("DELETE FROM cluster_job", None, False, None),
     ],
 )
 def test_a_statement_names_the_job_rows_it_writes(sql, params, many, want):
