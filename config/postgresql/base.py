@@ -26,47 +26,18 @@ no longer has is left alone: only speed depends on it.
 from __future__ import annotations
 
 import select
-from collections.abc import Callable
-from typing import Any
 
 from django.db.backends.postgresql import base
 from psycopg import _queries as psycopg_queries
+
+from config.rollbacks import RollbackListeners
 
 PARSE_CACHE_PARAMS = 128
 if getattr(psycopg_queries, "MAX_CACHED_STATEMENT_PARAMS", PARSE_CACHE_PARAMS) < PARSE_CACHE_PARAMS:
     psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = PARSE_CACHE_PARAMS
 
 
-class DatabaseWrapper(base.DatabaseWrapper):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Called after every rollback of a transaction or a savepoint: what was read inside
-        # it may have been undone (cluster.services.pass_snapshot keeps views of the rows).
-        self.rollback_listeners: list[Callable[[], None]] = []
-
-    def _told(self) -> None:
-        for listener in self.rollback_listeners:
-            listener()
-
-    def _rollback(self) -> None:
-        try:
-            super()._rollback()
-        finally:
-            self._told()
-
-    def _savepoint_rollback(self, sid: str) -> None:
-        try:
-            super()._savepoint_rollback(sid)
-        finally:
-            self._told()
-
-    def _close(self) -> None:
-        try:
-            super()._close()
-        finally:
-            if self.in_atomic_block:  # the server undoes the open transaction
-                self._told()
-
+class DatabaseWrapper(RollbackListeners, base.DatabaseWrapper):
     def is_usable(self) -> bool:
         conn = self.connection
         if conn is None or conn.closed or getattr(conn, "broken", False):

@@ -24,13 +24,13 @@ import contextlib
 import fcntl
 import os
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.db.backends.sqlite3 import base
 
 from cluster.core.state_files import PRIVATE_FILE, private_dir, tighten
+from config.rollbacks import RollbackListeners
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
@@ -122,13 +122,10 @@ class CursorWrapper(base.SQLiteCursorWrapper):
         return super().executemany(query, param_list)
 
 
-class DatabaseWrapper(base.DatabaseWrapper):
+class DatabaseWrapper(RollbackListeners, base.DatabaseWrapper):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._holds_gate = False
-        # Called after every rollback of a transaction or a savepoint: what was read inside
-        # it may have been undone (cluster.services.pass_snapshot keeps views of the rows).
-        self.rollback_listeners: list[Callable[[], None]] = []
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         database = str(self.settings_dict["NAME"])
@@ -166,21 +163,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
             super()._rollback()
         finally:
             self._release_gate()
-            for listener in self.rollback_listeners:
-                listener()
-
-    def _savepoint_rollback(self, sid: str) -> None:
-        try:
-            super()._savepoint_rollback(sid)
-        finally:
-            for listener in self.rollback_listeners:
-                listener()
 
     def _close(self) -> None:
         try:
             super()._close()
         finally:
             self._release_gate()
-            if self.in_atomic_block:  # SQLite undoes the open transaction
-                for listener in self.rollback_listeners:
-                    listener()
