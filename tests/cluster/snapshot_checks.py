@@ -3,6 +3,10 @@ fresh read (nodes, partitions, holding jobs, and the queue at several depths).""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
+from cluster.models import Job
 from cluster.services import agents, pass_snapshot
 
 
@@ -25,3 +29,32 @@ def assert_kept_equals_fresh() -> None:
     for depth in (None, 1, 2, 100):
         queued = pass_snapshot.resources(queue=True, queue_depth=depth).pending
         assert queued == pass_snapshot.read_queue(list(want.partitions), depth), depth
+
+
+def foreign_writes(rng: random.Random, execute: Callable[[str, tuple], object], nodes: list[str], ph: str):
+    """Another process's writes to the rows a pass keeps, through ``execute`` (a plain
+    sqlite3 or psycopg connection, whose statements Django never sees; ``ph`` its
+    placeholder): a node's weight, a running job ended, a queued job held, released,
+    reprioritised or cancelled."""
+
+    def node_weight():
+        execute(
+            f"UPDATE cluster_node SET weight = {ph} WHERE name = {ph}",  # noqa: S608 - a placeholder
+            (rng.randint(1, 50), rng.choice(nodes)),
+        )
+
+    def job_ended():
+        running = list(Job.objects.filter(state="RUNNING").values_list("id", flat=True))
+        if running:
+            ended = rng.choice(running)
+            execute(f"UPDATE cluster_job SET state = 'COMPLETED' WHERE id = {ph}", (ended,))  # noqa: S608
+
+    def queued_job():
+        pending = list(Job.objects.filter(state="PENDING").values_list("id", flat=True))
+        if pending:
+            change = rng.choice(
+                ["hold = 'user'", "hold = ''", "priority = priority + 7", "state = 'CANCELLED'"]
+            )
+            execute(f"UPDATE cluster_job SET {change} WHERE id = {ph}", (rng.choice(pending),))  # noqa: S608
+
+    return [node_weight, job_ended, queued_job]

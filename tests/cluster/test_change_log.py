@@ -21,7 +21,7 @@ from cluster.models import Job, Node, Partition
 from cluster.services import change_log, change_log_entries, pass_snapshot
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
-from tests.cluster.snapshot_checks import assert_kept_equals_fresh, register
+from tests.cluster.snapshot_checks import assert_kept_equals_fresh, foreign_writes, register
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -96,34 +96,8 @@ def test_live_kept_snapshot_sees_another_process_writes(demo, users, other, seed
             spec = {"wrap": "true", "work_dir": "/tmp", "partition": rng.choice(["debug", "batch"])}
             job_submit(user=alice, spec=spec)
 
-        def foreign_node():
-            node = rng.choice(NODES)
-            other.execute("UPDATE cluster_node SET weight = ? WHERE name = ?", (rng.randint(1, 50), node))
-
         def foreign_drain():
             other.execute("UPDATE cluster_node SET flags = flags | 1 WHERE name = ?", (rng.choice(NODES),))
-
-        def foreign_queue():
-            # Another process holds, releases, reprioritises or cancels a queued job.
-            pending = list(Job.objects.filter(state="PENDING").values_list("id", flat=True))
-            if pending:
-                job_id = rng.choice(pending)
-                sql = rng.choice(
-                    [
-                        "UPDATE cluster_job SET hold = 'user' WHERE id = ?",
-                        "UPDATE cluster_job SET hold = '' WHERE id = ?",
-                        "UPDATE cluster_job SET priority = priority + 7 WHERE id = ?",
-                        "UPDATE cluster_job SET state = 'CANCELLED' WHERE id = ?",
-                    ]
-                )
-                other.execute(sql, (job_id,))
-
-        def foreign_end():
-            running = list(Job.objects.filter(state="RUNNING").values_list("id", flat=True))
-            if running:
-                other.execute(
-                    "UPDATE cluster_job SET state = 'COMPLETED' WHERE id = ?", (rng.choice(running),)
-                )
 
         def foreign_limit():
             other.execute(
@@ -133,14 +107,15 @@ def test_live_kept_snapshot_sees_another_process_writes(demo, users, other, seed
         def foreign_partition():
             other.execute("UPDATE cluster_partition SET priority_tier = ?", (rng.choice([1, 2]),))
 
+        node_weight, job_ended, queued_job = foreign_writes(rng, other.execute, NODES, "?")
         steps = [
             submit,
             submit,
             schedule_pass,
-            foreign_node,
+            node_weight,
             foreign_drain,
-            foreign_end,
-            foreign_queue,
+            job_ended,
+            queued_job,
             foreign_limit,
             foreign_partition,
         ]

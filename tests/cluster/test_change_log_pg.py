@@ -14,11 +14,11 @@ import psycopg
 import pytest
 from django.db import connection, transaction
 
-from cluster.models import Job, Node, Partition
+from cluster.models import Node, Partition
 from cluster.services import change_log, change_log_entries, pass_snapshot
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
-from tests.cluster.snapshot_checks import assert_kept_equals_fresh, register
+from tests.cluster.snapshot_checks import assert_kept_equals_fresh, foreign_writes, register
 
 pytestmark = [
     pytest.mark.distributed,
@@ -91,33 +91,6 @@ def test_live_kept_snapshot_sees_other_processes_writes(demo, users, others, see
         def submit():
             job_submit(user=alice, spec={"wrap": "true", "work_dir": "/tmp", "partition": "debug"})
 
-        def foreign_node():
-            second.execute(
-                "UPDATE cluster_node SET weight = %s WHERE name = %s", (rng.randint(1, 50), rng.choice(NODES))
-            )
-
-        def foreign_queue():
-            # Another process holds, releases, reprioritises or cancels a queued job.
-            pending = list(Job.objects.filter(state="PENDING").values_list("id", flat=True))
-            if pending:
-                job_id = rng.choice(pending)
-                sql = rng.choice(
-                    [
-                        "UPDATE cluster_job SET hold = 'user' WHERE id = %s",
-                        "UPDATE cluster_job SET hold = '' WHERE id = %s",
-                        "UPDATE cluster_job SET priority = priority + 7 WHERE id = %s",
-                        "UPDATE cluster_job SET state = 'CANCELLED' WHERE id = %s",
-                    ]
-                )
-                second.execute(sql, (job_id,))
-
-        def foreign_end():
-            running = list(Job.objects.filter(state="RUNNING").values_list("id", flat=True))
-            if running:
-                second.execute(
-                    "UPDATE cluster_job SET state = 'COMPLETED' WHERE id = %s", (rng.choice(running),)
-                )
-
         def slow_writer():
             # A transaction that writes now and commits a few steps later (a row no other
             # step writes: they would wait for it).
@@ -137,13 +110,14 @@ def test_live_kept_snapshot_sees_other_processes_writes(demo, users, others, see
                 _assert_same()
                 transaction.set_rollback(True)
 
+        node_weight, job_ended, queued_job = foreign_writes(rng, second.execute, NODES, "%s")
         steps = [
             submit,
             submit,
             schedule_pass,
-            foreign_node,
-            foreign_end,
-            foreign_queue,
+            node_weight,
+            job_ended,
+            queued_job,
             slow_writer,
             rolled_back,
         ]
