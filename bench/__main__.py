@@ -12,6 +12,7 @@ SCRIPTS = [
     [str(ROOT / "bench" / "cli_latency.py")],
     [str(ROOT / "bench" / "scheduler_pass.py")],
     ["-m", "bench.pass_scaling"],
+    ["-m", "bench.submit_depth"],
     [str(ROOT / "bench" / "dependency_pass.py")],
     [str(ROOT / "bench" / "srun_steps.py")],
     [str(ROOT / "bench" / "hres_pass.py")],

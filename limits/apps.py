@@ -22,3 +22,16 @@ class LimitsAppConfig(AppConfig):
         from limits.extension import LimitsExtension  # noqa: PLC0415
 
         extensions.register(LimitsExtension())
+
+        from django.db.models.signals import post_migrate  # noqa: PLC0415
+
+        # The submit limits' counts follow the job table's triggers: after every migrate.
+        post_migrate.connect(_install_submit_counts, sender=self, dispatch_uid="fsched-submit-counts")
+
+
+def _install_submit_counts(using: str, **_: object) -> None:
+    from django.db import connections  # noqa: PLC0415
+
+    from limits import submit_counts  # noqa: PLC0415
+
+    submit_counts.install(connections[using])

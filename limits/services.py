@@ -36,7 +36,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
-from django.db.models import Count, F, Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from cluster import clock, publish, triggers
@@ -46,7 +46,7 @@ from cluster.services import inputs
 from cluster.services import rows as db_rows
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import end_job, record_transition, terminate_running
-from limits import selectors
+from limits import selectors, submit_counts
 from limits.core.options import OptionError, apply_option, assoc_option, qos_option, split_option
 from limits.core.plugin import JobLimitsInfo, LimitsPlugin, ShapeMemo
 from limits.core.policy import PARTITION, ROOT, JobRequest, JobShape, Policy, PolicyError
@@ -959,19 +959,10 @@ def _submitted_groups(
 ) -> dict[tuple[str, str, str, str], int]:
     """How many active jobs the submit limits of a new job can count, by (user, account,
     partition, QOS): the user's, those of the accounts of its tree (below its top
-    account), and those of its QOS.  Counted by the database: the submit limits count
-    jobs, whatever they ask for, so no job's row is read (#18: a submission cost grew
-    with the queue's depth)."""
-    tree = policy.top_tree(account)
-    rows = (
-        Job.objects.filter(
-            Q(user=user) | Q(account__in=tree) | Q(qos=qos), state__in=[s.value for s in ACTIVE_JOB_STATES]
-        )
-        .order_by()
-        .values_list("user", "account", "partition", "qos")
-        .annotate(n=Count("id"))
-    )
-    return {(u, acct, part, q): n for u, acct, part, q, n in rows}
+    account), and those of its QOS.  From the counts the database keeps
+    (limits/submit_counts.py), as Slurm keeps them in memory: no job is read or counted,
+    whatever the queue's depth (#18)."""
+    return submit_counts.groups(user, policy.top_tree(account), qos)
 
 
 # --------------------------------------------------------------------------- scheduler pass
@@ -1180,6 +1171,8 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
         st.last_cycle = stamp
         st.last_reset = stamp if reset or st.last_reset is None else st.last_reset
         st.save(update_fields=["last_cycle", "last_reset"])
+    # The submit limits' counts gain a row at every job's start and end, read or not.
+    submit_counts.compact(at_least=submit_counts.COMPACT_AT)
     if charges:
         publish.console_changed("limits")
         triggers.schedule_after_commit()
