@@ -190,24 +190,15 @@ def compact(connection: Any = None, *, at_least: int = 0) -> bool:
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_PG_LOCK])
             if not cursor.fetchone()[0]:
                 return False
-            # One statement sums exactly the rows it deletes: a writer's row committed
-            # meanwhile is either among them or left for the next compaction.
-            cursor.execute(
-                f"WITH gone AS (DELETE FROM {t} RETURNING {key}, n) INSERT INTO {t} ({key}, n) "
-                f"SELECT {key}, SUM(n) FROM gone GROUP BY {key} HAVING SUM(n) <> 0"
-            )
-        else:
-            # SQLite's one writer: nothing commits between the two statements.
-            cursor.execute(f"SELECT max(id) FROM {t}")
-            (high,) = cursor.fetchone()
-            if high is None:
-                return False
-            cursor.execute(
-                f"INSERT INTO {t} ({key}, n) SELECT {key}, SUM(n) FROM {t} WHERE id <= %s "
-                f"GROUP BY {key} HAVING SUM(n) <> 0",
-                [high],
-            )
-            cursor.execute(f"DELETE FROM {t} WHERE id <= %s", [high])
+        # The sums are of exactly the rows this statement deletes: a row another writer
+        # commits meanwhile (PostgreSQL) is either among them or left for the next time.
+        cursor.execute(f"DELETE FROM {t} RETURNING {key}, n")
+        sums: dict[tuple[str, ...], int] = {}
+        for *k, n in cursor.fetchall():
+            sums[tuple(k)] = sums.get(tuple(k), 0) + n
+        rows = [(*k, n) for k, n in sorted(sums.items()) if n]
+        if rows:
+            cursor.executemany(f"INSERT INTO {t} ({key}, n) VALUES (%s, %s, %s, %s, %s)", rows)
     return True
 
 
