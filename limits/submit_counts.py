@@ -37,7 +37,7 @@ from cluster.models import Job
 TABLE = "limits_submitted"
 KEY = ("user", "account", "partition", "qos")
 # A reader past this many rows (by id span) compacts before it sums.
-COMPACT_AT = 5_000
+COMPACT_AT = 1_000
 # pg_try_advisory_xact_lock's key: one compaction at a time (another one just reads on).
 _PG_LOCK = 0x66736368_5355424D  # "fschSUBM"
 
