@@ -133,6 +133,11 @@ def install(connection: Any = None) -> bool:
     q = connection.ops.quote_name
     digest = _digest(connection)
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Two migrates at once: the second waits, then finds the work done.
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_PG_LOCK + 1])
+            if _trigger_names(connection) == wanted:
+                return False
         if connection.vendor == "sqlite":
             cursor.execute(
                 f"CREATE TABLE IF NOT EXISTS {n['table']} (id INTEGER PRIMARY KEY AUTOINCREMENT, "
