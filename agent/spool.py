@@ -41,7 +41,10 @@ with truncation, then renamed into place as a new file would be). Creating a fil
 0.4-0.7 ms of CPU on the #18 benchmark's machine (ext4: the inode's allocation), against
 0.05 to truncate and write an existing one and 0.02 a rename; a job made two. A spare has
 a dot name, so it is never read as a record, and an agent starting removes what it finds
-of them as it removes interrupted writes.
+of them as it removes interrupted writes. The directories of the jobs that ran as the
+agent's own user are kept too (``jobs/.spare-N``, renamed to the next such job's), with
+their script, pid and status files: four creations a job, the wrapper's two included. A
+directory a job's user owned (a root agent's job of another user) is never handed on.
 
 A launch writes its state file once: the intent's line is renamed into place with its
 descriptor kept open, and the started process's line (its pid, with the containment's
@@ -300,6 +303,10 @@ class Spool:
         self._done_fd = os.open(self.done_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self._state_spares = _Spares(self.state_dir)
         self._done_spares = _Spares(self.done_dir)
+        # Job directories kept for later jobs of the agent's own user (``_keep_dir``).
+        self._spare_dirs: list[str] = []
+        self._dirs_made = 0
+        self._euid = os.geteuid()
         self._lock_fd = -1
 
     def _fix_file_modes(self) -> None:
@@ -390,13 +397,20 @@ class Spool:
         d = self.job_dir(job_id)
         if d.exists():  # a launch that died half-way, or a re-launch after ack
             shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(mode=DIR_MODE)
+        spare = self._spare_dirs.pop() if owner is None and self._spare_dirs else None
+        if spare is not None:
+            try:
+                os.rename(spare, d)
+            except OSError:  # gone (a spool cleaned by hand): a new one
+                spare = None
+        if spare is None:
+            d.mkdir(mode=DIR_MODE)
         dir_fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             os.fchmod(dir_fd, DIR_MODE)
-            fd = os.open(
-                SCRIPT_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o700, dir_fd=dir_fd
-            )
+            # A spare directory's script is written over; its pid and status were emptied.
+            flags = os.O_CREAT | (os.O_TRUNC | os.O_NOFOLLOW if spare is not None else os.O_EXCL)
+            fd = os.open(SCRIPT_NAME, os.O_WRONLY | os.O_CLOEXEC | flags, 0o700, dir_fd=dir_fd)
             try:
                 os.write(fd, data)
                 os.fchmod(fd, 0o700)
@@ -539,6 +553,8 @@ class Spool:
         self._done_spares.keep(self.done_dir / f"{job_id}.json")
         self._state_spares.keep(self.state_dir / f"{job_id}.json")
         d = self.job_dir(job_id)
+        if self._keep_dir(d):
+            return
         for name in (SCRIPT_NAME, STATUS_NAME, PID_NAME):
             with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                 (d / name).unlink()
@@ -548,6 +564,34 @@ class Spool:
             pass
         except OSError:  # the job left files of its own there
             shutil.rmtree(d, ignore_errors=True)
+
+    def _keep_dir(self, d: Path) -> bool:
+        """Keep a job's directory as a spare for the next job, its pid and status emptied
+        (a job that dies before writing its own must not be read with this one's), when
+        it holds only the files the launch makes and they and it are the agent's own (the
+        job ran as the agent's user: the next to get it, ``prepare_job`` without an
+        owner, runs as that user too). Else False: removed."""
+        if len(self._spare_dirs) >= _SPARES_MAX:
+            return False
+        try:
+            with os.scandir(d) as entries:
+                found = {e.name: e.stat(follow_symlinks=False) for e in entries}
+            if SCRIPT_NAME not in found or not set(found) <= {SCRIPT_NAME, PID_NAME, STATUS_NAME}:
+                return False
+            if os.lstat(d).st_uid != self._euid or any(
+                not stat.S_ISREG(st.st_mode) or st.st_uid != self._euid or st.st_nlink != 1
+                for st in found.values()
+            ):
+                return False
+            for name in {PID_NAME, STATUS_NAME}.intersection(found):
+                os.close(os.open(d / name, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC))
+            self._dirs_made += 1
+            spare = f"{self.jobs_dir}/.spare-{self._dirs_made}"
+            os.rename(d, spare)
+        except OSError:
+            return False
+        self._spare_dirs.append(spare)
+        return True
 
     # -- boot time ------------------------------------------------------------------
 

@@ -1,14 +1,22 @@
 """The spool's spare files (agent/spool.py): an acknowledged job's state and completion
 files are written again for later jobs instead of new files being made, with nothing of
-the earlier content left, never read as records, and gone when an agent starts."""
+the earlier content left, never read as records, and gone when an agent starts; a job's
+directory (an agent not root) is kept for the next job, its pid and status emptied."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import pwd
 from pathlib import Path
 
+import pytest
+
 from agent import spool as spool_module
+from agent.jobs import FLUSH_WINDOW, JobManager
 from agent.spool import Completion, JobState, Spool
+from slurmwords import agent_messages as am
+from tests.agent.harness import launch_object
 
 
 def intent(job_id: int, launch: str = "launch=x") -> JobState:
@@ -72,3 +80,74 @@ def test_spares_are_kept_up_to_a_bound(tmp_path: Path, monkeypatch) -> None:  # 
     spool.write_completions([completion(j) for j in range(20, 25)])  # three spares, two new files
     assert spool.completions() == {j: completion(j) for j in range(20, 25)}
     assert len(list(spool.done_dir.iterdir())) == 5
+
+
+def test_a_job_directory_is_kept_for_the_next_job_with_its_pid_and_status_emptied(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool")
+    os.close(spool.prepare_job(1, "#!/bin/bash\n" + "echo long\n" * 50, None))
+    d = spool.job_dir(1)
+    (d / "pid").write_text("4242\n")
+    (d / "status").write_text("3\n")
+    ino = inode(d)
+    spool.remove_job(1)
+    assert not d.exists()
+
+    os.close(spool.prepare_job(2, "#!/bin/bash\ntrue\n", None))
+    again = spool.job_dir(2)
+    assert inode(again) == ino
+    assert (again / "script").read_text() == "#!/bin/bash\ntrue\n"
+    assert (again / "pid").read_bytes() == b"" and (again / "status").read_bytes() == b""
+    assert spool.read_pid(2) is None and spool.read_status(spool.status_path(2)) is None
+
+
+def test_a_job_directory_with_files_of_the_jobs_own_is_removed_not_kept(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool")
+    os.close(spool.prepare_job(1, "#!/bin/bash\ntrue\n", None))
+    (spool.job_dir(1) / "left-behind").write_text("x")
+    spool.remove_job(1)
+    assert list(spool.jobs_dir.iterdir()) == []
+    os.close(spool.prepare_job(2, "#!/bin/bash\ntrue\n", None))
+    assert sorted(p.name for p in spool.job_dir(2).iterdir()) == ["script"]
+
+
+def test_a_job_killed_before_its_status_in_a_kept_directory_is_not_read_with_the_last_ones(
+    tmp_path: Path,
+) -> None:
+    """The first job leaves status 3; the second, in the same directory, kills its own
+    wrapper before the wrapper writes any: it must end killed by signal 9, not exit 3."""
+    sent: list[am.Message] = []
+
+    async def ended(job_id: int) -> am.Completed:
+        async with asyncio.timeout(10):
+            while True:
+                for m in sent:
+                    if isinstance(m, am.Completed) and m.job_id == job_id:
+                        return m
+                await asyncio.sleep(FLUSH_WINDOW)
+
+    async def main() -> None:
+        spool = Spool(tmp_path / "spool")
+        jobs = JobManager(spool, ["node01"], sent.append)
+        try:
+            jobs.launch(launch_object(1, "#!/bin/bash\nexit 3\n", tmp_path))
+            assert (await ended(1)).exit_code == 3
+            ino = inode(spool.job_dir(1))
+            jobs.ack([1])
+            jobs.launch(launch_object(2, "#!/bin/bash\nkill -9 $PPID\nsleep 5\n", tmp_path))
+            assert inode(spool.job_dir(2)) == ino  # the kept directory
+            done = await ended(2)
+            assert (done.exit_code, done.signal) == (0, 9)
+        finally:
+            jobs.close()
+            spool.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root agent's job of another user")
+def test_a_directory_another_user_owned_is_never_kept(tmp_path: Path) -> None:
+    spool = Spool(tmp_path / "spool")
+    nobody = pwd.getpwnam("nobody")
+    os.close(spool.prepare_job(1, "#!/bin/bash\ntrue\n", (nobody.pw_uid, nobody.pw_gid)))
+    spool.remove_job(1)
+    assert list(spool.jobs_dir.iterdir()) == []  # removed, no spare
