@@ -23,12 +23,16 @@ PRIVATE_FIELDS = ("std_out", "std_err", "std_in", "command", "work_dir")
 
 class FieldsBuiltOnce:
     """A ModelSerializer whose fields are worked out from the model once per class, then
-    copied for each serializer, as DRF copies the declared ones.
+    copied for each serializer.
 
     ModelSerializer works them out again for every serializer made: each request of the
     job list (squeue's, and the benchmark's poll of ``?limit=1`` every 50 ms) paid for
     the sixty-odd fields' introspection, most of its CPU for a short page. The fields
-    depend on the class and the model only, never on the request or the instance."""
+    depend on the class and the model only, never on the request or the instance. The
+    copies are shallow, where DRF deep-copies declared fields (itself nearly as dear as
+    building them): binding a field to its serializer only sets attributes of the copy,
+    and these serializers only represent (the API validates input with its own
+    serializers and the services), which never changes what the copies share."""
 
     def get_fields(self) -> dict[str, Any]:
         cls = type(self)
@@ -36,7 +40,7 @@ class FieldsBuiltOnce:
         if built is None:
             built = super().get_fields()  # type: ignore[misc]
             cls._fields_built = built  # type: ignore[attr-defined]
-        return copy.deepcopy(built)
+        return {name: copy.copy(field) for name, field in built.items()}
 
 
 class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
