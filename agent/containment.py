@@ -17,8 +17,11 @@
   still shows its own CPU time and that of every child it reaped: the larger of that and
   the last sample is reported.
 
-What a job holds is kept in ``<spool>/contain/<job_id>.json`` (agent-owned, 0700): an
-agent restarted while jobs run adopts them with their CPU ids.
+What a job holds (``record``) goes into the job's state in the spool (agent/spool.py), with
+its pid: an agent restarted while jobs run adopts them with their CPU ids. Agents before
+that kept it in a file of its own, ``<spool>/contain/<job_id>.json`` (agent-owned,
+0700), still read for the jobs they started, and still written when ``started`` is asked
+to (a Containment used without a job manager).
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ import logging
 import os
 import signal
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent import cpusets, rss_watch
 from agent.cgroups import CgroupTree
@@ -68,6 +72,7 @@ class Contained:
     oom: bool = False
     cgroup: bool = False  # its cgroup was made (before the fork)
     in_cgroup: bool = False  # and its processes are in it: the kernel holds its memory
+    filed: bool = False  # its record is a file of its own in record_dir, removed at its end
 
 
 class Containment:
@@ -160,8 +165,12 @@ class Containment:
             if saved is not None:
                 os.sched_setaffinity(0, saved)
 
-    def started(self, job: Contained, pid: int, err_fd: int | None) -> None:
-        """The wrapper exists: move it into its cgroup, keep its stderr for our messages."""
+    def started(
+        self, job: Contained, pid: int, err_fd: int | None, *, file_record: bool = True
+    ) -> dict[str, Any]:
+        """The wrapper exists: move it into its cgroup, keep its stderr for our messages.
+        Returns what the job holds, for an agent that adopts it (``adopted``); kept in
+        ``record_dir`` too unless ``file_record`` is false (the caller keeps it)."""
         job.pid = pid
         if err_fd is not None:
             with contextlib.suppress(OSError):
@@ -169,12 +178,15 @@ class Containment:
                     job.err_fd = os.dup(err_fd)
         self.jobs[job.job_id] = job
         self._move_in(job)
-        self._record(job)
+        record = self._record_of(job)
+        if file_record:
+            self._record(job, record)
         log.info(
             "job %d: bound to CPU ids %s of %s (host CPUs %s)%s",
             job.job_id, cpusets.cpu_list(job.ids), job.node, cpusets.cpu_list(job.host),
             f", memory limit {job.mem_mb} MB" if job.mem_mb else "",
         )  # fmt: skip
+        return record
 
     def _move_in(self, job: Contained) -> None:
         if self.cgroups is None or not job.cgroup:
@@ -191,9 +203,12 @@ class Containment:
             return
         job.in_cgroup = True
 
-    def adopted(self, job_id: int, pid: int) -> None:
-        """A job of a previous agent still runs: take back its ids from its record."""
-        record = self._read_record(job_id)
+    def adopted(self, job_id: int, pid: int, record: Mapping[str, Any] | None = None) -> None:
+        """A job of a previous agent still runs: take back its ids from its record (as
+        ``started`` returned it; None: the file an older agent kept)."""
+        filed = record is None
+        if record is None:
+            record = self._read_record(job_id)
         if record is None:
             return
         ids = tuple(int(i) for i in record.get("ids", ()))
@@ -203,6 +218,7 @@ class Containment:
         host = cpusets.host_cpus(ids, self.usable)
         job = Contained(job_id, node, ids, host, int(mem) if isinstance(mem, int) and mem > 0 else None, pid)
         job.cgroup = job.in_cgroup = bool(record.get("cgroup"))
+        job.filed = filed
         self.jobs[job_id] = job
 
     def step_cpus(
@@ -275,7 +291,8 @@ class Containment:
         """The job's wrapper has exited (not reaped yet): its usage, and its ids freed."""
         job = self.jobs.pop(job_id, None)
         self.book.release(job_id)
-        self._drop_record(job_id)
+        if job is None or job.filed:  # (a job not adopted may have a file all the same)
+            self._drop_record(job_id)
         if job is None:
             return JobUsage()
         final = rss_watch.read_stat(pid, self.proc_root) if pid > 0 else None
@@ -307,11 +324,15 @@ class Containment:
     def _record_path(self, job_id: int) -> Path | None:
         return None if self.record_dir is None else self.record_dir / f"{job_id}.json"
 
-    def _record(self, job: Contained) -> None:
+    @staticmethod
+    def _record_of(job: Contained) -> dict[str, Any]:
+        return {"node": job.node, "ids": list(job.ids), "mem_mb": job.mem_mb, "cgroup": job.in_cgroup}
+
+    def _record(self, job: Contained, data: dict[str, Any]) -> None:
         path = self._record_path(job.job_id)
         if path is None:
             return
-        data = {"node": job.node, "ids": list(job.ids), "mem_mb": job.mem_mb, "cgroup": job.in_cgroup}
+        job.filed = True
         try:
             tmp = path.with_name(f".{path.name}.tmp")
             tmp.write_text(json.dumps(data))

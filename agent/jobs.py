@@ -533,7 +533,7 @@ class JobManager:
             job = Job(state=st, popen=None)
             if st.is_process(start_ticks(st.pid)):
                 log.info("job %d: adopted running process %d on %s", st.job_id, st.pid, st.node)
-                self.containment.adopted(st.job_id, st.pid)
+                self.containment.adopted(st.job_id, st.pid, st.contain)
                 self._running[st.job_id] = job
                 self._watch(job)
                 adopted += 1
@@ -684,17 +684,20 @@ class JobManager:
         account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
         env.update(credential_env(job, self.api_url))
+        path = env.get("PATH")  # job_environment's, with Slurm's commands, unless it set none
         try:
             env = user_env.merged(job, account, env)  # --get-user-env
         except user_env.UserEnvError as exc:
             raise LaunchError(str(exc)) from None
-        env["PATH"] = job_path.with_slurm_commands(env.get("PATH"))  # the login PATH, if it was taken
+        if path is None or env.get("PATH") != path:  # the login PATH, if it was taken
+            env["PATH"] = job_path.with_slurm_commands(env.get("PATH"))
         if edits is not None:
             edits.apply(env)
         check_launch_text(job, env)
         files = paths.job_files(job)
         work_dir = str(job.get("work_dir") or "/")
         fds: list[int] = []
+        state_fd, popen = -1, None
         try:
             with effective(account):
                 _check_work_dir(work_dir)
@@ -725,8 +728,11 @@ class JobManager:
                 status_file=self.spool.status_path(job_id), run=run,
                 launch=f"launch={job_id}.{run}.{secrets.token_hex(8)}",
             )  # fmt: skip
-            if not self._spool_write(self.spool.write_state, intent):
-                raise LaunchError(f"agent cannot launch jobs: {self.problem}")
+            try:
+                state_fd = self.spool.begin_launch(intent)
+            except OSError as exc:
+                self._spool_failed(exc)
+                raise LaunchError(f"agent cannot launch jobs: {self.problem}") from None
             _fault("before_fork")
             ids: dict[str, Any] = {}
             if account.switches:
@@ -752,16 +758,19 @@ class JobManager:
                         pass_fds=(dir_fd,),
                         **ids,
                     )
-                    self.containment.started(held, popen.pid, err)
+                    # Its record goes into the job's state below, not a file of its own.
+                    contain = self.containment.started(held, popen.pid, err, file_record=False)
             except (OSError, ValueError) as exc:  # ValueError: e.g. a NUL byte in the environment
                 raise LaunchError(f"cannot start job: {exc}") from None
         finally:
             for fd in fds:
                 os.close(fd)
+            if state_fd >= 0 and popen is None:  # no process: launch() removes the intent
+                os.close(state_fd)
         _fault("after_fork")
-        state = intent.with_process(popen.pid, ticks_before, boot_ticks())
+        state = intent.with_process(popen.pid, ticks_before, boot_ticks(), contain)
         # Past the fork the job runs whatever happens: a spool failure only loses the record.
-        self._spool_write(self.spool.write_state, state)
+        self._spool_write(self.spool.record_process, state_fd, state)
         j = Job(state=state, popen=popen)
         self._running[job_id] = j
         self._watch(j)

@@ -8,8 +8,13 @@
   any HTTP library does (held jobs, so only submission counts);
 * latency of one ``fsched sbatch --wrap=true``, the CLI's start-up included.
 
-Each figure is the median of several runs.  Usage: ``python -m bench.cluster_throughput
-[--runs N] [--jobs N] [--mode both|embedded|distributed]``; with FSCHED_DATABASE_URL and
+Each figure is the median of several runs; the end-to-end ones also give the CPU per job
+of the server, the agent and the jobs' processes (from /proc).  ``--profile DIR`` runs
+the server's and the agent's every thread under cProfile with each thread's CPU time as
+its clock (bench/thread_profile.py) and writes, per end-to-end run, the CPU per job of
+each thread and a pstats file per process (``DIR/<figure>-<run>-<process>.prof``).  Usage:
+``python -m bench.cluster_throughput [--runs N] [--jobs N] [--mode both|embedded|distributed]
+[--profile DIR]``; with FSCHED_DATABASE_URL and
 FSCHED_REDIS_URL set, distributed mode is measured too (on its own database and Redis DB:
 bench.distributed) and a table puts the two side by side.  Both clusters run at once,
 idle but for the figure being measured, and their runs take turns, so that the machine's
@@ -22,7 +27,9 @@ import argparse
 import contextlib
 import http.client
 import json
+import marshal
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -34,7 +41,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench import distributed, reference
+from bench import distributed, reference, thread_profile
 from config.demo import Cluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,11 +50,12 @@ FSCHED = str(Path(sys.executable).parent / "fsched")
 PARTITION = "batch"
 
 
-def server_cpu(pid: int) -> float:
-    """CPU seconds used so far by a process and its descendants (the server's workers)."""
+def _proc_table() -> tuple[dict[int, int], dict[int, tuple[float, float]]]:
+    """Every process's parent, and its CPU seconds: its own (all its threads), and its
+    reaped children's."""
     ticks = os.sysconf("SC_CLK_TCK")
     parent: dict[int, int] = {}
-    used: dict[int, float] = {}
+    used: dict[int, tuple[float, float]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -56,19 +64,83 @@ def server_cpu(pid: int) -> float:
         except OSError:  # gone meanwhile
             continue
         parent[int(entry)] = int(fields[1])
-        used[int(entry)] = (int(fields[11]) + int(fields[12])) / ticks
+        used[int(entry)] = (
+            (int(fields[11]) + int(fields[12])) / ticks,
+            (int(fields[13]) + int(fields[14])) / ticks,
+        )
+    return parent, used
+
+
+def descendants(pid: int, parent: dict[int, int]) -> set[int]:
+    """``pid`` and every process below it."""
     tree, todo = set(), [pid]
     while todo:
         p = todo.pop()
         tree.add(p)
         todo += [c for c, pp in parent.items() if pp == p and c not in tree]
-    return sum(used.get(p, 0.0) for p in tree)
+    return tree
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds used so far by a process and its descendants (the server's workers)."""
+    parent, used = _proc_table()
+    return sum(used[p][0] for p in descendants(pid, parent) if p in used)
+
+
+class Profiles:
+    """The server's and the agent's thread profiles (bench/thread_profile.py), read
+    around each end-to-end run."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.raw = root / "raw"
+        self.raw.mkdir(parents=True, exist_ok=True)
+        site = root / "site"
+        site.mkdir(exist_ok=True)
+        (site / "sitecustomize.py").write_text(thread_profile.SITECUSTOMIZE)
+        self.env = {"PYTHONPATH": str(site), "FSCHED_BENCH_PROFILE": str(self.raw)}
+
+    def dump(self, pids: dict[str, int], label: str) -> None:
+        for pid in pids.values():
+            (self.raw / f"{pid}.mark").write_text(label)
+        deadline = time.monotonic() + 30
+        while waiting := [name for name, pid in pids.items() if (self.raw / f"{pid}.mark").exists()]:
+            if time.monotonic() > deadline:
+                print(f"    not profiled (no dump): {', '.join(waiting)}")
+                for name in waiting:
+                    (self.raw / f"{pids[name]}.mark").unlink(missing_ok=True)
+                return
+            time.sleep(0.05)
+
+    def report(self, pids: dict[str, int], before: str, after: str, jobs: int) -> None:
+        """Each thread's CPU per job between the two dumps; a pstats file per process."""
+        for process, pid in pids.items():
+            rows = []
+            for path in sorted((self.raw / after).glob(f"{pid}-*.prof")):
+                old = self.raw / before / path.name
+                base = pstats.Stats(str(old)).stats if old.exists() else {}  # type: ignore[attr-defined]
+                diff = thread_profile.delta(pstats.Stats(str(path)).stats, base)  # type: ignore[attr-defined]
+                cpu = sum(v[2] for v in diff.values())
+                if cpu > 0:
+                    kept = self.raw / after / f"delta-{path.name}"
+                    kept.write_bytes(marshal.dumps(diff))
+                    rows.append((cpu, path.stem.split("-", 2)[2], str(kept)))
+            out = self.root / f"{after.removeprefix('after-')}-{process}.prof"
+            if rows:
+                pstats.Stats(*(kept for _, _, kept in rows)).dump_stats(out)
+            total = sum(cpu for cpu, _, _ in rows)
+            print(f"    profiled {process}: {total / jobs * 1000:.2f} ms CPU a job ({out})")
+            for cpu, name, _ in sorted(rows, reverse=True)[:8]:
+                print(f"      {name:<40} {cpu / jobs * 1000:6.2f} ms")
 
 
 class Bench:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, profiles: Profiles | None = None) -> None:
         self.cluster = cluster
+        self.profiles = profiles
         self.submit_cpu_ms: list[float] = []
+        # Per end-to-end figure: ms of CPU a job of the server, the agent, the jobs.
+        self.job_cpu_ms: dict[str, list[tuple[float, float, float]]] = {}
         creds = json.loads(Path(cluster.env["FSCHED_CLI_CONFIG"]).read_text())
         self.token = creds["token"]
 
@@ -91,6 +163,40 @@ class Bench:
             if time.monotonic() > deadline:
                 raise RuntimeError("jobs did not finish")
             time.sleep(0.05)
+
+    def pids(self) -> dict[str, int]:
+        """The server, its helper processes (config/helpers.py) and the agent."""
+        assert self.cluster.server is not None and self.cluster.agent is not None
+        server = self.cluster.server.pid
+        parent, _ = _proc_table()
+        helpers = sorted(descendants(server, parent) - {server})
+        return {"server": server, **{f"helper-{p}": p for p in helpers}, "agent": self.cluster.agent.pid}
+
+    def cpu(self) -> tuple[float, float, float]:
+        """CPU seconds so far of the server with its helpers, the agent itself, and the
+        agent's reaped children (the jobs)."""
+        assert self.cluster.server is not None and self.cluster.agent is not None
+        parent, used = _proc_table()
+        server = sum(used[p][0] for p in descendants(self.cluster.server.pid, parent) if p in used)
+        return (server, *used[self.cluster.agent.pid])
+
+    def end_to_end(self, key: str, n: int, run: Callable[[int], float]) -> float:
+        """``run(n)``, with the CPU per job it cost each process (and its profile)."""
+        pids = self.pids()
+        label = f"{key}-{len(self.job_cpu_ms.get(key, ())) + 1}"
+        if self.profiles is not None:
+            self.profiles.dump(pids, f"before-{label}")
+        before = self.cpu()
+        rate = run(n)
+        after = self.cpu()
+        server, agent, jobs = ((a - b) / n * 1000 for a, b in zip(after, before, strict=True))
+        self.job_cpu_ms.setdefault(key, []).append((server, agent, jobs))
+        if self.profiles is not None:
+            pids = self.pids()  # with the helpers started meanwhile
+            self.profiles.dump(pids, f"after-{label}")
+            print(f"  {label}: {rate:.1f} jobs/s")
+            self.profiles.report(pids, f"before-{label}", f"after-{label}", n)
+        return rate
 
     def cli(self, *args: str) -> None:
         subprocess.run([FSCHED, *args], env=self.cluster.env, check=True, capture_output=True)
@@ -169,12 +275,14 @@ class Bench:
 
 
 @contextlib.contextmanager
-def running(mode: str, urls: dict[str, str], port: int) -> Iterator[Bench]:
+def running(mode: str, urls: dict[str, str], port: int, profiles: Profiles | None = None) -> Iterator[Bench]:
     """A cluster in `mode` (urls: FSCHED_DATABASE_URL and FSCHED_REDIS_URL, empty for
     embedded) with its nodes up; stopped at the end."""
     with tempfile.TemporaryDirectory(prefix="fsched-bench-") as tmp:
         state = Path(tmp)
         env = {"FSCHED_CLI_CONFIG": str(state / "cli.json"), "FSCHED_LOG_LEVEL": "WARNING", **urls}
+        if profiles is not None:
+            env.update(profiles.env)
         cluster = Cluster(
             state_dir=state,
             conf_dir=ROOT / "examples" / "demo",
@@ -192,7 +300,7 @@ def running(mode: str, urls: dict[str, str], port: int) -> Iterator[Bench]:
             # The agent logs at the server's level (FSCHED_LOG_LEVEL above): three INFO
             # lines a job would be a tenth of its CPU.
             cluster.start_agent(None, "--log-level", "WARNING")
-            bench = Bench(cluster)
+            bench = Bench(cluster, profiles)
             deadline = time.monotonic() + 30
             # Every node the agent hosts comes up IDLE (CLOUD nodes stay powered down).
             while any(
@@ -218,13 +326,13 @@ def measure(benches: dict[str, Bench], args: argparse.Namespace) -> dict[str, di
             "array",
             f"end-to-end, {args.jobs} jobs as one array (jobs/s)",
             args.runs,
-            lambda b: b.array(args.jobs),
+            lambda b: b.end_to_end("array", args.jobs, b.array),
         ),
         (
             "singles",
             f"end-to-end, {args.jobs} single jobs, 8 API clients (jobs/s)",
             args.runs,
-            lambda b: b.singles(args.jobs),
+            lambda b: b.end_to_end("singles", args.jobs, b.singles),
         ),
         # Short and cheap: more runs, so that the machine's swings weigh less.
         (
@@ -245,6 +353,9 @@ def measure(benches: dict[str, Bench], args: argparse.Namespace) -> dict[str, di
         # Steadier than the rate (no client, no kernel), though still the machine's speed.
         if bench.submit_cpu_ms:
             figures[mode]["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
+        for key, runs in bench.job_cpu_ms.items():
+            for i, who in enumerate(("server", "agent", "jobs' processes")):
+                figures[mode][f"{key}: CPU per job, {who} (ms)"] = [r[i] for r in runs]
     return figures
 
 
@@ -281,7 +392,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=("array", "singles", "submission", "cli"),
         help="measure only this figure (repeatable): a quicker run while working on one",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="profile every thread of the server and the agent (CPU time) into DIR",
+    )
     args = parser.parse_args(argv)
+    profiles = Profiles(Path(args.profile).resolve()) if args.profile else None
     db_url, redis_url = os.environ.get("FSCHED_DATABASE_URL", ""), os.environ.get("FSCHED_REDIS_URL", "")
     modes = ["embedded", "distributed"] if args.mode == "both" else [args.mode]
     if not (db_url and redis_url):
@@ -294,12 +411,12 @@ def main(argv: list[str] | None = None) -> int:
         benches: dict[str, Bench] = {}
         if "embedded" in modes:
             embedded_urls = {"FSCHED_DATABASE_URL": "", "FSCHED_REDIS_URL": ""}
-            benches["embedded"] = stack.enter_context(running("embedded", embedded_urls, 18123))
+            benches["embedded"] = stack.enter_context(running("embedded", embedded_urls, 18123, profiles))
         if "distributed" in modes:
             bench_db = stack.enter_context(distributed.fresh_database(db_url, f"fsched_bench_{os.getpid()}"))
             bench_redis = stack.enter_context(distributed.fresh_redis_db(redis_url))
             urls = {"FSCHED_DATABASE_URL": bench_db, "FSCHED_REDIS_URL": bench_redis}
-            benches["distributed"] = stack.enter_context(running("distributed", urls, 18124))
+            benches["distributed"] = stack.enter_context(running("distributed", urls, 18124, profiles))
         results = measure(benches, args)
     for mode, figures in results.items():
         report(mode, figures)

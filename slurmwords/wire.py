@@ -69,13 +69,22 @@ def _described(cls: type) -> tuple[_Field, ...]:
     return described
 
 
+# Values that go on the wire as they are. Tested by exact type, before any isinstance: a
+# launch carries the job's environment (a hundred strings and more), once as the job's
+# wire form and again inside the message, and each string cost a call and three
+# isinstance tests.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, Record):
         return value.to_wire()
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [v if type(v) in _SCALARS else _plain(v) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else _plain(v) for k, v in value.items()}
     return value
 
 
@@ -160,13 +169,47 @@ def _what(value: object) -> str:
     return f"{_NAMES.get(type(value), type(value).__name__)} ({value!r:.40})"
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What ``_checked`` needs of an annotation, worked out once per annotation."""
+
+    origin: Any
+    args: tuple[Any, ...]
+    choices: tuple[Any, ...]  # a union's members other than None
+    optional: bool  # a union with None
+    # list[T] or dict[str, T] whose T is one exact type (int, str, bool) a value either is
+    # or fails: items are checked in one pass, the usual way only when one fails.
+    plain_items: type | None
+
+
+_shapes: dict[Any, _Shape] = {}
+
+
+def _shape(tp: Any) -> _Shape:
+    shape = _shapes.get(tp)
+    if shape is None:
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        choices = tuple(t for t in args if t is not type(None))
+        item = args[-1] if origin in (list, dict) else None
+        shape = _Shape(
+            origin=origin,
+            args=args,
+            choices=choices,
+            optional=len(choices) < len(args),
+            plain_items=item if item in (int, str, bool) else None,
+        )
+        _shapes[tp] = shape
+    return shape
+
+
 def _checked(tp: Any, value: Any, kind: str, name: str) -> Any:
     if tp is Any:
         return value
-    origin = typing.get_origin(tp)
+    shape = _shape(tp)
+    origin = shape.origin
     if origin in (types.UnionType, typing.Union):
-        choices = [t for t in typing.get_args(tp) if t is not type(None)]
-        if value is None and len(choices) < len(typing.get_args(tp)):
+        choices = shape.choices
+        if value is None and shape.optional:
             return None
         for choice in choices[:-1]:
             try:
@@ -177,12 +220,16 @@ def _checked(tp: Any, value: Any, kind: str, name: str) -> Any:
     if origin is list:
         if not isinstance(value, list):
             raise MessageError(kind, name, f"must be a list, not {_what(value)}")
-        (item,) = typing.get_args(tp)
+        (item,) = shape.args
+        if shape.plain_items is not None and all(type(v) is item for v in value):
+            return list(value)
         return [_checked(item, v, kind, f"{name}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
             raise MessageError(kind, name, f"must be an object, not {_what(value)}")
-        _, item = typing.get_args(tp)
+        _, item = shape.args
+        if shape.plain_items is not None and all(type(v) is item for v in value.values()):
+            return dict(value)
         return {k: _checked(item, v, kind, f"{name}[{k!r}]") for k, v in value.items()}
     if isinstance(tp, type) and issubclass(tp, Record):
         return tp._read(value, kind, name)

@@ -16,7 +16,9 @@ from agent.jobs import FAULT_STATUS
 from tests.agent.harness import FakeController, launch_object
 from tests.agent.test_agent_restart import group_alive, run, start_agent
 
-MARKER_SCRIPT = "#!/bin/bash\necho run >> marker\nsleep 0.6\nexit 3\n"
+# Long enough to outlive the restart of the agent that died after the fork: 0.6 s was
+# not at load 5 on 2 cores (the next agent registered 0.64 s after the launch).
+MARKER_SCRIPT = "#!/bin/bash\necho run >> marker\nsleep 2\nexit 3\n"
 
 
 async def _crash_at(

@@ -1,0 +1,66 @@
+"""Oracle test: the API's job, node and partition representations with the serializers'
+fields built once per class (cluster/api/serializers.py, FieldsBuiltOnce) against
+ModelSerializer building them for each serializer, as before: random jobs in every state
+the scheduler gives them, nodes and partitions, each serialized several times (a copy
+used once must not change the next)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from rest_framework import serializers
+from rest_framework.test import APIRequestFactory
+
+from cluster.api.serializers import JobSerializer, NodeSerializer, PartitionSerializer
+from cluster.models import Job, Node, Partition
+from cluster.services.jobs import job_cancel, job_hold, job_submit
+from cluster.services.scheduling import schedule_pass
+
+pytestmark = pytest.mark.django_db
+
+
+def built_each_time(cls: type) -> type:
+    """``cls`` as ModelSerializer makes it: its fields worked out for every serializer."""
+
+    def get_fields(self):  # type: ignore[no-untyped-def]
+        return serializers.ModelSerializer.get_fields(self)
+
+    return type(f"Old{cls.__name__}", (cls,), {"get_fields": get_fields})
+
+
+SPECS = [
+    {"wrap": "true"},
+    {"wrap": "sleep 9", "partition": "batch", "nodes": "2", "ntasks": "4", "mem": "100M"},
+    {"wrap": "true", "time": "1:00:00", "name": "n", "comment": "c", "array": "1-3"},
+    {"wrap": "true", "hold": True, "begin": "now+1hour", "exclusive": True},
+    {"wrap": "true", "output": "/tmp/o-%j", "error": "/tmp/e-%j", "cpus_per_task": "2"},
+]
+
+
+def test_representations_agree_with_fields_built_for_each_serializer(demo, users):
+    rng = random.Random(18)
+    for _ in range(12):
+        spec = {**rng.choice(SPECS), "work_dir": "/tmp"}
+        job_submit(user=users[rng.choice(["alice", "bob"])], spec=spec)
+    schedule_pass()
+    jobs = list(Job.objects.order_by("id"))
+    job_hold(actor=users["admin"], job_id=jobs[1].id)
+    job_cancel(actor=users["admin"], job_id=jobs[2].id)
+    request = APIRequestFactory().get("/api/jobs/")
+    for cls, objects in (
+        (JobSerializer, list(Job.objects.order_by("id"))),
+        (NodeSerializer, list(Node.objects.order_by("name"))),
+        (PartitionSerializer, list(Partition.objects.order_by("name"))),
+    ):
+        old = built_each_time(cls)
+        for user in ("alice", "admin", None):
+            request.user = users[user] if user else None
+            context = {"request": request} if user else {}
+            for _ in range(2):
+                assert (
+                    cls(objects, many=True, context=context).data
+                    == old(objects, many=True, context=context).data
+                )
+                one = rng.choice(objects)
+                assert cls(one, context=context).data == old(one, context=context).data
