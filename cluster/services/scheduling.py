@@ -6,8 +6,10 @@ transaction → publish on commit.  The core never sees the ORM; this module nev
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -115,17 +117,25 @@ def decide(
     for ext in active:
         priority.update(ext.pass_priority(ctx, snap))
     node_key = extensions.node_order_key() or scheduler.node_order_key
-    # The pass allocates a great many small objects and frees none until it ends, so the
-    # cyclic collector would run again and again over a heap it cannot shrink (the 20,000
-    # job snapshot, the limits' and HRES' state): off for the pass (bench/combined_pass.py).
-    gc_was_enabled = gc.isenabled()
+    with _collector_off():
+        result = scheduler.schedule(snap, ctx.plugins, node_key=node_key, **priority)
+    return snap, names, ctx, result
+
+
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
+    """The pass allocates a great many small objects and frees none until it ends, so the
+    cyclic collector would run again and again over a heap it cannot shrink (the 20,000
+    job snapshot, the limits' and HRES' state; the rows, events and launches of thousands
+    of starts: a fifth of such a pass, bench/pass_service.py --starts): off meanwhile
+    (bench/combined_pass.py)."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        result = scheduler.schedule(snap, ctx.plugins, node_key=node_key, **priority)
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
-    return snap, names, ctx, result
 
 
 def schedule_pass(
@@ -149,7 +159,7 @@ def schedule_pass(
         _end_held_past_deadline(now)
     snap, names, ctx, result = decide(now, backfill=backfill, queue_depth=queue_depth)
     active = extensions.active()
-    with transaction.atomic():
+    with _collector_off(), transaction.atomic():
         written = _apply(result, names, ctx)
         for ext in active:
             ext.after_apply(ctx, result)
