@@ -255,10 +255,10 @@ def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> P
 def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
     """Write only the reasons and priorities that changed: most passes change none."""
     wanted = {p.job_id: p for p in pending}
-    current = rows.select(Job, ("id", "reason", "reason_detail", "priority"), {"pk": list(wanted)})
+    current = pass_snapshot.stored_reasons(list(wanted))
     changed = []
     invalid = []
-    for job_id, reason, detail, priority in current:
+    for job_id, (reason, detail, priority) in current.items():
         p = wanted[job_id]
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
             changed.append((job_id, p.reason, p.detail, p.priority))
