@@ -49,6 +49,7 @@ class PassSummary:
     written: int = 0  # of those, started in the database
     backfilled: int = 0  # of those written, started by backfill ahead of their turn
     bf_tested: int = 0  # jobs backfill tried to place (sdiag's "try sched" depth)
+    untried: int = 0  # jobs the main loop left for the next pass: its max_sched_time was spent
 
 
 def _epoch(dt: datetime | None) -> float | None:
@@ -118,7 +119,9 @@ def decide(
         priority.update(ext.pass_priority(ctx, snap))
     node_key = extensions.node_order_key() or scheduler.node_order_key
     with _collector_off():
-        result = scheduler.schedule(snap, ctx.plugins, node_key=node_key, **priority)
+        # The main loop's budget by the controller's clock: the wall clock live, the
+        # simulator's virtual one (still while a pass runs: the budget never runs out).
+        result = scheduler.schedule(snap, ctx.plugins, node_key=node_key, clock=clock.timestamp, **priority)
     return snap, names, ctx, result
 
 
@@ -171,6 +174,7 @@ def schedule_pass(
         written=len(written),
         backfilled=len(ahead & written),
         bf_tested=result.stats.bf_tested,
+        untried=result.stats.untried,
     )
 
 
