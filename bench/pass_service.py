@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.pass_service [--nodes 1000 10000] [--pending 1000] [--runs 3]
                                            [--backfill] [--kept] [--profile FILE]
+                                           [--starts N]
 
 ``bench.pass_scaling`` times the pure core on a snapshot built in memory; this times
 :func:`cluster.services.scheduling.schedule_pass` itself on the simulator's store (SQLite in
@@ -18,6 +19,12 @@ kept views forget everything, so before each timed pass they are brought up to d
 untimed: the pass then costs what an event pass costs in the simulator when nothing it
 reads changed since the last one (what changed is re-read by its rows, a submission or a
 start one row).
+
+``--starts N``: a pass that starts thousands of jobs, as the live controller's under a
+stream of array submissions (bench.scale_throughput --shape arrays): an empty cluster of
+``--nodes`` nodes and N pending one-CPU ``--wrap`` jobs, arrays of 100 tasks, that all fit.
+One pass starts every one of them; it prints the pass time, its statements, the jobs it
+started and the time per start.
 """
 
 from __future__ import annotations
@@ -113,6 +120,48 @@ def populate(conf: Path, nodes: int, pending: int) -> None:
     refresh_usage()
 
 
+def populate_starts(conf: Path, nodes: int, jobs: int) -> None:
+    """A fresh store: every node IDLE and empty, ``jobs`` pending one-CPU array tasks (arrays
+    of 100, as ``sbatch --array=1-100 --wrap=true`` submits them)."""
+    from django.core.management import call_command
+
+    from cluster.core.states import JobState, NodeBase
+    from cluster.models import Job, Node
+    from cluster.services.configuration import config_load
+
+    call_command("flush", verbosity=0, interactive=False)
+    width = len(str(nodes))
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "slurm.conf").write_text(
+        "ClusterName=bench\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
+        "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nMaxArraySize=100001\n"
+        f"NodeName=n[{1:0{width}d}-{nodes:0{width}d}] CPUs=64 RealMemory=256000 State=UNKNOWN\n"
+        f"PartitionName=batch Nodes=n[{1:0{width}d}-{nodes:0{width}d}] Default=YES MaxTime=INFINITE\n"
+    )
+    config_load(path=conf / "slurm.conf")
+    Node.objects.update(base_state=NodeBase.IDLE, flags=0, last_contact=NOW)
+    rows = []
+    for i in range(jobs):
+        array_id = 1 + (i // 100) * 100
+        rows.append(
+            Job(
+                id=1 + i,
+                user=f"u{(i // 100) % 20}",
+                partition="batch",
+                state=JobState.PENDING,
+                submit_time=NOW - timedelta(seconds=jobs - i),
+                num_tasks=1,
+                script="#!/bin/sh\ntrue\n",
+                work_dir="/tmp",
+                std_out="/dev/null",
+                environment={"FSCHED_SIM_RUN_TIME": "60"},
+                array_job_id=array_id,
+                array_task_id=1 + i % 100,
+            )
+        )
+    Job.objects.bulk_create(rows, batch_size=2000)
+
+
 def one_pass(backfill: bool, kept: bool = False) -> tuple[float, int, int]:
     """(seconds, SQL statements, jobs started) of one pass, rolled back."""
     from django.db import connection, transaction
@@ -141,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backfill", action="store_true", help="backfill passes (default: main passes)")
     ap.add_argument("--kept", action="store_true", help="snapshot kept between passes (the simulator's)")
     ap.add_argument("--profile", type=Path, default=None, help="cProfile of one pass at the largest size")
+    ap.add_argument("--starts", type=int, default=0, help="N pending jobs on an empty cluster, all started")
     args = ap.parse_args(argv)
 
     from bench import reference
@@ -155,15 +205,24 @@ def main(argv: list[str] | None = None) -> int:
 
 def _measure(args: argparse.Namespace, work: Path, reference: Any) -> int:
     kind = ("backfill" if args.backfill else "main") + (", snapshot kept" if args.kept else "")
-    print(f"schedule_pass ({kind}), {args.pending:,} pending, median of {args.runs}")
+    if args.starts:
+        print(f"schedule_pass ({kind}) starting {args.starts:,} jobs on an empty cluster, "
+              f"median of {args.runs}")  # fmt: skip
+    else:
+        print(f"schedule_pass ({kind}), {args.pending:,} pending, median of {args.runs}")
     print(f"  before: {reference.describe()}")
     medians = {}
     for n in args.nodes:
-        populate(work / f"conf{n}", n, args.pending)
+        if args.starts:
+            populate_starts(work / f"conf{n}", n, args.starts)
+        else:
+            populate(work / f"conf{n}", n, args.pending)
         one_pass(args.backfill, args.kept)  # warm-up
         runs = [one_pass(args.backfill, args.kept) for _ in range(args.runs)]
         medians[n] = statistics.median(t for t, _, _ in runs)
-        print(f"  {n:>7,} nodes: {medians[n] * 1000:8.1f} ms  {runs[0][1]} statements  {runs[0][2]} started")
+        per = f"  {medians[n] / runs[0][2] * 1e6:.0f} us per start" if args.starts and runs[0][2] else ""
+        print(f"  {n:>7,} nodes: {medians[n] * 1000:8.1f} ms  {runs[0][1]} statements  "
+              f"{runs[0][2]} started{per}")  # fmt: skip
         if args.profile and n == max(args.nodes):
             prof = cProfile.Profile()
             prof.runcall(one_pass, args.backfill, args.kept)

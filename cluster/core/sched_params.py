@@ -12,7 +12,10 @@ value is refused with its file:line, where slurmctld logs it and takes the defau
 * ``bf_max_job_start``: the jobs backfill starts in one pass, 0 for no limit (the
   default, at most 10000);
 * ``bf_window``: minutes ahead backfill plans its reservations (default 1440, a day; at
-  most 43200, thirty days).
+  most 43200, thirty days);
+* ``max_sched_time``: seconds the main scheduling loop tries jobs for before it leaves the
+  rest to the next pass (unset: half of MessageTimeout, at least 1 and at most 2:
+  :func:`main_loop_budget`).
 
 The other items are read where they act (``sched_interval`` and ``bf_interval`` by the
 cycles, ``max_script_size`` by submission, ``bf_min_prio_reserve`` by the priority
@@ -35,6 +38,7 @@ class SchedParams:
     bf_max_job_test: int = 500
     bf_max_job_start: int = 0
     bf_window: int = 1440
+    max_sched_time: int | None = None
 
 
 # Each item's least and greatest value (None: no greatest), as slurmctld accepts them.
@@ -44,7 +48,16 @@ _RANGES: dict[str, tuple[int, int | None]] = {
     "bf_max_job_test": (1, None),
     "bf_max_job_start": (0, 10000),
     "bf_window": (1, 43200),
+    "max_sched_time": (1, None),
 }
+
+
+def main_loop_budget(params: SchedParams, message_timeout: int) -> int:
+    """The main scheduling loop's seconds: ``max_sched_time``, else Slurm's default of half
+    of MessageTimeout, at least 1 and at most 2."""
+    if params.max_sched_time is not None:
+        return params.max_sched_time
+    return min(2, max(1, message_timeout // 2))
 
 
 @lru_cache(maxsize=16)

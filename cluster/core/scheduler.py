@@ -150,6 +150,9 @@ class SchedulerConfig:
     bf_max_job_start: int | None = None  # backfill's own starts in a pass
     default_mem_per_node: int = 0  # DefMemPerNode, MB
     bf_window: int = 1440  # minutes ahead backfill plans reservations (Slurm's bf_window)
+    # Seconds the main loop tries jobs for (Slurm's max_sched_time), by the clock given to
+    # schedule(); None: no budget.
+    max_sched_time: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +205,7 @@ class PassStats:
     reservations: int = 0  # jobs given a planned start by backfill
     timeouts: int = 0
     fit_attempts: int = 0  # jobs that reached a node search in the main scheduler
+    untried: int = 0  # jobs the main loop did not try: its max_sched_time was spent
 
 
 @dataclass(frozen=True)
@@ -450,10 +454,22 @@ def schedule(
     *,
     node_key: NodeKey = node_order_key,
     priority: PriorityFn = job_priority,
+    clock: Callable[[], float] | None = None,
 ) -> PassResult:
     """One scheduler pass at ``snapshot.now``; see the module docstring.  ``priority``
-    replaces priority/basic (:func:`job_priority`), e.g. with priority/multifactor."""
-    return _Pass(snapshot, plugins, node_key, priority).run()
+    replaces priority/basic (:func:`job_priority`), e.g. with priority/multifactor.
+
+    ``clock`` (seconds) measures the main loop's ``max_sched_time``: once it is spent the
+    loop tries no more jobs, as Slurm's main scheduler breaks out of a loop taking too
+    long; those jobs wait with reason Priority for the next pass (backfill may still
+    start them, as it may the jobs past ``sched_max_job_start``).  Without a clock, or
+    with a clock that does not move while a pass runs (the simulator's virtual one), the
+    budget never runs out."""
+    return _Pass(snapshot, plugins, node_key, priority, clock).run()
+
+
+def _never() -> bool:
+    return False
 
 
 # is_usable's test of the base state, by its value: NodeBase(value) per node was most of it.
@@ -511,10 +527,12 @@ class _Pass:
         plugins: Sequence[SchedulerPlugin],
         node_key: NodeKey,
         priority: PriorityFn = job_priority,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.snap = snap
         self.now = snap.now
         self.cfg = snap.config
+        self.clock = clock
         self.priority = priority
         self.plugins = tuple(plugins)
         self.exempting = [
@@ -645,6 +663,7 @@ class _Pass:
     def run(self) -> PassResult:
         snap = self.snap
         now = self.now
+        spent = self._budget()
         for p in self.plugins:
             p.begin_pass(snap)
         timeouts = self._timeouts()
@@ -662,6 +681,7 @@ class _Pass:
         waiting: list[tuple[JobView, _Part, _Shape, int]] = []  # Resources/Priority: backfill may start them
         expired: list[int] = []
         limit = self.cfg.max_starts_per_pass
+        untried = 0
         for _, neg_prio, _, pos in ranked:
             job = snap.pending[pos]
             if job.deadline is not None and self._missed_deadline(job):
@@ -685,6 +705,11 @@ class _Pass:
             # A job of a reservation runs on nodes set aside for it: a blocked partition
             # does not hold it back, and its failing does not block the partition.
             if (part.blocked and not job.reservation) or (limit is not None and len(self.starts) >= limit):
+                decisions[job.job_id] = Pending(job.job_id, Reason.PRIORITY, "", prio)
+                waiting.append((job, part, shape, prio))
+                continue
+            if untried or spent():
+                untried += 1
                 decisions[job.job_id] = Pending(job.job_id, Reason.PRIORITY, "", prio)
                 waiting.append((job, part, shape, prio))
                 continue
@@ -716,12 +741,21 @@ class _Pass:
             reservations=reservations,
             timeouts=len(timeouts),
             fit_attempts=self.fit_attempts,
+            untried=untried,
         )
         kills = tuple(k for p in self.plugins for k in getattr(p, "kills", ()))
         accrue = frozenset(i for p in self.plugins for i in getattr(p, "accrue_start", ()))
         return PassResult(
             tuple(self.starts), pending, timeouts, stats, kills, accrue, self.dependency_text, tuple(expired)
         )
+
+    def _budget(self) -> Callable[[], bool]:
+        """Whether the main loop's max_sched_time, counted from now, is spent."""
+        clock, seconds = self.clock, self.cfg.max_sched_time
+        if clock is None or seconds is None:
+            return _never
+        spent_at = clock() + seconds
+        return lambda: clock() >= spent_at
 
     def _missed_deadline(self, job: JobView) -> bool:
         assert job.deadline is not None

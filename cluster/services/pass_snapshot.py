@@ -333,19 +333,18 @@ class _Changes:
         self.partitions = True
         self.nodes: set[int] | None = _ALL
         self.jobs: set[int] | None = _ALL
+        self.reasons: set[int] | None = _ALL  # the jobs whose reason or priority was written
 
     def add(self, target: str, ids: Iterator[Any] | None) -> None:
         if target == "partition":
             self.partitions = True
             return
-        kept = self.nodes if target == "node" else self.jobs
+        name = {"node": "nodes", "job": "jobs", "reasons": "reasons"}[target]
+        kept = getattr(self, name)
         if kept is _ALL:
             return
         if ids is None:
-            if target == "node":
-                self.nodes = _ALL
-            else:
-                self.jobs = _ALL
+            setattr(self, name, _ALL)
         else:
             kept.update(ids)
 
@@ -390,7 +389,10 @@ def _catch_up() -> None:
         for table, ids in found.tables.items():
             _generations[table] = _generations.get(table, 0) + 1
             if table in watched:
-                _changes.add(watched[table][0], ids)
+                target = watched[table][0]
+                _changes.add(target, ids)
+                if target == "job":
+                    _changes.add("reasons", ids)
 
 
 # A statement's effect: (target, where its ids are) per table it writes; ids None: all rows.
@@ -479,6 +481,7 @@ def _effect(sql: str) -> _Effect:
     if m is None:
         # DDL, a CTE, several statements: every table it names, whole.
         named = [target for table, (target, _) in watched.items() if re.search(rf"\b{table}\b", sql)]
+        named += ["reasons"] if "job" in named else []
         return tuple((target, None) for target in named)
     table = m.group(4)
     if table not in watched:
@@ -490,14 +493,18 @@ def _effect(sql: str) -> _Effect:
     if re.search(r"\bSELECT\b", sql[m.end() :], re.IGNORECASE):
         return ((target, None),)  # a subquery: its WHERE is not the statement's
     if m.group(1):  # UPDATE
-        sets = sql[m.end() : where.start() if where else len(sql)]
-        if not columns & set(re.findall(r'"?(\w+)"?\s*=', sets)):
-            return ()
-        return ((target, _by_key(sql, where.end(), table) if where else None),)
+        sets = set(re.findall(r'"?(\w+)"?\s*=', sql[m.end() : where.start() if where else len(sql)]))
+        rows_at = _by_key(sql, where.end(), table) if where else None
+        effect = ((target, rows_at),) if columns & sets else ()
+        if target == "job" and _REASON_COLUMNS & sets:
+            effect += (("reasons", rows_at),)
+        return effect
     if m.group(2):  # DELETE
-        return ((target, _by_key(sql, where.end(), table) if where else None),)
+        rows_at = _by_key(sql, where.end(), table) if where else None
+        return ((target, rows_at),) + ((("reasons", rows_at),) if target == "job" else ())
     # An INSERT: a new node moves the indices; a job's id is in its parameters.
-    return ((target, _insert_ids(sql, m.end()) if m.group(3) and target == "job" else None),)
+    rows_at = _insert_ids(sql, m.end()) if m.group(3) and target == "job" else None
+    return ((target, rows_at),) + ((("reasons", rows_at),) if target == "job" else ())
 
 
 _ANY_TABLE = "*"
@@ -633,6 +640,7 @@ def keep(*, live: bool = False) -> Iterator[None]:
                 _live = False
                 _kept.clear()
                 _values.clear()
+                _reasons.clear()
 
 
 # --------------------------------------------------------------------------- kept values
@@ -756,6 +764,41 @@ class _Kept:
 _kept = _Kept()
 _CHUNK = 512
 
+# The reason, its detail and the priority of queued jobs as stored, for the pass's writes of
+# them (``stored_reasons``); a job's entry is dropped when any statement writes one of these
+# columns of its row, and everything on a rollback or a write of unknown rows.
+REASON_FIELDS = ("reason", "reason_detail", "priority")
+_REASON_COLUMNS = frozenset(Job._meta.get_field(f).column for f in REASON_FIELDS)
+_reasons: dict[int, tuple[str, str, int]] = {}
+
+
+def stored_reasons(ids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
+    """job id -> (reason, reason_detail, priority) as the rows hold them now, for the jobs of
+    ``ids`` that exist.  Inside ``keep()`` only the rows written since the last call (and
+    those never asked for) are read: a pass's reasons and priorities mostly stay as the
+    last pass wrote them, and reading every queued job's to find that out was most of the
+    cost of writing them.  Elsewhere, all are read."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    if not _keeping or forget not in getattr(conn, "rollback_listeners", ()):
+        return {row[0]: row[1:] for row in _select_in(Job, ("id", *REASON_FIELDS), sorted(ids))}
+    with _refreshing:
+        _catch_up()
+        with _lock:
+            dirty, _changes.reasons = _changes.reasons, set()
+        try:
+            if dirty is _ALL:
+                _reasons.clear()
+            else:
+                for job_id in dirty:
+                    _reasons.pop(job_id, None)
+            unknown = sorted(i for i in ids if i not in _reasons)
+            for row in _select_in(Job, ("id", *REASON_FIELDS), unknown):
+                _reasons[row[0]] = row[1:]
+        except BaseException:
+            forget()
+            raise
+        return {i: _reasons[i] for i in ids if i in _reasons}
+
 
 def _select_in(model: type[Any], fields: Sequence[str], keys: list[Any]) -> list[tuple[Any, ...]]:
     """Rows by primary key; the IN lists padded to powers of two, so that a handful of
@@ -832,6 +875,7 @@ def _after_fork_in_child() -> None:
     _changes.forget()
     _kept.clear()
     _values.clear()
+    _reasons.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

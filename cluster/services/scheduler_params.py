@@ -7,7 +7,7 @@ import logging
 
 from django.conf import settings
 
-from cluster.core.sched_params import SchedParams, parse_scheduler_parameters
+from cluster.core.sched_params import SchedParams, main_loop_budget, parse_scheduler_parameters
 from cluster.core.scheduler import SchedulerConfig
 from cluster.models import ClusterConfig
 from cluster.services import pass_snapshot
@@ -46,6 +46,7 @@ def pass_config(*, backfill: bool) -> SchedulerConfig:
         bf_window=params.bf_window,
         max_starts_per_pass=params.sched_max_job_start or None,
         bf_max_job_start=params.bf_max_job_start or None,
+        max_sched_time=main_loop_budget(params, config().option_int("MessageTimeout", 10)),
     )
 
 

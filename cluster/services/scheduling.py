@@ -6,8 +6,10 @@ transaction → publish on commit.  The core never sees the ORM; this module nev
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -47,6 +49,7 @@ class PassSummary:
     written: int = 0  # of those, started in the database
     backfilled: int = 0  # of those written, started by backfill ahead of their turn
     bf_tested: int = 0  # jobs backfill tried to place (sdiag's "try sched" depth)
+    untried: int = 0  # jobs the main loop left for the next pass: its max_sched_time was spent
 
 
 def _epoch(dt: datetime | None) -> float | None:
@@ -115,17 +118,27 @@ def decide(
     for ext in active:
         priority.update(ext.pass_priority(ctx, snap))
     node_key = extensions.node_order_key() or scheduler.node_order_key
-    # The pass allocates a great many small objects and frees none until it ends, so the
-    # cyclic collector would run again and again over a heap it cannot shrink (the 20,000
-    # job snapshot, the limits' and HRES' state): off for the pass (bench/combined_pass.py).
-    gc_was_enabled = gc.isenabled()
+    with _collector_off():
+        # The main loop's budget by the controller's clock: the wall clock live, the
+        # simulator's virtual one (still while a pass runs: the budget never runs out).
+        result = scheduler.schedule(snap, ctx.plugins, node_key=node_key, clock=clock.timestamp, **priority)
+    return snap, names, ctx, result
+
+
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
+    """The pass allocates a great many small objects and frees none until it ends, so the
+    cyclic collector would run again and again over a heap it cannot shrink (the 20,000
+    job snapshot, the limits' and HRES' state; the rows, events and launches of thousands
+    of starts: a fifth of such a pass, bench/pass_service.py --starts): off meanwhile
+    (bench/combined_pass.py)."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
-        result = scheduler.schedule(snap, ctx.plugins, node_key=node_key, **priority)
+        yield
     finally:
-        if gc_was_enabled:
+        if was_enabled:
             gc.enable()
-    return snap, names, ctx, result
 
 
 def schedule_pass(
@@ -149,7 +162,7 @@ def schedule_pass(
         _end_held_past_deadline(now)
     snap, names, ctx, result = decide(now, backfill=backfill, queue_depth=queue_depth)
     active = extensions.active()
-    with transaction.atomic():
+    with _collector_off(), transaction.atomic():
         written = _apply(result, names, ctx)
         for ext in active:
             ext.after_apply(ctx, result)
@@ -161,6 +174,7 @@ def schedule_pass(
         written=len(written),
         backfilled=len(ahead & written),
         bf_tested=result.stats.bf_tested,
+        untried=result.stats.untried,
     )
 
 
@@ -245,10 +259,10 @@ def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> P
 def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
     """Write only the reasons and priorities that changed: most passes change none."""
     wanted = {p.job_id: p for p in pending}
-    current = rows.select(Job, ("id", "reason", "reason_detail", "priority"), {"pk": list(wanted)})
+    current = pass_snapshot.stored_reasons(list(wanted))
     changed = []
     invalid = []
-    for job_id, reason, detail, priority in current:
+    for job_id, (reason, detail, priority) in current.items():
         p = wanted[job_id]
         if (reason, detail, priority) != (p.reason, p.detail, p.priority):
             changed.append((job_id, p.reason, p.detail, p.priority))

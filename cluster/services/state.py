@@ -338,6 +338,8 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
     alloc_flag = alloc_prolog_flag() if placed else False
     prologs: list[Job] = []
     held: set[int] = set()
+    # Folding a host list costs a NodeSet; the many jobs a pass packs on one node share it.
+    folded: dict[tuple[str, ...], str] = {}
     for job, place in placed:
         job.state = JobState.CONFIGURING if place.configuring else JobState.RUNNING
         job.reason = Reason.NONE
@@ -345,7 +347,10 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         job.start_time = now
         job.time_limit = place.time_limit
         job.priority = place.priority
-        job.node_list = fold(place.hosts)
+        hosts = tuple(place.hosts)
+        if hosts not in folded:
+            folded[hosts] = fold(hosts)
+        job.node_list = folded[hosts]
         job.batch_host = place.hosts[0]
         job.alloc = {
             h: [c, m] for h, c, m in zip(place.hosts, place.cpus_per_node, place.mem_per_node, strict=True)
