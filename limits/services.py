@@ -42,7 +42,7 @@ from django.utils import timezone
 from cluster import clock, publish, triggers
 from cluster.core.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from cluster.models import ClusterConfig, Job, Partition
-from cluster.services import inputs
+from cluster.services import inputs, pass_snapshot
 from cluster.services import rows as db_rows
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import end_job, record_transition, terminate_running
@@ -979,8 +979,14 @@ def _submitted_groups(
 
 def _job_infos() -> dict[int, JobLimitsInfo]:
     """The limits' fields of every active job, with its accounting (accrue time, booked
-    UsageFactor): one statement a pass, assembled once from the models (the ORM compiled
-    it again every pass: half the cost of reading it)."""
+    UsageFactor).  Every pass reads them: kept between passes until the job or the
+    accounting table is written (shared: read-only)."""
+    return pass_snapshot.kept_value("limits.job_infos", (Job, JobAccounting), _read_job_infos)
+
+
+def _read_job_infos() -> dict[int, JobLimitsInfo]:
+    # One statement, assembled once from the models (the ORM compiled it again every
+    # pass: half the cost of reading it).
     with connection.cursor() as cursor:
         cursor.execute(_job_infos_sql(connection.vendor), [s.value for s in ACTIVE_JOB_STATES])
         rows = cursor.fetchall()
@@ -1026,6 +1032,22 @@ def pass_plugins() -> list[LimitsPlugin]:
     ]
 
 
+# The last fair-share factors and what they were computed from: the policy and the usage
+# records are kept values (the same objects while their tables are not written), so the
+# factors are computed again only when one of them is another object.
+_fair_memo: tuple[object, object, dict] | None = None
+
+
+def _fair_tree(policy, usage) -> dict:
+    global _fair_memo  # noqa: PLW0603 - one per process, replaced whole
+    memo = _fair_memo
+    if memo is not None and memo[0] is policy and memo[1] is usage:
+        return memo[2]
+    factors = fair_tree(policy, usage)
+    _fair_memo = (policy, usage, factors)
+    return factors
+
+
 def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     """``{"priority": MultifactorPriority}`` for :func:`cluster.core.scheduler.schedule` when
     PriorityType=priority/multifactor is in force, else ``{}`` (priority/basic)."""
@@ -1059,7 +1081,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
             ctx.priority,
             ctx.policy,
             info=info,
-            fairshare=fair_tree(ctx.policy, usage),
+            fairshare=_fair_tree(ctx.policy, usage),
             total_nodes=len(snapshot.nodes),
             total_cpus=sum(n.cpus for n in snapshot.nodes),
         )
