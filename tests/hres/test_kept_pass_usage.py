@@ -5,7 +5,8 @@ The holding jobs' licence rows (a kept value of the job table), the cluster lice
 and HRES charges parsed from them (kept while the rows are the same list), and the layers
 with usage that a pass's HRES plugin and the simulator's log build from the charges
 (``hres.core.plugin.UsageMemo``: kept while the state is the same object and the holding
-jobs' charges are equal), and the layers' node lists as ``scontrol show license`` and the
+jobs' charges are equal), the configured layers' reads (a kept value of resources.yaml's
+row and the kept runtime updates), and the layers' node lists as ``scontrol show license`` and the
 report rollup show them (folded once per set of nodes).  Random sequences of the real services (those of
 test_kept_pass_plugin: submissions with HRES and plain requests, passes, completions,
 layer counts, reservations, reconfigures, rollbacks) inside ``keep()``; after every step
@@ -31,6 +32,7 @@ from cluster.services.scheduling import build_snapshot
 from hres import services
 from hres.core import layers
 from hres.core.plugin import HresPlugin
+from hres.models import LayerUpdate, ResourcesFile
 from tests.hres.test_kept_pass_plugin import _steps
 from tests.hres.test_services import hres_conf  # noqa: F401 - fixture
 
@@ -46,6 +48,11 @@ def _assert_same(now, seen):
     assert services.holding_charges() == charges
     state = services.with_active_reservations(services.current_state())
     assert services.state_with_usage() == state.with_usage(c for cs in charges.values() for c in cs)
+    # The configured layers (the never-runs check of a submission), on their kept reads.
+    updates = LayerUpdate.objects.filter(keep=True).order_by("id")
+    layers = services.build_state(services._config_for(ResourcesFile.current()), services._read_node_names())
+    configured = services._replay(layers, updates)
+    assert services.configured_state() == configured
     plugin = services.pass_plugin(rows, now)
     if plugin is not None:
         snap = build_snapshot(now)[0]
@@ -60,7 +67,18 @@ def _assert_same(now, seen):
 def test_the_kept_usage_equals_one_built_afresh(hres_conf, users, seed):  # noqa: F811
     rng = random.Random(seed)
     clock = [timezone.now()]
-    funcs, weights = zip(*_steps(rng, users, hres_conf, clock), strict=True)
+
+    def kept_update():
+        # A dynamic node's layers as its creation keeps them (written by no service here):
+        # the configured layers follow the table.
+        node = rng.choice(["node01", "node02"])
+        layer = rng.choice(["low1", "low2"])
+        LayerUpdate.objects.create(
+            time=timezone.now(), resource="flat", layer=layer, changes={"nodes": f"-{node}"}, keep=True
+        )
+
+    steps = [*_steps(rng, users, hres_conf, clock), (kept_update, 1)]
+    funcs, weights = zip(*steps, strict=True)
     seen = {"used": 0}
     with pass_snapshot.keep():
         for _ in range(60):
