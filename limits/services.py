@@ -1176,7 +1176,7 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
     ctx = selectors.context()
     policy = ctx.policy
     with transaction.atomic():
-        st, _ = LimitsState.objects.select_for_update().get_or_create(pk=1)
+        st = _cycle_state()
         last = st.last_cycle if st.last_cycle is not None else stamp
         last_reset = st.last_reset if st.last_reset is not None else stamp
         records = selectors.usage_records()
@@ -1201,11 +1201,18 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
         _store_usage(records, new)
         st.last_cycle = stamp
         st.last_reset = stamp if reset or st.last_reset is None else st.last_reset
-        st.save(update_fields=["last_cycle", "last_reset"])
+        db_rows.update_rows([st], ("last_cycle", "last_reset"))
     if charges:
         publish.console_changed("limits")
         triggers.schedule_after_commit()
     return f"charged={len(charges)} records={len(new)}{' reset' if reset else ''}"
+
+
+def _cycle_state() -> LimitsState:
+    """The usage cycle's clock, locked, read without compiling a query (the simulator runs
+    a cycle every PriorityCalcPeriod); created when missing."""
+    found = db_rows.load(LimitsState, ("last_cycle", "last_reset"), {"pk": 1}, for_update=True)
+    return found[0] if found else LimitsState.objects.select_for_update().get_or_create(pk=1)[0]
 
 
 _RUNNING_FIELDS = (
