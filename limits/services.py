@@ -1048,6 +1048,27 @@ def _fair_tree(policy, usage) -> dict:
     return factors
 
 
+# The last jobs' priority fields and what they were made from: the job infos are a kept
+# value (the same dict while the job and accounting tables are not written), the nice
+# values compared: made again only when either changed.
+_priority_memo: tuple[object, dict[int, int], dict[int, JobPriorityInfo]] | None = None
+
+
+def _priority_info(infos: Mapping[int, JobLimitsInfo], nice: dict[int, int]) -> dict[int, JobPriorityInfo]:
+    global _priority_memo  # noqa: PLW0603 - one per process, replaced whole
+    memo = _priority_memo
+    if memo is not None and memo[0] is infos and memo[1] == nice:
+        return memo[2]
+    info = {
+        job_id: JobPriorityInfo(
+            account=i.account, qos=i.qos, accrue_time=i.accrue_time, nice=nice.get(job_id, 0)
+        )
+        for job_id, i in infos.items()
+    }
+    _priority_memo = (infos, nice, info)
+    return info
+
+
 def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     """``{"priority": MultifactorPriority}`` for :func:`cluster.core.scheduler.schedule` when
     PriorityType=priority/multifactor is in force, else ``{}`` (priority/basic)."""
@@ -1059,12 +1080,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     usage = plugin.usage if plugin is not None else selectors.usage_records()
     # The job's own nice (sbatch --nice), which multifactor takes off the sum.
     nice = {j.job_id: j.nice for j in snapshot.pending}
-    info = {
-        job_id: JobPriorityInfo(
-            account=i.account, qos=i.qos, accrue_time=i.accrue_time, nice=nice.get(job_id, 0)
-        )
-        for job_id, i in infos.items()
-    }
+    info = _priority_info(infos, nice)
     if not ctx.enforce.associations:
         # Without the accrue limits every eligible pending job accrues from submission.
         info = {

@@ -3,14 +3,15 @@ computation: an oracle.
 
 The limits' per-job fields (``limits.services._job_infos``: a kept value of the job and
 accounting tables), the fair-share factors (``_fair_tree``: computed again only for
-another policy or usage records object) and the pending jobs' GRES requests
+another policy or usage records object), the jobs' priority fields (``_priority_info``:
+made again only for other infos or nice values) and the pending jobs' GRES requests
 (``cluster.services.gres.pending_requests``: a kept value of the job table).  Random
 sequences of the real services (submissions, some asking for GPUs, passes, completions,
 suspensions, holds and releases, sacctmgr changes, usage set directly and by the usage
 cycle, reconfigures) inside ``keep()``; after every step each must equal what a fresh
 read computes, and the pass's decisions must equal those made after everything kept is
-forgotten.  Without one of the kept values' tables, or with the factors kept for the
-policy alone, some step leaves them different.
+forgotten.  Without one of the kept values' tables, with the factors kept for the policy
+alone or the priority fields for the infos alone, some step leaves them different.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from cluster.services.jobs import job_hold, job_release, job_submit
 from cluster.services.scheduling import decide
 from limits import selectors
 from limits import services as limits_services
-from limits.core.priority import fair_tree
+from limits.core.priority import JobPriorityInfo, fair_tree
 from limits.models import JobAccounting, Usage
 from limits.services import record_add, usage_cycle_run
 from tests.limits.test_usage_cycle_oracle import _steps, reconfigure, register, virtual_now  # noqa: F401
@@ -35,12 +36,20 @@ from tests.limits.test_usage_cycle_oracle import _steps, reconfigure, register, 
 pytestmark = pytest.mark.django_db
 
 
-def _assert_same(now, seen):
+def _assert_same(now, seen, rng):
     infos = limits_services._job_infos()
     assert infos == limits_services._read_job_infos()
     ctx = selectors.context()
     usage = selectors.usage_records()
     assert limits_services._fair_tree(ctx.policy, usage) == fair_tree(ctx.policy, usage)
+    for _ in range(2):  # the pending jobs' nice values as a pass may find them
+        nice = {job_id: rng.choice([0, 0, 5, -3]) for job_id in infos if rng.random() < 0.5}
+        assert limits_services._priority_info(infos, nice) == {
+            job_id: JobPriorityInfo(
+                account=i.account, qos=i.qos, accrue_time=i.accrue_time, nice=nice.get(job_id, 0)
+            )
+            for job_id, i in infos.items()
+        }
     requests = gres.pending_requests()
     assert requests == gres._read_pending_requests()
     seen["gres"] += bool(requests)
@@ -102,5 +111,5 @@ def test_kept_pass_reads_equal_a_fresh_read(reconfigure, users, virtual_now, see
             step = rng.choices(funcs, weights)[0]
             with contextlib.suppress(ServiceError):  # a refusal: still compared
                 step()
-            _assert_same(virtual_now[0], seen)
+            _assert_same(virtual_now[0], seen, rng)
     assert seen["gres"] and seen["infos"]  # the sequence did ask for GRES and hold jobs
