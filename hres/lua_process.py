@@ -33,6 +33,7 @@ from django.db import DatabaseError
 
 from cluster.core.slurmconf import ConfigError
 from cluster.models import ClusterConfig
+from cluster.services import pass_snapshot
 from hres import lua_callbacks, lua_history, lua_plugins, services
 from hres.core.config import PluginConf
 from hres.models import ResourcesFile
@@ -47,7 +48,14 @@ _last_try = 0.0
 
 
 def version_in_force() -> int:
-    """resources.yaml's version in the database (0: never loaded), read without a write."""
+    """resources.yaml's version in the database (0: never loaded), read without a write.
+
+    Every pass asks (twice: its plugins, its epilogs): kept between passes while
+    ``hres.ResourcesFile`` is not written, here or, live, in another process."""
+    return pass_snapshot.kept_value("hres.version_in_force", (ResourcesFile,), _read_version)
+
+
+def _read_version() -> int:
     found = ResourcesFile.objects.filter(pk=1).values_list("version", flat=True).first()
     return found or 0
 

@@ -61,7 +61,7 @@ from hres.core.layers import (
     update_resource,
 )
 from hres.core.persistence import Membership
-from hres.core.plugin import HresPlugin
+from hres.core.plugin import HresPlugin, UsageMemo
 from hres.core.reservation_window import Holding, Reserved
 from hres.models import LayerUpdate, ResourcesFile
 from slurmwords.licenses import LicenseItem, parse_reservation_licenses
@@ -146,20 +146,35 @@ def configured_state(nodes: tuple[str, ...] | None = None) -> HresState:
     Every submission asking for a resource reads it (the never-runs check): kept per
     process like current_state's, validated by the file's version, the kept updates' last
     id and count, and the node list (profiled at 10,000 nodes: 68 ms a build)."""
-    row = ResourcesFile.current()
+    row, last, count = _configured_in_force()
     nodes = _node_names() if nodes is None else nodes
-    kept = LayerUpdate.objects.filter(keep=True)
-    last = kept.aggregate(m=Max("id"))["m"] or 0
-    key = (row.version, last, kept.count() if last else 0, nodes)
+    key = (row.version, last, count, nodes)
     with _lock:
         cached = _configured_cache.get(key)
     if cached is not None:
         return cached
-    state = _replay(build_state(_config_for(row), nodes), kept.order_by("id"))
+    updates = LayerUpdate.objects.filter(keep=True).order_by("id")
+    state = _replay(build_state(_config_for(row), nodes), updates)
     with _lock:
         _configured_cache.clear()
         _configured_cache[key] = state
     return state
+
+
+def _configured_in_force() -> tuple[ResourcesFile, int, int]:
+    """The resources.yaml row, the last kept update's id and how many there are: what the
+    configured layers depend on besides the node list (three statements each submission
+    asking for a resource made).  Kept until one of the two tables is written."""
+    return pass_snapshot.kept_value(
+        "hres.configured_in_force", (ResourcesFile, LayerUpdate), _read_configured_in_force
+    )
+
+
+def _read_configured_in_force() -> tuple[ResourcesFile, int, int]:
+    row = ResourcesFile.current()
+    kept = LayerUpdate.objects.filter(keep=True)
+    last = kept.aggregate(m=Max("id"))["m"] or 0
+    return row, last, kept.count() if last else 0
 
 
 _AWAY = NodeFlag.POWERED_DOWN | NodeFlag.POWERING_DOWN
@@ -319,10 +334,28 @@ def _keep_state(kept: tuple[tuple[int, int, int], tuple[str, ...], HresState]) -
     _state_kept = kept
 
 
+# The last rows read and their charges: the kept rows (holding_license_rows) are the same
+# list until the job table is written, so a pass with nothing new builds nothing
+# (compared by identity: a list read afresh is read again whatever it holds).
+_charges_memo: tuple[list[tuple[int, str, str, str]], dict[int, tuple[Charge, ...]]] | None = None
+
+
 def holding_charges(rows: list[tuple[int, str, str, str]] | None = None) -> dict[int, tuple[Charge, ...]]:
-    """job id -> the HRES charges of every job holding resources (from LicensesAlloc)."""
+    """job id -> the HRES charges of every job holding resources (from LicensesAlloc);
+    shared: read-only."""
+    global _charges_memo  # noqa: PLW0603 - one per process, replaced whole
+    found = holding_license_rows() if rows is None else rows
+    memo = _charges_memo
+    if memo is not None and memo[0] is found:
+        return memo[1]
+    out = _read_charges(found)
+    _charges_memo = (found, out)
+    return out
+
+
+def _read_charges(found: list[tuple[int, str, str, str]]) -> dict[int, tuple[Charge, ...]]:
     out: dict[int, tuple[Charge, ...]] = {}
-    for job_id, _lic, alloc, resv in holding_license_rows() if rows is None else rows:
+    for job_id, _lic, alloc, resv in found:
         if not alloc:
             continue
         try:
@@ -464,7 +497,13 @@ def _remember_reserved(
 
 def state_with_usage() -> HresState:
     state = with_active_reservations(current_state())
-    return state.with_usage(c for cs in holding_charges().values() for c in cs)
+    return _view_memo.with_usage(state, tuple(holding_charges().items()))
+
+
+# The passes' layers with usage, kept from one pass to the next (hres.core.plugin.UsageMemo).
+_usage_memo = UsageMemo()
+# The same for the layers as shown (the simulator's log asks after every event).
+_view_memo = UsageMemo()
 
 
 def pass_plugin(rows: list[tuple[int, str, str, str]] | None = None, now=None) -> HresPlugin | None:
@@ -473,7 +512,7 @@ def pass_plugin(rows: list[tuple[int, str, str, str]] | None = None, now=None) -
     state = current_state()
     if not state.resources:
         return None
-    return HresPlugin(with_active_reservations(state, now), holding_charges(rows))
+    return HresPlugin(with_active_reservations(state, now), holding_charges(rows), memo=_usage_memo)
 
 
 def modes() -> dict:
@@ -522,7 +561,7 @@ def license_entries(name: str | None = None) -> list[dict[str, Any]]:
     """``scontrol show license [NAME]``: cluster licenses, then one entry per HRES layer."""
     rows = holding_license_rows()
     state = with_active_reservations(current_state())
-    state = state.with_usage(c for cs in holding_charges(rows).values() for c in cs)
+    state = _view_memo.with_usage(state, tuple(holding_charges(rows).items()))
     entries = _plain_entries(ClusterConfig.current().licenses, rows)
     entries += [view_dict(v) for v in license_view(state)]
     if name is not None:

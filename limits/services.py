@@ -42,7 +42,7 @@ from django.utils import timezone
 from cluster import clock, publish, triggers
 from cluster.core.states import ACTIVE_JOB_STATES, HOLDING_JOB_STATES, JobState
 from cluster.models import ClusterConfig, Job, Partition
-from cluster.services import inputs
+from cluster.services import inputs, pass_snapshot
 from cluster.services import rows as db_rows
 from cluster.services.errors import PermissionDenied, ServiceError
 from cluster.services.state import end_job, record_transition, terminate_running
@@ -970,8 +970,14 @@ def _submitted_groups(
 
 def _job_infos() -> dict[int, JobLimitsInfo]:
     """The limits' fields of every active job, with its accounting (accrue time, booked
-    UsageFactor): one statement a pass, assembled once from the models (the ORM compiled
-    it again every pass: half the cost of reading it)."""
+    UsageFactor).  Every pass reads them: kept between passes until the job or the
+    accounting table is written (shared: read-only)."""
+    return pass_snapshot.kept_value("limits.job_infos", (Job, JobAccounting), _read_job_infos)
+
+
+def _read_job_infos() -> dict[int, JobLimitsInfo]:
+    # One statement, assembled once from the models (the ORM compiled it again every
+    # pass: half the cost of reading it).
     with connection.cursor() as cursor:
         cursor.execute(_job_infos_sql(connection.vendor), [s.value for s in ACTIVE_JOB_STATES])
         rows = cursor.fetchall()
@@ -1017,6 +1023,43 @@ def pass_plugins() -> list[LimitsPlugin]:
     ]
 
 
+# The last fair-share factors and what they were computed from: the policy and the usage
+# records are kept values (the same objects while their tables are not written), so the
+# factors are computed again only when one of them is another object.
+_fair_memo: tuple[object, object, dict] | None = None
+
+
+def _fair_tree(policy, usage) -> dict:
+    global _fair_memo  # noqa: PLW0603 - one per process, replaced whole
+    memo = _fair_memo
+    if memo is not None and memo[0] is policy and memo[1] is usage:
+        return memo[2]
+    factors = fair_tree(policy, usage)
+    _fair_memo = (policy, usage, factors)
+    return factors
+
+
+# The last jobs' priority fields and what they were made from: the job infos are a kept
+# value (the same dict while the job and accounting tables are not written), the nice
+# values compared: made again only when either changed.
+_priority_memo: tuple[object, dict[int, int], dict[int, JobPriorityInfo]] | None = None
+
+
+def _priority_info(infos: Mapping[int, JobLimitsInfo], nice: dict[int, int]) -> dict[int, JobPriorityInfo]:
+    global _priority_memo  # noqa: PLW0603 - one per process, replaced whole
+    memo = _priority_memo
+    if memo is not None and memo[0] is infos and memo[1] == nice:
+        return memo[2]
+    info = {
+        job_id: JobPriorityInfo(
+            account=i.account, qos=i.qos, accrue_time=i.accrue_time, nice=nice.get(job_id, 0)
+        )
+        for job_id, i in infos.items()
+    }
+    _priority_memo = (infos, nice, info)
+    return info
+
+
 def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     """``{"priority": MultifactorPriority}`` for :func:`cluster.core.scheduler.schedule` when
     PriorityType=priority/multifactor is in force, else ``{}`` (priority/basic)."""
@@ -1028,12 +1071,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     usage = plugin.usage if plugin is not None else selectors.usage_records()
     # The job's own nice (sbatch --nice), which multifactor takes off the sum.
     nice = {j.job_id: j.nice for j in snapshot.pending}
-    info = {
-        job_id: JobPriorityInfo(
-            account=i.account, qos=i.qos, accrue_time=i.accrue_time, nice=nice.get(job_id, 0)
-        )
-        for job_id, i in infos.items()
-    }
+    info = _priority_info(infos, nice)
     if not ctx.enforce.associations:
         # Without the accrue limits every eligible pending job accrues from submission.
         info = {
@@ -1050,7 +1088,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
             ctx.priority,
             ctx.policy,
             info=info,
-            fairshare=fair_tree(ctx.policy, usage),
+            fairshare=_fair_tree(ctx.policy, usage),
             total_nodes=len(snapshot.nodes),
             total_cpus=sum(n.cpus for n in snapshot.nodes),
         )
@@ -1145,7 +1183,7 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
     ctx = selectors.context()
     policy = ctx.policy
     with transaction.atomic():
-        st, _ = LimitsState.objects.select_for_update().get_or_create(pk=1)
+        st = _cycle_state()
         last = st.last_cycle if st.last_cycle is not None else stamp
         last_reset = st.last_reset if st.last_reset is not None else stamp
         records = selectors.usage_records()
@@ -1170,13 +1208,20 @@ def usage_cycle_run(*, now: datetime | None = None) -> str:
         _store_usage(records, new)
         st.last_cycle = stamp
         st.last_reset = stamp if reset or st.last_reset is None else st.last_reset
-        st.save(update_fields=["last_cycle", "last_reset"])
+        db_rows.update_rows([st], ("last_cycle", "last_reset"))
     # The submit limits' counts gain a row at every job's start and end, read or not.
     submit_counts.compact(at_least=submit_counts.COMPACT_AT)
     if charges:
         publish.console_changed("limits")
         triggers.schedule_after_commit()
     return f"charged={len(charges)} records={len(new)}{' reset' if reset else ''}"
+
+
+def _cycle_state() -> LimitsState:
+    """The usage cycle's clock, locked, read without compiling a query (the simulator runs
+    a cycle every PriorityCalcPeriod); created when missing."""
+    found = db_rows.load(LimitsState, ("last_cycle", "last_reset"), {"pk": 1}, for_update=True)
+    return found[0] if found else LimitsState.objects.select_for_update().get_or_create(pk=1)[0]
 
 
 _RUNNING_FIELDS = (

@@ -442,24 +442,45 @@ def _roll_day(begin: datetime, end: datetime) -> None:
 def _sample(hour: datetime) -> None:
     """This hour's samples, replacing an earlier run's in the same hour: each HRES layer's
     use, and the pending jobs per reason (which the raw rows keep only for now)."""
-    Sample.objects.filter(period=Period.HOUR, start=hour).delete()
-    rows = [
-        Sample(period=Period.HOUR, start=hour, kind="pending", name=reason, value=n)
+    figures: dict[tuple[str, str], tuple[float, float]] = {
+        ("pending", reason): (n, 0)
         for reason, n in Job.objects.filter(state="PENDING")
         .values_list("reason")
         .annotate(n=Count("id"))
         .values_list("reason", "n")
-    ]
-    layers = {}
+    }
     for entry in _hres_layers():
         if entry.get("total") is None:
             continue  # an infinite layer has no share in use
         name = f"{entry['license_name']}:{entry['layer_name']}"[:128]
-        layers[name] = Sample(
-            period=Period.HOUR, start=hour, kind="hres", name=name, value=entry["used"], total=entry["total"]
+        figures[("hres", name)] = (entry["used"], entry["total"])
+    store_samples(hour, figures)
+
+
+def store_samples(hour: datetime, figures: dict[tuple[str, str], tuple[float, float]]) -> None:
+    """The hour's samples made ``figures`` ((kind, name) -> (value, total)): the rollup
+    runs several times an hour and most figures are as the last run left them, so only
+    those that changed are written, the others' rows left alone."""
+    have = {
+        (kind, name): (pk, value, total)
+        for pk, kind, name, value, total in Sample.objects.filter(period=Period.HOUR, start=hour).values_list(
+            "pk", "kind", "name", "value", "total"
         )
-    rows.extend(layers.values())
-    Sample.objects.bulk_create(rows)
+    }
+    gone = [pk for key, (pk, _v, _t) in have.items() if key not in figures]
+    if gone:
+        Sample.objects.filter(pk__in=gone).delete()
+    changed, new = [], []
+    for (kind, name), (value, total) in figures.items():
+        found = have.get((kind, name))
+        if found is None:
+            new.append(Sample(period=Period.HOUR, start=hour, kind=kind, name=name, value=value, total=total))
+        elif (found[1], found[2]) != (value, total):
+            changed.append(Sample(pk=found[0], value=value, total=total))
+    if changed:
+        Sample.objects.bulk_update(changed, ["value", "total"])
+    if new:
+        Sample.objects.bulk_create(new)
 
 
 def _hres_layers() -> list[dict]:

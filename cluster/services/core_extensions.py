@@ -15,15 +15,38 @@ from cluster.core.scheduler import SchedulerPlugin
 from cluster.core.states import HOLDING_JOB_STATES
 from cluster.extensions import LICENSE_MODES, LICENSE_ROWS, Allocation, ClusterExtension, Cycle, PassContext
 from cluster.models import Job
+from cluster.services import pass_snapshot, rows
 from cluster.services import reservations as reservation_services
-from cluster.services import rows
 
 
 def holding_license_rows() -> list[tuple[int, str, str, str]]:
     """(id, licenses, licenses_alloc, reservation) of the jobs holding resources that
-    asked for licenses: one query a pass."""
+    asked for licenses: every pass reads them (the licenses' and HRES' plugins), kept
+    between passes until the job table is written (shared: read-only)."""
+    return pass_snapshot.kept_value("licenses.holding_rows", (Job,), _read_holding_license_rows)
+
+
+def _read_holding_license_rows() -> list[tuple[int, str, str, str]]:
     where = {"state": _HOLDING, "licenses": rows.Not("")}
     return rows.select(Job, ("id", "licenses", "licenses_alloc", "reservation"), where)
+
+
+# The last rows parsed and what they hold: the kept rows are the same list until the job
+# table is written, so they are parsed once (compared by identity: a list read afresh is
+# parsed again whatever it holds).
+_held_memo: tuple[list[tuple[int, str, str, str]], dict[int, list[tuple[str, int]]]] | None = None
+
+
+def held_licenses(found: list[tuple[int, str, str, str]]) -> dict[int, list[tuple[str, int]]]:
+    """job id -> the cluster licenses its LicensesAlloc says it holds, of the rows of
+    :func:`holding_license_rows` that have one (shared: read-only)."""
+    global _held_memo  # noqa: PLW0603 - one per process, replaced whole
+    memo = _held_memo
+    if memo is not None and memo[0] is found:
+        return memo[1]
+    held = {job_id: plain_alloc(alloc) for job_id, _lic, alloc, _resv in found if alloc}
+    _held_memo = (found, held)
+    return held
 
 
 _HOLDING = sorted(s.value for s in HOLDING_JOB_STATES)
@@ -72,8 +95,7 @@ class LicensesExtension(ClusterExtension):
         ctx.shared[LICENSE_ROWS] = holding_license_rows()
 
     def pass_plugins(self, ctx: PassContext) -> Sequence[SchedulerPlugin]:
-        found = ctx.shared[LICENSE_ROWS]
-        held = {job_id: plain_alloc(alloc) for job_id, _lic, alloc, _resv in found if alloc}
+        held = held_licenses(ctx.shared[LICENSE_ROWS])
         plugin = LicensePlugin(ctx.cfg.licenses, ctx.shared.get(LICENSE_MODES, {}), held)
         ctx.shared[_PLUGIN] = plugin
         return (plugin,)

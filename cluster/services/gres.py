@@ -21,7 +21,7 @@ from cluster.core.scheduler import SchedulerPlugin, cpu_layout_of
 from cluster.core.states import HOLDING_JOB_STATES, JobState
 from cluster.extensions import Allocation, ClusterExtension, PassContext
 from cluster.models import ClusterConfig, Job, Node, Partition
-from cluster.services import rows
+from cluster.services import pass_snapshot, rows
 from cluster.services.errors import ServiceError
 
 # Request field -> sbatch's option.
@@ -134,8 +134,14 @@ _REQUEST_FIELDS = ("gres", "tres_per_job", "tres_per_task")
 
 
 def pending_requests() -> dict[int, core.GresRequest]:
-    # Read every pass, by plain statements (rows): one for each field that may ask for GRES,
-    # a job asking in several found by each.
+    """job id -> the GRES request of every pending job not held that asks for GRES.  Every
+    pass reads them: kept between passes until the job table is written (shared: read-only)."""
+    return pass_snapshot.kept_value("gres.pending_requests", (Job,), _read_pending_requests)
+
+
+def _read_pending_requests() -> dict[int, core.GresRequest]:
+    # By plain statements (rows): one for each field that may ask for GRES, a job asking
+    # in several found by each.
     found = {}
     for asked in _REQUEST_FIELDS:
         where = {"state": JobState.PENDING, "hold": "", asked: rows.Not("")}

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
 
@@ -995,6 +996,13 @@ class LicenseView:
         return format_license_view(self)
 
 
+@lru_cache(maxsize=4096)
+def _folded(nodes: frozenset[str]) -> str:
+    # A layer's nodes as a hostlist: folding is most of a view's cost, and a layer's nodes
+    # change only with the configuration (the report rollup and the console ask often).
+    return str(NodeSet.fromlist(sorted(nodes), resolver=RESOLVER_NOGROUP)) if nodes else ""
+
+
 def license_view(state: HresState) -> tuple[LicenseView, ...]:
     out = []
     for r in state.resources:
@@ -1014,9 +1022,7 @@ def license_view(state: HresState) -> tuple[LicenseView, ...]:
                     remote=False,
                     layer_name=la.name,
                     parent_name=st.layers[la.parent].name if la.parent is not None else None,
-                    nodes=str(NodeSet.fromlist(sorted(la.nodes), resolver=RESOLVER_NOGROUP))
-                    if la.nodes
-                    else "",
+                    nodes=_folded(la.nodes),
                     mode=int(st.mode),
                     disable_hres=st.disabled,
                     disable_layer=la.disabled,

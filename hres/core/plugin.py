@@ -49,9 +49,37 @@ def _blocked(refusal: Refusal) -> Blocked:
     return Blocked(refusal.reason, refusal.detail)
 
 
+class UsageMemo:
+    """The layers with usage of the last pass, kept by the adapter (one per process).
+
+    Every pass rebuilds the usage from the holding jobs' charges, which between two
+    passes rarely change: kept while the state (compared by identity: the adapter's is a
+    kept, immutable value) and the holding jobs' charges are the same."""
+
+    def __init__(self) -> None:
+        # (state, charges), state with usage: replaced whole, so a thread holding the
+        # old triple never sees a mixture.
+        self._kept: tuple[HresState, tuple[tuple[int, tuple[Charge, ...]], ...], HresState] | None = None
+
+    def with_usage(self, state: HresState, charges: tuple[tuple[int, tuple[Charge, ...]], ...]) -> HresState:
+        kept = self._kept
+        if kept is not None and kept[0] is state and kept[1] == charges:
+            return kept[2]
+        used = state.with_usage(c for _job_id, cs in charges for c in cs)
+        self._kept = (state, charges, used)
+        return used
+
+
 class HresPlugin(SchedulerPlugin):
-    def __init__(self, state: HresState, charges: Mapping[int, Sequence[Charge]] | None = None) -> None:
+    def __init__(
+        self,
+        state: HresState,
+        charges: Mapping[int, Sequence[Charge]] | None = None,
+        *,
+        memo: UsageMemo | None = None,
+    ) -> None:
         self.base = state
+        self.memo = memo
         self.charges = {k: tuple(v) for k, v in (charges or {}).items()}
         self.state = state
         self.modes = state.modes()
@@ -101,9 +129,11 @@ class HresPlugin(SchedulerPlugin):
         self._index = {n.name: n.index for n in snapshot.nodes}
         holding = {j.job_id for j in snapshot.running}
         state = self.base.reindex(names)
-        self.state = state.with_usage(
-            c for job_id, cs in self.charges.items() if job_id in holding for c in cs
-        )
+        used = tuple((job_id, cs) for job_id, cs in self.charges.items() if job_id in holding)
+        if self.memo is not None:
+            self.state = self.memo.with_usage(state, used)
+        else:
+            self.state = state.with_usage(c for _job_id, cs in used for c in cs)
         self._partitions = snapshot.partitions
         self._parts = {}
         self._gates = {}
@@ -178,4 +208,4 @@ class HresPlugin(SchedulerPlugin):
         self._version += 1
 
 
-__all__ = ["HresPlugin"]
+__all__ = ["HresPlugin", "UsageMemo"]

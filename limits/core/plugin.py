@@ -63,6 +63,7 @@ class JobLimitsInfo:
 
 
 _NO_INFO = JobLimitsInfo()
+_KeptRequest = tuple[JobView, JobLimitsInfo, JobRequest]
 
 
 class ShapeMemo:
@@ -82,6 +83,7 @@ class ShapeMemo:
         # (policy, partitions' time limits, DefMemPerNode), shapes: replaced whole, so a
         # thread holding the old pair never sees a mixture.
         self._kept: tuple[tuple[Policy, dict[str, tuple[int | None, int | None]], int], dict] | None = None
+        self._requests: tuple[dict, dict[int, _KeptRequest]] | None = None
 
     def shapes(self, policy: Policy, partitions: Mapping[str, PartitionView], default_mem: int) -> dict:
         times = {name: (p.default_time, p.max_time) for name, p in partitions.items()}
@@ -93,6 +95,18 @@ class ShapeMemo:
         shapes = {}
         self._kept = ((policy, times, default_mem), shapes)
         return shapes
+
+    # The running jobs' requests of the last pass, kept with the shapes they were built
+    # with: job id -> (view, info, request).  A running job's request depends on its view,
+    # its info, its shape and, through ``eligible``, the moment: kept while the snapshot
+    # hands the same view (the kept snapshot's views are the same objects until their row
+    # is written), the info is equal and the shapes are the same dict.
+    def running_requests(self, shapes: dict) -> dict[int, _KeptRequest]:
+        kept = self._requests
+        return kept[1] if kept is not None and kept[0] is shapes else {}
+
+    def keep_running_requests(self, shapes: dict, requests: dict[int, _KeptRequest]) -> None:
+        self._requests = (shapes, requests)
 
 
 class LimitsPlugin(SchedulerPlugin):
@@ -239,13 +253,41 @@ class LimitsPlugin(SchedulerPlugin):
         self._nodes = snapshot.nodes
         self._node_mem = None
         self._whole_mem = {}
-        running = [self.request(j, running=True) for j in snapshot.running if j.state != JobState.COMPLETING]
+        running = self._running_requests(snapshot.running)
         pending = [self.request(j) for j in snapshot.pending]
         self.state = LimitState(
             self.policy, running=running, pending=pending, usage=self.usage, now=snapshot.now
         )
         self.kills = self.state.kills()
         self.accrue_start = self.state.accrue_plan()
+
+    def _running_requests(self, jobs: Sequence[JobView]) -> list[JobRequest]:
+        """The requests of the running jobs (not COMPLETING), those of the last pass reused
+        where nothing they depend on changed (ShapeMemo)."""
+        if self.memo is None:
+            return [self.request(j, running=True) for j in jobs if j.state != JobState.COMPLETING]
+        kept = self.memo.running_requests(self._shapes)
+        now = self._now
+        out, keep = [], {}
+        for job in jobs:
+            if job.state == JobState.COMPLETING:
+                continue
+            info = self._info(job)
+            found = kept.get(job.job_id)
+            request = None
+            if found is not None and found[0] is job and found[1] == info:
+                request = found[2]
+                eligible = not job.hold and (job.begin_time is None or job.begin_time <= now)
+                if request.eligible != eligible:
+                    request = None
+            if request is None:
+                request = self.request(job, running=True)
+            held = bool(job.node_indices) and len(job.alloc_cpus) == len(job.node_indices)
+            if held or job.mem_per_node is None or job.mem_per_node > 0:
+                keep[job.job_id] = (job, info, request)  # its shape is of the kept ones
+            out.append(request)
+        self.memo.keep_running_requests(self._shapes, keep)
+        return out
 
     def job_gate(self, job: JobView, partition: PartitionView) -> Blocked | None:
         assert self.state is not None, "begin_pass first"
