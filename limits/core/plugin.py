@@ -164,6 +164,9 @@ class LimitsPlugin(SchedulerPlugin):
             sum(job.alloc_cpus) if held else -1,
             sum(job.alloc_mem) if held else -1,
             len(job.node_indices) if held else -1,
+            # The shape's per-node figures are the largest node's (MaxTRESPerNode).
+            max(job.alloc_cpus) if held else -1,
+            max(job.alloc_mem, default=0) if held else -1,
         )
         shapes = self._shapes
         if not held and job.mem_per_node is not None and job.mem_per_node <= 0:

@@ -132,3 +132,23 @@ def test_kept_shapes_equal_shapes_of_the_pass(seed):
         assert schedule(snap, [LimitsPlugin(chosen, jobs=infos, memo=memo)]) == schedule(
             snap, [LimitsPlugin(chosen, jobs=infos)]
         )
+
+
+def test_running_jobs_of_equal_sums_spread_differently_keep_their_own_per_node_figures():
+    """A running job's shape counts its largest node's CPUs and memory (MaxTRESPerNode):
+    two jobs with the same totals on as many nodes, spread differently, are two shapes,
+    within a pass and from one pass to the next."""
+    common = {"partition": "batch", "user": "bob", "submit_time": NOW, "state": JobState.RUNNING,
+              "start_time": NOW - 60, "node_indices": (0, 1)}  # fmt: skip
+    uneven = JobView(job_id=1, alloc_cpus=(2, 6), alloc_mem=(1000, 7000), **common)
+    even = JobView(job_id=2, alloc_cpus=(4, 4), alloc_mem=(4000, 4000), **common)
+    memo = ShapeMemo()
+    infos = {1: JobLimitsInfo(account="phys", qos="normal"), 2: JobLimitsInfo(account="phys", qos="normal")}
+    for jobs in ([uneven, even], [even, uneven]):
+        snap = _snapshot(random.Random(1), jobs, None)
+        plugin = LimitsPlugin(POLICIES[0], jobs=infos, memo=memo)
+        plugin.begin_pass(snap)
+        assert dict(plugin.shape(uneven).per_node)["cpu"] == 6
+        assert dict(plugin.shape(uneven).per_node)["mem"] == 7000
+        assert dict(plugin.shape(even).per_node)["cpu"] == 4
+        assert dict(plugin.shape(even).per_node)["mem"] == 4000
