@@ -11,16 +11,11 @@ How the writes are seen: not by asking every writer to say what it changed (a mi
 today or added later, would let a pass decide on a stale view), but below all of them.
 Every statement a Django connection of this process runs passes through ``_watch`` (an
 execute wrapper on every connection).  A statement that writes the node, partition or job
-table is read once (its text is cached) for the rows it writes:
-
-- an UPDATE or DELETE whose WHERE starts with the primary key (``id = %s``, ``id IN
-  (...)``, the ORM's ``save()``, ``rows.update_rows``, ``filter(pk__in=...)``) names its rows
-  in its parameters: those rows are re-read (a job row in no holding state is dropped);
-- an UPDATE that sets none of the columns the pass reads changes nothing here (the pass's
-  own reason and priority writes to thousands of pending jobs);
-- an INSERT of jobs names their ids (a job's id is always given, ``Job.id``);
-- anything else that writes one of those tables (an UPDATE by state, a flush, a migration,
-  a node inserted) marks the whole table changed: slower, never stale.
+table is read once (its text is cached) for the rows it writes
+(cluster/services/statement_effects.py): a write by primary key re-reads those rows, one
+that sets no column a view holds changes nothing, anything else marks the whole table
+changed (slower, never stale).  The rows are read and made into the core's views as a fresh
+read makes them (cluster/services/snapshot_rows.py).
 
 A node re-read in place keeps its index; a node added, removed or renamed re-reads the
 nodes, the partitions and the holding jobs (their node indices moved).  A rollback of a
@@ -52,270 +47,42 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
-from functools import cache, lru_cache
-from typing import Any, Literal, TypeVar
+from dataclasses import replace
+from functools import cache
+from typing import Any, TypeVar
 
-from ClusterShell.NodeSet import NodeSet
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from cluster.core import scheduler
-from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag
-from cluster.models import Job, Node, Partition
-from cluster.services import change_log, rows
-from cluster.services.dependencies import stored as stored_dependency
+from cluster.core.states import JobState
+from cluster.models import Job, Node
+from cluster.services import change_log, rows, statement_effects
+from cluster.services.snapshot_rows import (
+    HOLD_AT,
+    HOLDING_FIELDS,
+    HOLDING_STATES,
+    JOB_FIELDS,
+    NODE_FIELDS,
+    PENDING_AT,
+    PENDING_FIELDS,
+    QUEUED,
+    REASON_FIELDS,
+    STATE_AT,
+    Resources,
+    fresh,
+    holding_rows,
+    holding_view,
+    node_view,
+    partition_views,
+    pending_view,
+    select_in,
+)
 
 log = logging.getLogger(__name__)
-
-NODE_FIELDS = ("name", "cpus", "real_memory", "weight", "base_state", "flags", "features", "active_features")
-PARTITION_FIELDS = (
-    "name",
-    "nodes",
-    "state",
-    "max_time",
-    "default_time",
-    "max_nodes",
-    "min_nodes",
-    "priority_tier",
-    "priority_job_factor",
-)
-HOLDING_FIELDS = (
-    "id",
-    "partition",
-    "user",
-    "submit_time",
-    "start_time",
-    "time_limit",
-    "alloc",
-    "state",
-    "array_job_id",
-    "licenses",
-    "paused_seconds",
-)
-# The queue: the pending jobs not held (held jobs cannot start; hold and release set their
-# reason and priority, so no pass reads them).
-PENDING_FIELDS = (
-    "id",
-    "partition",
-    "user",
-    "submit_time",
-    "min_nodes",
-    "max_nodes",
-    "num_tasks",
-    "cpus_per_task",
-    "mem_per_node",
-    "time_limit",
-    "begin_time",
-    "hold",
-    "req_nodes",
-    "exc_nodes",
-    "features",
-    "reservation",
-    "licenses",
-    "array_job_id",
-    "array_max_tasks",
-    "exclusive",
-    "nice",
-    "dependency",
-    "name",
-    "array_task_id",
-    "deadline",
-    "time_min",
-)
-QUEUED = {"state": JobState.PENDING, "hold": ""}
-# A job row re-read by key: what either view needs.
-_JOB_FIELDS = HOLDING_FIELDS + tuple(f for f in PENDING_FIELDS if f not in HOLDING_FIELDS)
-_PENDING_AT = tuple(_JOB_FIELDS.index(f) for f in PENDING_FIELDS)
-_STATE_AT = _JOB_FIELDS.index("state")
-_HOLD_AT = _JOB_FIELDS.index("hold")
-_HOLDING_STATES = frozenset(s.value for s in HOLDING_JOB_STATES)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Resources:
-    """What a pass reads besides the queue: the node names in index order, the views."""
-
-    names: list[str]
-    nodes: tuple[scheduler.NodeView, ...]
-    partitions: dict[str, scheduler.PartitionView]
-    running: tuple[scheduler.JobView, ...]  # by job id
-    # The queue's views by job id (``queue()``), when kept; None: read it (``read_queue``).
-    pending: tuple[scheduler.JobView, ...] | None = None
-
-
-# --------------------------------------------------------------------------- reading rows
-
-
-@lru_cache(maxsize=256)
-def _hostnames(text: str) -> tuple[str, ...]:
-    # Partition node lists change only on reconfigure; expanding one costs more than a pass's query.
-    return tuple(NodeSet(text)) if text else ()
-
-
-# Most nodes share a few feature lists: split each once.
-_features = lru_cache(maxsize=1024)(scheduler.split_features)
-
-
-def _epoch(dt: Any) -> float | None:
-    return dt.timestamp() if dt else None
-
-
-_POWERED_DOWN = int(NodeFlag.POWERED_DOWN)
-
-
-def _node_view(i: int, row: Sequence[Any]) -> scheduler.NodeView:
-    name, cpus, memory, weight, base, flags, available, active = row
-    return scheduler.NodeView(
-        index=i,
-        name=name,
-        cpus=cpus,
-        real_memory=memory,
-        weight=weight,
-        base=base,
-        flags=flags,
-        # --constraint: the available features of a powered-down node (they become
-        # active when it is allocated), the active ones otherwise.
-        features=_features(available if flags & _POWERED_DOWN else active),
-    )
-
-
-def _partition_views(index: dict[str, int]) -> dict[str, scheduler.PartitionView]:
-    partitions = {}
-    for name, text, state, max_time, default_time, max_nodes, min_nodes, tier, factor in rows.select(
-        Partition, PARTITION_FIELDS
-    ):
-        partitions[name] = scheduler.PartitionView(
-            name=name,
-            node_indices=tuple(sorted(index[n] for n in _hostnames(text) if n in index)),
-            state=state,
-            max_time=max_time,
-            default_time=default_time,
-            max_nodes=max_nodes,
-            min_nodes=min_nodes,
-            priority_tier=tier,
-            priority_job_factor=factor,
-        )
-    return partitions
-
-
-def _holding_view(row: Sequence[Any], index: dict[str, int]) -> scheduler.JobView:
-    job_id, part, user, submit, start, limit, alloc, state, array_id, lic, paused = row
-    held = [n for n in alloc if n in index]
-    return scheduler.JobView(
-        job_id=job_id,
-        partition=part,
-        user=user,
-        submit_time=submit.timestamp(),
-        time_limit=limit,
-        state=state,
-        start_time=_epoch(start),
-        node_indices=tuple(index[n] for n in held),
-        alloc_cpus=tuple(alloc[n][0] for n in held),
-        alloc_mem=tuple(alloc[n][1] for n in held),
-        licenses=lic,
-        array_job_id=array_id,
-        paused=paused,
-    )
-
-
-def _holding_rows() -> list[tuple[Any, ...]]:
-    return rows.select(Job, HOLDING_FIELDS, {"state": sorted(_HOLDING_STATES)}, order_by=("id",))
-
-
-def pending_view(row: Sequence[Any]) -> scheduler.JobView:
-    """A queued job's view from its ``PENDING_FIELDS``."""
-    (
-        job_id,
-        part,
-        user,
-        submit,
-        min_n,
-        max_n,
-        ntasks,
-        cpt,
-        mem,
-        limit,
-        begin,
-        hold,
-        req,
-        exc,
-        feat,
-        resv,
-        lic,
-        array_id,
-        throttle,
-        exclusive,
-        nice,
-        depend_text,
-        name,
-        task_id,
-        deadline,
-        time_min,
-    ) = row
-    return scheduler.JobView(
-        job_id=job_id,
-        partition=part,
-        user=user,
-        submit_time=submit.timestamp(),
-        priority=0,
-        min_nodes=min_n,
-        max_nodes=max_n,
-        num_tasks=ntasks,
-        cpus_per_task=cpt,
-        mem_per_node=mem,
-        time_limit=limit,
-        begin_time=_epoch(begin),
-        hold=hold or None,
-        req_nodes=frozenset(NodeSet(req)) if req else frozenset(),
-        exc_nodes=frozenset(NodeSet(exc)) if exc else frozenset(),
-        features=feat,
-        reservation=resv,
-        licenses=lic,
-        array_job_id=array_id,
-        array_max_tasks=throttle,
-        exclusive=bool(exclusive),
-        nice=nice,
-        dependency=stored_dependency(depend_text) if depend_text else None,
-        name=name,
-        array_task_id=task_id,
-        deadline=_epoch(deadline),
-        time_min=time_min,
-    )
-
-
-def read_queue(partitions: Sequence[str], queue_depth: int | None) -> tuple[scheduler.JobView, ...]:
-    """The queue read from the database, by job id; with ``queue_depth`` only the first
-    that many of each of ``partitions``."""
-    where: dict[str, Any] = dict(QUEUED)
-    if queue_depth is not None:
-        heads: list[int] = []
-        for name in partitions:
-            heads += (
-                job_id
-                for (job_id,) in rows.select(
-                    Job, ("id",), {**QUEUED, "partition": name}, order_by=("id",), limit=queue_depth
-                )
-            )
-        where["pk"] = heads
-    return tuple(pending_view(row) for row in rows.select(Job, PENDING_FIELDS, where, order_by=("id",)))
-
-
-def fresh() -> Resources:
-    """Everything read from the database now."""
-    nodes = rows.select(Node, NODE_FIELDS, order_by=("name",))
-    names = [n[0] for n in nodes]
-    index = {name: i for i, name in enumerate(names)}
-    return Resources(
-        names=names,
-        nodes=tuple(_node_view(i, row) for i, row in enumerate(nodes)),
-        partitions=_partition_views(index),
-        running=tuple(_holding_view(row, index) for row in _holding_rows()),
-    )
 
 
 # --------------------------------------------------------------------------- what changed
@@ -380,7 +147,7 @@ def _catch_up() -> None:
     if not _live:
         return
     found = _reader.poll()
-    watched = _watched()
+    watched = statement_effects.watched_tables()
     with _lock:
         if found.everything:
             _changes.forget()
@@ -395,150 +162,17 @@ def _catch_up() -> None:
                     _changes.add("reasons", ids)
 
 
-# A statement's effect: (target, where its ids are) per table it writes; ids None: all rows.
-# Where: ("one", i) the i-th parameter; ("in", i, n) parameters i..i+n; ("every", i, n)
-# each n-th parameter from i (a multi-row INSERT).
-_Effect = tuple[tuple[str, tuple[Any, ...] | None], ...]
-
-# The verb and the table a statement writes, the table quoted or not, in a schema or not
-# (the simulator's ``temp.`` tables are written unquoted).
-_HEAD = re.compile(
-    r"\s*(?:(UPDATE)|(DELETE)\s+FROM|(INSERT)(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO)\s+"
-    r"(?:\"?\w+\"?\.)?\"?(\w+)\"?",
-    re.IGNORECASE,
-)
-_PASSIVE = ("SELECT", "SAVEPOINT", "RELEASE", "BEGIN", "COMMIT", "PRAGMA", "EXPLAIN")
-
-
-@lru_cache(maxsize=4096)
-def _head(sql: str) -> re.Match[str] | Literal[False] | None:
-    """What a statement writes, read once for both of its uses (``_effect``, the rows a
-    pass keeps; ``_tables_written``, the kept values): False, nothing; None, possibly any
-    table (DDL, several statements, a CTE that writes, a rollback); else the match of
-    ``_HEAD``, its verb and its one table."""
-    head = sql.lstrip()[:9].upper()
-    if head.startswith(_PASSIVE):
-        return False
-    if head.startswith("WITH") and not re.search(r"\b(?:UPDATE|INSERT|DELETE|REPLACE)\b", sql, re.IGNORECASE):
-        return False
-    m = _HEAD.match(sql)
-    if m is None or ";" in sql.rstrip().rstrip(";"):
-        return None
-    return m
-
-
-@cache
-def _watched() -> dict[str, tuple[str, frozenset[str]]]:
-    """Table -> (target, the columns the pass reads)."""
-    out = {}
-    for target, model, fields in (
-        ("node", Node, NODE_FIELDS),
-        ("partition", Partition, PARTITION_FIELDS),
-        ("job", Job, _JOB_FIELDS),
-    ):
-        out[model._meta.db_table] = (target, frozenset(model._meta.get_field(f).column for f in fields))
-    return out
-
-
-def _by_key(sql: str, where_at: int, table: str) -> tuple[Any, ...] | None:
-    """Where the ids are when the WHERE clause from ``where_at`` starts with the primary key
-    and only narrows it further; None otherwise."""
-    where = sql[where_at:]
-    m = re.match(rf"\s*(?:\"{table}\"\.)?\"id\"\s*(?:(=\s*%s)|IN\s*\(((?:\s*%s\s*,)*\s*%s\s*)\))", where)
-    if m is None:
-        return None
-    rest = where[m.end() :].strip()
-    # AND binds tighter than OR: a later OR could reach other rows.
-    if rest and (not rest.upper().startswith("AND ") or re.search(r"\bOR\b", rest, re.IGNORECASE)):
-        return None
-    first = sql[:where_at].count("%s")
-    return ("one", first) if m.group(1) else ("in", first, m.group(2).count("%s"))
-
-
-def _insert_ids(sql: str, start: int) -> tuple[Any, ...] | None:
-    m = re.match(
-        r"\s*\(([^)]*)\)\s*VALUES\s*(.*?)\s*(?:RETURNING\s[^()]*)?$", sql[start:], re.DOTALL | re.IGNORECASE
-    )
-    if m is None:
-        return None
-    columns = [c.strip().strip('"') for c in m.group(1).split(",")]
-    if "id" not in columns or sql.count("%s") != m.group(2).count("%s"):
-        return None
-    group = r"\(\s*%s(?:\s*,\s*%s){" + str(len(columns) - 1) + r"}\s*\)"
-    if not re.fullmatch(rf"{group}(?:\s*,\s*{group})*", m.group(2)):
-        return None
-    return ("every", columns.index("id"), len(columns))
-
-
-@lru_cache(maxsize=4096)
-def _effect(sql: str) -> _Effect:
-    if sql.lstrip()[:8].upper().startswith("ROLLBACK"):
-        return (("*", None),)
-    m = _head(sql)
-    if m is False:
-        return ()
-    watched = _watched()
-    if m is None:
-        # DDL, a CTE, several statements: every table it names, whole.
-        named = [target for table, (target, _) in watched.items() if re.search(rf"\b{table}\b", sql)]
-        named += ["reasons"] if "job" in named else []
-        return tuple((target, None) for target in named)
-    table = m.group(4)
-    if table not in watched:
-        return ()
-    target, columns = watched[table]
-    if target == "partition":
-        return (("partition", None),)
-    where = re.search(r"\sWHERE\s", sql, re.IGNORECASE)
-    if re.search(r"\bSELECT\b", sql[m.end() :], re.IGNORECASE):
-        return ((target, None),)  # a subquery: its WHERE is not the statement's
-    if m.group(1):  # UPDATE
-        sets = set(re.findall(r'"?(\w+)"?\s*=', sql[m.end() : where.start() if where else len(sql)]))
-        rows_at = _by_key(sql, where.end(), table) if where else None
-        effect = ((target, rows_at),) if columns & sets else ()
-        if target == "job" and _REASON_COLUMNS & sets:
-            effect += (("reasons", rows_at),)
-        return effect
-    if m.group(2):  # DELETE
-        rows_at = _by_key(sql, where.end(), table) if where else None
-        return ((target, rows_at),) + ((("reasons", rows_at),) if target == "job" else ())
-    # An INSERT: a new node moves the indices; a job's id is in its parameters.
-    rows_at = _insert_ids(sql, m.end()) if m.group(3) and target == "job" else None
-    return ((target, rows_at),) + ((("reasons", rows_at),) if target == "job" else ())
-
-
-_ANY_TABLE = "*"
-
-
-def _tables_written(sql: str) -> tuple[str, ...]:
-    """The tables a statement writes; ``*`` for one that may write any."""
-    m = _head(sql)
-    if m is False:
-        return ()
-    if m is None:
-        return (_ANY_TABLE,)
-    return (m.group(4),)
-
-
 def _count_writes(tables: tuple[str, ...]) -> None:
     global _epoch_count  # noqa: PLW0603 - one count per process, under _lock
     with _lock:
-        if _ANY_TABLE in tables:
+        if statement_effects.ANY_TABLE in tables:
             _epoch_count += 1
             return
         for table in tables:
             _generations[table] = _generations.get(table, 0) + 1
 
 
-def _ids(where: tuple[Any, ...], params: Sequence[Any]) -> list[Any]:
-    if where[0] == "one":
-        return [params[where[1]]]
-    if where[0] == "in":
-        return list(params[where[1] : where[1] + where[2]])
-    return list(params[where[1] :: where[2]])
-
-
-def _record(effect: _Effect, params: Any, many: bool) -> None:
+def _record(effect: statement_effects.Effect, params: Any, many: bool) -> None:
     with _lock:
         for target, where in effect:
             if target == "*":
@@ -547,7 +181,11 @@ def _record(effect: _Effect, params: Any, many: bool) -> None:
                 _changes.add(target, None)
             else:
                 try:
-                    ids = [i for p in params for i in _ids(where, p)] if many else _ids(where, params)
+                    ids = (
+                        [i for p in params for i in statement_effects.written_ids(where, p)]
+                        if many
+                        else statement_effects.written_ids(where, params)
+                    )
                 except (IndexError, TypeError, KeyError):
                     ids = None
                 _changes.add(target, ids)
@@ -556,10 +194,10 @@ def _record(effect: _Effect, params: Any, many: bool) -> None:
 def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
     if not _keeping:
         return execute(sql, params, many, context)
-    tables = _tables_written(sql)
+    tables = statement_effects.tables_written(sql)
     if not tables:
         return execute(sql, params, many, context)
-    effect = _effect(sql)
+    effect = statement_effects.effect(sql)
     if not effect:
         try:
             return execute(sql, params, many, context)
@@ -705,25 +343,25 @@ class _Kept:
         self.names = names
         self.index = {name: i for i, name in enumerate(names)}
         self.node_pks = {row[0]: i for i, row in enumerate(found)}
-        self.nodes = [_node_view(i, row[1:]) for i, row in enumerate(found)]
+        self.nodes = [node_view(i, row[1:]) for i, row in enumerate(found)]
         return moved
 
     def reread_nodes(self, pks: set[int]) -> bool:
         """The nodes of those keys read again in place; False when one was added, removed
         or renamed (everything must be read)."""
-        found = _select_in(Node, ("id", *NODE_FIELDS), sorted(pks))
+        found = select_in(Node, ("id", *NODE_FIELDS), sorted(pks))
         if len(found) != len(pks):
             return False
         for row in found:
             i = self.node_pks.get(row[0])
             if i is None or self.names[i] != row[1]:
                 return False
-            self.nodes[i] = _node_view(i, row[1:])
+            self.nodes[i] = node_view(i, row[1:])
         return True
 
     def read_jobs(self, ids: set[int] | None) -> None:
         if ids is None:
-            self.running = {row[0]: _holding_view(row, self.index) for row in _holding_rows()}
+            self.running = {row[0]: holding_view(row, self.index) for row in holding_rows()}
             self.queued, self.queued_ids, self.queued_by_partition = {}, [], {}
             for row in rows.select(Job, PENDING_FIELDS, QUEUED, order_by=("id",)):
                 self._queue(pending_view(row))
@@ -731,11 +369,11 @@ class _Kept:
             for job_id in ids:
                 self.running.pop(job_id, None)
                 self._unqueue(job_id)
-            for row in _select_in(Job, _JOB_FIELDS, sorted(ids)):
-                if row[_STATE_AT] in _HOLDING_STATES:
-                    self.running[row[0]] = _holding_view(row[: len(HOLDING_FIELDS)], self.index)
-                elif row[_STATE_AT] == JobState.PENDING and row[_HOLD_AT] == "":
-                    self._queue(pending_view([row[i] for i in _PENDING_AT]))
+            for row in select_in(Job, JOB_FIELDS, sorted(ids)):
+                if row[STATE_AT] in HOLDING_STATES:
+                    self.running[row[0]] = holding_view(row[: len(HOLDING_FIELDS)], self.index)
+                elif row[STATE_AT] == JobState.PENDING and row[HOLD_AT] == "":
+                    self._queue(pending_view([row[i] for i in PENDING_AT]))
         self.running_tuple = None
 
     def _queue(self, view: scheduler.JobView) -> None:
@@ -762,13 +400,10 @@ class _Kept:
 
 
 _kept = _Kept()
-_CHUNK = 512
 
 # The reason, its detail and the priority of queued jobs as stored, for the pass's writes of
 # them (``stored_reasons``); a job's entry is dropped when any statement writes one of these
 # columns of its row, and everything on a rollback or a write of unknown rows.
-REASON_FIELDS = ("reason", "reason_detail", "priority")
-_REASON_COLUMNS = frozenset(Job._meta.get_field(f).column for f in REASON_FIELDS)
 _reasons: dict[int, tuple[str, str, int]] = {}
 
 
@@ -780,7 +415,7 @@ def stored_reasons(ids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
     cost of writing them.  Elsewhere, all are read."""
     conn = connections[DEFAULT_DB_ALIAS]
     if not _keeping or forget not in getattr(conn, "rollback_listeners", ()):
-        return {row[0]: row[1:] for row in _select_in(Job, ("id", *REASON_FIELDS), sorted(ids))}
+        return {row[0]: row[1:] for row in select_in(Job, ("id", *REASON_FIELDS), sorted(ids))}
     with _refreshing:
         _catch_up()
         with _lock:
@@ -792,23 +427,12 @@ def stored_reasons(ids: Sequence[int]) -> dict[int, tuple[str, str, int]]:
                 for job_id in dirty:
                     _reasons.pop(job_id, None)
             unknown = sorted(i for i in ids if i not in _reasons)
-            for row in _select_in(Job, ("id", *REASON_FIELDS), unknown):
+            for row in select_in(Job, ("id", *REASON_FIELDS), unknown):
                 _reasons[row[0]] = row[1:]
         except BaseException:
             forget()
             raise
         return {i: _reasons[i] for i in ids if i in _reasons}
-
-
-def _select_in(model: type[Any], fields: Sequence[str], keys: list[Any]) -> list[tuple[Any, ...]]:
-    """Rows by primary key; the IN lists padded to powers of two, so that a handful of
-    statement shapes serve every count (rows.select keeps a plan per shape)."""
-    out = []
-    for start in range(0, len(keys), _CHUNK):
-        part = keys[start : start + _CHUNK]
-        size = 1 << (len(part) - 1).bit_length()
-        out += rows.select(model, fields, {"pk": part + part[-1:] * (size - len(part))})
-    return out
 
 
 _refreshing = threading.Lock()
@@ -844,7 +468,7 @@ def _refresh() -> Resources:
         if not _kept.nodes_tuple:
             _kept.nodes_tuple = tuple(_kept.nodes)
         if partitions or moved:
-            _kept.partitions = _partition_views(_kept.index)
+            _kept.partitions = partition_views(_kept.index)
         if moved:
             jobs = _ALL
         if jobs is _ALL or jobs:

@@ -21,7 +21,7 @@ from cluster.core import dependencies, scheduler, states
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.extensions import Allocation, PassContext
 from cluster.models import ClusterConfig, Job, Node
-from cluster.services import pass_snapshot, rows, scheduler_params
+from cluster.services import pass_snapshot, rows, scheduler_params, snapshot_rows
 from cluster.services.agents import PING_INTERVAL
 from cluster.services.dependencies import policy as dependency_policy
 from cluster.services.dependencies import read_facts as read_depend_facts
@@ -72,7 +72,7 @@ def build_snapshot(
     names, partitions = kept.names, kept.partitions
     pending = kept.pending
     if pending is None:
-        pending = pass_snapshot.read_queue(list(partitions), queue_depth)
+        pending = snapshot_rows.read_queue(list(partitions), queue_depth)
     waiting_on: dict[int, dependencies.Dependency] = {}
     singles: list[tuple[str, str]] = []
     for job in pending:

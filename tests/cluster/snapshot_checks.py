@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 
 from cluster.models import Job
-from cluster.services import agents, pass_snapshot
+from cluster.services import agents, pass_snapshot, snapshot_rows
 
 
 def register(nodes: list[str]) -> None:
@@ -21,14 +21,14 @@ def register(nodes: list[str]) -> None:
 
 def assert_kept_equals_fresh() -> None:
     kept = pass_snapshot.resources()
-    want = pass_snapshot.fresh()
+    want = snapshot_rows.fresh()
     assert kept.names == want.names
     assert kept.nodes == want.nodes
     assert kept.partitions == want.partitions
     assert kept.running == want.running
     for depth in (None, 1, 2, 100):
         queued = pass_snapshot.resources(queue=True, queue_depth=depth).pending
-        assert queued == pass_snapshot.read_queue(list(want.partitions), depth), depth
+        assert queued == snapshot_rows.read_queue(list(want.partitions), depth), depth
 
 
 def foreign_writes(rng: random.Random, execute: Callable[[str, tuple], object], nodes: list[str], ph: str):

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cluster.models import Job, Node
-from cluster.services import agents, pass_snapshot
+from cluster.services import agents, pass_snapshot, statement_effects
 from cluster.services.configuration import config_load
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import (
@@ -250,7 +250,7 @@ def test_a_statement_names_the_job_rows_it_writes(sql, params, many, want):
     """The rows a job table write re-reads: its ids, none (no column a pass reads), or all (None)."""
     changes = pass_snapshot._Changes()
     changes.nodes, changes.jobs, changes.partitions = set(), set(), False
-    effect = pass_snapshot._effect(sql)
+    effect = statement_effects.effect(sql)
     saved = pass_snapshot._changes
     pass_snapshot._changes = changes
     try:
