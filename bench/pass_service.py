@@ -33,7 +33,6 @@ import argparse
 import contextlib
 import cProfile
 import math
-import os
 import statistics
 import sys
 import tempfile
@@ -44,19 +43,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import store
+
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def _setup(state_dir: str) -> None:
-    for name in ("FSCHED_REDIS_URL", "FSCHED_DATABASE_URL", "FSCHED_SQLITE_PATH"):
-        os.environ.pop(name, None)
-    os.environ["FSCHED_STATE_DIR"] = state_dir
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings_sim"
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def populate(conf: Path, nodes: int, pending: int) -> None:
@@ -196,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench import reference
 
     work = Path(tempfile.mkdtemp(prefix="fsched-pass-service-"))
-    _setup(str(work / "state"))
+    store.migrated(str(work / "state"), settings="config.settings_sim")
     from cluster.services import pass_snapshot
 
     with pass_snapshot.keep() if args.kept else contextlib.nullcontext():

@@ -14,7 +14,6 @@ high: every submission passes), and prints the median per depth.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -24,22 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import store
+
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 USERS = [f"u{i}" for i in range(20)]
 ACCOUNTS = ("a0", "a1", "a2", "a3")
 QOS = ("normal", "q1", "q2")
-
-
-def _setup(state_dir: str) -> None:
-    for name in ("FSCHED_REDIS_URL", "FSCHED_DATABASE_URL", "FSCHED_SQLITE_PATH"):
-        os.environ.pop(name, None)
-    os.environ["FSCHED_STATE_DIR"] = state_dir
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def _policy(conf: Path) -> None:
@@ -110,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=50)
     ns = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fsched-submit-") as tmp:
-        _setup(tmp)
+        store.migrated(tmp)
         _policy(Path(tmp) / "conf")
         print("active jobs | submit check, median ms")
         have, next_id = 0, 1

@@ -24,18 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import store
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _setup(state_dir: str) -> None:
-    os.environ.pop("FSCHED_REDIS_URL", None)
-    os.environ["FSCHED_STATE_DIR"] = state_dir
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def _triggers(on: bool) -> None:
@@ -107,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fsched-trig-") as tmp:
         if ns.database == "sqlite":
-            os.environ.pop("FSCHED_DATABASE_URL", None)
-            _setup(tmp)
+            store.migrated(tmp)
             _run(ns)
             return 0
         url = os.environ.get("FSCHED_DATABASE_URL")
@@ -118,8 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench.distributed import fresh_database
 
         with fresh_database(url, f"fsched_bench_trig_{os.getpid()}") as fresh:
-            os.environ["FSCHED_DATABASE_URL"] = fresh
-            _setup(tmp)
+            store.migrated(tmp, database_url=fresh)
             try:
                 _run(ns)
             finally:
