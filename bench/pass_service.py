@@ -48,26 +48,33 @@ from bench import store
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def populate(conf: Path, nodes: int, pending: int) -> None:
-    """A fresh store: the configuration loaded, every node IDLE or MIXED, the jobs."""
+def _fresh_store(conf: Path, nodes: int, *, extra: str, partition: str) -> None:
+    """The store emptied and ``nodes`` nodes of 64 CPUs in one partition loaded."""
     from django.core.management import call_command
 
-    from cluster.core.states import JobState, NodeBase
-    from cluster.models import Job, Node
     from cluster.services.configuration import config_load
-    from cluster.services.state import refresh_usage
 
     call_command("flush", verbosity=0, interactive=False)
     width = len(str(nodes))
+    span = f"n[{1:0{width}d}-{nodes:0{width}d}]"
     conf.mkdir(parents=True, exist_ok=True)
     (conf / "slurm.conf").write_text(
         "ClusterName=bench\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
-        "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
-        f"NodeName=n[{1:0{width}d}-{nodes:0{width}d}] CPUs=64 RealMemory=256000 State=UNKNOWN\n"
-        f"PartitionName=batch Nodes=n[{1:0{width}d}-{nodes:0{width}d}] Default=YES"
-        " MaxTime=1440 DefaultTime=60\n"
+        f"SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n{extra}"
+        f"NodeName={span} CPUs=64 RealMemory=256000 State=UNKNOWN\n"
+        f"PartitionName=batch Nodes={span} Default=YES {partition}\n"
     )
     config_load(path=conf / "slurm.conf")
+
+
+def populate(conf: Path, nodes: int, pending: int) -> None:
+    """A fresh store: the configuration loaded, every node IDLE or MIXED, the jobs."""
+
+    from cluster.core.states import JobState, NodeBase
+    from cluster.models import Job, Node
+    from cluster.services.state import refresh_usage
+
+    _fresh_store(conf, nodes, extra="", partition="MaxTime=1440 DefaultTime=60")
     names = list(Node.objects.order_by("name").values_list("name", flat=True))
     Node.objects.update(base_state=NodeBase.IDLE, flags=0, last_contact=NOW)
     jobs = []
@@ -112,22 +119,11 @@ def populate(conf: Path, nodes: int, pending: int) -> None:
 def populate_starts(conf: Path, nodes: int, jobs: int) -> None:
     """A fresh store: every node IDLE and empty, ``jobs`` pending one-CPU array tasks (arrays
     of 100, as ``sbatch --array=1-100 --wrap=true`` submits them)."""
-    from django.core.management import call_command
 
     from cluster.core.states import JobState, NodeBase
     from cluster.models import Job, Node
-    from cluster.services.configuration import config_load
 
-    call_command("flush", verbosity=0, interactive=False)
-    width = len(str(nodes))
-    conf.mkdir(parents=True, exist_ok=True)
-    (conf / "slurm.conf").write_text(
-        "ClusterName=bench\nSlurmctldHost=localhost\nSchedulerType=sched/backfill\n"
-        "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nMaxArraySize=100001\n"
-        f"NodeName=n[{1:0{width}d}-{nodes:0{width}d}] CPUs=64 RealMemory=256000 State=UNKNOWN\n"
-        f"PartitionName=batch Nodes=n[{1:0{width}d}-{nodes:0{width}d}] Default=YES MaxTime=INFINITE\n"
-    )
-    config_load(path=conf / "slurm.conf")
+    _fresh_store(conf, nodes, extra="MaxArraySize=100001\n", partition="MaxTime=INFINITE")
     Node.objects.update(base_state=NodeBase.IDLE, flags=0, last_contact=NOW)
     rows = []
     for i in range(jobs):
