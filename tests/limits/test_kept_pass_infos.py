@@ -30,8 +30,8 @@ from limits import selectors
 from limits import services as limits_services
 from limits.core.priority import JobPriorityInfo, fair_tree
 from limits.models import JobAccounting, Usage
-from limits.services import record_add, usage_cycle_run
-from tests.limits.test_usage_cycle_oracle import _steps, reconfigure, register, virtual_now  # noqa: F401
+from limits.services import usage_cycle_run
+from tests.limits.test_usage_cycle_oracle import _steps, reconfigure, register, science_tree, virtual_now  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -63,11 +63,7 @@ def _assert_same(now, seen, rng):
 def test_kept_pass_reads_equal_a_fresh_read(reconfigure, users, virtual_now, seed):  # noqa: F811
     reconfigure("PriorityDecayHalfLife=60\nPriorityWeightFairshare=1000\nPriorityWeightAge=100")
     admin = users["admin"]
-    record_add(actor=admin, entity="qos", names=["fast"], options=["Priority=10"])
-    record_add(actor=admin, entity="account", names=["science"])
-    record_add(actor=admin, entity="account", names=["physics"], options=["Parent=science"])
-    record_add(actor=admin, entity="user", names=["alice"], options=["Account=physics", "QOS=normal,fast"])
-    record_add(actor=admin, entity="user", names=["bob"], options=["Account=science", "QOS=normal,fast"])
+    science_tree(admin, fast_priority=10)
     register(virtual_now[0])
     rng = random.Random(seed)
 

@@ -21,8 +21,8 @@ from cluster.services.errors import ServiceError
 from cluster.services.scheduling import decide
 from limits import selectors
 from limits.models import Usage
-from limits.services import record_add, usage_cycle_run
-from tests.limits.test_usage_cycle_oracle import _steps, reconfigure, register, virtual_now  # noqa: F401
+from limits.services import usage_cycle_run
+from tests.limits.test_usage_cycle_oracle import _steps, reconfigure, register, science_tree, virtual_now  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -42,12 +42,7 @@ def _assert_same(now):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_kept_limits_reads_equal_a_fresh_read(reconfigure, users, virtual_now, seed):  # noqa: F811
     reconfigure("PriorityDecayHalfLife=60\nPriorityWeightFairshare=1000\nPriorityWeightAge=100")
-    admin = users["admin"]
-    record_add(actor=admin, entity="qos", names=["fast"], options=["Priority=10"])
-    record_add(actor=admin, entity="account", names=["science"])
-    record_add(actor=admin, entity="account", names=["physics"], options=["Parent=science"])
-    record_add(actor=admin, entity="user", names=["alice"], options=["Account=physics", "QOS=normal,fast"])
-    record_add(actor=admin, entity="user", names=["bob"], options=["Account=science", "QOS=normal,fast"])
+    science_tree(users["admin"], fast_priority=10)
     register(virtual_now[0])
     rng = random.Random(seed)
     steps = _steps(rng, users, reconfigure, virtual_now)

@@ -215,15 +215,21 @@ def _steps(rng: random.Random, users, reconfigure, now: list[datetime]):
     ]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_cycle_writes_what_the_old_cycle_wrote(reconfigure, users, virtual_now, seed):
-    reconfigure("PriorityDecayHalfLife=60")
-    admin = users["admin"]
-    record_add(actor=admin, entity="qos", names=["fast"])
+def science_tree(admin, *, fast_priority: int | None = None) -> None:
+    """QOS ``fast``; accounts science > physics; alice in physics, bob in science, both
+    with QOS normal and fast."""
+    priority = [f"Priority={fast_priority}"] if fast_priority else []
+    record_add(actor=admin, entity="qos", names=["fast"], options=priority)
     record_add(actor=admin, entity="account", names=["science"])
     record_add(actor=admin, entity="account", names=["physics"], options=["Parent=science"])
     record_add(actor=admin, entity="user", names=["alice"], options=["Account=physics", "QOS=normal,fast"])
     record_add(actor=admin, entity="user", names=["bob"], options=["Account=science", "QOS=normal,fast"])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_cycle_writes_what_the_old_cycle_wrote(reconfigure, users, virtual_now, seed):
+    reconfigure("PriorityDecayHalfLife=60")
+    science_tree(users["admin"])
     register(virtual_now[0])
     rng = random.Random(seed)
     funcs, weights = zip(*_steps(rng, users, reconfigure, virtual_now), strict=True)
