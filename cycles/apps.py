@@ -13,7 +13,7 @@ class CyclesAppConfig(AppConfig):
 
     def ready(self) -> None:
         from auditlog.registry import auditlog  # noqa: PLC0415
-        from django.db.models.signals import post_migrate, post_save  # noqa: PLC0415
+        from django.db.models.signals import post_migrate, post_save, pre_save  # noqa: PLC0415
         from django_celery_beat.models import IntervalSchedule, PeriodicTask  # noqa: PLC0415
 
         from cluster import cycles  # noqa: PLC0415 - apps are not ready at import
@@ -27,6 +27,7 @@ class CyclesAppConfig(AppConfig):
         auditlog.register(CycleStatus, exclude_fields=["last_run", "last_duration", "last_result"])
 
         cycles.install_rows(rows.BeatRows())
+        pre_save.connect(rows.expiry_follows_interval, sender=PeriodicTask)
         post_migrate.connect(rows.synced_after_migrate, sender=self)
         # A reconfigure (or any save of the configuration) may change sched_interval.
         post_save.connect(rows.synced_after_config, sender=ClusterConfig)

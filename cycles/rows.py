@@ -47,6 +47,27 @@ def interval_for(seconds: float) -> IntervalSchedule:
     return found or IntervalSchedule.objects.create(every=every, period=period)
 
 
+# A cycle's run that a worker has not started within this many of its intervals (and at
+# least these seconds) is dropped by Celery: the next one is already on its way. Without
+# it, runs queued while the workers were busy all ran on their return, back to back (23
+# scheduler passes in 4 s, an hour after the interval was set to an hour), where Slurm's
+# loops simply start late.
+EXPIRY_INTERVALS = 2
+EXPIRY_MIN_SECONDS = 5
+
+
+def expiry_for(seconds: float) -> int:
+    """Beat's ``expire_seconds`` for a cycle run every ``seconds``."""
+    return max(EXPIRY_MIN_SECONDS, math.ceil(EXPIRY_INTERVALS * seconds))
+
+
+def expiry_follows_interval(*, instance: PeriodicTask, raw: bool = False, **_: object) -> None:
+    """Before any save of a cycle's row, by fsched or on beat's own admin page."""
+    if raw or instance.task != TASK or instance.interval_id is None or instance.expires is not None:
+        return  # a fixed expiry date set by hand on beat's page is left as set
+    instance.expire_seconds = expiry_for(interval_seconds(instance.interval))
+
+
 def interval_edited(status: CycleStatus) -> bool:
     return not math.isclose(interval_seconds(status.task.interval), status.default_seconds)
 
@@ -110,6 +131,8 @@ def cycles_sync(*, options: Mapping[str, object] | None = None) -> list[str]:
         if not enabled_edited(status) and default.enabled != status.default_enabled:
             task.enabled = default.enabled
             fields.append("enabled")
+        if task.expires is None and task.expire_seconds != expiry_for(interval_seconds(task.interval)):
+            fields.append("expiry")  # a row of a release without expiries: the save sets it
         if fields:
             task.save()
         if (default.seconds, default.enabled, default.source, default.where) != (

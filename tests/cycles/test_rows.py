@@ -5,12 +5,16 @@ settings, edits in the admin audited and kept across a reconfigure until reset."
 from __future__ import annotations
 
 import json
+import math
 from datetime import timedelta
 
 import pytest
 from auditlog.models import LogEntry
+from celery import current_app
 from django.contrib.contenttypes.models import ContentType
+from django.utils import timezone
 from django_celery_beat.models import PeriodicTask, PeriodicTasks
+from django_celery_beat.schedulers import ModelEntry
 
 from cluster import cycles
 from cluster.services.configuration import config_load
@@ -228,3 +232,34 @@ def test_power_save_interval_is_a_row_with_slurm_conf_as_its_default(
     assert power_change_cycle() != "not due"
     assert PowerState.current().last_run > first and not PowerState.current().dirty
     assert power_save_cycle() != "not due"
+
+
+def _beat_expiry(name: str) -> int | None:
+    """The ``expires`` beat's DatabaseScheduler sends the cycle's runs with."""
+    return ModelEntry(PeriodicTask.objects.get(name=name), app=current_app).options.get("expires")
+
+
+def test_a_run_not_started_within_two_intervals_expires_so_a_backlog_never_runs(staff):
+    assert _beat_expiry("schedule") == rows.EXPIRY_MIN_SECONDS  # every 2 s: 4 s, at least 5
+    assert _change(staff, "schedule", interval="3600", enabled="on").status_code == 302
+    assert _beat_expiry("schedule") == 7200
+    assert _change(staff, "schedule", interval="0.5", enabled="on").status_code == 302
+    assert _beat_expiry("schedule") == rows.EXPIRY_MIN_SECONDS
+    for name, (_func, interval) in cycles.periodic().items():
+        assert _beat_expiry(name) == max(5, math.ceil(2 * interval)), name
+
+
+def test_rows_of_an_earlier_release_get_their_expiry_at_the_next_migrate(db):
+    PeriodicTask.objects.filter(task=rows.TASK).update(expire_seconds=None)
+    rows.synced_after_migrate()
+    assert all(t.expire_seconds for t in PeriodicTask.objects.filter(task=rows.TASK))
+
+
+def test_an_expiry_date_set_by_hand_on_beat_s_page_is_left_as_set(db):
+    task = PeriodicTask.objects.get(name="health")
+    task.expire_seconds = None
+    task.expires = timezone.now() + timedelta(days=1)
+    task.save()
+    rows.synced_after_migrate()
+    task.refresh_from_db()
+    assert task.expire_seconds is None and task.expires is not None
