@@ -366,7 +366,9 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         if msg.jobs is not None and msg.seen is not None:
             jobs = msg.jobs
             in_flight = [job for job, frame in self._launches.items() if frame > msg.seen]
-            self._launches = {job: self._launches[job] for job in in_flight}
+        # A later ping's agent has read at least as far: only launches in flight stay
+        # (none for an agent of an earlier release, which sends no list).
+        self._launches = {job: self._launches[job] for job in in_flight}
         await self._db(
             agents.agent_ping, nodes=self.nodes, load=raw.get("load"), jobs=jobs, in_flight=in_flight
         )

@@ -19,12 +19,15 @@ and its batch host's last registration, because a registering agent is sent the 
 it missed (agent_register's relaunch) and must get the whole timeout for them. A launch
 still on its way when the agent wrote its list is not missing: the ping says how many of
 the controller's frames the agent had read (``seen``), and the connection knows which
-frame carried each launch (``in_flight``). A launch that never reached the agent (the
-connection dropped under it) is absent from the next list and fails at the first ping
-past the timeout. The launch is not re-sent first: the agent answers a repeated launch
-with ``started`` at once, so a launch it does not hold after 10 s means an agent that
-does not work. A ``cancel`` goes to the batch host first (with the requeue after it on the
-same connection), so a launch that was merely slow cannot run beside the job's next run.
+frame carried each launch (``in_flight``). A launch not yet written to the socket (still
+in the channel layer: a backlog of the server's sends, not of its reads) is unknown to
+the connection and counts as sent when ``launch_sent`` says. A launch that never reached
+the agent (the connection dropped under it) is absent from the next list and fails at
+the first ping past the timeout. The launch is not re-sent first: the agent answers a
+repeated launch with ``started`` at once, so a launch it does not hold after 10 s means
+an agent that does not work. A ``cancel`` goes to the batch host first (with the requeue
+after it on the same connection), so a launch that was merely slow cannot run beside the
+job's next run.
 
 An agent that sends no list (an earlier release) keeps the earlier rule at its pings: a
 job not reported ``started`` within the timeout is missing. A node whose agent went silent
