@@ -502,8 +502,15 @@ class Agent:
         else:  # FreeMem= is the load indices' mem, as the spec's "avail Mem" of top
             wire = am.LoadIndices(**indices.to_wire())
             load = am.NodeLoad(cpu_load=os.getloadavg()[0], free_mem=indices.mem, indices=wire)
+        # Every frame received so far was dispatched (launches are recorded as they are
+        # read), so ``jobs`` holds every launch up to ``seen``.
+        seen = self._channel.received if self._channel is not None else None
         return am.Ping(
-            time=self.clock(), nodes=self.node_names, load={name: load for name in self.node_names}
+            time=self.clock(),
+            nodes=self.node_names,
+            load={name: load for name in self.node_names},
+            jobs=self.jobs.held(),
+            seen=seen,
         )
 
     # -- controller messages --------------------------------------------------------

@@ -85,6 +85,16 @@ class Channel:
     def for_controller(cls, key: bytes) -> Channel:
         return cls(key, sending=CONTROLLER_TO_AGENT, receiving=AGENT_TO_CONTROLLER)
 
+    @property
+    def sent(self) -> int:
+        """Frames sealed so far: the number of the latest."""
+        return self._sent
+
+    @property
+    def received(self) -> int:
+        """Frames opened so far: the number of the latest."""
+        return self._received
+
     def seal(self, text: str) -> str:
         """``<64 hex MAC><text>``: the MAC covers direction, sequence number and text."""
         self._sent += 1

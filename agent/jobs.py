@@ -480,6 +480,16 @@ class JobManager:
             if not j.silent
         ] + held
 
+    def held(self) -> list[int]:
+        """The jobs this agent holds, for the ping (slurmd's registration job list):
+        running, held allocations, starting (prologue, or waiting for an earlier run to be
+        reaped) and ended but not yet reported. A job whose ``completed`` was sent is not
+        listed: that report reaches the controller before the ping, on the same connection.
+        Killed at the controller's request (``registered.kill``): not the controller's any more."""
+        ids = {job_id for job_id, j in self._running.items() if not j.silent}
+        ids.update(self._allocations, self._deferred, self._pending, self.hooks.starting_jobs())
+        return sorted(ids)
+
     def unacknowledged(self) -> list[am.Completion]:
         return [_sent(c) for c in self._done.values()]
 

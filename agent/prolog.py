@@ -453,6 +453,10 @@ class NodeHooks:
     def starting(self, job_id: int) -> bool:
         return job_id in self._starting
 
+    def starting_jobs(self) -> list[int]:
+        """The jobs whose prologue runs: launched here, not yet started."""
+        return list(self._starting)
+
     def prologue(self, job: Mapping[str, Any], manager: Any) -> None:
         """Run the Prolog and TaskProlog, then ``manager.launch(job, edits=...)``."""
         job_id = int(job["job_id"])

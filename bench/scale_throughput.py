@@ -29,6 +29,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -92,6 +93,18 @@ LEFT_PENDING = ",".join(s.value for s in JobState if s != JobState.PENDING)
 def left_pending(bench: Bench) -> int:
     """The jobs that ever started, counted by the database in one statement."""
     return count(bench, f"state={LEFT_PENDING}")
+
+
+def given_up(state: Path) -> tuple[int, int]:
+    """Runs given up as "missing from batch node" (cluster/services/launch_watch.py), and
+    the jobs they were runs of, from the logs of the server and the workers: each is work
+    thrown away and a start counted twice."""
+    found = [
+        int(m)
+        for path in state.rglob("*.log")
+        for m in re.findall(r"Batch JobId=(\d+) missing from batch node", path.read_text(errors="replace"))
+    ]
+    return len(found), len(set(found))
 
 
 def wait_nodes(bench: Bench, nodes: int, timeout: float) -> None:
@@ -210,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sustained start rate (median of {len(rates)} windows of {WINDOW:.0f} s): "
                   f"{statistics.median(rates):.1f} jobs/s; whole run {last_started / total:.1f} jobs/s "
                   f"(target: 500 jobs/s, Slurm's published figure)")  # fmt: skip
+            runs, jobs = given_up(state)
+            print(f"launches given up as missing from their batch node: {runs} ({jobs} jobs)")
         finally:
             for a in agents:
                 a.terminate()

@@ -96,6 +96,9 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         self._scope: frozenset[str] | None = None  # nodes that key may register; None: unkeyed ones
         self._node_keys = agent_keys.NodeKeys()
         self._send_lock = asyncio.Lock()  # sealed frames leave in the order they were numbered
+        # Launches sent on this connection that no ping has yet shown the agent read:
+        # job id -> the number of the frame that carried it (launch_watch.missing_at_ping).
+        self._launches: dict[int, int] = {}
         await self.accept()
         self._deadline = asyncio.ensure_future(self._expire())
 
@@ -212,6 +215,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         assert self._channel is not None
         async with self._send_lock:
             await self.send(text_data=self._channel.seal(json.dumps(content)), close=close)
+            if content.get("type") == am.Launch.TYPE:
+                self._launches[int(content["job"]["job_id"])] = self._channel.sent
 
     async def receive_json(self, content: dict[str, Any], **kwargs: Any) -> None:
         # Messages are queued and handled by one drain task, so that what arrives while the
@@ -293,7 +298,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
     async def _handle(self, batch: list[dict[str, Any]]) -> None:
         started: list[dict[str, Any]] = []
         completions: list[dict[str, Any]] = []
-        ping: dict[str, Any] | None = None
+        ping: tuple[am.Ping, dict[str, Any]] | None = None
         for raw in batch:
             kind = raw.get("type")
             if kind != am.Register.TYPE and self.registered_at is None:
@@ -329,7 +334,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                         await self._db(agents.job_launch_failed, job_id=msg.job_id, node=msg.node,
                                        error=msg.error, run=msg.run)  # fmt: skip
                 case am.Ping():
-                    ping = raw
+                    ping = (msg, raw)
                 case am.RebootDone():
                     if msg.node in self.nodes:
                         await self._db(
@@ -352,7 +357,21 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                     await self._extension_message(kind, raw)
         await self._flush(started, completions)
         if ping is not None and self.nodes:
-            await self._db(agents.agent_ping, nodes=self.nodes, load=ping.get("load"))
+            await self._on_ping(*ping)
+
+    async def _on_ping(self, msg: am.Ping, raw: dict[str, Any]) -> None:
+        # Handled after every message the agent sent before it (its starts are recorded),
+        # so its job list is all that is left to say about its launches.
+        jobs, in_flight = None, []
+        if msg.jobs is not None and msg.seen is not None:
+            jobs = msg.jobs
+            in_flight = [job for job, frame in self._launches.items() if frame > msg.seen]
+        # A later ping's agent has read at least as far: only launches in flight stay
+        # (none for an agent of an earlier release, which sends no list).
+        self._launches = {job: self._launches[job] for job in in_flight}
+        await self._db(
+            agents.agent_ping, nodes=self.nodes, load=raw.get("load"), jobs=jobs, in_flight=in_flight
+        )
 
     async def _extension_message(self, kind: Any, msg: dict[str, Any]) -> None:
         handler = extensions.agent_handler(kind) if isinstance(kind, str) else None

@@ -49,6 +49,7 @@ class Agents:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.running: dict[int, _Running] = {}
+        self.on_node: dict[str, set[int]] = {}  # batch host -> its running jobs: the ping's list
         self.booting: set[str] = set()
         self._tokens = 0
 
@@ -126,7 +127,11 @@ class Agents:
         run_time = max(0.0, float(sim.run_time)) if sim is not None else 0.0
         agents.jobs_started(items=[{"job_id": job_id, "node": node, "run": run}])
         self._tokens += 1
+        earlier = self.running.get(job_id)
+        if earlier is not None:
+            self.on_node[earlier.node].discard(job_id)
         self.running[job_id] = _Running(node, run, self.engine.t, run_time, token=self._tokens)
+        self.on_node.setdefault(node, set()).add(job_id)
         self.engine.log.started(job_id, sim)
         self.engine.push(self.engine.t + run_time, "complete", (job_id, self._tokens))
         limit = job.get("time_limit")
@@ -149,6 +154,7 @@ class Agents:
 
     def _report_end(self, job_id: int, running: _Running, *, exit_code: int, signal: int) -> None:
         del self.running[job_id]
+        self.on_node[running.node].discard(job_id)
         agents.jobs_completed(
             completions=[
                 {
@@ -213,7 +219,8 @@ class Agents:
 
     def heartbeat(self, sample: tuple[str, dict[str, Any]]) -> None:
         node, info = sample
-        agents.agent_ping(nodes=[node], load={node: info})
+        # A simulated agent reads every launch the moment it is sent: none is in flight.
+        agents.agent_ping(nodes=[node], load={node: info}, jobs=self.on_node.get(node, ()))
 
 
 class _Programs:

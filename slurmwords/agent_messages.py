@@ -287,10 +287,19 @@ class CompletedBatch(Message):
 
 @dataclass(frozen=True)
 class Ping(Message):
+    """A heartbeat. ``jobs``: the jobs the agent holds on these nodes (running, starting,
+    ended but not yet reported), as slurmd's registration lists its jobs; a RUNNING job
+    absent from it past BatchStartTimeout is missing from its batch node. ``seen``: how
+    many controller frames the agent had received when it wrote the list, so a launch
+    still on its way is not taken for a lost one. An agent without them (an earlier
+    release) sends neither."""
+
     TYPE = "ping"
     time: float
     nodes: list[str]
     load: dict[str, NodeLoad] | None = None
+    jobs: list[int] | None = None
+    seen: int | None = None
 
 
 @dataclass(frozen=True)

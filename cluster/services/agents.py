@@ -10,6 +10,7 @@ message by them); a node is registered by one live agent at a time (:func:`held_
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,7 +21,7 @@ from django.db import connection, transaction
 from cluster import clock, extensions, publish, triggers
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
-from cluster.services import rows
+from cluster.services import launch_watch, rows
 from cluster.services.dynamic_nodes import register_dynamic
 from cluster.services.nodes import NOT_RESPONDING_REASON
 from cluster.services.prolog_epilog import waits_for_epilog
@@ -247,9 +248,18 @@ def _invalid_registration(node: Node, reason: str, *, now: datetime) -> None:
 
 
 def agent_ping(
-    *, nodes: list[str], load: dict[str, dict[str, Any]] | None = None, now: datetime | None = None
-) -> None:
-    """A heartbeat: the nodes are alive (a node marked not responding but not yet DOWN recovers)."""
+    *,
+    nodes: list[str],
+    load: dict[str, dict[str, Any]] | None = None,
+    now: datetime | None = None,
+    jobs: Collection[int] | None = None,
+    in_flight: Collection[int] = (),
+) -> list[int]:
+    """A heartbeat: the nodes are alive (a node marked not responding but not yet DOWN
+    recovers), and their launches past BatchStartTimeout that the agent does not hold
+    (``jobs``, its job list; None from an agent that sends none) are missing
+    (launch_watch.missing_at_ping; ``in_flight``: launches sent after the agent wrote
+    its list). The ids of the jobs failed so."""
     now = now or clock.now()
     load = load or {}
     with transaction.atomic():
@@ -267,6 +277,7 @@ def agent_ping(
         rows.update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
         if load:
             extensions.node_heartbeat({n.name: load[n.name] for n in batch if n.name in load}, now=now)
+        return launch_watch.missing_at_ping(nodes=set(nodes), jobs=jobs, in_flight=in_flight, now=now)
 
 
 def agent_disconnected(

@@ -1,6 +1,7 @@
-"""Launches never reported started and cancels never acknowledged time out (issue 10).
+"""Launches the agent does not hold and cancels never acknowledged time out (issues 10, 18).
 
-The clock is passed in: jobs are placed at chosen times before ``now``.
+The clock is passed in: jobs are placed at chosen times before ``now``. A launch is judged
+at its agent's ping (its job list, as slurmd's registration), a cancel by the health cycle.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ def running_job(user, *, started, **spec) -> Job:
     return job
 
 
+def ping(now, *, jobs=(), in_flight=(), nodes=NODES) -> list[int]:
+    """The agent's ping holding ``jobs`` (None: an agent that sends no list); the ids failed."""
+    held = None if jobs is None else list(jobs)
+    return agents.agent_ping(nodes=list(nodes), now=now, jobs=held, in_flight=list(in_flight))
+
+
 def set_option(key: str, value: str) -> None:
     cfg = ClusterConfig.current()
     ClusterConfig.objects.filter(pk=1).update(options={**cfg.options, key: value}, revision=F("revision") + 1)
@@ -55,7 +62,7 @@ def test_launch_never_reported_started_is_requeued_after_batch_start_timeout(dem
     register(now - timedelta(minutes=5))
     late = running_job(users["alice"], started=now - timedelta(seconds=11))
     young = running_job(users["alice"], started=now - timedelta(seconds=9))
-    assert launch_watch_pass(now=now).startswith("launch_timeouts=1 ")
+    assert ping(now) == [late.id]
     late.refresh_from_db()
     assert (late.state, late.restart_count, late.batch_host, late.alloc) == ("PENDING", 1, "", {})
     why = f"Batch JobId={late.id} missing from batch node node09 (not found BatchStartTime after startup)"
@@ -69,7 +76,7 @@ def test_launch_timeout_ends_a_job_that_may_not_requeue_node_fail(demo, users):
     register(now - timedelta(minutes=5))
     job = running_job(users["alice"], started=now - timedelta(seconds=30), requeue=False)
     host = job.batch_host
-    launch_watch_pass(now=now)
+    ping(now)
     job.refresh_from_db()
     assert (job.state, job.reason) == ("NODE_FAIL", "NodeFail")
     assert Node.objects.get(name=host).base_state == "IDLE"  # its nodes are released
@@ -80,12 +87,12 @@ def test_launch_timeout_counts_from_the_batch_hosts_registration_and_from_slurm_
     register(now - timedelta(minutes=5))
     job = running_job(users["alice"], started=now - timedelta(seconds=30))
     register(now - timedelta(seconds=3))  # the agent came back and was sent the launch again
-    launch_watch_pass(now=now)
+    ping(now)
     assert Job.objects.get(pk=job.id).state == "RUNNING"
     set_option("BatchStartTimeout", "60")
-    launch_watch_pass(now=now + timedelta(seconds=30))
+    ping(now + timedelta(seconds=30))
     assert Job.objects.get(pk=job.id).state == "RUNNING"
-    launch_watch_pass(now=now + timedelta(seconds=61))
+    ping(now + timedelta(seconds=61))
     assert Job.objects.get(pk=job.id).state == "PENDING"
 
 
@@ -94,7 +101,8 @@ def test_a_started_job_is_never_timed_out(demo, users):
     register(now - timedelta(minutes=5))
     job = running_job(users["alice"], started=now - timedelta(hours=1))
     agents.job_started(job_id=job.id, node=job.batch_host, run=0)
-    launch_watch_pass(now=now)
+    assert ping(now) == []
+    assert ping(now, jobs=None) == []
     assert Job.objects.get(pk=job.id).state == "RUNNING"
 
 
@@ -109,7 +117,7 @@ def test_cancel_never_acknowledged_ends_the_job_and_drains_its_node(demo, users)
         final_state="CANCELLED", kill_requested=now - timedelta(seconds=66)
     )
     Job.objects.filter(pk=slow.id).update(final_state="CANCELLED", kill_requested=now - timedelta(seconds=64))
-    assert launch_watch_pass(now=now) == "launch_timeouts=0 kill_failed=1 drained=1"
+    assert launch_watch_pass(now=now) == "kill_failed=1 drained=1"
     stuck.refresh_from_db()
     assert (stuck.state, stuck.alloc) == ("CANCELLED", {})
     assert Event.objects.filter(job_id=stuck.id, new_state="CANCELLED", reason=KILL_TASK_FAILED).exists()
@@ -155,8 +163,8 @@ def test_a_long_pass_launches_get_the_whole_timeout_from_their_commit(
     _pass_committing_at(pass_clock, sent, django_capture_on_commit_callbacks)
     job = Job.objects.get(pk=job_id)
     assert (job.state, job.start_time, job.launch_sent) == ("RUNNING", pass_clock, sent)
-    assert launch_watch_pass(now=now).startswith("launch_timeouts=0 ")
-    assert launch_watch_pass(now=sent + timedelta(seconds=11)).startswith("launch_timeouts=1 ")
+    assert ping(now) == []
+    assert ping(sent + timedelta(seconds=11)) == [job_id]
     assert Job.objects.get(pk=job_id).state == "PENDING"
 
 
@@ -168,4 +176,50 @@ def test_a_quick_pass_records_no_launch_time(demo, users, django_capture_on_comm
     _pass_committing_at(now, now + timedelta(milliseconds=300), django_capture_on_commit_callbacks)
     job = Job.objects.get(pk=job_id)
     assert (job.state, job.launch_sent) == ("RUNNING", None)
-    assert launch_watch_pass(now=now + timedelta(seconds=11)).startswith("launch_timeouts=1 ")
+    assert ping(now + timedelta(seconds=11)) == [job_id]
+
+
+def test_a_job_the_agent_holds_is_not_missing_though_its_start_is_not_reported(demo, users):
+    # Issue 18: at 10,000 nodes the controller's backlog held the agents' ``started``
+    # reports unread past BatchStartTimeout, and the health cycle requeued thousands of
+    # running jobs. The agent's list says it has them: nothing is missing, at the ping or
+    # in the cycle.
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    job = running_job(users["alice"], started=now - timedelta(minutes=2))
+    assert ping(now, jobs=[job.id]) == []
+    assert launch_watch_pass(now=now) == "kill_failed=0 drained=0"
+    assert Job.objects.get(pk=job.id).state == "RUNNING"
+    agents.job_started(job_id=job.id, node=job.batch_host, run=0)  # its report, read at last
+    assert Job.objects.get(pk=job.id).launched
+
+
+def test_a_launch_on_its_way_to_the_agent_is_not_missing_and_a_lost_one_is(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    on_its_way = running_job(users["alice"], started=now - timedelta(seconds=30))
+    lost = running_job(users["alice"], started=now - timedelta(seconds=30))
+    assert ping(now, in_flight=[on_its_way.id]) == [lost.id]
+    assert Job.objects.get(pk=on_its_way.id).state == "RUNNING"
+    lost.refresh_from_db()
+    assert (lost.state, lost.restart_count) == ("PENDING", 1)
+
+
+def test_an_agent_without_a_job_list_keeps_the_started_report_rule(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    late = running_job(users["alice"], started=now - timedelta(seconds=11))
+    young = running_job(users["alice"], started=now - timedelta(seconds=9))
+    assert ping(now, jobs=None) == [late.id]
+    assert Job.objects.get(pk=young.id).state == "RUNNING"
+
+
+def test_an_agents_ping_speaks_only_for_its_own_nodes(demo, users):
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    job = running_job(users["alice"], started=now - timedelta(seconds=30))
+    others = [n for n in NODES if n != job.batch_host]
+    assert ping(now, nodes=others) == []
+    assert ping(now, nodes=others, jobs=None) == []
+    assert Job.objects.get(pk=job.id).state == "RUNNING"
+    assert ping(now, nodes=[job.batch_host]) == [job.id]
