@@ -22,6 +22,7 @@ from cli.fmt import (
 )
 from slurmwords.durations import format_minutes
 from slurmwords.hostlists import fold_hostlist, natural_key
+from slurmwords.node_state_filter import VALID_STATES, parse_node_states
 
 PROG = "sinfo"
 DEFAULT_FORMAT = "%#P %.5a %.10l %.6D %.6t %N"
@@ -374,6 +375,12 @@ def main(argv: list[str]) -> int:
     if ns.version:
         sys.stdout.write("slurm 23.11.0 (fsched)\n")
         return 0
+    if ns.states:
+        try:
+            parse_node_states(ns.states)
+        except ValueError as exc:
+            sys.stderr.write(f"{PROG}: error: {exc}\n{PROG}: error: valid states: {VALID_STATES}\n")
+            return 1
     fmt = choose_format(ns)
     try:
         format_sinfo([], [], fmt)

@@ -27,6 +27,7 @@ from cluster.services import reboots as reboot_services
 from cluster.services import reservations as reservation_services
 from cluster.services.configuration import config_load
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from slurmwords.node_state_filter import parse_node_states
 
 _COMPACT_TO_STATE = {v: k.value for k, v in states.JOB_STATE_COMPACT.items()}
 
@@ -332,7 +333,27 @@ class NodeList(generics.ListAPIView):
             if p is None:
                 raise ServiceError("Invalid partition name specified")
             qs = qs.filter(name__in=list(NodeSet(p.nodes or "")))
+        if wanted_states := self.request.query_params.get("state"):
+            qs = _in_states(qs, wanted_states)
         return qs
+
+
+def _in_states(qs: QuerySet[Node], text: str) -> QuerySet[Node]:
+    """``?state=``: sinfo's ``-t`` list (slurmwords.node_state_filter)."""
+    try:
+        wanted = parse_node_states(text)
+    except ValueError as exc:
+        raise ServiceError(str(exc), field="state") from None
+    if wanted.states is None:
+        return qs
+    names = [
+        name
+        for name, base, flags, alloc_cpus in qs.values_list("name", "base_state", "flags", "alloc_cpus")
+        if wanted.selects(
+            base, states.flag_names(flags, base), alloc_cpus, states.drain_word(states.NodeBase(base), flags)
+        )
+    ]
+    return qs.filter(name__in=names)
 
 
 class NodeDetail(generics.RetrieveAPIView):

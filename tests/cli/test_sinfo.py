@@ -111,3 +111,12 @@ def test_sinfo_over_http(api, capsys, objs):
     assert [n["name"] for n in json.loads(capsys.readouterr().out)["nodes"]] == [n["name"] for n in nodes]
     assert main(["fsched", "sinfo", "-n", "node[01-02]", "-t", "idle"]) == 0
     assert api.requests[-1]["query"] == "name=node%5B01-02%5D&state=idle&limit=100000"
+
+
+def test_a_bad_state_is_refused_before_any_request(api, capsys):
+    assert main(["fsched", "sinfo", "-t", "idle,bogus"]) == 1
+    err = capsys.readouterr().err
+    first, second = err.splitlines()
+    assert first == 'sinfo: error: Bad state string: "bogus"'
+    assert second.startswith("sinfo: error: valid states: unknown,down,idle,")
+    assert not api.requests
