@@ -56,7 +56,10 @@ _FLAGS = [
     NodeFlag.REBOOT_REQUESTED,
     NodeFlag.DRAIN,
 ]
-_DISTURBANCES = ("flag", "configuring", "held", "own", "never", "long", "down", "powering", "powering")
+_DISTURBANCES = (
+    "flag", "configuring", "held", "own", "never", "long", "down",
+    "powering", "powering", "booting", "booting",
+)  # fmt: skip
 _POWERING = [NodeFlag.POWERING_UP, NodeFlag.POWERING_DOWN]
 
 
@@ -116,6 +119,12 @@ def _cluster(rng: random.Random) -> list[str]:
             node.power_entered = rng.choice([node.power_entered, node.power_entered, None])
             if rng.random() < 0.3:
                 jobs.append((JobState.RUNNING, [node.name]))
+        elif kind == "booting":
+            # A job waiting for some of its nodes to power up (or down, or past the timeout).
+            alloc = sorted(rng.sample(names, rng.choice([1, 2, 3])))
+            for name in rng.sample(alloc, rng.choice([0, 1, len(alloc)])):
+                nodes[name].flags = rng.choice(_POWERING) | rng.choice([0, 0, NodeFlag.NOT_RESPONDING])
+            jobs.append((JobState.CONFIGURING, alloc))
         else:
             node.base_state = NodeBase.DOWN
     Node.objects.bulk_create(nodes.values())
