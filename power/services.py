@@ -45,7 +45,7 @@ from cluster.core.sharing import exclusive_text, oversubscribe_text
 from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.services import pass_snapshot
+from cluster.services import pass_snapshot, scheduler_params
 from cluster.services import rows as plain_rows
 from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -190,7 +190,8 @@ def settings_in_force() -> PowerConfig:
     """The power configuration of the configuration in force (re-read by a process that
     did not load it itself, e.g. a Celery worker after a reconfigure elsewhere)."""
     global _cache  # noqa: PLW0603
-    version = ClusterConfig.current().version
+    # The kept configuration row: every power-save cycle asks (twice), most of them quiet.
+    version = scheduler_params.config().version
     with _cache_lock:
         if _cache is not None and _cache[0] == version:
             return _cache[1]
@@ -307,7 +308,7 @@ def _cycle_input(
 
 
 def _loaded() -> float:
-    return _epoch(ClusterConfig.current().loaded_at) or 0.0
+    return _epoch(scheduler_params.config().loaded_at) or 0.0
 
 
 # --------------------------------------------------------------------------- applying
