@@ -1095,6 +1095,9 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     }
 
 
+_FACTOR_FIELDS = ("id", "user", "partition", "account", "qos")
+
+
 def apply_pass(result, active: Sequence[object], now: datetime) -> None:
     """The limits' decisions of a pass, in the pass's transaction: the UsageFactor booked
     by each started job, accrue times, and the jobs killed because a TRES-minutes budget
@@ -1105,17 +1108,17 @@ def apply_pass(result, active: Sequence[object], now: datetime) -> None:
         return
     started = [s.job_id for s in result.starts]
     if started:
-        factors = {}
-        for job_id, user, part, acct, qos in Job.objects.filter(
-            pk__in=started, state=JobState.RUNNING
-        ).values_list("id", "user", "partition", "account", "qos"):
+        factors = []
+        running = {"pk": started, "state": JobState.RUNNING}
+        for job_id, user, part, acct, qos in db_rows.select(Job, _FACTOR_FIELDS, running):
             plan = plugin.policy.plan(user, acct, part, qos)
-            factors[job_id] = plan.usage_factor if plan.error is None else 1.0
-        for job_id, factor in factors.items():
-            JobAccounting.objects.update_or_create(job_id=job_id, defaults={"usage_factor": factor})
+            factors.append((job_id, plan.usage_factor if plan.error is None else 1.0))
+        # Each row as update_or_create(job_id=..., defaults={field: value}) leaves it, in one
+        # statement for all (the ORM's get and save per job were most of a pass's writes).
+        db_rows.upsert_values(JobAccounting, ("usage_factor",), factors)
     stamp = now.timestamp()
-    for job_id in result.accrue_start:
-        JobAccounting.objects.update_or_create(job_id=job_id, defaults={"accrue_time": stamp})
+    accruing = [(job_id, stamp) for job_id in result.accrue_start]
+    db_rows.upsert_values(JobAccounting, ("accrue_time",), accruing)
     for kill in result.kills:
         job = Job.objects.select_for_update().filter(pk=kill.job_id).first()
         if job is None or job.state not in HOLDING_JOB_STATES or job.final_state:

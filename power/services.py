@@ -45,7 +45,7 @@ from cluster.core.sharing import exclusive_text, oversubscribe_text
 from cluster.core.slurmconf import ConfigError, SlurmConfig, load_slurm_conf
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.services import pass_snapshot
+from cluster.services import pass_snapshot, scheduler_params
 from cluster.services import rows as plain_rows
 from cluster.services.configuration import conf_path
 from cluster.services.errors import PermissionDenied, ServiceError
@@ -111,6 +111,7 @@ from power.core.policy import (
 )
 from power.core.policy import power_request as core_power_request
 from power.instances import instance_reported
+from power.membership import partition_membership
 from power.models import NodePowerActions, PowerRun, PowerState
 from slurmwords.agent_messages import Cancel, PowerAction
 
@@ -189,7 +190,8 @@ def settings_in_force() -> PowerConfig:
     """The power configuration of the configuration in force (re-read by a process that
     did not load it itself, e.g. a Celery worker after a reconfigure elsewhere)."""
     global _cache  # noqa: PLW0603
-    version = ClusterConfig.current().version
+    # The kept configuration row: every power-save cycle asks (twice), most of them quiet.
+    version = scheduler_params.config().version
     with _cache_lock:
         if _cache is not None and _cache[0] == version:
             return _cache[1]
@@ -214,35 +216,6 @@ def _epoch(dt: datetime | None) -> float | None:
 
 def _dt(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
-
-
-_membership: tuple[tuple[tuple[str, str], ...], dict[str, tuple[str, ...]]] | None = None
-
-
-def partition_membership() -> dict[str, tuple[str, ...]]:
-    """Node → its partitions. Kept while the partitions' node lists are what they were:
-    expanding them was a tenth of a power-save cycle at 10,000 nodes."""
-    global _membership  # noqa: PLW0603 - one copy per process, checked at every call
-    rows = tuple(Partition.objects.values_list("name", "nodes"))
-    kept = _membership
-    if kept is not None and kept[0] == rows:
-        return kept[1]
-    out = _expand_membership(rows)
-    _membership = (rows, out)
-    return out
-
-
-def _expand_membership(rows: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
-    out: dict[str, list[str]] = {}
-    for name, nodes in rows:
-        if not nodes:
-            continue
-        try:
-            for n in NodeSet(nodes):
-                out.setdefault(n, []).append(name)
-        except NodeSetParseError:
-            continue
-    return {k: tuple(v) for k, v in out.items()}
 
 
 def unrunnable_actions(names: Iterable[str] | None = None) -> dict[str, tuple[tuple[str, str], ...]]:
@@ -323,7 +296,7 @@ def _cycle_input(
     """The power-save cycle's nodes (locked, by name) and the jobs holding them: only those
     that can take part in a decision (power.cycle_input); none, read from the kept watch,
     when no node can."""
-    found = pass_snapshot.kept_value("power.cycle_watch", (Node, Job), cycle_input.watch)
+    found = pass_snapshot.kept_value("power.cycle_watch", (Node, Job, Partition), cycle_input.watch)
     if cycle_input.quiet(found, power, now=now, loaded=loaded, auto=auto, exclusions=exclusions):
         return {}, []
     holding = cycle_input.holding_allocs()
@@ -335,7 +308,7 @@ def _cycle_input(
 
 
 def _loaded() -> float:
-    return _epoch(ClusterConfig.current().loaded_at) or 0.0
+    return _epoch(scheduler_params.config().loaded_at) or 0.0
 
 
 # --------------------------------------------------------------------------- applying
