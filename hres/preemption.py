@@ -35,8 +35,8 @@ from cluster import extensions, publish
 from cluster.core import states
 from cluster.core.scheduler import PassResult
 from cluster.core.states import HOLDING_JOB_STATES, JobState, Reason
-from cluster.models import ClusterConfig, Event, Job, Node, Partition
-from cluster.services import rows
+from cluster.models import Event, Job, Node, Partition
+from cluster.services import rows, scheduler_params
 from cluster.services.state import terminate_running, transition_row
 from hres import services
 from hres.core.layers import Charge, HresState, PreemptCandidate, mode3_preemption
@@ -227,7 +227,8 @@ def reclaim(
 
     ``preempt`` (QOS -> the QOS names it may preempt) defaults to the QOS rows' Preempt
     lists.  Returns the preempted job ids.  Runs inside the pass's transaction."""
-    options = ClusterConfig.current().options
+    # The kept configuration row: every pass asks, though the row rarely changes.
+    options = scheduler_params.config().options
     ptype = preempt_type(options)
     waiting = {p.job_id: p for p in result.pending if p.reason == Reason.LICENSES}
     if ptype is None or not waiting:
