@@ -156,14 +156,35 @@ def _select_plan(conn: Any, key: tuple[Any, ...]) -> _Plan:
             sql += f" LIMIT {int(limit)}"
         if for_update and conn.features.has_select_for_update:
             sql += " FOR UPDATE"
-        converters = []
-        for i, field in enumerate(targets):
-            col = field.cached_col
-            found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
-            if found:
-                converters.append((i, col, found))
-        plan = plans[key] = (sql, converters)
+        plan = plans[key] = (sql, _converters(conn, targets))
     return plan
+
+
+def _converters(conn: Any, targets: Sequence[models.Field]) -> list[tuple[int, Any, list[Any]]]:
+    converters = []
+    for i, field in enumerate(targets):
+        col = field.cached_col
+        found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
+        if found:
+            converters.append((i, col, found))
+    return converters
+
+
+def _converted(
+    fetched: list[Any], converters: list[tuple[int, Any, list[Any]]], conn: Any
+) -> list[tuple[Any, ...]]:
+    if not converters:
+        return [tuple(row) for row in fetched]
+    out = []
+    for row in fetched:
+        values = list(row)
+        for i, col, found in converters:
+            value = values[i]
+            for convert in found:
+                value = convert(value, col, conn)
+            values[i] = value
+        out.append(tuple(values))
+    return out
 
 
 def select(
@@ -186,18 +207,24 @@ def select(
     with conn.cursor() as cursor:
         cursor.execute(sql, _where_params(model, where, conn))
         fetched = cursor.fetchall()
-    if not converters:
-        return [tuple(row) for row in fetched]
-    out = []
-    for row in fetched:
-        values = list(row)
-        for i, col, found in converters:
-            value = values[i]
-            for convert in found:
-                value = convert(value, col, conn)
-            values[i] = value
-        out.append(tuple(values))
-    return out
+    return _converted(fetched, converters, conn)
+
+
+def select_sql(
+    model: type[models.Model], fields: Sequence[str], where_sql: str, params: Sequence[Any]
+) -> list[tuple[Any, ...]]:
+    """``select`` with the caller's WHERE clause (``where_sql``, without the keyword; built
+    from the models' metadata, values as ``params``), for a condition ``Where`` cannot
+    say (an OR, two columns compared)."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    quote = conn.ops.quote_name
+    targets = [_field(model, f) for f in fields]
+    columns = ", ".join(quote(f.column) for f in targets)
+    sql = f"SELECT {columns} FROM {quote(model._meta.db_table)} WHERE {where_sql}"  # noqa: S608
+    with conn.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
+    return _converted(fetched, _converters(conn, targets), conn)
 
 
 def load(
