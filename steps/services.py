@@ -21,6 +21,7 @@ from cluster import clock, extensions, publish, visibility
 from cluster.core import hostlists
 from cluster.core.states import JobState
 from cluster.models import Job
+from cluster.services import rows
 from cluster.services.action_audit import action_audit_record
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from slurmwords import agent_messages as am
@@ -368,6 +369,11 @@ def step_done(*, nodes: list[str], msg: dict[str, Any], now: datetime | None = N
 def end_steps_of_ended_jobs(now: datetime) -> int:
     """The running steps of jobs that are no longer running end with them, CANCELLED, and
     their tasks are killed (Slurm ends a job's steps with the job)."""
+    # Every completion batch asks, and a cluster running batch jobs only has no step
+    # running: one plain statement answers that, where the query below is compiled by
+    # the ORM (a third of recording a batch's ends).
+    if not rows.select(Step, ("pk",), {"state": RUNNING}, limit=1):
+        return 0
     # The steps' rows alone: the jobs' are this transaction's already (docs/locking.md).
     running = Step.objects.select_for_update(of=("self",)).filter(state=RUNNING)
     ended = list(running.exclude(job__state__in=LIVE_JOB))
@@ -388,7 +394,7 @@ def shown_state(step: Step) -> str:
 
 def steps_of(job_ids: Iterable[int]) -> dict[int, list[Step]]:
     out: dict[int, list[Step]] = {}
-    rows = Step.objects.filter(job_id__in=list(job_ids)).select_related("job").order_by("job_id", "step_id")
-    for step in rows:
+    found = Step.objects.filter(job_id__in=list(job_ids)).select_related("job").order_by("job_id", "step_id")
+    for step in found:
         out.setdefault(step.job_id, []).append(step)
     return out

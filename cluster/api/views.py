@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import explainer, extensions, selectors, visibility
+from cluster.api.pagination import JobPages
 from cluster.api.parsers import JSONParser
 from cluster.api.permissions import StaffOnly, StaffWrites
 from cluster.api.serializers import JobSerializer, JobSubmitSerializer, NodeSerializer, PartitionSerializer
@@ -97,6 +98,7 @@ def _job_states(values: list[str]) -> list[str] | None:
 
 class JobListCreate(generics.ListCreateAPIView):
     serializer_class = JobSerializer
+    pagination_class = JobPages
     parser_classes = PARSERS
 
     def get_queryset(self) -> QuerySet[Job]:

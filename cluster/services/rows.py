@@ -156,14 +156,35 @@ def _select_plan(conn: Any, key: tuple[Any, ...]) -> _Plan:
             sql += f" LIMIT {int(limit)}"
         if for_update and conn.features.has_select_for_update:
             sql += " FOR UPDATE"
-        converters = []
-        for i, field in enumerate(targets):
-            col = field.cached_col
-            found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
-            if found:
-                converters.append((i, col, found))
-        plan = plans[key] = (sql, converters)
+        plan = plans[key] = (sql, _converters(conn, targets))
     return plan
+
+
+def _converters(conn: Any, targets: Sequence[models.Field]) -> list[tuple[int, Any, list[Any]]]:
+    converters = []
+    for i, field in enumerate(targets):
+        col = field.cached_col
+        found = conn.ops.get_db_converters(col) + field.get_db_converters(conn)
+        if found:
+            converters.append((i, col, found))
+    return converters
+
+
+def _converted(
+    fetched: list[Any], converters: list[tuple[int, Any, list[Any]]], conn: Any
+) -> list[tuple[Any, ...]]:
+    if not converters:
+        return [tuple(row) for row in fetched]
+    out = []
+    for row in fetched:
+        values = list(row)
+        for i, col, found in converters:
+            value = values[i]
+            for convert in found:
+                value = convert(value, col, conn)
+            values[i] = value
+        out.append(tuple(values))
+    return out
 
 
 def select(
@@ -186,18 +207,24 @@ def select(
     with conn.cursor() as cursor:
         cursor.execute(sql, _where_params(model, where, conn))
         fetched = cursor.fetchall()
-    if not converters:
-        return [tuple(row) for row in fetched]
-    out = []
-    for row in fetched:
-        values = list(row)
-        for i, col, found in converters:
-            value = values[i]
-            for convert in found:
-                value = convert(value, col, conn)
-            values[i] = value
-        out.append(tuple(values))
-    return out
+    return _converted(fetched, converters, conn)
+
+
+def select_sql(
+    model: type[models.Model], fields: Sequence[str], where_sql: str, params: Sequence[Any]
+) -> list[tuple[Any, ...]]:
+    """``select`` with the caller's WHERE clause (``where_sql``, without the keyword; built
+    from the models' metadata, values as ``params``), for a condition ``Where`` cannot
+    say (an OR, two columns compared)."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    quote = conn.ops.quote_name
+    targets = [_field(model, f) for f in fields]
+    columns = ", ".join(quote(f.column) for f in targets)
+    sql = f"SELECT {columns} FROM {quote(model._meta.db_table)} WHERE {where_sql}"  # noqa: S608
+    with conn.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
+    return _converted(fetched, _converters(conn, targets), conn)
 
 
 def load(
@@ -298,6 +325,43 @@ class _Prepared:
             return prepared
 
 
+# Plain scalars prepared before, per connection: (id(field), type, value) -> (field, prepared).
+_SAVED: weakref.WeakKeyDictionary[Any, dict[tuple[int, type, Any], tuple[models.Field, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+_SAVED_KEPT = 4096  # entries per connection; emptied when full
+_SAVED_LONGEST = 256  # characters of a text kept (a script is prepared afresh)
+
+
+def _saved(field: models.Field, value: Any, conn: Any) -> Any:
+    """``field.get_db_prep_save(value, conn)``, kept for the next row of another statement
+    when ``value`` is a plain scalar: a submission's job row is a statement of its own, and
+    most of its fifty values are the same empty text, zero or False at every submission
+    (preparing each through the field's methods was a sixth of storing the job).  The same
+    scalar of the same type prepares to the same value (``True`` is not ``1``); text is
+    kept up to a length only."""
+    kind = type(value)
+    if (
+        kind not in _BY_VALUE
+        or (kind is str and len(value) > _SAVED_LONGEST)
+        or isinstance(field, models.DateField)
+    ):
+        # A date field warns of a naive time given as text at every call: left as it is.
+        return field.get_db_prep_save(value, conn)
+    saved = _SAVED.get(conn)
+    if saved is None:
+        saved = _SAVED[conn] = {}
+    key = (id(field), kind, value)
+    found = saved.get(key)
+    if found is not None and found[0] is field:  # the id of a field freed meanwhile is another's
+        return found[1]
+    prepared = field.get_db_prep_save(value, conn)
+    if len(saved) >= _SAVED_KEPT:
+        saved.clear()
+    saved[key] = (field, prepared)
+    return prepared
+
+
 def _run(conn: Any, sql: str, params: list[list[Any]]) -> None:
     """One statement for every parameter row.  A single row (the submission path's job and
     event) is executed plainly: psycopg's ``executemany`` enters and leaves pipeline mode
@@ -381,7 +445,7 @@ def _row_values(
             value = row[f.attname]
         else:
             value = f.get_default()
-        values.append(f.get_db_prep_save(value, conn) if preps is None else preps[k](value))
+        values.append(_saved(f, value, conn) if preps is None else preps[k](value))
     return values
 
 
@@ -398,7 +462,8 @@ def insert_values(model: type[models.Model], rows: Sequence[Mapping[str, Any]], 
         raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
     conn = connections[DEFAULT_DB_ALIAS]
     sql, fields = _insert_sql(model, given, conn.vendor)
-    preps = [_Prepared(f, conn) for f in fields]
+    # One row (a submission's job, its event): nothing for a statement's memo to share.
+    preps = [_Prepared(f, conn) for f in fields] if len(rows) > 1 else None
     params = [_row_values(row, fields, conn, preps) for row in rows]
     for start in range(0, len(params), batch):
         _run(conn, sql, params[start : start + batch])

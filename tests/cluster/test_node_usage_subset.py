@@ -5,10 +5,12 @@ refresh of a few nodes reads the allocations of the jobs on them only."""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 
 import pytest
+from django.db.models import F, Q
 
 from cluster.core.hostlists import fold
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
@@ -122,3 +124,25 @@ def test_a_few_nodes_read_the_allocations_of_their_jobs_only():
     assert len(_holding_allocs({"c007"})) == 5  # the jobs on c007, of 200 running
     refresh_usage({"c007"})
     assert stored({"c007"})["c007"][:2] == (5, 50)
+
+
+def orm_holding_allocs(names: set[str] | None) -> list[tuple[dict, str]]:
+    """The ORM query ``_holding_allocs`` ran before it was a plain statement."""
+    holding = Q(state__in=[s.value for s in HOLDING_JOB_STATES])
+    if names is not None:
+        holding &= Q(batch_host__in=sorted(names)) | Q(batch_host="") | ~Q(node_list=F("batch_host"))
+    return list(Job.objects.filter(holding).values_list("alloc", "state"))
+
+
+def as_multiset(found: list[tuple[dict, str]]) -> list[str]:
+    return sorted(json.dumps([alloc, state], sort_keys=True) for alloc, state in found)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_holding_jobs_read_are_the_ones_the_orm_query_reads(seed):
+    rng = random.Random(seed)
+    names = make_cluster(rng, nodes=30, jobs=200)
+    for subset in [None, set(), *(set(rng.sample(names, rng.choice((1, 2, 5, 30)))) for _ in range(6))]:
+        found = _holding_allocs(subset)
+        assert as_multiset(found) == as_multiset(orm_holding_allocs(subset))
+        assert all(type(alloc) is dict and type(state) is str for alloc, state in found)

@@ -12,7 +12,7 @@ import random
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from cluster import publish
 from cluster.core.hostlists import fold
@@ -174,3 +174,56 @@ def test_a_pass_of_many_starts_writes_as_before(demo, users, monkeypatch, seed):
     for job in jobs:
         if job["state"] != "PENDING":
             assert job["node_list"] == fold(list(job["alloc"]))
+
+
+@pytest.mark.django_db
+def test_rows_inserted_one_by_one_are_what_the_orm_writes():
+    """A one-row statement (a submission's job and event) prepares its plain scalars
+    through the connection's kept values (``rows._saved``), shared across statements: two
+    rounds of the same tricky values, each row a statement of its own, store what the
+    ORM stores."""
+    rng = random.Random(20)
+    values = _tricky_values(rng, 150)
+    given = [
+        {"user": "u", "partition": "batch", "submit_time": NOW, **dict(zip(FIELDS, v, strict=True))}
+        for v in values
+    ]
+    for round_start in (1, 151):
+        for i, g in enumerate(given):
+            rows.insert_values(Job, [{"id": round_start + i, **g}])
+    Job.objects.bulk_create([Job(id=301 + i, **g) for i, g in enumerate(given)])
+    every = [f.name for f in Job._meta.concrete_fields if f.name != "id"]
+    orm = _raw(every, list(range(301, 451)))
+    assert _raw(every, list(range(1, 151))) == orm
+    assert _raw(every, list(range(151, 301))) == orm
+
+
+# Texts alike to numbers, booleans, JSON and a time; numbers alike to booleans.
+TEXTS = ["", "x", "1", "True", "RUNNING", "2026-01-01 00:00:00", "{}"]
+SCALARS = [*TEXTS, 0, 1, -1, 7, 2**40, True, False, None]
+
+
+def _prepared_or_error(prepare, field, value):
+    try:
+        prepared = prepare(field, value)
+    except Exception as exc:  # the ORM's own refusal is compared
+        return ("error", type(exc))
+    return (type(prepared), prepared)
+
+
+@pytest.mark.django_db
+@pytest.mark.filterwarnings("ignore:DateTimeField .* received a naive datetime")
+def test_kept_scalars_prepare_as_each_field_does():
+    """Every field of every model, random plain scalars in random order, each asked
+    several times (later asks answered from what was kept): what ``_saved`` returns is
+    what the field's ``get_db_prep_save`` returns, of the same type, or the same refusal."""
+    from django.apps import apps
+
+    conn = connections[DEFAULT_DB_ALIAS]  # the wrapper the services use, not the proxy
+    rng = random.Random(21)
+    fields = [f for model in apps.get_models() for f in model._meta.concrete_fields]
+    asks = [(rng.choice(fields), rng.choice(SCALARS)) for _ in range(3000)]
+    for field, value in asks + rng.sample(asks, len(asks)):
+        kept = _prepared_or_error(lambda f, v: rows._saved(f, v, conn), field, value)
+        own = _prepared_or_error(lambda f, v: f.get_db_prep_save(v, conn), field, value)
+        assert kept == own, (field, value)
