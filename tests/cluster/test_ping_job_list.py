@@ -33,6 +33,15 @@ def _launched_long_ago(users) -> int:
     return job_id
 
 
+async def _node01_sent_a_launch(users) -> tuple[AgentSocket, int, dict]:
+    """An agent registered for node01, the launch of a job started 30 s ago received."""
+    comm = AgentSocket()
+    await comm.authenticate()
+    await comm.register("node01")
+    job_id = await sync_to_async(_launched_long_ago)(users)
+    return comm, job_id, await comm.receive()
+
+
 def _ping(jobs: list[int], seen: int) -> dict:
     return {"type": "ping", "time": 1.0, "nodes": ["node01"], "jobs": jobs, "seen": seen}
 
@@ -44,11 +53,7 @@ def _state(job_id: int) -> tuple[str, int]:
 
 def test_a_ping_written_before_the_launch_arrived_does_not_fail_it(demo, users):
     async def scenario():
-        comm = AgentSocket()
-        await comm.authenticate()
-        await comm.register("node01")
-        job_id = await sync_to_async(_launched_long_ago)(users)
-        launch = await comm.receive()
+        comm, job_id, launch = await _node01_sent_a_launch(users)
         assert launch["type"] == "launch" and launch["job"]["job_id"] == job_id
         # The agent wrote its ping before it read the launch (then on its way), and the
         # controller reads the ping only now, past the timeout.
@@ -69,11 +74,7 @@ def test_a_ping_written_before_the_launch_arrived_does_not_fail_it(demo, users):
 
 def test_a_started_report_sent_before_the_ping_is_read_first(demo, users):
     async def scenario():
-        comm = AgentSocket()
-        await comm.authenticate()
-        await comm.register("node01")
-        job_id = await sync_to_async(_launched_long_ago)(users)
-        await comm.receive()  # the launch
+        comm, job_id, _launch = await _node01_sent_a_launch(users)
         # It started and ended before the ping: the reports go before it, the list is empty.
         await comm.send({"type": "started", "job_id": job_id, "node": "node01", "pid": 1, "run": 0})
         done = {"job_id": job_id, "node": "node01", "exit_code": 0, "signal": 0, "end_time": 2.0, "run": 0}
@@ -90,11 +91,7 @@ def test_a_started_report_sent_before_the_ping_is_read_first(demo, users):
 
 def test_a_ping_without_a_list_keeps_the_started_report_rule(demo, users):
     async def scenario():
-        comm = AgentSocket()
-        await comm.authenticate()
-        await comm.register("node01")
-        job_id = await sync_to_async(_launched_long_ago)(users)
-        await comm.receive()  # the launch
+        comm, job_id, _launch = await _node01_sent_a_launch(users)
         await comm.send({"type": "ping", "time": 1.0, "nodes": ["node01"]})
         cancel = await comm.receive()
         assert cancel["type"] == "cancel" and cancel["job_id"] == job_id
