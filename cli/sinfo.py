@@ -329,6 +329,7 @@ def _line(tokens: list, auto: dict[str, int], value: Callable[[Field], str], hea
 # sinfo's options in --help order, as ``cli.fastargs`` reads them.
 OPTIONS: tuple[fastargs.Row, ...] = (
     (("-a", "--all"), "all", "store_true", None, "show all partitions (including hidden)"),
+    (("-d", "--dead"), "dead", "store_true", None, "show only non-responding nodes"),
     (("-e", "--exact"), "exact", "store_true", None, "group nodes only on exact match of configuration"),
     (("-h", "--noheader"), "noheader", "store_true", None, "no headers on output"),
     (("--help",), "help", "help", None, "show this help message and exit"),
@@ -339,6 +340,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-n", "--nodes"), "nodes", str, "NODES", "report on specific node(s)"),
     (("-o", "--format"), "format", str, "format", "format specification"),
     (("-p", "--partition"), "partition", str, "PARTITION", "report on specific partition"),
+    (("-r", "--responding"), "responding", "store_true", None, "report only responding nodes"),
     (("-R", "--list-reasons"), "list_reasons", "store_true", None, "list reason nodes are down or drained"),
     (("-s", "--summarize"), "summarize", "store_true", None, "report state summary only"),
     (("-t", "--states"), "states", str, "node_state", "specify the what states of nodes to view"),
@@ -399,6 +401,11 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"slurm_load_partitions: {exc.message}\n")
         return 1
     only = ns.partition.split(",") if ns.partition else None
+    if ns.dead or ns.responding:
+        # sinfo's --dead / --responding: by the NOT_RESPONDING flag, after the other filters.
+        nodes = [n for n in nodes if ("NOT_RESPONDING" in (n.get("flags") or [])) == bool(ns.dead)]
+        if ns.dead and ns.responding:
+            nodes = []
     if ns.json:
         import json  # noqa: PLC0415 - only --json output pays for it
 
@@ -415,7 +422,7 @@ def main(argv: list[str]) -> int:
         per_node=ns.Node,
         reasons=ns.list_reasons,
         only_partitions=only,
-        show_empty=not (ns.nodes or ns.states or ns.list_reasons),
+        show_empty=not (ns.nodes or ns.states or ns.list_reasons or ns.dead or ns.responding),
     )
     if cluster:  # sinfo prints it even with --noheader, unlike squeue
         lines.insert(0, f"CLUSTER: {cluster}")

@@ -120,3 +120,17 @@ def test_a_bad_state_is_refused_before_any_request(api, capsys):
     assert first == 'sinfo: error: Bad state string: "bogus"'
     assert second.startswith("sinfo: error: valid states: unknown,down,idle,")
     assert not api.requests
+
+
+def test_dead_and_responding_keep_the_nodes_by_their_not_responding_flag(api, capsys, objs):
+    parts, nodes = cluster(objs)
+    api.routes[("GET", "/api/partitions/")] = (200, api.page(parts))
+    api.routes[("GET", "/api/nodes/")] = (200, api.page(nodes))
+    dead = {n["name"] for n in nodes if "NOT_RESPONDING" in n["flags"]}
+    assert dead and dead != {n["name"] for n in nodes}
+    assert main(["fsched", "sinfo", "-h", "-N", "-o", "%N", "--dead"]) == 0
+    assert set(capsys.readouterr().out.split()) == dead
+    assert main(["fsched", "sinfo", "-h", "-N", "-o", "%N", "-r"]) == 0
+    assert set(capsys.readouterr().out.split()) == {n["name"] for n in nodes} - dead
+    assert main(["fsched", "sinfo", "-h", "-N", "-o", "%N", "-d", "-r"]) == 0
+    assert capsys.readouterr().out == ""
