@@ -21,6 +21,8 @@ def test_the_list_holds_running_and_unreported_jobs_not_reported_ends(tmp_path: 
         jobs.launch(launch_object(52, "#!/bin/bash\nexit 0\n", tmp_path))
         jobs.launch(launch_object(53, "#!/bin/bash\nsleep 30\n", tmp_path))
         seen["launched"] = jobs.held()  # before any report: all three
+        # Its process started (under load a launch may still be starting when the kill comes).
+        await until(lambda: 53 in jobs._running)
         jobs.kill_silently([53])  # registered.kill: no longer the controller's
         await until(lambda: any(isinstance(m, am.Completed) and m.job_id == 52 for m in sent))
         seen["reported"] = jobs.held()
