@@ -16,13 +16,6 @@ under the usual umask, and it gives its -wal, -shm and -journal files the databa
 mode, so they come out private too.  A database left readable by an older version is
 tightened on connect (``cluster.core.state_files.tighten`` logs it).  A missing directory is
 created 0700: on a new installation ``manage.py migrate`` comes before the bootstrap.
-
-An in-memory database with a shared cache (the test database) locks tables, not the
-file: a statement touching a table another connection has written and not committed, or
-is reading, fails at once with SQLITE_LOCKED_SHAREDCACHE, which the busy handler never
-waits on. The cursor waits it out as the busy handler would wait on a file's lock, up to
-the connection's ``timeout``, so a read outside the gate behaves as it does on the WAL
-file. ``executemany`` is not retried: its earlier rows would be written twice.
 """
 
 from __future__ import annotations
@@ -30,9 +23,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import sqlite3
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -112,12 +103,8 @@ def make_private(database: str) -> None:
         tighten(Path(database + suffix), PRIVATE_FILE)
 
 
-_LOCK_WAIT_STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)  # SQLite's busy handler's own
-
-
 class CursorWrapper(base.SQLiteCursorWrapper):
     in_transaction: Any  # the Django connection's atomic state, set by create_cursor
-    lock_timeout: float = 5.0  # the connection's ``timeout`` option, set by create_cursor
 
     def _gated(self, sql: str) -> bool:
         return not self.in_transaction() and sql.lstrip()[:7].upper().startswith(_WRITES)
@@ -125,23 +112,8 @@ class CursorWrapper(base.SQLiteCursorWrapper):
     def execute(self, query: str, params: Any = None) -> Any:
         if self._gated(query):
             with _WRITE_GATE:
-                return self._waiting_out_table_locks(query, params)
-        return self._waiting_out_table_locks(query, params)
-
-    def _waiting_out_table_locks(self, query: str, params: Any) -> Any:
-        waited = 0.0
-        step = 0
-        while True:
-            try:
                 return super().execute(query, params)
-            except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode != sqlite3.SQLITE_LOCKED_SHAREDCACHE or waited >= self.lock_timeout:
-                    raise
-            # A failed statement is undone by SQLite alone, so running it again is safe.
-            pause = _LOCK_WAIT_STEPS[min(step, len(_LOCK_WAIT_STEPS) - 1)]
-            time.sleep(pause)
-            waited += pause
-            step += 1
+        return super().execute(query, params)
 
     def executemany(self, query: str, param_list: Any) -> Any:
         if self._gated(query):
@@ -164,7 +136,6 @@ class DatabaseWrapper(RollbackListeners, base.DatabaseWrapper):
     def create_cursor(self, name: str | None = None) -> Any:
         cursor = self.connection.cursor(factory=CursorWrapper)
         cursor.in_transaction = lambda: self.in_atomic_block
-        cursor.lock_timeout = float(self.settings_dict["OPTIONS"].get("timeout", 5.0))
         return cursor
 
     def _start_transaction_under_autocommit(self) -> None:

@@ -9,28 +9,22 @@ under the server's feet: "disk I/O error", then "database disk image is malforme
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 import subprocess
 import sys
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import pytest
-from django.db import OperationalError
 
 from config.sqlite.base import DatabaseWrapper
 
 WAL = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 
 
-def _wrapper(path: Path | str, alias: str, options: dict | None = None) -> DatabaseWrapper:
+def _wrapper(path: Path, alias: str) -> DatabaseWrapper:
     settings = {
         "ENGINE": "config.sqlite",
         "NAME": str(path),
-        "OPTIONS": {"init_command": WAL} if options is None else options,
+        "OPTIONS": {"init_command": WAL},
         "ATOMIC_REQUESTS": False,
         "AUTOCOMMIT": True,
         "CONN_MAX_AGE": 0,
@@ -78,55 +72,3 @@ def test_a_new_connection_keeps_the_locks_of_the_open_ones(tmp_path: Path, djang
     # event loop running in this one, where Django refuses synchronous database calls.
     with django_db_blocker.unblock(), ThreadPoolExecutor(1) as pool:
         pool.submit(_two_connections_and_another_process, tmp_path / "fsched.sqlite3").result()
-
-
-_MEMORY_NAMES = itertools.count()
-
-
-def _read_while_written(timeout: float, commit: bool) -> list:
-    """A read, by a second connection, of a table another connection has written and not
-    committed, in one in-memory database with a shared cache (as the test database)."""
-    name = f"file:locks{next(_MEMORY_NAMES)}?mode=memory&cache=shared"
-    writer = _wrapper(name, "writer", {"timeout": timeout})
-    try:
-        with writer.cursor() as cur:
-            cur.execute("CREATE TABLE t (x INTEGER)")
-            cur.execute("BEGIN")
-            cur.execute("INSERT INTO t VALUES (1)")
-        reading = threading.Event()
-
-        def read() -> list:
-            reader = _wrapper(name, "reader", {"timeout": timeout})
-            try:
-                reading.set()
-                with reader.cursor() as cur:
-                    return cur.execute("SELECT x FROM t").fetchall()
-            finally:
-                reader.close()
-
-        with ThreadPoolExecutor(1) as pool:
-            answer = pool.submit(read)
-            reading.wait()
-            time.sleep(0.2)  # an unwaited read has failed long before this
-            if commit:
-                writer.connection.commit()
-            return answer.result()
-    finally:
-        writer.close()
-
-
-def _in_a_thread(django_db_blocker, fn, **kwargs):
-    # Off this thread, where an earlier test may leave an event loop running.
-    with django_db_blocker.unblock(), ThreadPoolExecutor(1) as pool:
-        return pool.submit(fn, **kwargs).result()
-
-
-def test_a_read_of_a_table_written_in_a_shared_cache_waits_for_the_commit(django_db_blocker) -> None:
-    # SQLite answers SQLITE_LOCKED_SHAREDCACHE at once there, which its busy handler never
-    # waits on; the embedded mode's WAL file would let the read see the committed rows.
-    assert _in_a_thread(django_db_blocker, _read_while_written, timeout=30, commit=True) == [(1,)]
-
-
-def test_the_wait_for_a_table_lock_ends_at_the_connection_timeout(django_db_blocker) -> None:
-    with pytest.raises(OperationalError, match="table is locked"):
-        _in_a_thread(django_db_blocker, _read_while_written, timeout=0.05, commit=False)
