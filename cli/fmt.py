@@ -163,6 +163,47 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
             super().__init__(*args, **kwargs)
             self.ambiguous: dict[str, list[str]] = {}
 
+        def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+            return super().parse_known_args(self._getopt_values(args), namespace)
+
+        def _getopt_values(self, args):
+            """getopt gives an option that takes a value the next word whatever it is
+            (``squeue -S -p``, ``sprio -S -y``); argparse refuses a word that starts with
+            ``-`` there.  Such a pair becomes the attached form, which argparse reads."""
+            if args is None:
+                args = sys.argv[1:]
+            words, out, i = list(args), [], 0
+            stop_at_positional = any(a.nargs == argparse.REMAINDER for a in self._actions)
+            while i < len(words):
+                word = words[i]
+                out.append(word)
+                i += 1
+                if word == "--" or (stop_at_positional and not word.startswith("-")):
+                    out += words[i:]
+                    break
+                action = self._value_option(word)
+                if action is None or i == len(words):
+                    continue
+                value = words[i]
+                if value.startswith("-"):
+                    out[-1] = f"{word}={value}" if word.startswith("--") else word + value
+                else:
+                    out.append(value)
+                i += 1
+            return out
+
+        def _value_option(self, word: str):
+            """The action of ``word`` if it is an option that takes one value, given apart."""
+            if not word.startswith("-") or "=" in word or word == "-":
+                return None
+            action = self._option_string_actions.get(word)
+            if action is None and word.startswith("--"):
+                found = {id(t[0]): t[0] for t in super()._get_option_tuples(word)}
+                action = next(iter(found.values())) if len(found) == 1 else None
+            if action is None or action.nargs is not None:
+                return None
+            return action if isinstance(action, argparse._StoreAction | argparse._AppendAction) else None
+
         def _get_option_tuples(self, option_string: str) -> list:
             unique: dict[int, tuple] = {}
             for match in super()._get_option_tuples(option_string):

@@ -137,7 +137,11 @@ def job_record(job: dict) -> Record:
         record.append([("Reservation", job["reservation"])])
     record += [
         [("ReqNodeList", null(job.get("req_nodes"))), ("ExcNodeList", null(job.get("exc_nodes")))],
-        [("NodeList", null(job.get("node_list") if holding or job.get("node_list") else None))],
+        [
+            ("NodeList", null(job.get("node_list") if holding or job.get("node_list") else None)),
+            # Only while backfill plans nodes for it, on NodeList's line (scontrol's order).
+            *([("SchedNodeList", job["sched_nodes"])] if job.get("sched_nodes") else []),
+        ],
         [("BatchHost", null(job.get("batch_host")))],
         [
             ("NumNodes", num_nodes),
@@ -395,12 +399,13 @@ def show_job(client, name: str | None, opts: Opts) -> int:
     from cli.client import ApiError  # noqa: PLC0415
 
     try:
+        # start=1: a pending job's StartTime=/EndTime=/SchedNodeList= are backfill's plan.
         if name is None:
-            jobs = client.get_all("/api/jobs/")
+            jobs = client.get_all("/api/jobs/", {"start": "1"})
         elif name.isdigit():
-            jobs = [client.get(f"/api/jobs/{int(name)}/")]
+            jobs = [client.get(f"/api/jobs/{int(name)}/", {"start": "1"})]
         else:
-            jobs = client.get_all("/api/jobs/", {"job_id": name, "state": "all"})
+            jobs = client.get_all("/api/jobs/", {"job_id": name, "state": "all", "start": "1"})
     except ApiError as exc:
         message = "Invalid job id specified" if exc.status == 404 else exc.message
         sys.stderr.write(f"slurm_load_jobs error: {message}\n")

@@ -30,6 +30,9 @@ PROG = "squeue"
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 DEFAULT_SORT = "P,t,-p"
+# --start: squeue's own defaults for it (each only where not given).
+START_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
+START_SORT = "S"
 
 # Slurm's job state numbers: squeue's "t" sort orders by them (pending first).
 STATE_ORDER = {
@@ -138,6 +141,8 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "w": ("WCKEY", _s("wckey", "(null)")),
     "W": ("LICENSES", _s("licenses", "(null)")),
     "x": ("EXC_NODES", _s("exc_nodes")),
+    # Backfill's planned nodes for a pending job (only with ?start=1: cli.squeue.query).
+    "Y": ("SCHEDNODES", _s("sched_nodes", "(null)")),
     "y": ("NICE", _s("nice", "0")),
     "Z": ("WORK_DIR", _s("work_dir")),
 }
@@ -161,7 +166,6 @@ SORT_KEYS: dict[str, Callable[[dict], object]] = {
     "q": lambda j: j.get("qos") or "",
     "Q": lambda j: int(j.get("priority") or 0),
     "r": reason_text,
-    "S": lambda j: j.get("start_time") or "",
     "t": lambda j: STATE_ORDER.get(j.get("state") or "", 99),
     "T": lambda j: j.get("state") or "",
     "u": lambda j: j.get("user") or "",
@@ -187,12 +191,32 @@ def fold_arrays(jobs: list[dict]) -> list[dict]:
     return out
 
 
+def _by_start(jobs: list[dict], descending: bool) -> list[dict]:
+    """squeue's ``S`` sort: a pending job planned in the past counts as now, and a job
+    without a start goes last whichever the direction (sort.c's early return)."""
+    from datetime import UTC, datetime  # noqa: PLC0415 - only this sort pays for it
+
+    now = datetime.now(UTC)
+    known, unknown = [], []
+    for job in jobs:
+        (known if job.get("start_time") else unknown).append(job)
+
+    def when(job: dict):
+        start = datetime.fromisoformat(job["start_time"])
+        return max(start, now) if job.get("state") == "PENDING" else start
+
+    return sorted(known, key=when, reverse=descending) + unknown
+
+
 def sort_jobs(jobs: list[dict], spec: str) -> list[dict]:
     """Slurm's ``--sort``: comma list of letters, ``-`` for descending; stable by job id."""
     ordered = sorted(jobs, key=SORT_KEYS["i"])
     for item in reversed([s.strip() for s in spec.split(",") if s.strip()]):
         descending = item.startswith("-")
         letter = item.lstrip("+-")[:1]
+        if letter == "S":
+            ordered = _by_start(ordered, descending)
+            continue
         key = SORT_KEYS.get(letter)
         if key is not None:
             ordered.sort(key=key, reverse=descending)
@@ -241,6 +265,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-q", "--qos"), "qos", str, "qos(s)", "comma separated list of qos's to view"),
     (("-r", "--array"), "array", "store_true", None, "display one job array element per line"),
     (("-S", "--sort"), "sort", str, "fields", "comma separated list of fields to sort on"),
+    (("--start",), "start", "store_true", None, "print expected start times of pending jobs"),
     (("-s", "--steps"), "steps", "store_true", None, "show only job steps"),
     (("-t", "--states"), "states", str, "state(s)", "comma separated list of states to view"),
     (("-u", "--user"), "user", str, "user_name(s)", "comma separated list of users to view"),
@@ -270,6 +295,8 @@ def query(ns) -> dict:
         params["user"] = ns.user
     if ns.states:
         params["state"] = "all" if ns.states.strip().lower() == "all" else ns.states.upper()
+    elif ns.start:
+        params["state"] = "PD"
     elif ns.jobs:
         params["state"] = "all"  # a named job is shown whatever its state, as Slurm does
     if ns.partition:
@@ -281,6 +308,14 @@ def query(ns) -> dict:
     if ns.name:
         params["name"] = ns.name
     return params
+
+
+def wants_plan(fmt: str, sort: str) -> bool:
+    """Whether the output shows or sorts by backfill's plan (``%S``, ``%Y``, ``-S S``): then
+    the listing asks the controller for it (``?start=1``, one dry-run pass)."""
+    kinds = {t.kind for t in parse_format(fmt) if isinstance(t, Field)}
+    letters = {item.strip().lstrip("+-")[:1] for item in sort.split(",")}
+    return bool(kinds & {"S", "Y"}) or "S" in letters
 
 
 def _long_format(ns, argv: list[str]) -> str:
@@ -309,7 +344,8 @@ def main(argv: list[str]) -> int:
         from cli import squeue_steps  # noqa: PLC0415 - only -s pays for it
 
         return squeue_steps.main(Client(), ns)
-    fmt = ns.format or (LONG_FORMAT if ns.long else DEFAULT_FORMAT)
+    fmt = ns.format or (START_FORMAT if ns.start else LONG_FORMAT if ns.long else DEFAULT_FORMAT)
+    sort = ns.sort or (START_SORT if ns.start else DEFAULT_SORT)
     try:
         if ns.format_long is not None:
             fmt = _long_format(ns, argv)
@@ -320,9 +356,12 @@ def main(argv: list[str]) -> int:
         return 1
     client = Client()
     cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None
+    params = query(ns)
+    if wants_plan(fmt, sort):
+        params["start"] = "1"
     while True:
         try:
-            jobs = client.get_all("/api/jobs/", query(ns))
+            jobs = client.get_all("/api/jobs/", params)
         except ApiError as exc:
             sys.stderr.write(f"slurm_load_jobs error: {exc.message}\n")
             return 1
@@ -336,7 +375,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.write("\n")
         else:
             lines = format_jobs(
-                jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=ns.sort or DEFAULT_SORT
+                jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=sort
             )
             if cluster and not ns.noheader:
                 lines.insert(0, f"CLUSTER: {cluster}")

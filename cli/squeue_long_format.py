@@ -41,6 +41,7 @@ NAMES = {
     "reasonlist": "R",
     "reqnodes": "n",
     "reservation": "v",
+    "schednodes": "Y",
     "starttime": "S",
     "state": "T",
     "statecompact": "t",

@@ -10,22 +10,14 @@ limits and HRES layers; nothing is written.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cluster import selectors
 from cluster.core.states import JobState
 from cluster.extensions import PendingCause
 from cluster.models import Job
-from cluster.services.scheduling import decide
-from slurmwords.hostlists import fold_hostlist
-
-
-@dataclass(frozen=True)
-class Estimate:
-    start: datetime
-    nodes: str  # SchedNodeList, folded ("node[01-02]"); empty when backfill names none
+from cluster.services.start_plan import Estimate, planned_starts
 
 
 @dataclass(frozen=True)
@@ -39,15 +31,7 @@ def backfill_estimate(job: Job, *, now: datetime) -> Estimate | None:
     (no time limit to plan around, a hold, a limit with no end in sight, beyond bf_window)."""
     if job.state != JobState.PENDING:
         return None
-    _snap, names, _ctx, result = decide(now, backfill=True)
-    for start in result.starts:
-        if start.job_id == job.id:
-            return Estimate(now, fold_hostlist(names[i] for i in start.node_indices))
-    for pending in result.pending:
-        if pending.job_id == job.id and pending.start_time is not None and math.isfinite(pending.start_time):
-            nodes = fold_hostlist(names[i] for i in pending.sched_nodes) if pending.sched_nodes else ""
-            return Estimate(datetime.fromtimestamp(pending.start_time, UTC), nodes)
-    return None
+    return planned_starts(now).get(job.id)
 
 
 def explain(job: Job, *, now: datetime) -> Explanation:

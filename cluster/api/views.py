@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from cluster import explainer, extensions, selectors, visibility
+from cluster.api import planned_starts
 from cluster.api.pagination import JobPages
 from cluster.api.parsers import JSONParser
 from cluster.api.permissions import StaffOnly, StaffWrites
@@ -123,6 +124,13 @@ class JobListCreate(generics.ListCreateAPIView):
             qs = qs.filter(array_job_id=array_id)
         return qs
 
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().list(request, *args, **kwargs)
+        if planned_starts.wanted(request):
+            data = response.data
+            planned_starts.add_planned_starts(data["results"] if isinstance(data, dict) else data)
+        return response
+
     @extend_schema(request=JobSubmitSerializer, responses={201: dict})
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if not isinstance(request.data, dict):
@@ -162,6 +170,12 @@ class JobDetail(generics.RetrieveAPIView):
 
     def get_object(self) -> Job:
         return visible_job(self.request, self.kwargs["job_id"])
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().retrieve(request, *args, **kwargs)
+        if planned_starts.wanted(request):
+            planned_starts.add_planned_starts([response.data])
+        return response
 
     def patch(self, request: Request, job_id: int) -> Response:
         _body(request)

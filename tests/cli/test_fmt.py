@@ -53,3 +53,16 @@ def test_render_a_line():
     tokens = parse_format("%.5i|%-4j|")
     values = {"i": "12", "j": "jobname"}
     assert render(tokens, lambda f: values[f.kind]) == "   12|jobn|"
+
+
+def test_an_option_s_value_may_start_with_a_dash_as_getopt_reads_it():
+    from cli import sbatch, squeue
+
+    # squeue -S -p: sort by priority, descending (argparse alone: "expected one argument").
+    for argv in (["-S", "-p"], ["--sort", "-p"], ["--so", "-p"], ["-S-p"], ["--sort=-p"]):
+        assert squeue.build_parser().parse_args(argv).sort == "-p", argv
+    # After the batch script every word is the script's, untouched.
+    ns = sbatch.build_parser().parse_args(["-J", "-x", "job.sh", "-S", "-p", "--", "-q"])
+    assert (ns.job_name, ns.script, ns.script_args) == ("-x", "job.sh", ["-S", "-p", "--", "-q"])
+    # A flag is not given the next word.
+    assert squeue.build_parser().parse_args(["-h", "-r"]).array is True

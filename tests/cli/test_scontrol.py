@@ -69,6 +69,17 @@ def test_pending_array_task_record(objs):
     assert "   AllocTRES=(null)\n" in text
 
 
+def test_a_pending_job_shows_backfill_s_plan(api, capsys, objs):
+    start, end = "2030-01-01T10:00:00+00:00", "2030-01-01T10:05:00+00:00"
+    planned = objs.pending(start_time=start, end_time=end, sched_nodes="node[01-08]")
+    api.routes[("GET", "/api/jobs/12/")] = (200, planned)
+    assert main(["fsched", "scontrol", "show", "job", "12"]) == 0
+    text = capsys.readouterr().out
+    assert "   StartTime=2030-01-01T10:00:00 EndTime=2030-01-01T10:05:00 Deadline=N/A\n" in text
+    assert "   NodeList=(null) SchedNodeList=node[01-08]\n" in text
+    assert api.requests[-1]["query"] == "start=1"  # the controller's plan was asked for
+
+
 def test_one_liner(objs):
     text = render_record(job_record(objs.job()), one_liner=True)
     assert text.count("\n") == 1

@@ -101,3 +101,59 @@ def test_json_output_and_unknown_job(api, capsys, objs):
     api.routes[("GET", "/api/jobs/")] = (200, api.page([]))
     assert main(["fsched", "squeue", "-j", "999"]) == 1
     assert capsys.readouterr().err == "slurm_load_jobs error: Invalid job id specified\n"
+
+
+def _planned(objs, job_id: int, start: str | None, nodes: str = "", **fields) -> dict:
+    return objs.pending(job_id=job_id, start_time=start, sched_nodes=nodes, time_limit=5, **fields)
+
+
+def test_start_lists_pending_jobs_by_planned_start_as_squeue_does(api, capsys, objs):
+    api.routes[("GET", "/api/jobs/")] = (
+        200,
+        api.page(
+            [
+                _planned(objs, 7, None, reason="JobHeldUser"),
+                _planned(objs, 8, "2030-01-01T10:05:00+00:00", "node[01-08]", reason="Priority"),
+                _planned(objs, 9, "2030-01-01T10:00:00+00:00", "node[01-08]", reason="Resources"),
+            ]
+        ),
+    )
+    assert main(["fsched", "squeue", "--start"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "             JOBID PARTITION     NAME     USER ST          START_TIME  NODES SCHEDNODES           NODELIST(REASON)",  # noqa: E501 - one exact Slurm line
+        "                 9     debug     wrap    alice PD 2030-01-01T10:00:00      1 node[01-08]          (Resources)",  # noqa: E501 - one exact Slurm line
+        "                 8     debug     wrap    alice PD 2030-01-01T10:05:00      1 node[01-08]          (Priority)",  # noqa: E501 - one exact Slurm line
+        "                 7     debug     wrap    alice PD                 N/A      1 (null)               (JobHeldUser)",  # noqa: E501 - one exact Slurm line
+    ]
+    # Pending jobs only, and the plan asked for (one dry-run pass on the controller).
+    assert api.requests[-1]["query"] == "state=PD&start=1&limit=100000"
+    # Its defaults give way to the options given with it.
+    assert main(["fsched", "squeue", "--start", "-t", "all", "-o", "%i", "-h"]) == 0
+    assert capsys.readouterr().out.split() == ["9", "8", "7"]
+    assert api.requests[-1]["query"] == "state=all&start=1&limit=100000"
+
+
+def test_the_plan_is_asked_only_for_a_format_or_sort_that_shows_it(api, capsys, objs):
+    api.routes[("GET", "/api/jobs/")] = (200, api.page([_planned(objs, 9, None)]))
+    for argv, asked in (
+        ([], False),
+        (["-o", "%i %Y"], True),
+        (["-O", "jobid,schednodes"], True),
+        (["-o", "%i", "-S", "-S"], True),
+        (["-o", "%i", "-S", "i"], False),
+    ):
+        assert main(["fsched", "squeue", *argv]) == 0, argv
+        assert ("start=1" in api.requests[-1]["query"]) is asked, argv
+    capsys.readouterr()
+
+
+def test_start_sort_puts_jobs_without_a_start_last_both_ways(objs):
+    jobs = [
+        _planned(objs, 1, None),
+        _planned(objs, 2, "2030-01-01T10:05:00+00:00"),
+        _planned(objs, 3, "2030-01-01T10:00:00+00:00"),
+        # Planned in the past: squeue counts it as now, ahead of any future one.
+        _planned(objs, 4, "2000-01-01T00:00:00+00:00"),
+    ]
+    assert format_jobs(jobs, "%i", header=False, sort="S") == ["4", "3", "2", "1"]
+    assert format_jobs(jobs, "%i", header=False, sort="-S") == ["2", "3", "4", "1"]
