@@ -119,7 +119,7 @@ def job_record(job: dict) -> Record:
             ("SubmitTime", slurm_time(job.get("submit_time"), "Unknown")),
             ("EligibleTime", slurm_time(job.get("eligible_time"), "Unknown")),
         ],
-        [("AccrueTime", slurm_time(job.get("eligible_time"), "Unknown"))],
+        [("AccrueTime", slurm_time(_accrue_time(job), "Unknown"))],
         [
             ("StartTime", slurm_time(job.get("start_time"), "Unknown")),
             ("EndTime", slurm_time(job.get("end_time"), "Unknown")),
@@ -187,6 +187,19 @@ def job_record(job: dict) -> Record:
         *([_mail_line(job)] if job.get("mail_type") else []),
     ]
     return record
+
+
+def _accrue_time(job: dict) -> str | None:
+    """A job accrues age from when it became eligible, so not before --begin's time."""
+    eligible = job.get("eligible_time")
+    if not eligible:
+        return None
+    from datetime import UTC, datetime  # noqa: PLC0415 - only show job pays for it
+
+    try:
+        return eligible if datetime.fromisoformat(eligible) <= datetime.now(UTC) else None
+    except (TypeError, ValueError):
+        return eligible
 
 
 def _mail_line(job: dict) -> list[tuple[str, str]]:

@@ -176,7 +176,6 @@ def _jobs(begin: datetime, end: datetime) -> list[core.JobSpan]:
             "min_nodes",
             "mem_per_node",
             "gres",
-            "submit_time",
             "eligible_time",
             "start_time",
             "end_time",
@@ -187,7 +186,7 @@ def _jobs(begin: datetime, end: datetime) -> list[core.JobSpan]:
     )
     out = []
     for (jid, account, user, part, tasks, cpt, alloc, node_list, min_nodes, mem_per_node, gres,
-         submit, eligible, start, stop, resv, hold) in rows:  # fmt: skip
+         eligible, start, stop, resv, hold) in rows:  # fmt: skip
         try:
             hosts = (
                 tuple(alloc) or tuple(hostlists.expand(node_list, limit=MAX_JOB_HOSTS))
@@ -204,8 +203,9 @@ def _jobs(begin: datetime, end: datetime) -> list[core.JobSpan]:
         except TresError:
             per_node = {}
         tres = {"cpu": cpus, "mem": mem, "node": nodes, **{k: v * nodes for k, v in per_node.items()}}
-        # A held job is not eligible, so it plans nothing (Slurm's eligible time).
-        since = None if (hold and start is None) else (eligible or submit)
+        # A held job is not eligible, so it plans nothing (Slurm's eligible time); nor does
+        # one waiting on a dependency (no eligible time yet).
+        since = None if (hold and start is None) else (eligible or start)
         out.append(
             core.JobSpan(
                 id=jid, account=account, user=user, cpus=cpus, mem=mem, nodes=nodes,

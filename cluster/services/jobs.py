@@ -604,7 +604,10 @@ def _validate_submission(
         "extra": _field(spec, "extra") or "",
         "layout": _field(spec, "layout") or "",
         "submit_time": now,
-        "eligible_time": None if begin and begin > now else now,
+        # Slurm's EligibleTime: --begin's time, else the submission, but for a job with
+        # a dependency, which becomes eligible when the pass finds it satisfied
+        # (cluster.services.scheduling).
+        "eligible_time": begin or (None if dependency else now),
         "array_max_tasks": throttle,
         "reason": _first_reason(signal_hold, dependency),
         "dependency": dependency,
@@ -690,7 +693,8 @@ def _store(
     publish.console_changed("jobs")
     # A held job, or one that begins later, cannot start now: no pass to ask for (the
     # periodic pass sees it when --begin comes; release asks for one).
-    if not common["hold"] and common["eligible_time"] is not None:
+    begin = common["begin_time"]
+    if not common["hold"] and not (begin and begin > now):
         triggers.schedule_after_commit()
     return Submitted(job_ids=job_ids, array_job_id=array_job_id)
 

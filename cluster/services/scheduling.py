@@ -185,7 +185,7 @@ def _apply(result: scheduler.PassResult, names: list[str], ctx: PassContext) -> 
     written: set[int] = set()
     if result.dependencies:
         # First: a job the pass starts is still PENDING here, and starts with none.
-        _update_dependencies(result.dependencies)
+        _update_dependencies(result.dependencies, now)
     if result.starts:
         started = {s.job_id: s for s in result.starts}
         wanted = {names[i] for s in result.starts for i in s.node_indices}
@@ -280,10 +280,16 @@ def _update_pending(pending: tuple[scheduler.Pending, ...]) -> None:
             job_mail.invalid_dependency(job)
 
 
-def _update_dependencies(changed: dict[int, str]) -> None:
+def _update_dependencies(changed: dict[int, str], now: datetime) -> None:
     """Store the terms the pass saw fulfilled or failed (a fulfilled term is dropped, as
-    Slurm drops it), for the jobs still PENDING; a job started keeps none."""
+    Slurm drops it), for the jobs still PENDING; a job started keeps none.  A job whose
+    dependency is satisfied becomes eligible now (EligibleTime=, AccrueTime=), as Slurm's
+    job_independent() sets its begin time, unless --begin set one."""
     rows.update_values(Job, ["dependency"], changed.items(), only_if={"state": JobState.PENDING})
+    satisfied = [job_id for job_id, text in changed.items() if not text]
+    if satisfied:
+        waiting = Job.objects.filter(pk__in=satisfied, state=JobState.PENDING, eligible_time=None)
+        waiting.update(eligible_time=now)
 
 
 def _end_expired(expired: tuple[int, ...], now: datetime) -> None:
