@@ -32,8 +32,9 @@ from cluster.models import (
 )
 from cluster.services import dependencies as depend_services
 from cluster.services import gres as gres_services
-from cluster.services import job_options, rows
+from cluster.services import job_options, job_request_update, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
+from cluster.services.job_request_update import MAX_BEGIN_YEAR
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
 from cluster.services.state import (
@@ -124,8 +125,6 @@ _NAMED_FIELDS = {
     "layout": ("--layout", 256),
     "dependency": ("--dependency", dependencies.MAX_TEXT),
 }
-# Beyond this --begin is refused: later dates overflow datetime once a time limit is added.
-MAX_BEGIN_YEAR = 9000
 
 
 def _checked_spec(spec: dict[str, Any], cfg: ClusterConfig) -> dict[str, Any]:
@@ -907,15 +906,15 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 @transaction.atomic
 def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any]) -> Job:
-    """scontrol update JobId=: TimeLimit, Partition, Licenses and Dependency (pending
-    only), Name, Nice."""
+    """scontrol update JobId=: TimeLimit, Partition, Licenses, Dependency and the request
+    of a pending job (cluster.services.job_request_update), Name, Nice, Comment."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
     # JobSubmitPlugins' job_modify: the changes as asked, which it may change or refuse.
     changes = dict(extensions.job_modify(changes, job=job, user=actor, cfg=ClusterConfig.current()).request)
-    allowed = {"time_limit", "partition", "name", "licenses", "nice", "dependency"}
+    allowed = job_request_update.FIELDS | _UPDATED_HERE
     unknown = set(changes) - allowed
     if unknown:
         shown = ", ".join(sorted(jobspec.quoted(u) for u in unknown))
@@ -924,7 +923,7 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     nice = _checked_nice(changes.pop("nice")) if "nice" in changes else None
     changes = _checked_changes(changes)
     fields: list[str] = []
-    before = {f: getattr(job, f) for f in (*allowed, "priority", "reason")}
+    before = {f.attname: getattr(job, f.attname) for f in Job._meta.concrete_fields}
     if nice is not None and nice != job.nice:
         _update_nice(actor, job, nice)
         fields += ["nice", "priority"]
@@ -963,11 +962,19 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     if "dependency" in changes:
         _update_dependency(job, changes["dependency"])
         fields += ["dependency", "reason"]
-    if "partition" in changes or "licenses" in changes:
-        # Checked as a submission is, with both changes made: a pending job that could never
+    cfg = ClusterConfig.current()
+    asked = {k: changes[k] for k in job_request_update.FIELDS if k in changes}
+    fields += job_request_update.apply(job, asked, now=clock.now(), node_limit=selectors.hostlist_limit(cfg))
+    moved = "partition" in changes or "licenses" in changes
+    if moved or job_request_update.REQUEST_FIELDS.intersection(fields):
+        # Checked as a submission is, with every change made: a pending job that could never
         # run where it now is (Slurm validates scontrol update's new partition the same way).
-        cfg = ClusterConfig.current()
-        _check_moved_job(job, _choose_partition(job.partition, cfg), cfg)
+        partition = _choose_partition(job.partition, cfg)
+        _check_constraint(job.features, partition)
+        req = NodeSet(job.req_nodes) if job.req_nodes else NodeSet()
+        if req & NodeSet(job.exc_nodes) or not set(req) <= set(partition.node_names):
+            raise ServiceError("Requested node configuration is not available", field="req_nodes")
+        _check_moved_job(job, partition, cfg)
     if fields:
         job.save(update_fields=fields)
         record_transition(
@@ -975,11 +982,19 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
             job.state,
             why="update " + ",".join(fields),
             user=actor.get_username(),
-            detail={"before": {f: before[f] for f in fields}, "after": {f: getattr(job, f) for f in fields}},
+            detail={
+                "before": {f: _audited(before[f]) for f in fields},
+                "after": {f: _audited(getattr(job, f)) for f in fields},
+            },
         )
         publish.console_changed("jobs")
         triggers.schedule_after_commit()
     return job
+
+
+def _audited(value: Any) -> Any:
+    """A field's value as the event's JSON holds it (a begin time as ISO 8601)."""
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def _update_dependency(job: Job, text: str) -> None:
@@ -1032,7 +1047,15 @@ def _check_moved_job(job: Job, partition: _PartitionRow, cfg: ClusterConfig) -> 
         _check_extensions_feasible(fields, request.nodes, pool, unnamed)
 
 
+_UPDATED_HERE = frozenset({"time_limit", "partition", "name", "licenses", "nice", "dependency"})
 _UPDATE_FIELDS = {
+    "begin": ("StartTime", 256),
+    "features": ("Features", 512),
+    "req_nodes": ("ReqNodeList", hostlists.MAX_TEXT),
+    "exc_nodes": ("ExcNodeList", hostlists.MAX_TEXT),
+    "nodes": ("NumNodes", 64),
+    "mem": ("MinMemoryNode", 64),
+    "comment": ("Comment", 1024),
     "time_limit": ("TimeLimit", 64),
     "partition": ("Partition", 1024),
     "name": ("JobName", 1024),

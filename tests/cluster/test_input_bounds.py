@@ -285,7 +285,9 @@ def test_a_deeply_nested_body_is_400(demo, api, depth):
         ({"time_limit": "9" * 30}, "time_limit", "Invalid TimeLimit value"),
         ({"time_limit": "-7"}, "time_limit", "Invalid TimeLimit value"),
         ({"partition": "batch\ud800"}, "partition", "lone surrogate"),
-        ({"comment": "x"}, "comment", "Update of comment is not supported"),
+        ({"comment": "a\x07b"}, "comment", "Invalid Comment specification"),
+        ({"req_nodes": "node[1-"}, "req_nodes", "Invalid node name specified"),
+        ({"priority": "10"}, "priority", "Update of priority is not supported"),
         ({"partiton": "batch"}, "partiton", "Update of partiton is not supported"),
     ],
 )
