@@ -17,6 +17,7 @@ on one line and ``--json`` prints the API objects.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
@@ -28,7 +29,7 @@ from cli.fmt import (
 )
 from cli.gres_fmt import gres_lines
 from slurmwords.durations import TIMESTAMP_FORMAT, format_duration_long, format_minutes_long
-from slurmwords.hostlists import expand_hostlist
+from slurmwords.hostlists import expand_hostlist, fold_ordered, natural_key
 from slurmwords.memory import format_memory_mb
 from slurmwords.reasons import scontrol_reason
 
@@ -1177,6 +1178,49 @@ def show_hostnames(words: list[str]) -> int:
     return 0
 
 
+def cmd_ping(client, words: list[str], opts: Opts) -> int:
+    """``scontrol ping``: ``Slurmctld(primary) at HOST is UP`` when the controller answers
+    (any answer: it is up even if it refuses this user), else DOWN and exit 1, with
+    scontrol's banner for root.  HOST is SlurmctldHost's name, as configured."""
+    from cli.client import ApiError, ConnectError  # noqa: PLC0415
+
+    host, up = client.host, True
+    try:
+        options = (client.get("/api/config/") or {}).get("options") or {}
+        configured = options.get("SlurmctldHost") or options.get("ControlMachine")
+        if isinstance(configured, list):
+            configured = configured[0] if configured else None
+        if configured:
+            host = str(configured).split("(", 1)[0].strip() or host
+    except ApiError:
+        pass
+    except ConnectError:
+        up = False
+    sys.stdout.write(f"Slurmctld(primary) at {host} is {'UP' if up else 'DOWN'}\n")
+    if not up and os.getuid() == 0:
+        sys.stdout.write("*****************************************\n")
+        sys.stdout.write("** RESTORE SLURMCTLD DAEMON TO SERVICE **\n")
+        sys.stdout.write("*****************************************\n")
+    return 0 if up else 1
+
+
+def show_hostlist(words: list[str], *, sort: bool) -> int:
+    """``scontrol show hostlist[sorted] <names>``: the names folded into one hostlist
+    (sorted first for hostlistsorted; no controller needed)."""
+    if not words:
+        sys.stderr.write("scontrol: error: show hostlist needs a list of names\n")
+        return 1
+    try:
+        names = expand_hostlist(",".join(words))
+    except ValueError as exc:
+        sys.stderr.write(f"scontrol: error: Invalid hostlist: {words[0]} ({exc})\n")
+        return 1
+    if sort:
+        names = sorted(names, key=natural_key)
+    sys.stdout.write(fold_ordered(names) + "\n")
+    return 0
+
+
 def cmd_version(client, words: list[str], opts: Opts) -> int:
     sys.stdout.write("slurm 23.11.0 (fsched)\n")
     return 0
@@ -1188,6 +1232,7 @@ VERBS: dict[str, Callable[..., int]] = {
     "update": cmd_update,
     "reconfigure": cmd_reconfigure,
     "version": cmd_version,
+    "ping": cmd_ping,
     "power": cmd_power,
     # Slurm's keywords, taken by any prefix of three letters or more ("reboot").
     "reboot_nodes": cmd_reboot,
@@ -1231,6 +1276,8 @@ def main(argv: list[str]) -> int:
     verb = lookup(VERBS, ns.command[0])
     if verb == "show" and len(ns.command) > 1 and ns.command[1].lower() in ("hostnames", "hostname"):
         return show_hostnames(ns.command[2:])
+    if verb == "show" and len(ns.command) > 1 and ns.command[1].lower() in ("hostlist", "hostlistsorted"):
+        return show_hostlist(ns.command[2:], sort=ns.command[1].lower() == "hostlistsorted")
     if verb is None:
         sys.stderr.write(f"invalid keyword: {ns.command[0]}\n")
         return 1

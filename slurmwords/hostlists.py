@@ -91,6 +91,45 @@ def fold_hostlist(names: Iterable[str]) -> str:
     return ",".join(text for _key, text in sorted(items))
 
 
+def fold_ordered(names: Iterable[str]) -> str:
+    """The names folded in their own order, as Slurm's hostlist prints a list it has not
+    sorted (``scontrol show hostlist``): ``node05,node01,node02`` -> ``node[05,01-02]``.
+    Neighbours of one prefix and width share a bracket; running numbers become a range."""
+    split = [(name, *_split_number(name)) for name in names]
+    padded: dict[str, set[int]] = {}
+    for _name, prefix, digits in split:
+        if len(digits) > 1 and digits[0] == "0":
+            padded.setdefault(prefix, set()).add(len(digits))
+    runs: list[tuple[str, int, list[list[int]]]] = []  # (prefix, width, [[low, high], ...])
+    out: list[str] = []
+    for name, prefix, digits in split:
+        if not digits:
+            runs.append((name, -1, []))
+            continue
+        # node10 joins node[01-09] (same printed width); node5 does not, as fold_hostlist.
+        width = len(digits) if len(digits) in padded.get(prefix, ()) else 0
+        number = int(digits)
+        if runs and runs[-1][:2] == (prefix, width):
+            ranges = runs[-1][2]
+            if ranges[-1][1] + 1 == number:
+                ranges[-1][1] = number
+            else:
+                ranges.append([number, number])
+        else:
+            runs.append((prefix, width, [[number, number]]))
+    for prefix, width, ranges in runs:
+        if width < 0:
+            out.append(prefix)
+            continue
+        parts = [
+            str(low).zfill(width) if low == high else f"{str(low).zfill(width)}-{str(high).zfill(width)}"
+            for low, high in ranges
+        ]
+        single = len(ranges) == 1 and ranges[0][0] == ranges[0][1]
+        out.append(prefix + parts[0] if single else f"{prefix}[{','.join(parts)}]")
+    return ",".join(out)
+
+
 def expand_hostlist(expr: str) -> list[str]:
     """``"node[01-03,05],gpu1"`` -> ``["node01", "node02", "node03", "node05", "gpu1"]``.
 

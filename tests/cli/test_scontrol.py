@@ -290,3 +290,23 @@ def test_show_job_prints_the_mail_line_of_a_job_that_asked_for_mail(objs):
     lines = render_record(job_record(objs.job(mail_type="FAIL", mail_user="ann@example.org"))).split("\n")
     assert "   MailUser=ann@example.org MailType=FAIL" in lines
     assert not any("MailUser" in line for line in render_record(job_record(objs.job())).split("\n"))
+
+
+def test_ping_names_the_controller_and_says_up_or_down(api, capsys, monkeypatch):
+    api.routes[("GET", "/api/config/")] = (200, {"options": {"SlurmctldHost": "ctl1(10.0.0.1)"}})
+    assert main(["fsched", "scontrol", "ping"]) == 0
+    assert capsys.readouterr().out == "Slurmctld(primary) at ctl1 is UP\n"
+    # Refusing this user is still an answer: the controller is up.
+    api.routes[("GET", "/api/config/")] = (401, {"error": "Authentication credentials were not provided."})
+    assert main(["fsched", "scontrol", "ping"]) == 0
+    assert capsys.readouterr().out.endswith(" is UP\n")
+    monkeypatch.setenv("FSCHED_URL", "http://127.0.0.1:9")  # nothing listens on discard
+    assert main(["fsched", "scontrol", "ping"]) == 1
+    assert capsys.readouterr().out.startswith("Slurmctld(primary) at 127.0.0.1 is DOWN\n")
+
+
+def test_show_hostlist_folds_in_order_and_hostlistsorted_sorts(capsys):
+    assert main(["fsched", "scontrol", "show", "hostlist", "node05,node01,node02"]) == 0
+    assert main(["fsched", "scontrol", "show", "hostlistsorted", "node05,node01,node02"]) == 0
+    assert capsys.readouterr().out == "node[05,01-02]\nnode[01-02,05]\n"
+    assert main(["fsched", "scontrol", "show", "hostlist", "node[1-"]) == 1

@@ -78,3 +78,12 @@ def test_the_controller_folds_the_same(numbers):
     """ClusterShell folds for the controller; what the CLI prints reads the same."""
     names = [f"n{n}" for n in numbers]
     assert fold_hostlist(names) == str(NodeSet.fromlist(names, resolver=RESOLVER_NOGROUP))
+
+
+def test_fold_ordered_keeps_the_given_order():
+    from slurmwords.hostlists import fold_ordered
+
+    assert fold_ordered(["node05", "node01", "node02"]) == "node[05,01-02]"
+    assert fold_ordered(["a1", "a2", "b", "a3"]) == "a[1-2],b,a3"
+    assert fold_ordered(["n01", "n02", "n10", "n9"]) == "n[01-02,10],n9"
+    assert fold_ordered([]) == ""
