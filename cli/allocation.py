@@ -31,6 +31,8 @@ from cli.client import ApiError, Client, CliError, ConnectError
 from slurmwords.int_lists import fold_repeats
 
 POLL = 0.5  # seconds between looks at a pending request
+# A request still pending this long without a pass's reason is said to be queued anyway.
+QUEUED_AFTER = 5.0
 PENDING = frozenset({"PENDING", "REQUEUED"})
 GRANTED = frozenset({"RUNNING", "CONFIGURING", "SUSPENDED", "STOPPED"})
 # sbatch's options that are a batch script's own, never an allocation's.
@@ -184,6 +186,11 @@ class _Holder:
     def say(self, text: str) -> None:
         _say(self.prog, text, quiet=self.quiet)
 
+    def tell(self, text: str) -> None:
+        """A line salloc prints and srun keeps for -v (srun's allocate.c: verbose, debug2)."""
+        if self.prog == "salloc":
+            self.say(text)
+
     def renew(self, client: Client | None = None) -> dict:
         answer = (client or self.client).post(self.path + "renew/")
         if not isinstance(answer, dict) or not isinstance(answer.get("job"), dict):
@@ -192,13 +199,20 @@ class _Holder:
         return answer
 
     def wait_granted(self) -> dict:
-        """Poll (renewing) until the job runs on its nodes; Slurm's words on the way."""
+        """Poll (renewing) until the job runs on its nodes; Slurm's words on the way.
+
+        "queued and waiting" only once the job really waits: a scheduler pass has given it
+        a reason, or it has pended a while.  Slurm's allocation request answers at once
+        with the nodes when it can start the job, and then says nothing of a queue."""
         queued = configuring = configuring_said = False
+        waited_since = time.monotonic()
         while True:
             info = self.renew()
-            state = info["job"].get("state")
+            job = info["job"]
+            state = job.get("state")
             if state in PENDING:
-                if not queued:
+                evaluated = job.get("reason") not in (None, "", "None")
+                if not queued and (evaluated or time.monotonic() - waited_since >= QUEUED_AFTER):
                     self.say(f"job {self.job_id} queued and waiting for resources")
                     queued = True
             elif state in GRANTED:
@@ -206,14 +220,14 @@ class _Holder:
                     self.say(f"job {self.job_id} has been allocated resources")
                     queued = False
                 if not configuring:
-                    self.say(f"Granted job allocation {self.job_id}")
+                    self.tell(f"Granted job allocation {self.job_id}")
                     configuring = True
                     if state == "CONFIGURING" or not info.get("launched"):
-                        self.say("Waiting for resource configuration")
+                        self.tell("Waiting for resource configuration")
                         configuring_said = True
                 if state != "CONFIGURING" and info.get("launched"):
                     if configuring_said:
-                        self.say(f"Nodes {info['job'].get('node_list')} are ready for job")
+                        self.tell(f"Nodes {job.get('node_list')} are ready for job")
                     return info
             else:
                 raise AllocationRevoked(self.prog, self.job_id)
@@ -275,8 +289,8 @@ def allocate(client: Client, job_options: dict, *, prog: str) -> Iterator[Alloca
     cwd = os.getcwd()
     job_id = _submit(client, request_body(job_options, environ=dict(os.environ), cwd=cwd))
     quiet = bool(job_options.get("quiet"))
-    _say(prog, f"Pending job allocation {job_id}", quiet=quiet)
     holder = _Holder(client, job_id, prog, quiet=quiet)
+    holder.tell(f"Pending job allocation {job_id}")
     try:
         info = holder.wait_granted()
     except KeyboardInterrupt:
@@ -303,7 +317,7 @@ def allocate(client: Client, job_options: dict, *, prog: str) -> Iterator[Alloca
     finally:
         holder.stop()
         if not alloc.revoked.is_set():
-            holder.say(f"Relinquishing job allocation {job_id}")
+            holder.tell(f"Relinquishing job allocation {job_id}")
             try:
                 holder.release(alloc.exit_code, alloc.exit_signal)
             except (ApiError, ConnectError) as exc:

@@ -93,3 +93,37 @@ def test_scontrol_shows_an_allocations_batch_flag(objs):
 
     assert "BatchFlag=0" in render_record(job_record(objs.job(batch=False)))
     assert "BatchFlag=1" in render_record(job_record(objs.job()))
+
+
+class _Answers:
+    """The controller's answers to an allocation's renewals, in turn (the last repeats)."""
+
+    def __init__(self, *jobs: dict) -> None:
+        self.jobs = list(jobs)
+
+    def post(self, path: str, body: object = None) -> dict:
+        job = self.jobs.pop(0) if len(self.jobs) > 1 else self.jobs[0]
+        return {"job": job, "launched": job["state"] == "RUNNING", "renew_every": 1}
+
+
+@pytest.mark.parametrize("prog", ["salloc", "srun"])
+def test_only_a_job_that_waits_is_said_to_be_queued(prog, monkeypatch, capsys):
+    from cli import allocation
+
+    monkeypatch.setattr(allocation, "POLL", 0)
+    started = {"state": "RUNNING", "node_list": "node01"}
+    # Started by the pass the submission asked for: no queue to speak of.
+    allocation._Holder(_Answers({"state": "PENDING", "reason": "None"}, started), 5, prog).wait_granted()
+    immediate = capsys.readouterr().err
+    assert "queued" not in immediate
+    assert immediate == ("salloc: Granted job allocation 5\n" if prog == "salloc" else "")
+    # A pass left it pending: it waits.
+    waiting = {"state": "PENDING", "reason": "Resources"}
+    allocation._Holder(_Answers(waiting, waiting, started), 6, prog).wait_granted()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[:2] == [
+        f"{prog}: job 6 queued and waiting for resources",
+        f"{prog}: job 6 has been allocated resources",
+    ]
+    # srun keeps salloc's other lines for -v, as Slurm's srun does.
+    assert lines[2:] == (["salloc: Granted job allocation 6"] if prog == "salloc" else [])
