@@ -173,9 +173,12 @@ def allocation_env(info: dict, job_options: dict, *, cwd: str, submit_host: str)
 class _Holder:
     """The lease's renewals, on a connection of their own (a Client is one socket)."""
 
-    def __init__(self, client: Client, job_id: int, prog: str, *, quiet: bool = False) -> None:
+    def __init__(
+        self, client: Client, job_id: int, prog: str, *, quiet: bool = False, verbose: bool = False
+    ) -> None:
         self.client = client
         self.quiet = quiet
+        self.verbose = verbose
         self.job_id = job_id
         self.prog = prog
         self.path = f"/api/jobs/{job_id}/allocation/"
@@ -188,7 +191,7 @@ class _Holder:
 
     def tell(self, text: str) -> None:
         """A line salloc prints and srun keeps for -v (srun's allocate.c: verbose, debug2)."""
-        if self.prog == "salloc":
+        if self.prog == "salloc" or self.verbose:
             self.say(text)
 
     def renew(self, client: Client | None = None) -> dict:
@@ -281,7 +284,7 @@ def _submit(client: Client, body: dict) -> int:
 
 
 @contextmanager
-def allocate(client: Client, job_options: dict, *, prog: str) -> Iterator[Allocation]:
+def allocate(client: Client, job_options: dict, *, prog: str, verbose: bool = False) -> Iterator[Allocation]:
     """Submit an allocation request, wait for it, hold it while the body runs, release it.
 
     Ctrl-C (or SIGINT) while pending cancels the request and raises
@@ -289,7 +292,7 @@ def allocate(client: Client, job_options: dict, *, prog: str) -> Iterator[Alloca
     cwd = os.getcwd()
     job_id = _submit(client, request_body(job_options, environ=dict(os.environ), cwd=cwd))
     quiet = bool(job_options.get("quiet"))
-    holder = _Holder(client, job_id, prog, quiet=quiet)
+    holder = _Holder(client, job_id, prog, quiet=quiet, verbose=verbose)
     holder.tell(f"Pending job allocation {job_id}")
     try:
         info = holder.wait_granted()

@@ -32,6 +32,7 @@ OPTIONS = (
     (("--overlap",), "overlap", True, None, "allow the step to share the job's CPUs with other steps"),
     (("--mpi",), "mpi", str, "type", "type of MPI being used (none; list)"),
     (("--jobid",), "jobid", int, "id", "run under already allocated job"),
+    (("-v", "--verbose"), "verbose", True, None, "verbose mode: the allocation's lines, as salloc's"),
     (
         ("-u", "--unbuffered"),
         "unbuffered",
@@ -80,7 +81,7 @@ def main(argv: list[str]) -> int:
         return run_step(client, job_id, ns, ns.command)
     from cli.allocation import allocate  # noqa: PLC0415 - the allocation's own module
 
-    with allocate(client, job_options(ns), prog=PROG) as alloc:
+    with allocate(client, job_options(ns), prog=PROG, verbose=bool(ns.verbose)) as alloc:
         # The job records the step's status, as Slurm's srun-made job ends with it.
         alloc.exit_code = run_step(client, alloc.job_id, ns, ns.command)
         return alloc.exit_code

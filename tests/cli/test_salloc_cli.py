@@ -127,3 +127,12 @@ def test_only_a_job_that_waits_is_said_to_be_queued(prog, monkeypatch, capsys):
     ]
     # srun keeps salloc's other lines for -v, as Slurm's srun does.
     assert lines[2:] == (["salloc: Granted job allocation 6"] if prog == "salloc" else [])
+
+
+def test_srun_verbose_prints_the_allocation_s_lines(monkeypatch, capsys):
+    from cli import allocation
+
+    monkeypatch.setattr(allocation, "POLL", 0)
+    started = {"state": "RUNNING", "node_list": "node01"}
+    allocation._Holder(_Answers(started), 7, "srun", verbose=True).wait_granted()
+    assert capsys.readouterr().err == "srun: Granted job allocation 7\n"
