@@ -81,7 +81,10 @@ def main(argv: list[str]) -> int:
         return run_step(client, job_id, ns, ns.command)
     from cli.allocation import allocate  # noqa: PLC0415 - the allocation's own module
 
-    with allocate(client, job_options(ns), prog=PROG, verbose=bool(ns.verbose)) as alloc:
+    options = job_options(ns)
+    # Slurm's srun names the job it makes after the program it runs (salloc's: "interactive").
+    options.setdefault("job_name", os.path.basename(ns.command[0]) if ns.command else "")
+    with allocate(client, options, prog=PROG, verbose=bool(ns.verbose)) as alloc:
         # The job records the step's status, as Slurm's srun-made job ends with it.
         alloc.exit_code = run_step(client, alloc.job_id, ns, ns.command)
         return alloc.exit_code

@@ -108,8 +108,9 @@ def test_srun_outside_an_allocation_makes_the_job_and_runs_the_step(c: E2ECluste
     job_id = int(tasks["0"]["SLURM_JOB_ID"])
     assert tasks["1"]["SLURM_JOB_ID"] == str(job_id)
     c.wait_for("srun's job to end", lambda: state_of(c, job_id) == "COMPLETED", timeout=30)
-    rows = c.cli("sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,State,ExitCode").stdout.split()
-    assert rows == [f"{job_id}|COMPLETED|0:0", f"{job_id}.0|COMPLETED|0:0"]
+    rows = c.cli("sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,JobName,State,ExitCode").stdout.split()
+    # The job srun made is named after the program it ran, as Slurm's srun names it.
+    assert rows == [f"{job_id}|env|COMPLETED|0:0", f"{job_id}.0|env|COMPLETED|0:0"]
 
     failed = c.cli("srun", "-n1", "sh", "-c", 'echo "$SLURM_JOB_ID"; exit 5', check=False)
     assert failed.returncode == 5
