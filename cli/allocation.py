@@ -74,8 +74,11 @@ class AllocationRevoked(CliError):
 def _say(prog: str, text: str, *, quiet: bool = False) -> None:
     """One of salloc's informational lines; -Q/--quiet keeps them, not errors, quiet."""
     if not quiet:
-        sys.stderr.write(f"{prog}: {text}\n")
-        sys.stderr.flush()
+        # A closed stderr (``srun ... 2>&1 | head``) must not keep the allocation from being
+        # given back: the line is lost, the release still happens.
+        with suppress(OSError, ValueError):
+            sys.stderr.write(f"{prog}: {text}\n")
+            sys.stderr.flush()
 
 
 def request_body(job_options: dict, *, environ: dict[str, str], cwd: str) -> dict:

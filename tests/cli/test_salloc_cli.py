@@ -136,3 +136,31 @@ def test_srun_verbose_prints_the_allocation_s_lines(monkeypatch, capsys):
     started = {"state": "RUNNING", "node_list": "node01"}
     allocation._Holder(_Answers(started), 7, "srun", verbose=True).wait_granted()
     assert capsys.readouterr().err == "srun: Granted job allocation 7\n"
+
+
+def test_a_closed_stderr_does_not_stop_the_allocation_s_release(monkeypatch):
+    """``srun -v ... 2>&1 | head -1``: the Relinquishing line meets a closed pipe; it is lost,
+    and the release after it still happens (it once left the job running to its limit)."""
+    from cli import allocation
+
+    class ClosedPipe:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    released = []
+
+    class Controller(_Answers):
+        def post(self, path: str, body: object = None) -> dict:
+            if path.endswith("/release/"):
+                released.append(body)
+                return {}
+            return super().post(path, body)
+
+    monkeypatch.setattr(allocation.sys, "stderr", ClosedPipe())
+    holder = allocation._Holder(Controller({"state": "RUNNING"}), 8, "srun", verbose=True)
+    holder.tell("Relinquishing job allocation 8")
+    holder.release()
+    assert released == [{"exit_code": 0, "signal": 0}]
