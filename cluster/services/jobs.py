@@ -707,17 +707,20 @@ def _first_reason(held: bool, dependency: str) -> str:
 
 
 def job_test_only(*, user: AbstractBaseUser, spec: dict[str, Any], now: datetime | None = None) -> dict:
-    """sbatch --test-only: validate, and say where and when the job would start; store nothing."""
+    """sbatch --test-only: validate, and say where and when the job would start; store no
+    job.  As slurmctld's will-run test makes a job record and purges it, the answer names a
+    job id of its own, taken from the ids (``Job 12 to start at ...``, which scripts read)."""
     now = now or clock.now()
     common, _tasks = _validate_submission(user, spec, now, ClusterConfig.current())
     start, nodes, cpus = estimate_start(common, now=now)
     when = durations.format_timestamp(start)
+    (job_id,) = _take_job_ids(1)
     return {
-        "job_id": None,
+        "job_id": job_id,
         "start_time": start.isoformat() if start else None,
         "nodes": nodes,
-        "message": f"Job to start at {when} using {cpus} processors on nodes {nodes or '(null)'} "
-        f"in partition {common['partition']}",
+        "message": f"Job {job_id} to start at {when} using {cpus} processors on nodes "
+        f"{nodes or '(null)'} in partition {common['partition']}",
     }
 
 

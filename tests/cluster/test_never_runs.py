@@ -145,3 +145,15 @@ def test_names_of_a_partition_that_are_no_node_yet_may_become_dynamic_nodes(demo
     assert str(err.value) == "Requested node configuration is not available"
     with pytest.raises(ServiceError, match="Node count specification invalid"):
         job_submit(user=users["alice"], spec={**WRAP, "partition": "grow", "nodes": "7"})
+
+
+def test_test_only_names_a_job_id_of_its_own_and_stores_no_job(demo, users, api):
+    """As slurmctld's will-run test (a job record made and purged): "Job N to start at ...",
+    N taken from the ids, so the next submission gets a later one."""
+    response = post(api("alice"), test_only=True)
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert isinstance(answer["job_id"], int)
+    assert answer["message"].startswith(f"Job {answer['job_id']} to start at ")
+    assert not Job.objects.filter(pk=answer["job_id"]).exists()
+    assert job_submit(user=users["alice"], spec=WRAP).job_ids[0] > answer["job_id"]
