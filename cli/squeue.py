@@ -286,6 +286,26 @@ def parse_args(argv: list[str]) -> fastargs.Namespace:
     return fastargs.Namespace(vars(build_parser().parse_args(argv)) if fast is None else fast)
 
 
+def check_filters(ns) -> str | None:
+    """squeue's own refusals of ``-t`` and ``-j`` words, before any request: the lines to
+    print (exit 1), or None."""
+    import re  # noqa: PLC0415 - only a line with -t or -j pays for it
+
+    from slurmwords.job_state_names import VALID_LIST, state_name  # noqa: PLC0415
+
+    if ns.states and ns.states.strip().lower() != "all":
+        for word in ns.states.split(","):
+            if word and state_name(word) is None:
+                return (
+                    f"{PROG}: error: Invalid job state specified: {word}\n"
+                    f"{PROG}: error: Valid job states include: {VALID_LIST}\n\n"
+                )
+    for word in (ns.jobs or "").split(","):
+        if word and not re.fullmatch(r"\d+(_\d+)?", word.strip()):
+            return f"{PROG}: error: Invalid job id: {word}\n"
+    return None
+
+
 def query(ns) -> dict:
     """The ``GET /api/jobs/`` filters for the parsed options."""
     params: dict = {}
@@ -353,6 +373,9 @@ def main(argv: list[str]) -> int:
         format_jobs([], fmt, header=False)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 1
+    if (ns.states or ns.jobs) and (refused := check_filters(ns)):
+        sys.stderr.write(refused)
         return 1
     client = Client()
     cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None

@@ -29,10 +29,8 @@ from cluster.services import reboots as reboot_services
 from cluster.services import reservations as reservation_services
 from cluster.services.configuration import config_load
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from slurmwords.job_state_names import state_name
 from slurmwords.node_state_filter import parse_node_states
-
-_COMPACT_TO_STATE = {v: k.value for k, v in states.JOB_STATE_COMPACT.items()}
-
 
 # Values of one list filter (``?job_id=1,2,...``): each is a bound variable of one query.
 MAX_FILTER_VALUES = 1000
@@ -89,9 +87,9 @@ def _job_states(values: list[str]) -> list[str] | None:
         return None
     out = []
     for value in values:
-        upper = value.upper()
-        name = _COMPACT_TO_STATE.get(upper, upper)
-        if name not in states.JobState.__members__:
+        # A state Slurm knows and fsched never gives (REVOKED, STAGE_OUT...) matches nothing.
+        name = state_name(value)
+        if name is None:
             raise ServiceError(f"Invalid job state specified: {value}")
         out.append(name)
     return out

@@ -157,3 +157,21 @@ def test_start_sort_puts_jobs_without_a_start_last_both_ways(objs):
     ]
     assert format_jobs(jobs, "%i", header=False, sort="S") == ["4", "3", "2", "1"]
     assert format_jobs(jobs, "%i", header=False, sort="-S") == ["2", "3", "4", "1"]
+
+
+def test_bad_state_and_job_id_words_are_refused_before_any_request(api, capsys, objs):
+    assert main(["fsched", "squeue", "-t", "pd,bogus"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "squeue: error: Invalid job state specified: bogus"
+    assert err[1].startswith("squeue: error: Valid job states include: PENDING,RUNNING,SUSPENDED,")
+    assert err[1].endswith(",STAGE_OUT,STOPPED")
+    assert main(["fsched", "squeue", "-j", "12,abc"]) == 1
+    assert capsys.readouterr().err == "squeue: error: Invalid job id: abc\n"
+    assert api.requests == []
+    # States Slurm knows and fsched never gives are words, not errors; compact codes too.
+    api.routes[("GET", "/api/jobs/")] = (200, api.page([]))
+    assert main(["fsched", "squeue", "-t", "revoked,SE,r", "-h"]) == 0
+    assert api.requests[-1]["query"] == "state=REVOKED,SE,R&limit=100000"
+    api.routes[("GET", "/api/jobs/")] = (200, api.page([objs.job(job_id=14)]))
+    assert main(["fsched", "squeue", "-j", "12_3,14", "-h", "-o", "%i"]) == 0
+    assert capsys.readouterr().out == "14\n"

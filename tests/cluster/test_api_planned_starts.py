@@ -69,3 +69,13 @@ def test_nothing_is_written_and_a_page_without_pending_jobs_runs_no_pass(queue, 
     with CaptureQueriesContext(connection) as asked:
         api("alice").get("/api/jobs/?state=R&start=1")
     assert len(asked.captured_queries) == len(plain.captured_queries)
+
+
+def test_state_words_are_slurm_s_names_and_codes(queue, api):
+    """(Beside the plan: the same list's ?state=.) A state Slurm knows and fsched never gives
+    matches no job; a word Slurm does not know is squeue's error."""
+    body = api("alice").get("/api/jobs/?state=revoked,STAGE_OUT,pd").json()
+    assert {job["state"] for job in body["results"]} == {"PENDING"}
+    assert api("alice").get("/api/jobs/?state=SE").json()["results"] == []
+    refused = api("alice").get("/api/jobs/?state=bogus")
+    assert (refused.status_code, refused.json()["error"]) == (400, "Invalid job state specified: bogus")
