@@ -183,6 +183,14 @@ def main(argv: list[str]) -> int:
         failed = cancel_steps(Client(), steps, normalize_signal(ns.signal))
         if not job_ids:
             return 1 if failed else 0
+    if ns.state:
+        from slurmwords.job_state_names import state_name  # noqa: PLC0415
+
+        if state_name(ns.state) is None:
+            # scancel's own lines (fprintf, no "scancel: error:"), before any request.
+            sys.stderr.write(f"Invalid job state specified: {ns.state}\n")
+            sys.stderr.write("Valid job states are PENDING, RUNNING, and SUSPENDED\n")
+            return 1
     if not job_ids and not any((ns.user, ns.partition, ns.name, ns.account, ns.qos, ns.state)):
         sys.stderr.write(f"{PROG}: error: No job identification provided\n")
         return 1

@@ -91,3 +91,13 @@ def test_qos_filter_selects_jobs_first(api, objs):
     assert main(["fsched", "scancel", "-q", "high", "-u", "alice"]) == 0
     assert api.requests[0]["query"] == "qos=high&user=alice&limit=100000"
     assert api.requests[1]["body"] == {"job_ids": [4, 6]}
+
+
+def test_a_bad_state_is_refused_before_any_request(api, capsys):
+    from cli.main import main
+
+    assert main(["fsched", "scancel", "--state=bogus", "-u", "alice"]) == 1
+    assert capsys.readouterr().err == (
+        "Invalid job state specified: bogus\nValid job states are PENDING, RUNNING, and SUSPENDED\n"
+    )
+    assert api.requests == []
