@@ -112,6 +112,13 @@ class Timeline:
         for events in table.values():
             events.sort()
 
+    def take_releases(self, table: dict[int, list[tuple[float, int, int]]]) -> None:
+        """:meth:`load_releases` of lists the caller built per node, each ``(end, cpus,
+        mem)`` with ``now <= end < INF``: taken over (and sorted) rather than copied."""
+        for events in table.values():
+            events.sort()
+        self.releases = table
+
     def reserve(self, nodes: Iterable[int], start: float, duration: float) -> None:
         nodes = list(nodes)
         for i in nodes:
@@ -498,15 +505,45 @@ class _ReadyIndex:
         self.whole_node = whole_node
         self.members = frozenset(candidates)
         self.ready: dict[int, float] = {}
+        # line.ready_at(i, *line.needs(i, ...)) for every candidate, inlined: an index
+        # covers a whole partition, and is built once per request shape per pass.
+        ready_of = self.ready
+        now = line.now
         horizon = line.horizon
         resv = line.reservations
+        releases = line.releases
+        fc = line.free_cpus
+        fm = line.free_mem
+        cap = line.cap_mem
+        capc = line.cap_cpus
+        need_cpus = cpus
+        need_mem = mem
         for i in candidates:
             if resv.get(i):
                 continue
-            ready = line.ready_at(i, *line.needs(i, cpus, mem, whole_mem, whole_node))
-            if ready <= horizon:
-                self.ready[i] = ready
-        self.sorted_ready = sorted(self.ready.values())
+            if whole_node:
+                assert capc is not None
+                need_cpus = max(capc[i], cpus)
+                need_mem = max(cap[i], mem)
+            elif whole_mem:
+                need_mem = cap[i]
+            free_c = fc[i]
+            free_m = fm[i]
+            if free_c >= need_cpus and free_m >= need_mem:
+                if now <= horizon:
+                    ready_of[i] = now
+                continue
+            rel = releases.get(i)
+            if rel is None:
+                continue
+            for end, dc, dm in rel:
+                free_c += dc
+                free_m += dm
+                if free_c >= need_cpus and free_m >= need_mem:
+                    if end <= horizon:
+                        ready_of[i] = end
+                    break
+        self.sorted_ready = sorted(ready_of.values())
 
     def reserved_members(self, line: Timeline) -> list[int]:
         return [i for i, rl in line.reservations.items() if rl and i in self.members]

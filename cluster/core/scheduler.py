@@ -60,7 +60,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import islice, repeat
+from itertools import islice
 
 from cluster.core import constraints, dependencies
 from cluster.core.backfill import INF, Timeline
@@ -575,8 +575,15 @@ class _Pass:
             at = job.node_indices
             cpus = job.alloc_cpus
             mems = job.alloc_mem
-            if len(cpus) != len(at) or len(mems) != len(at):
+            k = len(at)
+            if len(cpus) != k or len(mems) != k:
                 cpus, mems = self._held(job)
+            elif k == 1:  # most holding jobs: one node, given per node
+                i = at[0]
+                if 0 <= i < size:
+                    used_cpus[i] += cpus[0]
+                    used_mem[i] += mems[0]
+                continue
             for i, c, m in zip(at, cpus, mems, strict=True):
                 if 0 <= i < size:
                     used_cpus[i] += c
@@ -666,7 +673,7 @@ class _Pass:
         spent = self._budget()
         for p in self.plugins:
             p.begin_pass(snap)
-        timeouts = self._timeouts()
+        timeouts = self._holdings()
 
         ranked = []
         for pos, job in enumerate(snap.pending):
@@ -761,24 +768,46 @@ class _Pass:
         assert job.deadline is not None
         return missed_deadline(self.now, job.deadline, job.time_min, job.time_limit)
 
-    def _timeouts(self) -> tuple[Timeout, ...]:
+    def _holdings(self) -> tuple[Timeout, ...]:
         """RUNNING jobs past their time limit, the time they spent SUSPENDED or STOPPED not
         counted, as Slurm does not count suspended time (paused jobs are left alone;
-        COMPLETING ones are already ending)."""
+        COMPLETING ones are already ending).
+
+        The same walk over every holding job keeps each one's expected end, when backfill
+        plans its resources free again (``self.ends``, parallel to the snapshot's running
+        jobs): both need the job's limit, resolved once per (partition, own limit), and
+        walking the holding jobs again for backfill cost as much as this walk."""
         out = []
+        now = self.now
         running = JobState.RUNNING.value
-        # Every holding job every pass: the limit resolved once per (partition, own limit).
+        completing = JobState.COMPLETING.value
+        paused = PAUSED_JOB_STATES
+        parts = self.parts
         limits: dict[tuple[str, int | None], int | None] = {}
+        self.ends = ends = []
         for job in self.snap.running:
-            if job.state != running or job.start_time is None:
+            state = job.state
+            start = job.start_time
+            if state == completing:
+                ends.append(now)
+                continue
+            if state in paused or start is None:
+                ends.append(INF)
                 continue
             key = (job.partition, job.time_limit)
             limit = limits.get(key, -1)
             if limit == -1:
-                part = self.parts.get(job.partition)
+                part = parts.get(job.partition)
                 limit = limits[key] = resolve_time_limit(job, part.view if part else None)
-            if limit is not None and job.start_time + job.paused + limit * 60 <= self.now:
-                out.append(Timeout(job.job_id))
+            if limit is None:
+                ends.append(INF)
+                continue
+            end = start + job.paused + limit * 60
+            if end <= now:
+                if state == running:
+                    out.append(Timeout(job.job_id))
+                end = now
+            ends.append(end)
         out.sort(key=lambda t: t.job_id)
         return tuple(out)
 
@@ -1066,18 +1095,7 @@ class _Pass:
             cap_mem=self.cap_mem,
             cap_cpus=self.cap_cpus,
         )
-        size = len(self.cap_cpus)
-        releases = []
-        for job in self.snap.running:
-            end = self._expected_end(job, self.parts.get(job.partition))
-            cpus, mems = self._held(job)
-            releases.extend(
-                (i, end, c, m) for i, c, m in zip(job.node_indices, cpus, mems, strict=True) if 0 <= i < size
-            )
-        for start in self.starts:
-            end = now + start.time_limit * 60 if start.time_limit is not None else INF
-            releases.extend(zip(start.node_indices, repeat(end), start.cpus_per_node, start.mem_per_node))
-        timeline.load_releases(releases)
+        timeline.take_releases(self._releases())
 
         limit = self.cfg.bf_max_job_start
         tested = reserved = started = 0
@@ -1132,16 +1150,44 @@ class _Pass:
             )
         return tested, reserved
 
-    def _expected_end(self, job: JobView, part: _Part | None) -> float:
-        """When a holding job gives its resources back, as backfill plans it."""
-        if job.state == JobState.COMPLETING:
-            return self.now
-        if job.state in PAUSED_JOB_STATES or job.start_time is None:
-            return INF
-        limit = resolve_time_limit(job, part.view if part else None)
-        if limit is None:
-            return INF
-        return max(self.now, job.start_time + job.paused + limit * 60)
+    def _releases(self) -> dict[int, list[tuple[float, int, int]]]:
+        """Node index -> (end, CPUs, MB) of what the holding jobs and this pass's starts
+        give back, at their expected ends (:meth:`_holdings`); never-ending ones left out."""
+        now = self.now
+        size = len(self.cap_cpus)
+        table: dict[int, list[tuple[float, int, int]]] = {}
+        for job, end in zip(self.snap.running, self.ends, strict=True):
+            if end == INF:
+                continue
+            at = job.node_indices
+            cpus = job.alloc_cpus
+            mems = job.alloc_mem
+            k = len(at)
+            if len(cpus) != k or len(mems) != k:
+                cpus, mems = self._held(job)
+            elif k == 1:  # most holding jobs: one node, given per node
+                i = at[0]
+                if 0 <= i < size:
+                    events = table.get(i)
+                    if events is None:
+                        table[i] = [(end, cpus[0], mems[0])]
+                    else:
+                        events.append((end, cpus[0], mems[0]))
+                continue
+            for i, c, m in zip(at, cpus, mems, strict=True):
+                if 0 <= i < size:
+                    events = table.get(i)
+                    if events is None:
+                        table[i] = [(end, c, m)]
+                    else:
+                        events.append((end, c, m))
+        for start in self.starts:
+            if start.time_limit is None:
+                continue
+            end = now + start.time_limit * 60
+            for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
+                table.setdefault(i, []).append((end, c, m))
+        return table
 
 
 def _proposal(nodes: Sequence[int], req: list[int], count: int) -> tuple[int, ...]:
