@@ -323,9 +323,11 @@ class Timeline:
         extra: list[float] = []
         ends: list[float] = []
         reserved_ready: dict[int, float] = {}
+        held = index.reserved
         for i in index.reserved_members(self):
-            need_cpus, need_mem = self.needs(i, cpus, mem, whole_mem, whole_node)
-            ready = self.ready_at(i, need_cpus, need_mem)
+            ready = held.get(i)
+            if ready is None:
+                ready = held[i] = self.ready_at(i, *self.needs(i, cpus, mem, whole_mem, whole_node))
             if ready > horizon:
                 continue
             reserved_ready[i] = ready
@@ -570,6 +572,7 @@ class _ReadyIndex:
         "members",
         "position",
         "ready",
+        "reserved",
         "sorted_ready",
         "whole_mem",
         "whole_node",
@@ -595,6 +598,9 @@ class _ReadyIndex:
         position = {i: k for k, i in enumerate(candidates)}
         self.position: dict[int, int] | None = position if len(position) == len(candidates) else None
         self.ready: dict[int, float] = {}
+        # The reserved candidates' ready times as last asked for (what ready_at reads of a
+        # node changes only with an add_release on it, which forgets its entry).
+        self.reserved: dict[int, float] = {}
         # line.ready_at(i, *line.needs(i, ...)) for every candidate, inlined: an index
         # covers a whole partition, and is built once per request shape per pass.
         ready_of = self.ready
@@ -645,7 +651,10 @@ class _ReadyIndex:
             del self.sorted_ready[bisect_left(self.sorted_ready, (old, i))]
 
     def refresh(self, line: Timeline, i: int) -> None:
-        if i not in self.members or line.reservations.get(i):
+        if i not in self.members:
+            return
+        if line.reservations.get(i):
+            self.reserved.pop(i, None)
             return
         self.drop(i)
         ready = line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))
