@@ -571,23 +571,12 @@ class _Pass:
 
         used_cpus = [0] * size
         used_mem = [0] * size
-        for job in snap.running:
-            at = job.node_indices
-            cpus = job.alloc_cpus
-            mems = job.alloc_mem
-            k = len(at)
-            if len(cpus) != k or len(mems) != k:
-                cpus, mems = self._held(job)
-            elif k == 1:  # most holding jobs: one node, given per node
-                i = at[0]
-                if 0 <= i < size:
-                    used_cpus[i] += cpus[0]
-                    used_mem[i] += mems[0]
-                continue
-            for i, c, m in zip(at, cpus, mems, strict=True):
-                if 0 <= i < size:
-                    used_cpus[i] += c
-                    used_mem[i] += m
+        # Backfill's release lists too when it will likely want them (a backfill pass with a
+        # queue), in the same walk; otherwise only the ends, for it to build them from.
+        self.release_table: dict[int, list[tuple[float, int, int]]] | None = (
+            {} if snap.config.backfill and snap.pending else None
+        )
+        self.timeouts = self._walk_holdings(used_cpus, used_mem, self.release_table)
         for n in nodes:
             i = n.index
             used_cpus[i] = max(used_cpus[i], n.alloc_cpus)
@@ -673,7 +662,7 @@ class _Pass:
         spent = self._budget()
         for p in self.plugins:
             p.begin_pass(snap)
-        timeouts = self._holdings()
+        timeouts = self.timeouts
 
         ranked = []
         for pos, job in enumerate(snap.pending):
@@ -768,46 +757,83 @@ class _Pass:
         assert job.deadline is not None
         return missed_deadline(self.now, job.deadline, job.time_min, job.time_limit)
 
-    def _holdings(self) -> tuple[Timeout, ...]:
-        """RUNNING jobs past their time limit, the time they spent SUSPENDED or STOPPED not
-        counted, as Slurm does not count suspended time (paused jobs are left alone;
-        COMPLETING ones are already ending).
+    def _walk_holdings(
+        self,
+        used_cpus: list[int],
+        used_mem: list[int],
+        table: dict[int, list[tuple[float, int, int]]] | None,
+    ) -> tuple[Timeout, ...]:
+        """One walk over every holding job, for everything the pass needs of them: what
+        each node has allocated (added to ``used_cpus``/``used_mem``), the RUNNING jobs
+        past their time limit (returned), and when each one gives its resources back as
+        backfill plans it, its expected end: into ``table`` (node -> (end, CPUs, MB)),
+        or, without one, as ``self.ends`` (parallel to the snapshot's running jobs).
 
-        The same walk over every holding job keeps each one's expected end, when backfill
-        plans its resources free again (``self.ends``, parallel to the snapshot's running
-        jobs): both need the job's limit, resolved once per (partition, own limit), and
-        walking the holding jobs again for backfill cost as much as this walk."""
+        Timeouts: the time spent SUSPENDED or STOPPED not counted, as Slurm does not count
+        suspended time (paused jobs are left alone; COMPLETING ones are already ending).
+        Expected ends: now for COMPLETING jobs and those past their limit, never for paused
+        ones and those without a start or a limit.  The limit is resolved once per
+        (partition, own limit)."""
         out = []
         now = self.now
+        size = len(used_cpus)
         running = JobState.RUNNING.value
         completing = JobState.COMPLETING.value
         paused = PAUSED_JOB_STATES
-        parts = self.parts
+        partitions = self.snap.partitions
         limits: dict[tuple[str, int | None], int | None] = {}
-        self.ends = ends = []
+        ends: list[float] = []
         for job in self.snap.running:
             state = job.state
             start = job.start_time
             if state == completing:
-                ends.append(now)
-                continue
-            if state in paused or start is None:
-                ends.append(INF)
-                continue
-            key = (job.partition, job.time_limit)
-            limit = limits.get(key, -1)
-            if limit == -1:
-                part = parts.get(job.partition)
-                limit = limits[key] = resolve_time_limit(job, part.view if part else None)
-            if limit is None:
-                ends.append(INF)
-                continue
-            end = start + job.paused + limit * 60
-            if end <= now:
-                if state == running:
-                    out.append(Timeout(job.job_id))
                 end = now
-            ends.append(end)
+            elif state in paused or start is None:
+                end = INF
+            else:
+                key = (job.partition, job.time_limit)
+                limit = limits.get(key, -1)
+                if limit == -1:
+                    limit = limits[key] = resolve_time_limit(job, partitions.get(job.partition))
+                if limit is None:
+                    end = INF
+                else:
+                    end = start + job.paused + limit * 60
+                    if end <= now:
+                        if state == running:
+                            out.append(Timeout(job.job_id))
+                        end = now
+            at = job.node_indices
+            cpus = job.alloc_cpus
+            mems = job.alloc_mem
+            k = len(at)
+            if len(cpus) != k or len(mems) != k:
+                cpus, mems = self._held(job)
+            elif k == 1:  # most holding jobs: one node, given per node
+                i = at[0]
+                if 0 <= i < size:
+                    c = cpus[0]
+                    m = mems[0]
+                    used_cpus[i] += c
+                    used_mem[i] += m
+                    if table is not None and end != INF:
+                        events = table.get(i)
+                        if events is None:
+                            table[i] = [(end, c, m)]
+                        else:
+                            events.append((end, c, m))
+                if table is None:
+                    ends.append(end)
+                continue
+            for i, c, m in zip(at, cpus, mems, strict=True):
+                if 0 <= i < size:
+                    used_cpus[i] += c
+                    used_mem[i] += m
+                    if table is not None and end != INF:
+                        table.setdefault(i, []).append((end, c, m))
+            if table is None:
+                ends.append(end)
+        self.ends = ends
         out.sort(key=lambda t: t.job_id)
         return tuple(out)
 
@@ -1152,8 +1178,21 @@ class _Pass:
 
     def _releases(self) -> dict[int, list[tuple[float, int, int]]]:
         """Node index -> (end, CPUs, MB) of what the holding jobs and this pass's starts
-        give back, at their expected ends (:meth:`_holdings`); never-ending ones left out."""
+        give back, at their expected ends (:meth:`_walk_holdings`); never-ending ones left out."""
+        table = self.release_table
+        if table is None:
+            table = self._held_releases()
         now = self.now
+        for start in self.starts:
+            if start.time_limit is None:
+                continue
+            end = now + start.time_limit * 60
+            for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
+                table.setdefault(i, []).append((end, c, m))
+        return table
+
+    def _held_releases(self) -> dict[int, list[tuple[float, int, int]]]:
+        """The holding jobs' part of :meth:`_releases`, from ``self.ends``."""
         size = len(self.cap_cpus)
         table: dict[int, list[tuple[float, int, int]]] = {}
         for job, end in zip(self.snap.running, self.ends, strict=True):
@@ -1162,31 +1201,11 @@ class _Pass:
             at = job.node_indices
             cpus = job.alloc_cpus
             mems = job.alloc_mem
-            k = len(at)
-            if len(cpus) != k or len(mems) != k:
+            if len(cpus) != len(at) or len(mems) != len(at):
                 cpus, mems = self._held(job)
-            elif k == 1:  # most holding jobs: one node, given per node
-                i = at[0]
-                if 0 <= i < size:
-                    events = table.get(i)
-                    if events is None:
-                        table[i] = [(end, cpus[0], mems[0])]
-                    else:
-                        events.append((end, cpus[0], mems[0]))
-                continue
             for i, c, m in zip(at, cpus, mems, strict=True):
                 if 0 <= i < size:
-                    events = table.get(i)
-                    if events is None:
-                        table[i] = [(end, c, m)]
-                    else:
-                        events.append((end, c, m))
-        for start in self.starts:
-            if start.time_limit is None:
-                continue
-            end = now + start.time_limit * 60
-            for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
-                table.setdefault(i, []).append((end, c, m))
+                    table.setdefault(i, []).append((end, c, m))
         return table
 
 
