@@ -163,3 +163,41 @@ def test_random_passes_decide_as_before(block):
 )
 def test_bench_passes_decide_as_before(case):
     assert digest(bench_snapshot(*case)) == BENCH_BEFORE[case]
+
+
+def _fresh(snap: Snapshot) -> Snapshot:
+    """The same snapshot with its holding jobs in a new tuple: nothing kept applies."""
+    return dataclasses.replace(snap, running=tuple(list(snap.running)))
+
+
+def _outcome(snap: Snapshot):
+    r = schedule(snap)
+    return (r.starts, r.pending, r.timeouts, r.stats)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_pass_on_the_last_pass_s_holding_jobs_decides_as_a_fresh_one(seed):
+    """The holding jobs' allocations, limits and releases are kept for the next pass on
+    the very same tuple of them (the simulator's and live passes between two changes):
+    later clocks, other settings, other partition limits and node sizes must still give
+    what a pass on the same jobs read afresh gives."""
+    rng = random.Random(1000 + seed)
+    for _ in range(25):
+        snap = random_snapshot(rng)
+        schedule(snap)  # keeps its holdings
+        later = []
+        for dt in (0.0, 45.0, 700.0, 4000.0, 20000.0):
+            later.append(dataclasses.replace(snap, now=snap.now + dt))
+        later.append(dataclasses.replace(snap, config=SchedulerConfig(backfill=False)))
+        later.append(dataclasses.replace(snap, pending=(), now=snap.now + 300))
+        parts = {
+            name: dataclasses.replace(p, max_time=None, default_time=rng.choice((1, 20)))
+            for name, p in snap.partitions.items()
+        }
+        later.append(dataclasses.replace(snap, partitions=parts))
+        nodes = tuple(dataclasses.replace(n, cpus=n.cpus * 2) for n in snap.nodes)
+        later.append(dataclasses.replace(snap, nodes=nodes))
+        for again in later:
+            schedule(snap)  # its holdings kept again (a fresh read replaces them)
+            kept = _outcome(again)
+            assert kept == _outcome(_fresh(again))
