@@ -17,11 +17,18 @@ to 10k).  The same fit is printed for the time above the floor (the scheduling i
 ``--quick``: 1k and 10k pending, 3 runs (the 100k column takes most of the default's time).
 The cyclic garbage collector is off during each timed pass, as the live pass runs
 (``cluster.services.scheduling.decide``); ``bench.pass_service`` times that live service.
+
+The timed passes run on the snapshot of the warm-up pass, so they find what it kept of the
+holding jobs (the pass core keeps it for the next pass on the same tuple of them, as the
+simulator's and the live passes mostly are: ``cluster.core.scheduler._holdings_for``).
+``--changed``: every timed pass on a new tuple of the same holding jobs instead, as a pass
+after a job started or ended, which walks them all again.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import math
 import statistics
@@ -33,12 +40,16 @@ from bench.scheduler_pass import build
 from cluster.core.scheduler import schedule
 
 
-def median_pass(pending: int, nodes: int, runs: int, seed: int) -> tuple[float, int]:
+def median_pass(
+    pending: int, nodes: int, runs: int, seed: int, *, changed: bool = False
+) -> tuple[float, int]:
     """Median seconds of one pass over ``runs`` (after one warm-up), and the jobs started."""
     snap = build(pending, nodes, seed)
     result = schedule(snap)  # warm-up: caches and allocator
     times = []
     for _ in range(runs):
+        if changed:
+            snap = dataclasses.replace(snap, running=tuple(list(snap.running)))
         gc.disable()
         try:
             t0 = time.perf_counter()
@@ -86,20 +97,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="1k and 10k pending, 3 runs")
+    ap.add_argument("--changed", action="store_true", help="every pass on a new tuple of the holding jobs")
     args = ap.parse_args(argv)
     if args.quick:
         args.pending, args.runs = [1_000, 10_000], 3
     if len(set(args.pending)) < 2 or len(set(args.nodes)) < 2 or min(args.pending + args.nodes) < 2:
         ap.error("give at least two queue depths and two node counts, each at least 2")
 
-    print(f"scheduler pass time (ms, median of {args.runs}) against queue depth and node count")
+    held = (
+        "a new tuple of the holding jobs every pass"
+        if args.changed
+        else "the holding jobs kept from the last pass"
+    )
+    print(f"scheduler pass time (ms, median of {args.runs}) against queue depth and node count; {held}")
     print(f"  before: {reference.describe()}")
     floor: dict[int, float] = {}
     cells: dict[tuple[int, int], tuple[float, int]] = {}
     for n in args.nodes:
-        floor[n] = median_pass(0, n, args.runs, args.seed)[0]
+        floor[n] = median_pass(0, n, args.runs, args.seed, changed=args.changed)[0]
         for p in args.pending:
-            cells[p, n] = median_pass(p, n, args.runs, args.seed)
+            cells[p, n] = median_pass(p, n, args.runs, args.seed, changed=args.changed)
     width = max(12, *(len(f"{n:,} nodes") + 2 for n in args.nodes))
     print(f"  {'pending':>10}" + "".join(f"{f'{n:,} nodes':>{width}}" for n in args.nodes))
     print(f"  {'0 (floor)':>10}" + "".join(f"{floor[n] * 1000:>{width}.1f}" for n in args.nodes))

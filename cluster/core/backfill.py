@@ -23,10 +23,12 @@ Times are float seconds on the snapshot's clock; ``math.inf`` means never / unli
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 INF = math.inf
 
@@ -55,9 +57,9 @@ class Timeline:
     __slots__ = (
         "cap_cpus",
         "cap_mem",
+        "fitting",
         "free_cpus",
         "free_mem",
-        "full_prefix",
         "horizon",
         "indexes",
         "now",
@@ -85,10 +87,12 @@ class Timeline:
         self.releases: dict[int, list[tuple[float, int, int]]] = {}
         # node index -> sorted [(start, end)] whole-node reservations of higher-priority jobs
         self.reservations: dict[int, list[tuple[float, float]]] = {}
-        # id(candidates) -> (candidates, k): candidates[:k] have no CPU free now.  The caller
-        # only ever takes resources during a backfill pass (it starts jobs, none ends), so
-        # such a prefix only grows and no start-now search needs to look at it again.
-        self.full_prefix: dict[int, tuple[Sequence[int], int]] = {}
+        # (id(candidates), request) -> (candidates, the candidates that still have one
+        # share of the request free now, in order).  The caller only ever takes resources
+        # during a backfill pass (it starts jobs, none ends), so a node that lacks a share
+        # once never has it again and no later start-now search of that request needs to
+        # look at it: each search walks the nodes that fit, not the whole partition.
+        self.fitting: dict[tuple, tuple[Sequence[int], list[int]]] = {}
         # (id(candidates), request) -> the candidates' ready times for that request: see
         # _ReadyIndex.  Kept current by add_release and reserve.
         self.indexes: dict[tuple, _ReadyIndex] = {}
@@ -111,6 +115,13 @@ class Timeline:
                 table.setdefault(node, []).append((max(end, now), cpus, mem))
         for events in table.values():
             events.sort()
+
+    def take_releases(self, table: dict[int, list[tuple[float, int, int]]]) -> None:
+        """:meth:`load_releases` of lists the caller built per node, each ``(end, cpus,
+        mem)`` with ``now <= end < INF``: taken over (and sorted) rather than copied."""
+        for events in table.values():
+            events.sort()
+        self.releases = table
 
     def reserve(self, nodes: Iterable[int], start: float, duration: float) -> None:
         nodes = list(nodes)
@@ -307,25 +318,75 @@ class Timeline:
                 self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
             )
         horizon = self.horizon
-        starts = list(index.sorted_ready)
+        # Only the reserved candidates are looked at job by job; the others' ready times
+        # are read from the index in place, not copied (a partition's worth per job).
+        extra: list[float] = []
         ends: list[float] = []
-        ready_of = dict(index.ready)  # nodes reserved for nobody
-        # The reserved nodes among the candidates: each start interval clear of them.
+        reserved_ready: dict[int, float] = {}
+        held = index.reserved
         for i in index.reserved_members(self):
-            need_cpus, need_mem = self.needs(i, cpus, mem, whole_mem, whole_node)
-            ready = self.ready_at(i, need_cpus, need_mem)
+            ready = held.get(i)
+            if ready is None:
+                ready = held[i] = self.ready_at(i, *self.needs(i, cpus, mem, whole_mem, whole_node))
             if ready > horizon:
                 continue
-            ready_of[i] = ready
-            _starts_between(self.reservations[i], ready, duration, horizon, starts=starts, ends=ends)
-        if len(starts) < count:
+            reserved_ready[i] = ready
+            _starts_between(self.reservations[i], ready, duration, horizon, starts=extra, ends=ends)
+        pairs = index.sorted_ready
+        if len(pairs) + len(extra) < count:
             return None
-        start = self._earliest(
-            starts=starts, ends=ends, count=count, required=(), ready_of=ready_of, duration=duration
-        )
+        starts: Iterable[float] = map(itemgetter(0), pairs)
+        if extra:
+            extra.sort()
+            starts = heapq.merge(starts, extra)
+        ends.sort()
+        start = _earliest_sorted(starts, ends, count)
         if start is None:
             return None
-        return Plan(start, self._first_free(candidates, ready_of, start, duration, count))
+        if index.position is None:  # a candidate listed twice: walk them in order
+            first = self._first_ready(
+                candidates, index.ready, reserved_ready, start=start, duration=duration, count=count
+            )
+            return Plan(start, first)
+        # The first ``count`` in preference order of the nodes free at ``start``: those
+        # reserved for nobody and ready by then (a prefix of the sorted ready times, about
+        # ``count`` nodes as ``start`` is the count-th such time) and the reserved ones
+        # clear at ``start``, rather than a walk of the candidates up to the last chosen.
+        free = []
+        for ready, i in pairs:
+            if ready > start:
+                break
+            free.append(i)
+        free.extend(i for i, ready in reserved_ready.items() if self._free_at(i, start, duration, ready))
+        return Plan(start, tuple(heapq.nsmallest(count, free, key=index.position.__getitem__)))
+
+    def _first_ready(
+        self,
+        candidates: Sequence[int],
+        ready: Mapping[int, float],
+        reserved_ready: Mapping[int, float],
+        *,
+        start: float,
+        duration: float,
+        count: int,
+    ) -> tuple[int, ...]:
+        """:meth:`_first_free` over the two parts of ``_plan_indexed``'s ready times:
+        ``ready`` of nodes reserved for nobody (free at ``start`` once ready by then),
+        ``reserved_ready`` of the reserved ones (their reservations checked too)."""
+        first: list[int] = []
+        get = ready.get
+        for i in candidates:
+            r = get(i)
+            if r is None:
+                r = reserved_ready.get(i)
+                if r is None or not self._free_at(i, start, duration, r):
+                    continue
+            elif r > start:
+                continue
+            first.append(i)
+            if len(first) == count:
+                break
+        return tuple(first)
 
     def _start_now(
         self,
@@ -342,7 +403,8 @@ class Timeline:
         all_now: bool,
     ) -> Plan | None:
         """:meth:`plan`'s answer when the job can start now, else None: the nodes that fit
-        now, found by two comparisons per node.  Most jobs backfill starts are found here,
+        now, found by two comparisons per node that had a share free at the last search
+        of the same request (``cpus`` at least 1).  Most jobs backfill starts are found here,
         so the release lists and reservations of busy nodes (the whole earliest-start
         search) are walked only for the jobs that must wait."""
         now = self.now
@@ -354,30 +416,30 @@ class Timeline:
         capc = self.cap_cpus if whole_node else None
         need_cpus = cpus
         stop_at = count if not required and not all_now else 0
-        # Skip the nodes known to have no CPU free; extend that prefix while scanning.
-        entry = self.full_prefix.get(id(candidates))
-        first = entry[1] if entry is not None and entry[0] is candidates else 0
-        size = len(candidates)
-        while first < size and fc[candidates[first]] <= 0:
-            first += 1
-        self.full_prefix[id(candidates)] = (candidates, first)
+        key = (id(candidates), cpus, mem, whole_mem, whole_node)
+        entry = self.fitting.get(key)
+        fits = entry[1] if entry is not None and entry[0] is candidates else candidates
+        kept: list[int] = []  # the nodes of ``fits`` that still have a share free
         now_ok: list[int] = []
-        for k in range(first, size):
-            i = candidates[k]
-            if excluded and i in excluded:
-                continue
+        for k, i in enumerate(fits):
             need_mem = cap[i] if whole_mem else mem
             if capc is not None:
                 need_cpus = max(capc[i], cpus)
                 need_mem = max(cap[i], mem)
             if fc[i] < need_cpus or fm[i] < need_mem:
+                continue  # for the rest of the pass
+            kept.append(i)
+            if excluded and i in excluded:
                 continue
             rl = resv.get(i)
             if rl and any(rs < end_now and re > now for rs, re in rl):
                 continue
             now_ok.append(i)
             if len(now_ok) == stop_at:
+                kept.extend(fits[k + 1 :])
+                self.fitting[key] = (candidates, kept)
                 return Plan(now, tuple(now_ok), immediate=True)
+        self.fitting[key] = (candidates, kept)
         if len(now_ok) >= count and set(required).issubset(now_ok):
             if all_now:
                 return Plan(now, tuple(now_ok), immediate=True)
@@ -463,6 +525,30 @@ def _starts_between(
         starts.append(cur)
 
 
+def _earliest_sorted(starts: Iterable[float], ends: Sequence[float], count: int) -> float | None:
+    """:meth:`Timeline._earliest` without required nodes, on ``starts`` already in order
+    (read lazily: the sweep mostly stops within the first ``count`` or so) and ``ends``
+    sorted: the first start time covered by ``count`` intervals."""
+    j = 0
+    n_ends = len(ends)
+    seen = 0
+    it = iter(starts)
+    t = next(it, None)
+    while t is not None:
+        seen += 1
+        following = next(it, None)
+        if following == t:
+            t = following
+            continue  # count every interval opening at t first
+        if seen >= count:
+            while j < n_ends and ends[j] < t:
+                j += 1
+            if seen - j >= count:
+                return t
+        t = following
+    return None
+
+
 def _pick(nodes: Sequence[int], required: Sequence[int], count: int) -> tuple[int, ...]:
     """Required nodes first, then the first others in preference order."""
     if not required:
@@ -479,7 +565,18 @@ class _ReadyIndex:
     reservations are looked at job by job) and is looked at again when a start changes
     what it has free (:meth:`Timeline.add_release`)."""
 
-    __slots__ = ("candidates", "cpus", "mem", "members", "ready", "sorted_ready", "whole_mem", "whole_node")
+    __slots__ = (
+        "candidates",
+        "cpus",
+        "mem",
+        "members",
+        "position",
+        "ready",
+        "reserved",
+        "sorted_ready",
+        "whole_mem",
+        "whole_node",
+    )
 
     def __init__(
         self,
@@ -497,16 +594,53 @@ class _ReadyIndex:
         self.whole_mem = whole_mem
         self.whole_node = whole_node
         self.members = frozenset(candidates)
+        # Node -> its place in the preference order (None if a node is listed twice).
+        position = {i: k for k, i in enumerate(candidates)}
+        self.position: dict[int, int] | None = position if len(position) == len(candidates) else None
         self.ready: dict[int, float] = {}
+        # The reserved candidates' ready times as last asked for (what ready_at reads of a
+        # node changes only with an add_release on it, which forgets its entry).
+        self.reserved: dict[int, float] = {}
+        # line.ready_at(i, *line.needs(i, ...)) for every candidate, inlined: an index
+        # covers a whole partition, and is built once per request shape per pass.
+        ready_of = self.ready
+        now = line.now
         horizon = line.horizon
         resv = line.reservations
+        releases = line.releases
+        fc = line.free_cpus
+        fm = line.free_mem
+        cap = line.cap_mem
+        capc = line.cap_cpus
+        need_cpus = cpus
+        need_mem = mem
         for i in candidates:
             if resv.get(i):
                 continue
-            ready = line.ready_at(i, *line.needs(i, cpus, mem, whole_mem, whole_node))
-            if ready <= horizon:
-                self.ready[i] = ready
-        self.sorted_ready = sorted(self.ready.values())
+            if whole_node:
+                assert capc is not None
+                need_cpus = max(capc[i], cpus)
+                need_mem = max(cap[i], mem)
+            elif whole_mem:
+                need_mem = cap[i]
+            free_c = fc[i]
+            free_m = fm[i]
+            if free_c >= need_cpus and free_m >= need_mem:
+                if now <= horizon:
+                    ready_of[i] = now
+                continue
+            rel = releases.get(i)
+            if rel is None:
+                continue
+            for end, dc, dm in rel:
+                free_c += dc
+                free_m += dm
+                if free_c >= need_cpus and free_m >= need_mem:
+                    if end <= horizon:
+                        ready_of[i] = end
+                    break
+        # (ready time, node), sorted: the times in order, and which nodes are ready by when.
+        self.sorted_ready = sorted([(ready, i) for i, ready in ready_of.items()])
 
     def reserved_members(self, line: Timeline) -> list[int]:
         return [i for i, rl in line.reservations.items() if rl and i in self.members]
@@ -514,13 +648,16 @@ class _ReadyIndex:
     def drop(self, i: int) -> None:
         old = self.ready.pop(i, None)
         if old is not None:
-            del self.sorted_ready[bisect_left(self.sorted_ready, old)]
+            del self.sorted_ready[bisect_left(self.sorted_ready, (old, i))]
 
     def refresh(self, line: Timeline, i: int) -> None:
-        if i not in self.members or line.reservations.get(i):
+        if i not in self.members:
+            return
+        if line.reservations.get(i):
+            self.reserved.pop(i, None)
             return
         self.drop(i)
         ready = line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))
         if ready <= line.horizon:
             self.ready[i] = ready
-            insort(self.sorted_ready, ready)
+            insort(self.sorted_ready, (ready, i))

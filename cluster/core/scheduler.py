@@ -60,7 +60,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import islice, repeat
+from itertools import islice
 
 from cluster.core import constraints, dependencies
 from cluster.core.backfill import INF, Timeline
@@ -569,18 +569,11 @@ class _Pass:
                 is_usable(n.base, n.flags)  # ValueError: a base state that does not exist
             raise
 
-        used_cpus = [0] * size
-        used_mem = [0] * size
-        for job in snap.running:
-            at = job.node_indices
-            cpus = job.alloc_cpus
-            mems = job.alloc_mem
-            if len(cpus) != len(at) or len(mems) != len(at):
-                cpus, mems = self._held(job)
-            for i, c, m in zip(at, cpus, mems, strict=True):
-                if 0 <= i < size:
-                    used_cpus[i] += c
-                    used_mem[i] += m
+        # What the holding jobs hold, kept from the last pass when it ran on the same ones.
+        self.held = _holdings_for(snap, cap_cpus, want_table=bool(snap.config.backfill and snap.pending))
+        used_cpus = self.held.used_cpus.copy()
+        used_mem = self.held.used_mem.copy()
+        self.timeouts = self.held.timeouts(self.now)
         for n in nodes:
             i = n.index
             used_cpus[i] = max(used_cpus[i], n.alloc_cpus)
@@ -610,18 +603,6 @@ class _Pass:
         return {n.name: n.index for n in self.snap.nodes}
 
     # -- helpers ---------------------------------------------------------------------
-
-    def _held(self, job: JobView) -> tuple[Sequence[int], Sequence[int]]:
-        """Per-node CPUs and memory a holding job occupies (its whole nodes if not given)."""
-        k = len(job.node_indices)
-        size = len(self.cap_cpus)
-        cpus = job.alloc_cpus
-        if len(cpus) != k:
-            cpus = [self.cap_cpus[i] if 0 <= i < size else 0 for i in job.node_indices]
-        mems = job.alloc_mem
-        if len(mems) != k:
-            mems = [0] * k
-        return cpus, mems
 
     def _order(self, part: _Part, features: str) -> _Order | None:
         """Cached allocation order for (partition, constraint); None if the syntax is bad."""
@@ -666,7 +647,7 @@ class _Pass:
         spent = self._budget()
         for p in self.plugins:
             p.begin_pass(snap)
-        timeouts = self._timeouts()
+        timeouts = self.timeouts
 
         ranked = []
         for pos, job in enumerate(snap.pending):
@@ -760,27 +741,6 @@ class _Pass:
     def _missed_deadline(self, job: JobView) -> bool:
         assert job.deadline is not None
         return missed_deadline(self.now, job.deadline, job.time_min, job.time_limit)
-
-    def _timeouts(self) -> tuple[Timeout, ...]:
-        """RUNNING jobs past their time limit, the time they spent SUSPENDED or STOPPED not
-        counted, as Slurm does not count suspended time (paused jobs are left alone;
-        COMPLETING ones are already ending)."""
-        out = []
-        running = JobState.RUNNING.value
-        # Every holding job every pass: the limit resolved once per (partition, own limit).
-        limits: dict[tuple[str, int | None], int | None] = {}
-        for job in self.snap.running:
-            if job.state != running or job.start_time is None:
-                continue
-            key = (job.partition, job.time_limit)
-            limit = limits.get(key, -1)
-            if limit == -1:
-                part = self.parts.get(job.partition)
-                limit = limits[key] = resolve_time_limit(job, part.view if part else None)
-            if limit is not None and job.start_time + job.paused + limit * 60 <= self.now:
-                out.append(Timeout(job.job_id))
-        out.sort(key=lambda t: t.job_id)
-        return tuple(out)
 
     def _shape(self, job: JobView, part: _Part) -> _Shape:
         """The job's request resolved against its partition, cached: a queue holds many
@@ -1066,18 +1026,7 @@ class _Pass:
             cap_mem=self.cap_mem,
             cap_cpus=self.cap_cpus,
         )
-        size = len(self.cap_cpus)
-        releases = []
-        for job in self.snap.running:
-            end = self._expected_end(job, self.parts.get(job.partition))
-            cpus, mems = self._held(job)
-            releases.extend(
-                (i, end, c, m) for i, c, m in zip(job.node_indices, cpus, mems, strict=True) if 0 <= i < size
-            )
-        for start in self.starts:
-            end = now + start.time_limit * 60 if start.time_limit is not None else INF
-            releases.extend(zip(start.node_indices, repeat(end), start.cpus_per_node, start.mem_per_node))
-        timeline.load_releases(releases)
+        timeline.take_releases(self._releases())
 
         limit = self.cfg.bf_max_job_start
         tested = reserved = started = 0
@@ -1132,16 +1081,164 @@ class _Pass:
             )
         return tested, reserved
 
-    def _expected_end(self, job: JobView, part: _Part | None) -> float:
-        """When a holding job gives its resources back, as backfill plans it."""
-        if job.state == JobState.COMPLETING:
-            return self.now
-        if job.state in PAUSED_JOB_STATES or job.start_time is None:
-            return INF
-        limit = resolve_time_limit(job, part.view if part else None)
-        if limit is None:
-            return INF
-        return max(self.now, job.start_time + job.paused + limit * 60)
+    def _releases(self) -> dict[int, list[tuple[float, int, int]]]:
+        """Node index -> (end, CPUs, MB) of what the holding jobs and this pass's starts
+        give back, at their expected ends; never-ending ones left out."""
+        table = self.held.release_lists(self.now)
+        now = self.now
+        for start in self.starts:
+            if start.time_limit is None:
+                continue
+            end = now + start.time_limit * 60
+            for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
+                table.setdefault(i, []).append((end, c, m))
+        return table
+
+
+def _held(job: JobView, cap_cpus: list[int]) -> tuple[Sequence[int], Sequence[int]]:
+    """Per-node CPUs and memory a holding job occupies (its whole nodes if not given)."""
+    k = len(job.node_indices)
+    size = len(cap_cpus)
+    cpus = job.alloc_cpus
+    if len(cpus) != k:
+        cpus = [cap_cpus[i] if 0 <= i < size else 0 for i in job.node_indices]
+    mems = job.alloc_mem
+    if len(mems) != k:
+        mems = [0] * k
+    return cpus, mems
+
+
+_ENDING = -INF  # a COMPLETING job's end: whenever the pass runs, it ends now
+
+
+class _Holdings:
+    """What a snapshot's holding jobs hold, apart from what depends on ``now``: the CPUs
+    and memory allocated on every node, when each RUNNING job reaches its time limit, and
+    the release lists backfill plans with (ends not yet raised to ``now``).  Built in one
+    walk over the holding jobs (62,000 of them on 10,000 busy nodes: a large part of a
+    pass), and kept for the next pass on the same ones (:func:`_holdings_for`).
+
+    Expected ends: start + time spent paused + the limit (Slurm does not count suspended
+    time); never for paused jobs and those without a start or a limit; now for COMPLETING
+    jobs and those past their limit.  The limit is resolved once per (partition, own
+    limit).  Nothing here changes once built, but ``table``, filled on first need."""
+
+    __slots__ = ("cap_cpus", "ends", "limit_at", "limits", "running", "table", "used_cpus", "used_mem")
+
+    def __init__(self, snap: Snapshot, cap_cpus: list[int], limits: tuple, *, want_table: bool) -> None:
+        self.running = snap.running
+        self.cap_cpus = cap_cpus
+        self.limits = limits
+        size = len(cap_cpus)
+        self.used_cpus = used_cpus = [0] * size
+        self.used_mem = used_mem = [0] * size
+        self.ends = ends = []  # per holding job, parallel to snap.running
+        self.limit_at = limit_at = []  # (end, job id) of the RUNNING jobs with one
+        table: dict[int, list[tuple[float, int, int]]] | None = {} if want_table else None
+        running = JobState.RUNNING.value
+        completing = JobState.COMPLETING.value
+        paused = PAUSED_JOB_STATES
+        partitions = snap.partitions
+        resolved: dict[tuple[str, int | None], int | None] = {}
+        for job in snap.running:
+            state = job.state
+            start = job.start_time
+            if state == completing:
+                end = _ENDING
+            elif state in paused or start is None:
+                end = INF
+            else:
+                key = (job.partition, job.time_limit)
+                limit = resolved.get(key, -1)
+                if limit == -1:
+                    limit = resolved[key] = resolve_time_limit(job, partitions.get(job.partition))
+                if limit is None:
+                    end = INF
+                else:
+                    end = start + job.paused + limit * 60
+                    if state == running:
+                        limit_at.append((end, job.job_id))
+            ends.append(end)
+            at = job.node_indices
+            cpus = job.alloc_cpus
+            mems = job.alloc_mem
+            k = len(at)
+            if len(cpus) != k or len(mems) != k:
+                cpus, mems = _held(job, cap_cpus)
+            elif k == 1:  # most holding jobs: one node, given per node
+                i = at[0]
+                if 0 <= i < size:
+                    c = cpus[0]
+                    m = mems[0]
+                    used_cpus[i] += c
+                    used_mem[i] += m
+                    if table is not None and end != INF:
+                        events = table.get(i)
+                        if events is None:
+                            table[i] = [(end, c, m)]
+                        else:
+                            events.append((end, c, m))
+                continue
+            for i, c, m in zip(at, cpus, mems, strict=True):
+                if 0 <= i < size:
+                    used_cpus[i] += c
+                    used_mem[i] += m
+                    if table is not None and end != INF:
+                        table.setdefault(i, []).append((end, c, m))
+        if table is not None:
+            for events in table.values():
+                events.sort()
+        self.table = table
+
+    def timeouts(self, now: float) -> tuple[Timeout, ...]:
+        """The RUNNING jobs past their time limit at ``now``, by job id."""
+        return tuple(Timeout(j) for j in sorted(j for end, j in self.limit_at if end <= now))
+
+    def release_lists(self, now: float) -> dict[int, list[tuple[float, int, int]]]:
+        """Node index -> the holding jobs' (end, CPUs, MB) releases, sorted, ends before
+        ``now`` raised to it: new lists, the caller's to change."""
+        table = self.table
+        if table is None:
+            table = {}
+            size = len(self.cap_cpus)
+            for job, end in zip(self.running, self.ends, strict=True):
+                if end == INF:
+                    continue
+                cpus, mems = _held(job, self.cap_cpus)
+                for i, c, m in zip(job.node_indices, cpus, mems, strict=True):
+                    if 0 <= i < size:
+                        table.setdefault(i, []).append((end, c, m))
+            for events in table.values():
+                events.sort()
+            self.table = table
+        out = {}
+        for i, events in table.items():
+            if events[0][0] < now:  # a prefix ends before now: raised, and sorted again
+                out[i] = sorted([(end if end > now else now, c, m) for end, c, m in events])
+            else:
+                out[i] = events.copy()
+        return out
+
+
+# The last pass's holdings: the simulator's and the live controllers' passes run on the
+# holding jobs kept between passes (cluster.services.pass_snapshot), the same tuple until
+# a job starts, ends or changes, and most passes follow one that changed none (1,196 of
+# 1,984 on bench/simulator_speed.py's run).  One entry, replaced whole: a pass on another
+# thread (a start estimate) reads either the old or the new one, never half of one.
+_last_holdings: _Holdings | None = None
+
+
+def _holdings_for(snap: Snapshot, cap_cpus: list[int], *, want_table: bool) -> _Holdings:
+    """The snapshot's holdings: the last pass's when it ran on the very same holding jobs
+    (the same tuple of immutable views), the same node sizes and partition time limits."""
+    global _last_holdings  # noqa: PLW0603 - one kept value, replaced whole
+    limits = tuple((name, p.default_time, p.max_time) for name, p in snap.partitions.items())
+    kept = _last_holdings
+    same = kept is not None and kept.running is snap.running and kept.limits == limits
+    if same and kept.cap_cpus == cap_cpus:
+        return kept
+    kept = _last_holdings = _Holdings(snap, cap_cpus, limits, want_table=want_table)
+    return kept
 
 
 def _proposal(nodes: Sequence[int], req: list[int], count: int) -> tuple[int, ...]:
