@@ -1164,15 +1164,22 @@ def cmd_cancel_reboot(client, words: list[str], opts: Opts) -> int:
     )[0]
 
 
-def show_hostnames(words: list[str]) -> int:
-    """``scontrol show hostnames <hostlist>``: one name a line (no controller needed)."""
+def _host_names(words: list[str], needs: str) -> list[str] | None:
+    """The names a show hostnames/hostlist line gives, or None after saying what is wrong."""
     if not words:
-        sys.stderr.write("scontrol: error: show hostnames needs a hostlist\n")
-        return 1
+        sys.stderr.write(f"scontrol: error: {needs}\n")
+        return None
     try:
-        names = expand_hostlist(",".join(words))
+        return expand_hostlist(",".join(words))
     except ValueError as exc:
         sys.stderr.write(f"scontrol: error: Invalid hostlist: {words[0]} ({exc})\n")
+        return None
+
+
+def show_hostnames(words: list[str]) -> int:
+    """``scontrol show hostnames <hostlist>``: one name a line (no controller needed)."""
+    names = _host_names(words, "show hostnames needs a hostlist")
+    if names is None:
         return 1
     sys.stdout.write("".join(f"{n}\n" for n in names))
     return 0
@@ -1207,13 +1214,8 @@ def cmd_ping(client, words: list[str], opts: Opts) -> int:
 def show_hostlist(words: list[str], *, sort: bool) -> int:
     """``scontrol show hostlist[sorted] <names>``: the names folded into one hostlist
     (sorted first for hostlistsorted; no controller needed)."""
-    if not words:
-        sys.stderr.write("scontrol: error: show hostlist needs a list of names\n")
-        return 1
-    try:
-        names = expand_hostlist(",".join(words))
-    except ValueError as exc:
-        sys.stderr.write(f"scontrol: error: Invalid hostlist: {words[0]} ({exc})\n")
+    names = _host_names(words, "show hostlist needs a list of names")
+    if names is None:
         return 1
     if sort:
         names = sorted(names, key=natural_key)

@@ -36,7 +36,7 @@ def apply(job: Job, changes: dict[str, str], *, now: datetime, node_limit: int) 
         raise ServiceError("Job is no longer pending execution", field=min(asked))
     fields: list[str] = []
     if "begin" in changes:
-        job.begin_time = job.eligible_time = _begin(changes["begin"], now)
+        job.begin_time = job.eligible_time = parse_begin(changes["begin"], now)
         fields += ["begin_time", "eligible_time"]
     if "features" in changes:
         job.features = changes["features"].strip()
@@ -62,7 +62,8 @@ def apply(job: Job, changes: dict[str, str], *, now: datetime, node_limit: int) 
     return fields
 
 
-def _begin(text: str, now: datetime) -> datetime:
+def parse_begin(text: str, now: datetime) -> datetime:
+    """sbatch --begin's and StartTime='s forms; "Invalid time specification" for another."""
     try:
         begin = parse_begin_time(text, now)
     except ValueError:

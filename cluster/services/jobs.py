@@ -34,7 +34,6 @@ from cluster.services import dependencies as depend_services
 from cluster.services import gres as gres_services
 from cluster.services import job_options, job_request_update, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
-from cluster.services.job_request_update import MAX_BEGIN_YEAR
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
 from cluster.services.state import (
@@ -50,7 +49,6 @@ from cluster.services.state import (
 )
 from slurmwords import durations, memory
 from slurmwords.agent_messages import Signal
-from slurmwords.begin_time import parse_begin_time
 from slurmwords.licenses import combine, parse_license_request, parse_resources_request
 from slurmwords.nice import INVALID_NICE, parse_nice
 from slurmwords.option_lists import option_items
@@ -490,12 +488,7 @@ def _validate_submission(
             raise ServiceError(f"Invalid time limit specification: {time_text}", field="time")
     begin = None
     if (begin_text := _field(spec, "begin")) is not None:
-        try:
-            begin = parse_begin_time(begin_text, now)
-        except ValueError:
-            begin = None
-        if begin is None or begin.year > MAX_BEGIN_YEAR:
-            raise ServiceError(f"Invalid time specification: {begin_text}", field="begin")
+        begin = job_request_update.parse_begin(begin_text, now)
     if (gres := _field(spec, "gres")) is not None:
         try:
             jobspec.check_gres(gres)
