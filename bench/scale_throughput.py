@@ -30,6 +30,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -107,14 +108,42 @@ def given_up(state: Path) -> tuple[int, int]:
     return len(found), len(set(found))
 
 
+def node_count(bench: Bench, states: str) -> int:
+    return int(bench.api("GET", f"/api/nodes/?limit=1&state={urllib.parse.quote(states)}").get("count", 0))
+
+
+def node_states(bench: Bench) -> str:
+    """The nodes IDLE, NOT_RESPONDING (any base) and UNKNOWN, as sinfo -t counts them."""
+    counts = {word: node_count(bench, word) for word in ("IDLE", "NO_RESPOND", "UNKNOWN")}
+    return " ".join(f"{word} {n}" for word, n in counts.items())
+
+
+def refusals(state: Path) -> dict[str, int]:
+    """The agent connections the server refused, by reason, from the logs."""
+    found: dict[str, int] = {}
+    for path in state.rglob("*.log"):
+        for said in re.findall(r"agent connection from .* refused: (.*)", path.read_text(errors="replace")):
+            why = re.sub(r"agent \S+", "agent X", said)
+            found[why] = found.get(why, 0) + 1
+    return found
+
+
 def wait_nodes(bench: Bench, nodes: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+    """Until every node is IDLE and responding (IDLE* counts as IDLE for sinfo -t)."""
+    began = time.monotonic()
+    deadline = began + timeout
+    shown = began
     while True:
-        idle = int(bench.api("GET", "/api/nodes/?limit=1&state=IDLE").get("count", 0))
-        if idle >= nodes:
+        ready = node_count(bench, "IDLE") - node_count(bench, "IDLE&NO_RESPOND")
+        if ready >= nodes:
             return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"only {idle} of {nodes} nodes came up within {timeout:.0f} s")
+        now = time.monotonic()
+        if now - shown >= WINDOW:
+            shown = now
+            print(f"  waiting t={now - began:5.0f} s: {node_states(bench)} (load {os.getloadavg()[0]:.2f})",
+                  flush=True)  # fmt: skip
+        if now > deadline:
+            raise RuntimeError(f"only {ready} of {nodes} nodes came up within {timeout:.0f} s")
         time.sleep(1)
 
 
@@ -150,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shape", choices=("singles", "arrays"), default="singles")
     p.add_argument("--array-size", type=int, default=100)
     p.add_argument("--mode", choices=("embedded", "distributed"), default="embedded")
+    p.add_argument("--keep-logs", type=Path, help="copy the server's and agents' logs into this directory")
     args = p.parse_args(argv)
     db_url, redis_url = os.environ.get("FSCHED_DATABASE_URL", ""), os.environ.get("FSCHED_REDIS_URL", "")
     if args.mode == "distributed" and not (db_url and redis_url):
@@ -225,7 +255,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"(target: 500 jobs/s, Slurm's published figure)")  # fmt: skip
             runs, jobs = given_up(state)
             print(f"launches given up as missing from their batch node: {runs} ({jobs} jobs)")
+            print(f"nodes at the end: {node_states(bench)}; load {os.getloadavg()}")
         finally:
+            print(f"agent connections refused: {refusals(state) or 'none'}", flush=True)
+            gone = [a.returncode for a in agents if a.poll() is not None]
+            print(f"agents exited before the end: {len(gone)} (exit codes {gone})", flush=True)
+            if args.keep_logs:
+                args.keep_logs.mkdir(parents=True, exist_ok=True)
+                for path in state.rglob("*.log"):
+                    shutil.copy(path, args.keep_logs / path.name)
             for a in agents:
                 a.terminate()
             for a in agents:
