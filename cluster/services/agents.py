@@ -13,6 +13,7 @@ import logging
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 from django.conf import settings
@@ -36,6 +37,7 @@ from cluster.services.state import (
     launch_payload,
     mark_completing,
     mark_ended,
+    move_node,
     refresh_usage,
     requeue_now,
     set_node_state,
@@ -52,6 +54,12 @@ HOLDER_SILENCE = timedelta(seconds=3 * PING_INTERVAL)
 HELD_ELSEWHERE = "node is served by another agent"
 # The holder of a node in these states is gone (disconnected, timed out, powered off).
 _HOLDER_GONE = NodeFlag.NOT_RESPONDING | NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP
+
+
+@cache
+def _node_fields() -> tuple[str, ...]:
+    """Every field of a node row but its key (read once the models are loaded)."""
+    return tuple(f.name for f in Node._meta.concrete_fields if not f.primary_key)
 
 
 def _ts(epoch: float | None) -> datetime | None:
@@ -120,6 +128,10 @@ def agent_register(
     return_to_service = cfg.option_int("ReturnToService", 0)
     names = [n.get("name", "") for n in nodes]
     known = {n.name: n for n in Node.objects.select_for_update().filter(name__in=names).order_by("name")}
+    # The nodes' rows and events are written together after the loop: a registration of
+    # a thousand nodes is a few statements, not several a node (1,000 nodes took 5 s).
+    written: list[Node] = []
+    events: list[dict[str, Any]] = []
     for info in nodes:
         name = info.get("name", "")
         node = known.get(name)
@@ -163,9 +175,9 @@ def agent_register(
         remove = NodeFlag.NOT_RESPONDING
         base = None
         reason = None
+        written.append(node)
         if invalid:
             _invalid_registration(node, ", ".join(invalid), now=now)
-            node.save()
             result.accepted.append(name)
             continue
         remove |= NodeFlag.INVALID_REG  # a valid registration clears it (the DRAIN stays)
@@ -178,9 +190,14 @@ def agent_register(
         ):
             base = NodeBase.IDLE
             reason = ""
-        set_node_state(node, base=base, remove=remove, reason=reason, now=now)
-        node.save()
+        event = move_node(node, base=base, remove=remove, reason=reason, now=now)
+        if event is not None:
+            events.append(event)
         result.accepted.append(name)
+    # As save() would (every field), without its audit entry: a registration is the
+    # agent's report, not a person's change; the node's history (Event) shows what it did.
+    rows.update_rows(written, _node_fields())
+    rows.insert_values(Event, events)
 
     accepted = set(result.accepted)
     # Jobs the agent still runs: keep those the controller agrees are running there.
