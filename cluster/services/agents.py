@@ -281,17 +281,23 @@ def agent_ping(
     load = load or {}
     with transaction.atomic():
         batch = []
+        recovered: list[Node] = []
+        events: list[dict[str, Any]] = []
         for node in Node.objects.filter(name__in=nodes):
             node.last_contact = now
             info = load.get(node.name) or {}
             node.cpu_load = info.get("cpu_load", node.cpu_load)
             node.free_mem = info.get("free_mem", node.free_mem)
             if node.flags & NodeFlag.NOT_RESPONDING and node.base_state != NodeBase.DOWN:
-                set_node_state(node, remove=NodeFlag.NOT_RESPONDING, now=now)
-                rows.update_rows([node], ["flags"])
-                publish.console_changed("nodes")
+                event = move_node(node, remove=NodeFlag.NOT_RESPONDING, now=now)
+                events += [event] if event is not None else []
+                recovered.append(node)
             batch.append(node)
         rows.update_rows(batch, ["last_contact", "cpu_load", "free_mem"])
+        if recovered:  # together: an agent's thousand nodes recover in two statements
+            rows.update_rows(recovered, ["flags"])
+            rows.insert_values(Event, events)
+            publish.console_changed("nodes")
         if load:
             extensions.node_heartbeat({n.name: load[n.name] for n in batch if n.name in load}, now=now)
         return launch_watch.missing_at_ping(nodes=set(nodes), jobs=jobs, in_flight=in_flight, now=now)
@@ -311,6 +317,11 @@ def agent_disconnected(
     connection, is not that one's to give up.
     """
     now = now or clock.now()
+    # The nodes are written together (an agent's thousand nodes: a few statements), without
+    # audit entries: the agent's end is the system's news, not a person's change.
+    released: list[Node] = []
+    silent: list[Node] = []
+    events: list[dict[str, Any]] = []
     with transaction.atomic():
         for node in Node.objects.select_for_update().filter(name__in=nodes).order_by("name"):
             if agent_id is not None:
@@ -321,13 +332,17 @@ def agent_disconnected(
                 ):
                     continue
                 node.agent_id = ""  # its holder is gone: another agent may register it
-                node.save(update_fields=["agent_id"])
+                released.append(node)
             if node.flags & NodeFlag.NOT_RESPONDING:
                 continue
             if node.flags & (NodeFlag.POWERING_DOWN | NodeFlag.POWERED_DOWN | NodeFlag.REBOOT_ISSUED):
                 continue  # its agent stopping is the power down or the reboot itself: no NoResp
-            set_node_state(node, add=NodeFlag.NOT_RESPONDING, now=now)
-            node.save(update_fields=["flags"])
+            event = move_node(node, add=NodeFlag.NOT_RESPONDING, now=now)
+            events += [event] if event is not None else []
+            silent.append(node)
+        rows.update_rows(released, ["agent_id"])
+        rows.update_rows(silent, ["flags"])
+        rows.insert_values(Event, events)
         publish.console_changed("nodes")
 
 

@@ -100,3 +100,32 @@ def test_each_node_is_written_as_it_was_registered(many):
         else:
             assert (events[node.name].old_state, events[node.name].new_state) == (old, node.state)
             assert events[node.name].time == NOW
+
+
+def counted(call, **kwargs) -> int:
+    with CaptureQueriesContext(connection) as q:
+        call(**kwargs)
+    return sum('"cluster_clusterconfig" WHERE' not in s["sql"] for s in q.captured_queries)
+
+
+def test_an_agents_end_and_its_nodes_recovery_take_as_many_statements_for_a_hundred_nodes(many):
+    few, lots = [n["name"] for n in infos(1, 10)], [n["name"] for n in infos(11, 110)]
+    agents.agent_register(agent_id="a:1", nodes=infos(1, 10), running=[], completions=[], now=NOW)
+    agents.agent_register(agent_id="a:2", nodes=infos(11, 110), running=[], completions=[], now=NOW)
+    Event.objects.all().delete()
+    ended = [
+        counted(agents.agent_disconnected, nodes=names, agent_id=agent, registered_at=NOW, now=NOW)
+        for names, agent in ((few, "a:1"), (lots, "a:2"))
+    ]
+    assert ended[0] == ended[1]
+    ended_nodes = Node.objects.filter(name__in=few + lots)
+    assert {(n.state, n.agent_id) for n in ended_nodes} == {("IDLE+NOT_RESPONDING", "")}
+    assert Event.objects.filter(new_state="IDLE+NOT_RESPONDING").count() == 110
+    # Registered again and silent since: the health pass marked them; their pings bring them back.
+    agents.agent_register(agent_id="a:1", nodes=infos(1, 110), running=[], completions=[], now=NOW)
+    Node.objects.update(flags=int(NodeFlag.NOT_RESPONDING))
+    Event.objects.all().delete()
+    pinged = [counted(agents.agent_ping, nodes=names, now=NOW) for names in (few, lots)]
+    assert pinged[0] == pinged[1]
+    assert {(n.state, n.last_contact) for n in Node.objects.filter(name__in=few + lots)} == {("IDLE", NOW)}
+    assert Event.objects.filter(old_state="IDLE+NOT_RESPONDING", new_state="IDLE").count() == 110
