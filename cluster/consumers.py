@@ -13,7 +13,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from agent import handshake
-from cluster import agent_keys, extensions, publish
+from cluster import agent_keys, extensions, liveness, publish
 from cluster.services import agents, prolog_epilog, reboots
 from cluster.services.errors import DATABASE_UNREACHABLE
 from slurmwords import agent_messages as am
@@ -126,6 +126,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self._deadline.cancel()
+        liveness.gone(id(self))
         mine = [n for n in self.nodes if _holders.get(n) is self]
         for node in self.nodes:
             await self.channel_layer.group_discard(publish.node_group(node), self.channel_name)
@@ -163,6 +164,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         except (ValueError, RecursionError):
             log.warning("agent %s sent a message that is not JSON", self.agent_id)
             return
+        if self.nodes:
+            liveness.received(id(self), self.nodes)  # heard now, whenever it is handled
         if not isinstance(content, dict):
             log.warning("agent %s sent a message that is not an object", self.agent_id)
             return
