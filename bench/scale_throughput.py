@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.scale_throughput [--nodes 10000] [--agents 10] [--seconds 600]
         [--clients 8] [--run-time 60] [--shape singles|arrays] [--array-size 100]
-        [--mode embedded|distributed]
+        [--mode embedded|distributed] [--up-timeout S] [--keep-logs DIR]
 
 A real embedded controller (its server, passes and cycles, SQLite) with ``--nodes`` nodes
 of 64 CPUs, served by ``--agents`` agents in ``--simulate-exec`` mode (a job holds its node
@@ -20,6 +20,11 @@ database and Redis DB of its own made from FSCHED_DATABASE_URL and FSCHED_REDIS_
 
 ``--shape arrays`` submits arrays of ``--array-size`` tasks instead, so that the API's
 submission rate does not bound the starts.
+
+While the nodes come up it prints every 10 s how many are IDLE, NOT_RESPONDING and
+UNKNOWN; the measurement starts once all are IDLE and responding (or after
+``--up-timeout``, saying so). At the end: the agent connections the server refused (by
+reason), the agents that exited, and the nodes' states.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -107,14 +113,44 @@ def given_up(state: Path) -> tuple[int, int]:
     return len(found), len(set(found))
 
 
-def wait_nodes(bench: Bench, nodes: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+def node_count(bench: Bench, states: str) -> int:
+    return int(bench.api("GET", f"/api/nodes/?limit=1&state={urllib.parse.quote(states)}").get("count", 0))
+
+
+def node_states(bench: Bench) -> str:
+    """The nodes IDLE, NOT_RESPONDING (any base) and UNKNOWN, as sinfo -t counts them."""
+    counts = {word: node_count(bench, word) for word in ("IDLE", "NO_RESPOND", "UNKNOWN")}
+    return " ".join(f"{word} {n}" for word, n in counts.items())
+
+
+def refusals(state: Path) -> dict[str, int]:
+    """The agent connections the server refused, by reason, from the logs."""
+    found: dict[str, int] = {}
+    for path in state.rglob("*.log"):
+        for said in re.findall(r"agent connection from .* refused: (.*)", path.read_text(errors="replace")):
+            why = re.sub(r"agent \S+", "agent X", said)
+            found[why] = found.get(why, 0) + 1
+    return found
+
+
+def wait_nodes(bench: Bench, nodes: int, timeout: float) -> bool:
+    """Until every node is IDLE and responding (IDLE* counts as IDLE for sinfo -t); False
+    if they were not within ``timeout`` seconds."""
+    began = time.monotonic()
+    deadline = began + timeout
+    shown = began
     while True:
-        idle = int(bench.api("GET", "/api/nodes/?limit=1&state=IDLE").get("count", 0))
-        if idle >= nodes:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"only {idle} of {nodes} nodes came up within {timeout:.0f} s")
+        ready = node_count(bench, "IDLE") - node_count(bench, "IDLE&NO_RESPOND")
+        if ready >= nodes:
+            return True
+        now = time.monotonic()
+        if now - shown >= WINDOW:
+            shown = now
+            print(f"  waiting t={now - began:5.0f} s: {node_states(bench)} (load {os.getloadavg()[0]:.2f})",
+                  flush=True)  # fmt: skip
+        if now > deadline:
+            print(f"only {ready} of {nodes} nodes up within {timeout:.0f} s: measuring anyway", flush=True)
+            return False
         time.sleep(1)
 
 
@@ -150,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shape", choices=("singles", "arrays"), default="singles")
     p.add_argument("--array-size", type=int, default=100)
     p.add_argument("--mode", choices=("embedded", "distributed"), default="embedded")
+    p.add_argument("--up-timeout", type=float, help="seconds to wait for the nodes (nodes/20, 120 at least)")
+    p.add_argument("--keep-logs", type=Path, help="copy the server's and agents' logs into this directory")
     args = p.parse_args(argv)
     db_url, redis_url = os.environ.get("FSCHED_DATABASE_URL", ""), os.environ.get("FSCHED_REDIS_URL", "")
     if args.mode == "distributed" and not (db_url and redis_url):
@@ -183,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
                 celery = distributed.start_celery(cluster.env, state)
             agents = start_agents(cluster, args.nodes, args.agents, state)
             bench = Bench(cluster)
-            wait_nodes(bench, args.nodes, timeout=max(120.0, args.nodes / 20))
-            up = time.monotonic() - began
-            print(f"{args.nodes} nodes up in {up:.1f} s ({len(agents)} agents, {args.mode})", flush=True)
+            if wait_nodes(bench, args.nodes, timeout=args.up_timeout or max(120.0, args.nodes / 20)):
+                up = time.monotonic() - began
+                print(f"{args.nodes} nodes up in {up:.1f} s ({len(agents)} agents, {args.mode})", flush=True)
             body: dict = {
                 "wrap": "true", "output": "/dev/null", "work_dir": "/tmp", "partition": "batch",
                 "environment": {"FSCHED_SIM_RUN_TIME": str(args.run_time)},
@@ -225,7 +263,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"(target: 500 jobs/s, Slurm's published figure)")  # fmt: skip
             runs, jobs = given_up(state)
             print(f"launches given up as missing from their batch node: {runs} ({jobs} jobs)")
+            print(f"nodes at the end: {node_states(bench)}; load {os.getloadavg()}")
         finally:
+            print(f"agent connections refused: {refusals(state) or 'none'}", flush=True)
+            gone = [a.returncode for a in agents if a.poll() is not None]
+            print(f"agents exited before the end: {len(gone)} (exit codes {gone})", flush=True)
+            if args.keep_logs:
+                args.keep_logs.mkdir(parents=True, exist_ok=True)
+                for path in state.rglob("*.log"):
+                    shutil.copy(path, args.keep_logs / path.name)
             for a in agents:
                 a.terminate()
             for a in agents:

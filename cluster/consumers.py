@@ -13,7 +13,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from agent import handshake
-from cluster import agent_keys, extensions, publish
+from cluster import agent_keys, extensions, liveness, publish
 from cluster.services import agents, prolog_epilog, reboots
 from cluster.services.errors import DATABASE_UNREACHABLE
 from slurmwords import agent_messages as am
@@ -26,7 +26,15 @@ log = logging.getLogger(__name__)
 _holders: dict[str, AgentConsumer] = {}
 
 HANDSHAKE_TIMEOUT = 10.0  # seconds a connection may take to prove the key
+# The deadline is counted in turns of this length that the server took on time: a turn
+# the server's own backlog made late (a loop busy with other agents' registrations, the
+# GIL held by the passes) counts for its length only, so a busy server does not refuse
+# agents whose frames it has not yet read.
+HANDSHAKE_TICK = 0.5
 AUTH_FAILED = 4003
+# "Try again later" (as DATABASE_DOWN): the agent did not prove the key in time, which
+# is no proof of a wrong key; the agent reconnects with backoff.
+HANDSHAKE_EXPIRED = 1013
 BAD_FRAME = 1008  # policy violation: a sealed message that does not verify
 # "Try again later": the database stayed unreachable while a message was handled. The agent
 # reconnects (any code but 4003) and restates what was not acknowledged in its register.
@@ -103,16 +111,22 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         self._deadline = asyncio.ensure_future(self._expire())
 
     async def _expire(self) -> None:
-        await asyncio.sleep(HANDSHAKE_TIMEOUT)
+        loop = asyncio.get_running_loop()
+        counted = 0.0
+        while counted < HANDSHAKE_TIMEOUT:
+            began = loop.time()
+            await asyncio.sleep(HANDSHAKE_TICK)
+            counted += min(loop.time() - began, HANDSHAKE_TICK)
         if self._channel is None:
-            await self._refuse(f"no authentication within {HANDSHAKE_TIMEOUT:g}s")
+            await self._refuse(f"no authentication within {HANDSHAKE_TIMEOUT:g}s", code=HANDSHAKE_EXPIRED)
 
-    async def _refuse(self, why: str) -> None:
+    async def _refuse(self, why: str, *, code: int = AUTH_FAILED) -> None:
         log.warning("agent connection from %s refused: %s", self.scope.get("client"), why)
-        await self.close(code=AUTH_FAILED)
+        await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
         self._deadline.cancel()
+        liveness.gone(id(self))
         mine = [n for n in self.nodes if _holders.get(n) is self]
         for node in self.nodes:
             await self.channel_layer.group_discard(publish.node_group(node), self.channel_name)
@@ -150,6 +164,8 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         except (ValueError, RecursionError):
             log.warning("agent %s sent a message that is not JSON", self.agent_id)
             return
+        if self.nodes:
+            liveness.received(id(self), self.nodes)  # heard now, whenever it is handled
         if not isinstance(content, dict):
             log.warning("agent %s sent a message that is not an object", self.agent_id)
             return

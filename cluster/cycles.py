@@ -129,7 +129,7 @@ def run_health() -> str:
         if not got:
             return "busy"
         now = clock.now()
-        downed = health_pass(now=now, heard_since=liveness.heard_since())
+        downed = health_pass(now=now, heard_since=liveness.heard_since(), received=liveness.last_received())
         expire_holders(now=now)  # allocations whose salloc/srun went silent
         watched = launch_watch_pass(now=now)
         # scontrol reboot: issued once a node is idle, DOWN after ResumeTimeout without it.

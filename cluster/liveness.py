@@ -30,6 +30,7 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -121,3 +122,30 @@ def heard_since() -> datetime | None:
         except (TypeError, ValueError):
             continue  # expired between the scan and the read, or not ours
     return datetime.fromtimestamp(min(starts), UTC) if starts else None
+
+
+# When this process last read a frame from each connected agent: its nodes were heard
+# then, though the message may wait (the connection's inbox, the database thread busy
+# with other agents' registrations) before it is handled and their last contact written.
+# Slurm's SlurmdTimeout counts from the last message the controller received, so the
+# server's own backlog must not make a node NOT_RESPONDING. connection -> (nodes, epoch).
+_received: dict[int, tuple[Sequence[str], float]] = {}
+
+
+def received(connection: int, nodes: Sequence[str], *, at: float | None = None) -> None:
+    """A frame from the agent of ``nodes`` was read on ``connection`` (now, or ``at``)."""
+    _received[connection] = (nodes, time.time() if at is None else at)
+
+
+def gone(connection: int) -> None:
+    _received.pop(connection, None)
+
+
+def last_received() -> dict[str, datetime]:
+    """Node -> when this process last read a frame from its agent (connected ones only)."""
+    heard: dict[str, float] = {}
+    for nodes, at in list(_received.values()):  # a copy: the server's loop adds meanwhile
+        for node in nodes:
+            if heard.get(node, 0.0) < at:
+                heard[node] = at
+    return {node: datetime.fromtimestamp(at, UTC) for node, at in heard.items()}

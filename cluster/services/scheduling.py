@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -339,12 +339,19 @@ def _kill_invalid_dependents(pending: tuple[scheduler.Pending, ...], now: dateti
 ALWAYS_HEARD = datetime.min.replace(tzinfo=UTC)
 
 
-def health_pass(*, now: datetime | None = None, heard_since: datetime | None = ALWAYS_HEARD) -> list[str]:
+def health_pass(
+    *,
+    now: datetime | None = None,
+    heard_since: datetime | None = ALWAYS_HEARD,
+    received: Mapping[str, datetime] | None = None,
+) -> list[str]:
     """Nodes not heard from: NOT_RESPONDING, then DOWN after SlurmdTimeout with their jobs failed.
 
     ``heard_since``: since when a server process has listened to the agents without a
     break (cluster.liveness). Silence counts from then at the earliest, and with None
     (nobody listens) no node is judged: the controller's outage is not the nodes'.
+    ``received``: when this process last read a message from a node's agent
+    (cluster.liveness.last_received), which counts though it is not handled yet.
 
     Also re-sends the cancel of jobs that outlived KillWait (an agent that missed it).
     """
@@ -365,6 +372,9 @@ def health_pass(*, now: datetime | None = None, heard_since: datetime | None = A
             if node.flags & (NodeFlag.POWERED_DOWN | NodeFlag.POWERING_UP | NodeFlag.POWERING_DOWN):
                 continue
             seen = node.last_contact or cfg.loaded_at
+            read = received.get(node.name) if received else None
+            if read is not None and (seen is None or read > seen):
+                seen = read
             if seen is None:
                 continue
             seen = max(seen, heard_since)

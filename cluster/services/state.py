@@ -576,6 +576,26 @@ def set_node_state(
 ) -> None:
     """Move a locked node row (saved by the caller): its base state, flags added and
     removed, and its reason with who gave it and when; the event if what shows changed."""
+    event = move_node(
+        node, base=base, add=add, remove=remove, reason=reason, user=user, now=now, detail=detail
+    )
+    if event is not None:
+        Event.objects.create(**event)
+
+
+def move_node(
+    node: Node,
+    *,
+    base: NodeBase | None = None,
+    add: NodeFlag = NodeFlag.NONE,
+    remove: NodeFlag = NodeFlag.NONE,
+    reason: str | None = None,
+    user: str = "",
+    now: datetime,
+    detail: dict[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """``set_node_state`` without writing the event: its row (``rows.insert_values(Event,
+    ...)``) when what shows changed, else None; for a caller writing many nodes together."""
     old = node.state
     if base is not None:
         node.base_state = base
@@ -584,7 +604,9 @@ def set_node_state(
         node.reason = reason
         node.reason_user = user if reason else ""
         node.reason_time = now if reason else None
-    record_node_transition(node, old, now=now, user=user, detail=detail)
+    if node.state == old:
+        return None
+    return node_transition_row(node, old, now=now, user=user, detail=detail)
 
 
 def sync_node_flag(

@@ -50,6 +50,10 @@ class AgentSocket:
 
     async def authenticate(self) -> None:
         await self.open()
+        await self.authenticate_opened()
+
+    async def authenticate_opened(self) -> None:
+        """The handshake on a connection already open."""
         assert (await self.hello())["proved"]
         proof = handshake.agent_proof(self.key, self.nonce, self.theirs, self.agent_id)
         await self.comm.send_json_to({"type": "auth", "proof": proof})
