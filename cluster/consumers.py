@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 _holders: dict[str, AgentConsumer] = {}
 
 HANDSHAKE_TIMEOUT = 10.0  # seconds a connection may take to prove the key
+# The channel layer forgets a group membership after its group_expiry (a day): an agent
+# connected longer would stop getting its launches. Its nodes' groups are joined again at
+# a ping this often (settings.CHANNEL_GROUP_EXPIRY is the bound it renews within).
+GROUP_RENEWAL = 3600.0
 # The deadline is counted in turns of this length that the server took on time: a turn
 # the server's own backlog made late (a loop busy with other agents' registrations, the
 # GIL held by the passes) counts for its length only, so a busy server does not refuse
@@ -107,6 +111,11 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         # Launches sent on this connection that no ping has yet shown the agent read:
         # job id -> the number of the frame that carried it (launch_watch.missing_at_ping).
         self._launches: dict[int, int] = {}
+        # Launches written on this connection and not yet in the agent's job list: one not
+        # written yet is still in the channel layer's queue to this consumer, which a
+        # backlog of the server's own sends makes long (missing_at_ping).
+        self._written: set[int] = set()
+        self._groups_joined = 0.0  # loop time of the last join of the nodes' groups
         await self.accept()
         self._deadline = asyncio.ensure_future(self._expire())
 
@@ -232,7 +241,9 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
         async with self._send_lock:
             await self.send(text_data=self._channel.seal(json.dumps(content)), close=close)
             if content.get("type") == am.Launch.TYPE:
-                self._launches[int(content["job"]["job_id"])] = self._channel.sent
+                job_id = int(content["job"]["job_id"])
+                self._launches[job_id] = self._channel.sent
+                self._written.add(job_id)
 
     async def receive_json(self, content: dict[str, Any], **kwargs: Any) -> None:
         # Messages are queued and handled by one drain task, so that what arrives while the
@@ -378,16 +389,34 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
     async def _on_ping(self, msg: am.Ping, raw: dict[str, Any]) -> None:
         # Handled after every message the agent sent before it (its starts are recorded),
         # so its job list is all that is left to say about its launches.
-        jobs, in_flight = None, []
+        await self._renew_groups()
+        jobs, in_flight, written = None, [], None
         if msg.jobs is not None and msg.seen is not None:
             jobs = msg.jobs
             in_flight = [job for job, frame in self._launches.items() if frame > msg.seen]
+            self._written.difference_update(jobs)
+            written = set(self._written)
         # A later ping's agent has read at least as far: only launches in flight stay
         # (none for an agent of an earlier release, which sends no list).
         self._launches = {job: self._launches[job] for job in in_flight}
-        await self._db(
-            agents.agent_ping, nodes=self.nodes, load=raw.get("load"), jobs=jobs, in_flight=in_flight
+        failed = await self._db(
+            agents.agent_ping,
+            nodes=self.nodes,
+            load=raw.get("load"),
+            jobs=jobs,
+            in_flight=in_flight,
+            written=written,
         )
+        self._written.difference_update(failed or ())
+
+    async def _renew_groups(self) -> None:
+        now = asyncio.get_running_loop().time()
+        if now - self._groups_joined < GROUP_RENEWAL:
+            return
+        self._groups_joined = now
+        for node in self.nodes:
+            if _holders.get(node) is self:
+                await self.channel_layer.group_add(publish.node_group(node), self.channel_name)
 
     async def _extension_message(self, kind: Any, msg: dict[str, Any]) -> None:
         handler = extensions.agent_handler(kind) if isinstance(kind, str) else None
@@ -435,6 +464,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 await self.channel_layer.group_discard(publish.node_group(node), previous.channel_name)
             _holders[node] = self
             await self.channel_layer.group_add(publish.node_group(node), self.channel_name)
+        self._groups_joined = asyncio.get_running_loop().time()
         await self.send_json(
             am.Registered(
                 nodes=result.accepted,

@@ -150,11 +150,22 @@ DISTRIBUTED = bool(REDIS_URL)
 # and dropped its connection. Reads wait longer than the pop, and keepalive with a health
 # check finds a connection a Redis restart left dead.
 REDIS_SOCKET_TIMEOUT = envfloat("FSCHED_REDIS_SOCKET_TIMEOUT", 30)
+# The channel layer's bounds. A group_send to a channel holding ``capacity`` messages
+# drops the message silently: the agent consumer of an agent hosting many nodes gets one
+# message per node a pass starts jobs on (1,000 at once for a simulate-exec agent), and
+# channels' default of 100 lost launches. Memory stays bounded by the expiry (60 s).
+# A group membership older than ``group_expiry`` is dropped by the layer: the consumer
+# renews its nodes' groups long before (cluster.consumers.GROUP_RENEWAL), but the default
+# day is kept as the bound for the memberships of a server that died without leaving.
+CHANNEL_CAPACITY = envint("FSCHED_CHANNEL_CAPACITY", 100_000)
+CHANNEL_GROUP_EXPIRY = 86400
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
+                "capacity": CHANNEL_CAPACITY,
+                "group_expiry": CHANNEL_GROUP_EXPIRY,
                 "hosts": [
                     {
                         "address": REDIS_URL,
@@ -170,7 +181,12 @@ if REDIS_URL:
     }
     CELERY_BROKER_URL = REDIS_URL
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "cluster.publish_layer.JsonCopyInMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "cluster.publish_layer.JsonCopyInMemoryChannelLayer",
+            "CONFIG": {"capacity": CHANNEL_CAPACITY, "group_expiry": CHANNEL_GROUP_EXPIRY},
+        }
+    }
     CELERY_BROKER_URL = "memory://"
 CELERY_TASK_IGNORE_RESULT = True
 # Beat reads the cycles' rows (the cycles app: PeriodicTask rows an administrator edits)

@@ -271,12 +271,14 @@ def agent_ping(
     now: datetime | None = None,
     jobs: Collection[int] | None = None,
     in_flight: Collection[int] = (),
+    written: Collection[int] | None = None,
 ) -> list[int]:
     """A heartbeat: the nodes are alive (a node marked not responding but not yet DOWN
     recovers), and their launches past BatchStartTimeout that the agent does not hold
     (``jobs``, its job list; None from an agent that sends none) are missing
     (launch_watch.missing_at_ping; ``in_flight``: launches sent after the agent wrote
-    its list). The ids of the jobs failed so."""
+    its list; ``written``: the launches the connection wrote that the list lacks). The
+    ids of the jobs failed so."""
     now = now or clock.now()
     load = load or {}
     with transaction.atomic():
@@ -300,7 +302,9 @@ def agent_ping(
             publish.console_changed("nodes")
         if load:
             extensions.node_heartbeat({n.name: load[n.name] for n in batch if n.name in load}, now=now)
-        return launch_watch.missing_at_ping(nodes=set(nodes), jobs=jobs, in_flight=in_flight, now=now)
+        return launch_watch.missing_at_ping(
+            nodes=set(nodes), jobs=jobs, in_flight=in_flight, written=written, now=now
+        )
 
 
 def agent_disconnected(

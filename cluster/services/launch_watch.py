@@ -19,15 +19,18 @@ and its batch host's last registration, because a registering agent is sent the 
 it missed (agent_register's relaunch) and must get the whole timeout for them. A launch
 still on its way when the agent wrote its list is not missing: the ping says how many of
 the controller's frames the agent had read (``seen``), and the connection knows which
-frame carried each launch (``in_flight``). A launch not yet written to the socket (still
-in the channel layer: a backlog of the server's sends, not of its reads) is unknown to
-the connection and counts as sent when ``launch_sent`` says. A launch that never reached
-the agent (the connection dropped under it) is absent from the next list and fails at
-the first ping past the timeout. The launch is not re-sent first: the agent answers a
-repeated launch with ``started`` at once, so a launch it does not hold after 10 s means
-an agent that does not work. A ``cancel`` goes to the batch host first (with the requeue
-after it on the same connection), so a launch that was merely slow cannot run beside the
-job's next run.
+frame carried each launch (``in_flight``). The connection also knows which launches it
+has written (``written``): a backlog of the server's own sends (the channel layer's queue
+to the consumer, 10,000 commands deep in the 10,000-node bench) can hold a launch long
+after ``launch_sent``. A launch this connection has not written is still in that queue,
+or was written to an earlier connection: it is missing only once the channel layer would
+have dropped it (its expiry, ``CHANNEL_EXPIRY``) on top of the timeout. A launch that
+never reached the agent (the connection dropped under it) is absent from the next list
+and fails at the first ping past the timeout. The launch
+is not re-sent first: the agent answers a repeated launch with ``started`` at once, so a
+launch it does not hold after 10 s means an agent that does not work. A ``cancel`` goes
+to the batch host first (with the requeue after it on the same connection), so a launch
+that was merely slow cannot run beside the job's next run.
 
 An agent that sends no list (an earlier release) keeps the earlier rule at its pings: a
 job not reported ``started`` within the timeout is missing. A node whose agent went silent
@@ -60,6 +63,9 @@ from slurmwords.agent_messages import Cancel
 log = logging.getLogger(__name__)
 
 KILL_TASK_FAILED = "Kill task failed"
+# Seconds the channel layer keeps a message for a consumer before dropping it (channels'
+# and channels_redis' expiry, left at its default in config.settings).
+CHANNEL_EXPIRY = 60
 
 
 def _missing_message(job: Job) -> str:
@@ -95,17 +101,24 @@ def missing_at_ping(
     nodes: Collection[str],
     jobs: Collection[int] | None,
     in_flight: Collection[int] = (),
+    written: Collection[int] | None = None,
     now: datetime,
 ) -> list[int]:
     """An agent's ping for ``nodes``: fail the launches past BatchStartTimeout it does
     not hold (``jobs``; None: an agent that sends no list, whose unreported launches are
-    missing), except those still ``in_flight`` to it. Inside the caller's transaction;
-    the ids failed."""
+    missing), except those still ``in_flight`` to it and those its connection has not
+    written yet (``written``: the launches it wrote that the agent's list has not yet
+    shown; None: no connection's record, every launch taken as written at
+    ``launch_sent``). Inside the caller's transaction; the ids failed."""
     if not nodes:
         return []
     timeout = ClusterConfig.current().option_int("BatchStartTimeout", 10)
     held = set(jobs or ()) | set(in_flight)
-    missing = [job for job in _launch_timeouts(nodes, now, timeout) if jobs is None or job.id not in held]
+    missing = [
+        job
+        for job in _launch_timeouts(nodes, now, timeout)
+        if jobs is None or (job.id not in held and _sent_long_ago(job, written, now, timeout))
+    ]
     if not missing:
         return []
     freed: set[str] = set()
@@ -118,6 +131,15 @@ def missing_at_ping(
     publish.console_changed("nodes", "jobs")
     triggers.schedule_after_commit()
     return [job.id for job in missing]
+
+
+def _sent_long_ago(job: Job, written: Collection[int] | None, now: datetime, timeout: int) -> bool:
+    """Past the timeout already (``_launch_timeouts``); a launch the connection has not
+    written must also be past what the channel layer keeps a message."""
+    if written is None or job.id in written:
+        return True
+    sent = job.launch_sent or job.start_time
+    return sent < now - timedelta(seconds=timeout + CHANNEL_EXPIRY)
 
 
 def _drain(name: str, *, now: datetime) -> bool:

@@ -223,3 +223,22 @@ def test_an_agents_ping_speaks_only_for_its_own_nodes(demo, users):
     assert ping(now, nodes=others, jobs=None) == []
     assert Job.objects.get(pk=job.id).state == "RUNNING"
     assert ping(now, nodes=[job.batch_host]) == [job.id]
+
+
+def test_a_launch_still_queued_for_the_connection_is_not_missing(demo, users):
+    """The server's own backlog of sends (the channel layer's queue to the consumer) can
+    hold a launch long after its launch_sent: one this connection has not written is not
+    missing until the channel layer would have dropped it; one it wrote, that the agent
+    read and does not hold, is missing as before."""
+    from cluster.services.launch_watch import CHANNEL_EXPIRY
+
+    now = timezone.now()
+    register(now - timedelta(minutes=5))
+    read_and_lost = running_job(users["alice"], started=now - timedelta(seconds=30))
+    queued = running_job(users["alice"], started=now - timedelta(seconds=30))
+    long_queued = running_job(users["alice"], started=now - timedelta(seconds=CHANNEL_EXPIRY + 30))
+    failed = agents.agent_ping(nodes=NODES, now=now, jobs=[], written={read_and_lost.id})
+    assert sorted(failed) == sorted([read_and_lost.id, long_queued.id])
+    assert Job.objects.get(pk=queued.id).state == "RUNNING"
+    # Without a connection's record (the simulator's agents), launch_sent decides as before.
+    assert ping(now) == [queued.id]
