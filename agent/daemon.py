@@ -286,6 +286,9 @@ class Agent:
                 return REFUSED
             if self._was_registered:
                 attempt = 0  # the last connection worked: start the backoff afresh
+                # Once: a connection refused before it reaches ``register`` never clears the
+                # flag, and the backoff would stay at its first step for good.
+                self._was_registered = False
             delay = backoff_delay(attempt, self.config.backoff_cap)
             attempt += 1
             if exc is None:

@@ -411,3 +411,31 @@ def test_a_node_held_by_another_agent_is_registered_again_later(tmp_path: Path) 
         await ctl.nothing("register", 0.5)  # accepted: no more retries
 
     run_with_agent(tmp_path, scenario)
+
+
+def test_the_backoff_grows_again_after_a_connection_that_worked(tmp_path: Path, monkeypatch) -> None:
+    """A registered connection starts the backoff afresh once; the refused attempts after
+    it back off further each time (it stayed at 0.1 s, hammering a controller that was
+    down, in the 10,000-node bench)."""
+    from agent import daemon
+
+    attempts: list[int] = []
+
+    async def main() -> None:
+        with socket.socket() as s:  # a port nobody listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        agent = Agent(agent_config(f"http://127.0.0.1:{port}", tmp_path / "spool"))
+        agent._was_registered = True  # as the connection before the controller went left it
+
+        def delay(attempt: int, cap: float, rand=None) -> float:
+            attempts.append(attempt)
+            if len(attempts) == 4:
+                agent.stop()
+            return 0.0
+
+        monkeypatch.setattr(daemon, "backoff_delay", delay)
+        await asyncio.wait_for(agent.run(), 10)
+
+    asyncio.run(main())
+    assert attempts == [0, 1, 2, 3]
