@@ -54,7 +54,7 @@ def apply(job: Job, changes: dict[str, str], *, now: datetime, node_limit: int) 
             raise ServiceError("Node count specification invalid", field="nodes")
         fields += ["min_nodes", "max_nodes"]
     if "mem" in changes:
-        job.mem_per_node, job.mem_per_cpu = _memory(changes["mem"]), None
+        job.mem_per_node, job.mem_per_cpu = parse_memory(changes["mem"]), None
         fields += ["mem_per_node", "mem_per_cpu"]
     if "comment" in changes:
         job.comment = changes["comment"]
@@ -88,11 +88,13 @@ def _known_nodes(text: str, field: str, limit: int) -> str:
     return str(names)
 
 
-def _memory(text: Any) -> int:
+def parse_memory(text: Any, wording: str = "MinMemoryNode value") -> int:
+    """Megabytes as sbatch's --mem and scontrol's MinMemoryNode= take them; else
+    ``Invalid <wording>: <text>``."""
     try:
         mb = memory.parse_memory_mb(text)
     except ValueError:
         mb = None
     if mb is None or mb > jobspec.MAX_INT32:
-        raise ServiceError(f"Invalid MinMemoryNode value: {text}", field="mem")
+        raise ServiceError(f"Invalid {wording}: {text}", field="mem")
     return mb

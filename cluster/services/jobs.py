@@ -47,7 +47,7 @@ from cluster.services.state import (
     terminate_running,
     transition_row,
 )
-from slurmwords import durations, memory
+from slurmwords import durations
 from slurmwords.agent_messages import Signal
 from slurmwords.licenses import combine, parse_license_request, parse_resources_request
 from slurmwords.nice import INVALID_NICE, parse_nice
@@ -470,12 +470,7 @@ def _validate_submission(
         )
     mem = None
     if (mem_text := _field(spec, "mem")) is not None:
-        try:
-            mem = memory.parse_memory_mb(mem_text)
-        except ValueError:
-            mem = None
-        if mem is None or mem > jobspec.MAX_INT32:
-            raise ServiceError(f"Invalid --mem specification: {mem_text}", field="mem")
+        mem = job_request_update.parse_memory(mem_text, "--mem specification")
     # No -t: the partition's DefaultTime, else its MaxTime, fixed at submission as Slurm does.
     time_limit = partition.default_time if partition.default_time is not None else partition.max_time
     if (time_text := _field(spec, "time")) is not None:
