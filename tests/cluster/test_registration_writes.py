@@ -129,3 +129,37 @@ def test_an_agents_end_and_its_nodes_recovery_take_as_many_statements_for_a_hund
     assert pinged[0] == pinged[1]
     assert {(n.state, n.last_contact) for n in Node.objects.filter(name__in=few + lots)} == {("IDLE", NOW)}
     assert Event.objects.filter(old_state="IDLE+NOT_RESPONDING", new_state="IDLE").count() == 110
+
+
+def test_completions_restated_at_registration_are_recorded_together(many, users):
+    """An agent back after an outage restates its unacknowledged completions: recorded as
+    one batch (as many statements for a hundred as for ten; one by one, each re-read every
+    holding job's allocation and the 10,000-node bench's controller stalled in one
+    registration), each job ended as its completion says and acknowledged."""
+    from cluster.models import Job
+    from cluster.services.jobs import job_submit
+    from cluster.services.scheduling import schedule_pass
+
+    agents.agent_register(agent_id="a:1", nodes=infos(1, 200), running=[], completions=[], now=NOW)
+
+    def run_and_restate(count: int, exit_code: int) -> tuple[int, list[int]]:
+        spec = {"wrap": "true", "work_dir": "/tmp", "exclusive": True}
+        ids = [job_submit(user=users["alice"], spec=spec).job_ids[0] for _ in range(count)]
+        schedule_pass()
+        jobs = list(Job.objects.filter(pk__in=ids))
+        assert {j.state for j in jobs} == {"RUNNING"}
+        done = [
+            {"job_id": j.id, "node": j.batch_host, "exit_code": exit_code, "signal": 0, "end_time": 1.0e9}
+            for j in jobs
+        ]
+        with CaptureQueriesContext(connection) as q:
+            result = agents.agent_register(agent_id="a:1", nodes=infos(1, 200), running=[], completions=done)
+        assert sorted(result.acked) == sorted(ids)
+        assert set(Job.objects.filter(pk__in=ids).values_list("state", flat=True)) == {
+            "COMPLETED" if exit_code == 0 else "FAILED"
+        }
+        return sum('"cluster_clusterconfig" WHERE' not in s["sql"] for s in q.captured_queries), ids
+
+    ten, _ = run_and_restate(10, 0)
+    hundred, _ = run_and_restate(100, 3)
+    assert hundred == ten
