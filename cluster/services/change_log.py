@@ -116,5 +116,13 @@ class Reader:
         backend = _backend(connection)
         with self._lock, connection.cursor() as cursor:
             out = Changes()
-            self._seen = backend.poll(cursor, self._seen, out)
-            return out
+            self._seen, trim_due = backend.poll(cursor, self._seen, out)
+            mark = self._seen
+        # The trim writes, so it waits for the database's writer (SQLite's gate, a
+        # PostgreSQL row lock) while a thread inside a write transaction may be waiting
+        # for this lock to poll: holding it here deadlocked the embedded controller the
+        # first time its log passed TRIM_AT under load.
+        if trim_due:
+            with connection.cursor() as cursor:
+                backend.trim(cursor, mark)
+        return out

@@ -75,19 +75,18 @@ def installed(cursor: Any) -> bool:
     return bool(cursor.fetchone()[0])
 
 
-def poll(cursor: Any, seen: int | None, out: change_log.Changes) -> int:
-    """The entries of transactions from ``seen`` on added to ``out``; the new mark."""
+def poll(cursor: Any, seen: int | None, out: change_log.Changes) -> tuple[int, bool]:
+    """The entries of transactions from ``seen`` on added to ``out``; the new mark, and
+    whether a trim may be due (``trim``, which the caller runs outside its reader's lock)."""
     log = f'"{change_log.TABLE}"'
     cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
     mark = int(cursor.fetchone()[0])
     if seen is None:
         out.everything = True
-        return mark
-    cursor.execute(f'SELECT below::text FROM "{TRIM}"')
-    found = cursor.fetchone()
-    if found is not None and int(found[0]) > seen:  # entries it needed may be gone
+        return mark, False
+    if _trimmed_past(cursor, seen):  # entries it needed may be gone
         out.everything = True
-        return mark
+        return mark, True
     cursor.execute(f"SELECT count(*), min(id), max(id) FROM {log} WHERE xid >= %s::text::xid8", [str(seen)])
     count, _low, _high = cursor.fetchone()
     if count > change_log.ROWS_AT_MOST:
@@ -98,11 +97,21 @@ def poll(cursor: Any, seen: int | None, out: change_log.Changes) -> int:
         cursor.execute(f"SELECT tbl, row FROM {log} WHERE xid >= %s::text::xid8", [str(seen)])
         for table, row in cursor.fetchall():
             out.add(table, row)
-    _trim(cursor, log, mark)
-    return mark
+    if count and _trimmed_past(cursor, seen):  # another reader's trim, meanwhile
+        out.everything = True
+    return mark, True
 
 
-def _trim(cursor: Any, log: str, mark: int) -> None:
+def _trimmed_past(cursor: Any, seen: int) -> bool:
+    cursor.execute(f'SELECT below::text FROM "{TRIM}"')
+    found = cursor.fetchone()
+    return found is not None and int(found[0]) > seen
+
+
+def trim(cursor: Any, mark: int) -> None:
+    """Entries of transactions before ``mark`` past the newest ``KEEP``, if the log holds
+    ``TRIM_AT``."""
+    log = f'"{change_log.TABLE}"'
     cursor.execute(f"SELECT min(id), max(id) FROM {log}")
     low, high = cursor.fetchone()
     if low is None or high - low < change_log.TRIM_AT:

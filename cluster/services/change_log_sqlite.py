@@ -53,31 +53,49 @@ def installed(cursor: Any) -> bool:
     return cursor.fetchone() is not None
 
 
-def poll(cursor: Any, seen: int | None, out: change_log.Changes) -> int:
-    """The entries after ``seen`` added to ``out``; the new mark."""
+def poll(cursor: Any, seen: int | None, out: change_log.Changes) -> tuple[int, bool]:
+    """The entries after ``seen`` added to ``out``; the new mark, and whether a trim is due
+    (``trim``, which the caller runs outside its reader's lock)."""
     log = f'"{change_log.TABLE}"'
     if seen is None:
         cursor.execute(f"SELECT coalesce(max(id), 0) FROM {log}")
         out.everything = True
-        return cursor.fetchone()[0]
+        return cursor.fetchone()[0], False
     cursor.execute(f"SELECT min(id), max(id) FROM {log}")
     low, high = cursor.fetchone()
     if high is None or high <= seen:
         if high is not None and high < seen:  # ids handed out again: a rollback
             out.everything = True
-            return high
-        return seen
+            return high, False
+        return seen, False
     if low > seen + 1:  # trimmed past us
         out.everything = True
-        return high
+        return high, False
     if high - seen > change_log.ROWS_AT_MOST:
         cursor.execute(f"SELECT DISTINCT tbl FROM {log} WHERE id > %s AND id <= %s", [seen, high])
         for (table,) in cursor.fetchall():
             out.add(table, None)
+        complete = False
     else:
         cursor.execute(f"SELECT tbl, row FROM {log} WHERE id > %s AND id <= %s", [seen, high])
-        for table, row in cursor.fetchall():
+        rows = cursor.fetchall()
+        for table, row in rows:
             out.add(table, row)
-    if high - low >= change_log.TRIM_AT:
+        # The ids are dense (one writer; a rollback's are handed out again), so a full
+        # count means no trim took any of them between the two statements.
+        complete = len(rows) == high - seen
+    if not complete:
+        cursor.execute(f"SELECT min(id) FROM {log}")
+        (now_low,) = cursor.fetchone()
+        if now_low is None or now_low > seen + 1:  # another reader's trim, meanwhile
+            out.everything = True
+    return high, high - low >= change_log.TRIM_AT
+
+
+def trim(cursor: Any, mark: int) -> None:
+    """Down to the newest ``KEEP`` entries, if the log holds ``TRIM_AT``."""
+    log = f'"{change_log.TABLE}"'
+    cursor.execute(f"SELECT min(id), max(id) FROM {log}")
+    low, high = cursor.fetchone()
+    if low is not None and high - low >= change_log.TRIM_AT:
         cursor.execute(f"DELETE FROM {log} WHERE id <= %s", [high - change_log.KEEP])
-    return high
