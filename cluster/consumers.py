@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from agent import handshake
 from cluster import agent_keys, extensions, liveness, publish
+from cluster.consumer_base import ReadingConsumer
 from cluster.services import agents, prolog_epilog, reboots
 from cluster.services.errors import DATABASE_UNREACHABLE
 from slurmwords import agent_messages as am
@@ -84,7 +84,7 @@ def _valid_agent_id(value: object) -> bool:
     return isinstance(value, str) and 0 < len(value) <= 128 and value.isprintable()
 
 
-class AgentConsumer(AsyncJsonWebsocketConsumer):
+class AgentConsumer(ReadingConsumer):
     """One connected node agent.
 
     Nothing is accepted before the agent proved the cluster key (agent/handshake.py,
@@ -502,7 +502,7 @@ class AgentConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json(payload)
 
 
-class ConsoleConsumer(AsyncJsonWebsocketConsumer):
+class ConsoleConsumer(ReadingConsumer):
     """Console pages: logged-in users only; pushes "topics changed", never writes."""
 
     async def connect(self) -> None:

@@ -4,10 +4,12 @@ own work (other agents' registrations in the database thread) was heard when it 
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 
 from cluster import liveness
 from cluster.models import Node
@@ -66,5 +68,42 @@ def test_the_server_notes_when_it_reads_a_registered_agents_frame(demo):
         assert before is None or after >= before
         await comm.close()
         assert "node01" not in liveness.last_received()  # its connection is gone
+
+    async_to_sync(scenario)()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_frame_is_read_while_the_database_thread_is_busy(demo):
+    """channels closes old database connections before every message it dispatches, in the
+    one database thread: each frame then waited behind every connection's database work,
+    the server stopped reading the socket (uvicorn reads the next frame only once the
+    consumer takes this one), and under the 10,000-node bench the agents' keepalive pings
+    went unanswered for 20 s and every agent dropped its connection."""
+    async def scenario():
+        comm = AgentSocket()
+        await comm.authenticate()
+        await comm.register("node01")
+        await comm.nothing()
+        liveness._received.clear()
+        busy, done = threading.Event(), threading.Event()
+
+        def long_database_work():  # another connection's registration, say
+            busy.set()
+            done.wait(30)
+
+        blocker = asyncio.ensure_future(sync_to_async(long_database_work)())
+        while not busy.is_set():
+            await asyncio.sleep(0.01)
+        try:
+            await comm.send({"type": "no-such-message"})
+            for _ in range(300):
+                if "node01" in liveness.last_received():
+                    break
+                await asyncio.sleep(0.01)
+            assert "node01" in liveness.last_received(), "the frame waited for the database thread"
+        finally:
+            done.set()
+            await blocker
+        await comm.close()
 
     async_to_sync(scenario)()
