@@ -8,11 +8,20 @@ dispatch cost a third of the event loop's CPU under a burst of starts (profiled:
 launches, docs/profile-demo-cluster.md). :func:`json_copy` copies those shapes with the
 same result (every dict and list new, immutable scalars shared) and hands anything else
 to deepcopy, so the layer still never delivers an object the sender holds.
+
+The base class also drops expired messages and group memberships on every send to a group
+and every receive, by walking every channel and every group: with an agent hosting 1,000
+nodes there is a group per node, and a pass sends a message per node it starts jobs on,
+so a pass cost nodes x groups steps in the event loop (10,000 nodes: the loop stopped
+answering the agents' keepalive pings and they all reconnected). The walk runs here at
+most once every ``CLEAN_EVERY`` seconds: what expires (a message after a minute, a
+membership after a day) goes at most that much later.
 """
 
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 from channels.layers import InMemoryChannelLayer
@@ -42,6 +51,18 @@ class _Copied(dict):
 class JsonCopyInMemoryChannelLayer(InMemoryChannelLayer):
     """channels' in-memory layer (queues, groups, expiry, capacity unchanged), each
     message copied by :func:`json_copy` instead of ``copy.deepcopy``."""
+
+    CLEAN_EVERY = 1.0  # seconds
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cleaned_at = float("-inf")
+
+    def _clean_expired(self) -> None:
+        now = time.time()
+        if not 0 <= now - self._cleaned_at < self.CLEAN_EVERY:  # a clock set back: clean
+            self._cleaned_at = now
+            super()._clean_expired()
 
     async def send(self, channel: str, message: dict[str, Any]) -> None:
         # The base class asserts a dict and copies it once per receiving channel.

@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime
+import time
 
 import pytest
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
 from cluster import publish
@@ -72,3 +73,50 @@ def test_a_published_launch_is_copied_without_deepcopy(monkeypatch, django_captu
         "payloads": [{"type": "launch", "job": {"job_id": 1, "environment": {"PATH": "/bin"}}}],
     }
     assert copied_dicts == []
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_burst_of_group_sends_walks_the_groups_once_and_expiry_still_happens(monkeypatch):
+    """The base layer walks every channel and group on every group_send and receive: with a
+    group per node, a pass's sends cost nodes x groups steps in the event loop."""
+    clock = _Clock()
+    monkeypatch.setattr(time, "time", clock)
+    walks = []
+    base_clean = InMemoryChannelLayer._clean_expired
+
+    def counted(self):
+        walks.append(1)
+        base_clean(self)
+
+    monkeypatch.setattr(InMemoryChannelLayer, "_clean_expired", counted)
+    layer = JsonCopyInMemoryChannelLayer(expiry=60, group_expiry=86400, capacity=100_000)
+
+    async def burst():
+        for node in range(1000):
+            await layer.group_add(f"node-{node}", "agent.inmemory!one")
+        for node in range(1000):
+            await layer.group_send(f"node-{node}", {"type": "agent.command", "n": node})
+        assert len(walks) == 1
+        assert [(await layer.receive("agent.inmemory!one"))["n"] for _ in range(3)] == [0, 1, 2]
+        assert len(walks) == 1
+        # A minute later the next walk drops the messages left and, as the base layer
+        # does for a channel whose messages expired, its group memberships.
+        clock.now += 61
+        await layer.group_send("node-0", {"type": "agent.command", "n": "late"})
+        assert len(walks) == 2
+        assert "agent.inmemory!one" not in layer.channels
+        assert all("agent.inmemory!one" not in members for members in layer.groups.values())
+        # Memberships a day old go too.
+        await layer.group_add("node-0", "agent.inmemory!two")
+        clock.now += 86401
+        await layer.group_send("node-0", {"type": "agent.command", "n": "none"})
+        assert not layer.groups.get("node-0")
+
+    async_to_sync(burst)()
