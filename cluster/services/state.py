@@ -705,14 +705,27 @@ def node_transition_row(
 
 def fail_jobs_on(node_name: str, *, now: datetime, why: str) -> list[int]:
     """Jobs holding a node that failed: requeued when allowed, else NODE_FAIL."""
+    return fail_jobs_on_nodes([node_name], now=now, why=why)
+
+
+def fail_jobs_on_nodes(node_names: Sequence[str], *, now: datetime, why: str) -> list[int]:
+    """``fail_jobs_on`` for each node in turn, the holding jobs read once (a cluster's
+    agents all lost at once: each node read every holding job)."""
+    failed = set(node_names)
+    holding = {s.value for s in HOLDING_JOB_STATES}
     jobs = [
         job
-        for job in Job.objects.select_for_update().filter(state__in=[s.value for s in HOLDING_JOB_STATES])
-        if node_name in job.alloc
+        for job in Job.objects.select_for_update().filter(state__in=holding)
+        if not failed.isdisjoint(job.alloc)
     ]
-    for job in jobs:
-        fail_job(job, now=now, why=why, node=node_name)
-    return [job.id for job in jobs]
+    out = []
+    for name in node_names:
+        # A job failed for an earlier node is no longer holding (fail_job moved it).
+        for job in jobs:
+            if job.state in holding and name in job.alloc:
+                fail_job(job, now=now, why=why, node=name)
+                out.append(job.id)
+    return out
 
 
 def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
