@@ -1241,6 +1241,12 @@ def _holdings_for(snap: Snapshot, cap_cpus: list[int], *, want_table: bool) -> _
     return kept
 
 
+def forget_kept() -> None:
+    """Drop what passes keep for the next one: the next pass builds everything anew."""
+    global _last_holdings  # noqa: PLW0603 - one kept value, replaced whole
+    _last_holdings = None
+
+
 def _proposal(nodes: Sequence[int], req: list[int], count: int) -> tuple[int, ...]:
     if not req:
         return tuple(nodes[:count])
@@ -1263,6 +1269,7 @@ __all__ = [
     "Start",
     "Timeout",
     "cpu_layout",
+    "forget_kept",
     "job_priority",
     "mem_request",
     "node_order_key",
