@@ -63,6 +63,7 @@ class Timeline:
         "horizon",
         "indexes",
         "now",
+        "owned",
         "releases",
         "reservations",
     )
@@ -85,6 +86,10 @@ class Timeline:
         self.cap_mem = cap_mem
         # node index -> sorted [(end, cpus, mem)] released when a holding job ends
         self.releases: dict[int, list[tuple[float, int, int]]] = {}
+        # The nodes whose release list is this timeline's to change; None: all of them.
+        # The others are shared with what the pass core keeps for the next pass
+        # (borrow_releases), copied before a change.
+        self.owned: set[int] | None = None
         # node index -> sorted [(start, end)] whole-node reservations of higher-priority jobs
         self.reservations: dict[int, list[tuple[float, float]]] = {}
         # (id(candidates), request) -> (candidates, the candidates that still have one
@@ -102,7 +107,13 @@ class Timeline:
         from ``free_cpus``/``free_mem`` and calls this for every node it took them on (with
         ``end`` INF too), so that the planned starts of later jobs see the change."""
         if end != INF:
-            insort(self.releases.setdefault(node, []), (max(end, self.now), cpus, mem))
+            events = self.releases.get(node)
+            if events is None:
+                events = self.releases[node] = []
+            elif self.owned is not None and node not in self.owned:
+                events = self.releases[node] = events.copy()
+                self.owned.add(node)
+            insort(events, (max(end, self.now), cpus, mem))
         for index in self.indexes.values():
             index.refresh(self, node)
 
@@ -122,6 +133,13 @@ class Timeline:
         for events in table.values():
             events.sort()
         self.releases = table
+
+    def borrow_releases(self, table: dict[int, list[tuple[float, int, int]]], owned: set[int]) -> None:
+        """Releases as :meth:`take_releases` takes them, the lists already sorted: the
+        table is taken over, but of its lists only those of ``owned`` nodes; the others
+        are read as they are and copied before a change (shared with other passes)."""
+        self.releases = table
+        self.owned = owned
 
     def reserve(self, nodes: Iterable[int], start: float, duration: float) -> None:
         nodes = list(nodes)
@@ -558,6 +576,28 @@ def _pick(nodes: Sequence[int], required: Sequence[int], count: int) -> tuple[in
     return tuple([i for i in nodes if i in req] + others[: count - len(req)])
 
 
+# id(candidates) -> (candidates, their set, node -> its place in the preference order or
+# None if a node is listed twice).  The pass core keeps its candidate lists (a partition's
+# usable nodes by allocation order) from pass to pass while the nodes stay as they were,
+# so most passes find them here instead of walking whole partitions to build them again.
+# A candidate list is never changed once planned with (the core's are kept unchanged).
+_PLACES: dict[int, tuple[Sequence[int], frozenset[int], dict[int, int] | None]] = {}
+
+
+def _places(candidates: Sequence[int]) -> tuple[frozenset[int], dict[int, int] | None]:
+    got = _PLACES.get(id(candidates))
+    if got is not None and got[0] is candidates:
+        return got[1], got[2]
+    members = frozenset(candidates)
+    position: dict[int, int] | None = {i: k for k, i in enumerate(candidates)}
+    if len(position) != len(candidates):
+        position = None
+    if len(_PLACES) >= 64:
+        _PLACES.clear()
+    _PLACES[id(candidates)] = (candidates, members, position)
+    return members, position
+
+
 class _ReadyIndex:
     """One candidate list's ready times for one request (CPUs, memory, whole node/memory):
     for each candidate reserved for nobody, when it first has the share free (within the
@@ -593,10 +633,7 @@ class _ReadyIndex:
         self.mem = mem
         self.whole_mem = whole_mem
         self.whole_node = whole_node
-        self.members = frozenset(candidates)
-        # Node -> its place in the preference order (None if a node is listed twice).
-        position = {i: k for k, i in enumerate(candidates)}
-        self.position: dict[int, int] | None = position if len(position) == len(candidates) else None
+        self.members, self.position = _places(candidates)
         self.ready: dict[int, float] = {}
         # The reserved candidates' ready times as last asked for (what ready_at reads of a
         # node changes only with an add_release on it, which forgets its entry).
