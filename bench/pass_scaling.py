@@ -22,10 +22,11 @@ Two tables.  **cold**: every timed pass with nothing kept from an earlier one
 (``cluster.core.scheduler.forget_kept`` before it), as the first pass of a controller or
 a pass after the nodes were read again.  **steady**: every timed pass follows a pass on
 the same cluster, a second later, with a few of the holding jobs ended and the last pass's
-first starts running (new views of those jobs, the other views the same objects, as
-``cluster.services.pass_snapshot`` hands them over): what a live or simulated pass mostly
-is.  The target of #18 applies to the steady pass; the cold one is there to show what
-keeping the node side between passes saves.
+first starts running (new views of those jobs, the other views the same objects, and
+what changed said in ``Snapshot.running_since``, as ``cluster.services.pass_snapshot``
+hands them over): what a live or simulated pass mostly is.  The target of #18 applies to
+the steady pass; the cold one is there to show what keeping the node side between passes
+saves.
 ``--changed``: the old middle case instead of cold, every pass on a new tuple of the same
 holding jobs (the same view objects), after a pass on them.
 """
@@ -43,7 +44,7 @@ from collections.abc import Sequence
 
 from bench import reference
 from bench.scheduler_pass import build
-from cluster.core.scheduler import PassResult, Snapshot, forget_kept, schedule
+from cluster.core.scheduler import PassResult, RunningChange, Snapshot, forget_kept, schedule
 
 STEADY_CHANGES = 5  # holding jobs ended, and jobs started, between two steady passes
 
@@ -94,7 +95,9 @@ def steady_step(snap: Snapshot, last: PassResult, seed: int) -> Snapshot:
             )
     running = tuple(j for j in snap.running if j.job_id not in ended) + tuple(started)
     pending = tuple(j for j in snap.pending if j.job_id not in starts)
-    return dataclasses.replace(snap, now=snap.now + 1, running=running, pending=pending)
+    gone = tuple(j for j in snap.running if j.job_id in ended)
+    change = RunningChange(snap.running, running, gone, tuple(started))
+    return dataclasses.replace(snap, now=snap.now + 1, running=running, pending=pending, running_since=change)
 
 
 def fit(points: Sequence[tuple[float, float, float]]) -> tuple[float, float]:

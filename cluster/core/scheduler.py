@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, islice
@@ -158,6 +158,18 @@ class SchedulerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RunningChange:
+    """How a snapshot's holding jobs (``result``) came from an earlier tuple of them
+    (``base``): base's views less ``gone``, plus ``came`` (views, by identity).  A pass
+    whose predecessor ran on ``base`` brings what it kept up to date from these alone."""
+
+    base: tuple[JobView, ...]
+    result: tuple[JobView, ...]
+    gone: tuple[JobView, ...]
+    came: tuple[JobView, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     now: float
     nodes: tuple[NodeView, ...]
@@ -167,6 +179,9 @@ class Snapshot:
     config: SchedulerConfig = field(default_factory=SchedulerConfig)
     # The jobs the pending jobs' dependencies name, read once for the pass.
     depend_facts: dependencies.Facts | None = None
+    # What changed in ``running`` since an earlier tuple, when the builder knows it: a
+    # hint for what passes keep, not part of what the snapshot says.
+    running_since: RunningChange | None = field(default=None, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------- decisions
@@ -1307,7 +1322,8 @@ class _Holdings:
         self, snap: Snapshot, cap_cpus: list[int], limits: tuple, ids: dict | None, *, want_table: bool
     ) -> None:
         self.running = snap.running
-        self.ids = ids  # id(view) -> view, or None when a view is listed twice
+        # id(view) -> view; None until asked for (by_id), False when a view is listed twice
+        self.ids: dict[int, JobView] | bool | None = ids
         self.cap_cpus = cap_cpus
         self.limits = limits
         self.partitions = snap.partitions
@@ -1362,6 +1378,13 @@ class _Holdings:
             by_end.sort()
             self.lists = (table, by_end)
 
+    def by_id(self) -> dict[int, JobView] | None:
+        """id(view) -> view of the holding jobs; None when a view is listed twice."""
+        ids = self.ids
+        if ids is None:
+            ids = self.ids = _by_id(self.running)
+        return ids or None
+
     def _end(self, job: JobView) -> float:
         state = job.state
         start = job.start_time
@@ -1377,14 +1400,18 @@ class _Holdings:
             return INF
         return start + job.paused + limit * 60
 
-    def derived(self, snap: Snapshot, ids: dict[int, JobView], side: _NodeSide) -> _Holdings | None:
-        """The holdings of ``snap``'s holding jobs (``ids``: id(view) -> view), from these
-        by the views that left and came; None when too many did (build anew)."""
-        old = self.ids
-        assert old is not None
-        gone = old.keys() - ids.keys()
-        came = ids.keys() - old.keys()
-        if len(gone) + len(came) > len(ids) // 8 + 16:
+    def derived(
+        self,
+        snap: Snapshot,
+        gone: Collection[JobView],
+        came: Collection[JobView],
+        ids: dict[int, JobView] | None,
+        side: _NodeSide,
+    ) -> _Holdings | None:
+        """The holdings of ``snap``'s holding jobs, from these by the views that left and
+        came (``ids``: id(view) -> view of snap's, when known); None when too many did
+        (build anew)."""
+        if len(gone) + len(came) > len(snap.running) // 8 + 16:
             return None
         new = object.__new__(_Holdings)
         new.running = snap.running
@@ -1401,11 +1428,11 @@ class _Holdings:
         new.lists = (dict(lists[0]), lists[1].copy()) if lists is not None else None
         copied: set[int] = set()  # nodes whose release list is new's own
         touched: set[int] = set()  # nodes whose sums changed
-        for key in gone:
-            if not new._take(old[key], -1, copied, touched):
+        for job in gone:
+            if not new._take(job, -1, copied, touched):
                 return None
-        for key in came:
-            if not new._take(ids[key], 1, copied, touched):
+        for job in came:
+            if not new._take(job, 1, copied, touched):
                 return None
         kept_free = self.free
         if kept_free is not None and kept_free[0] is side:
@@ -1526,6 +1553,12 @@ class _Holdings:
         return out, raised
 
 
+def _by_id(running: tuple[JobView, ...]) -> dict[int, JobView] | bool:
+    """id(view) -> view, or False when a view is listed twice."""
+    ids = dict(zip(map(id, running), running, strict=True))
+    return ids if len(ids) == len(running) else False
+
+
 def _free_at(
     side: _NodeSide, used_cpus: list[int], used_mem: list[int], arrays: tuple[list[int], ...], i: int
 ) -> None:
@@ -1563,14 +1596,29 @@ def _holdings_for(snap: Snapshot, side: _NodeSide, *, want_table: bool) -> _Hold
     if same and kept.running is snap.running:
         return kept
     running = snap.running
-    ids: dict[int, JobView] | None = dict(zip(map(id, running), running, strict=True))
-    if len(ids) != len(running):
-        ids = None
-    if same and ids is not None and kept.ids is not None:
-        derived = kept.derived(snap, ids, side)
-        if derived is not None:
-            _last_holdings = derived
-            return derived
+    since = snap.running_since
+    ids: dict[int, JobView] | bool | None = None
+    derived = None
+    if same and kept is not None:
+        if (
+            since is not None
+            and since.result is running
+            and since.base is kept.running
+            and len(running) == len(since.base) - len(since.gone) + len(since.came)
+        ):
+            # The builder said what changed: O(the changed jobs).
+            derived = kept.derived(snap, since.gone, since.came, None, side)
+        else:
+            # Found by identity: one dict of the views, at C speed.
+            ids = _by_id(running)
+            old = kept.by_id()
+            if ids and old is not None:
+                gone = old.keys() - ids.keys()
+                came = ids.keys() - old.keys()
+                derived = kept.derived(snap, [old[k] for k in gone], [ids[k] for k in came], ids, side)
+    if derived is not None:
+        _last_holdings = derived
+        return derived
     kept = _last_holdings = _Holdings(snap, cap_cpus, limits, ids, want_table=want_table)
     return kept
 
@@ -1598,6 +1646,7 @@ __all__ = [
     "PassResult",
     "PassStats",
     "Pending",
+    "RunningChange",
     "SchedulerConfig",
     "SchedulerPlugin",
     "Snapshot",

@@ -7,7 +7,8 @@ holding jobs ended, started or changed (state, limit, paused time), a few node v
 replaced (state, flags, weight, features, size, what they say is allocated), sometimes
 the partitions' limits changed: every pass of the sequence run with what the passes
 before it kept, against the same pass with nothing kept (``forget_kept``), every decision
-compared.  Between the kept passes, start estimates (one probe job, the default node
+compared; what changed in the holding jobs sometimes said (``Snapshot.running_since``),
+sometimes found.  Between the kept passes, start estimates (one probe job, the default node
 order) run as a request thread's dry run does, on the same views: they must not change
 what the next kept pass finds.
 """
@@ -21,7 +22,7 @@ import pytest
 
 from bench.pass_scaling import steady_step
 from bench.scheduler_pass import build
-from cluster.core.scheduler import JobView, NodeView, Snapshot, forget_kept, schedule
+from cluster.core.scheduler import JobView, NodeView, RunningChange, Snapshot, forget_kept, schedule
 from tests.cluster.test_pass_decisions_kept import random_snapshot
 
 
@@ -96,13 +97,24 @@ def next_snapshot(rng: random.Random, snap: Snapshot, job_ids: list[int]) -> Sna
     pending = snap.pending
     if rng.random() < 0.3 and pending:
         pending = pending[1:]
+    result = tuple(running)
+    since = None
+    if rng.random() < 0.6:  # said, as cluster.services.pass_snapshot says it
+        now_ids = {id(j) for j in result}
+        was_ids = {id(j) for j in snap.running}
+        gone = tuple(j for j in snap.running if id(j) not in now_ids)
+        came = tuple(j for j in result if id(j) not in was_ids)
+        since = RunningChange(snap.running, result, gone, came)
+    elif rng.random() < 0.3:  # said of another tuple: not to be used
+        since = RunningChange(snap.running, result[:-1], (), ())
     return dataclasses.replace(
         snap,
         now=snap.now + rng.choice((0.0, 1.0, 30.0, 400.0)),
         nodes=tuple(nodes) if nodes != list(snap.nodes) or rng.random() < 0.3 else snap.nodes,
-        running=tuple(running),
+        running=result,
         partitions=parts,
         pending=pending,
+        running_since=since,
     )
 
 
