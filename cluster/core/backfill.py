@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left, insort
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
 INF = math.inf
+
+Request = tuple[int, int, bool, bool]  # CPUs and MB a node must have free, whole memory, whole node
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +57,10 @@ class Timeline:
     """
 
     __slots__ = (
+        "base_ready",
         "cap_cpus",
         "cap_mem",
+        "dirty",
         "fitting",
         "free_cpus",
         "free_mem",
@@ -101,6 +105,13 @@ class Timeline:
         # (id(candidates), request) -> the candidates' ready times for that request: see
         # _ReadyIndex.  Kept current by add_release and reserve.
         self.indexes: dict[tuple, _ReadyIndex] = {}
+        # Ready times kept from earlier passes (BaseReady), when the caller has them:
+        # (candidates, request) -> the kept times of a state that differs from this
+        # timeline's on the ``dirty`` nodes only (those the caller started jobs on before
+        # handing the timeline over, and every node of an add_release since), and in
+        # ``now``: releases before now not raised to it.
+        self.base_ready: Callable[[Sequence[int], Request], BaseReady | None] | None = None
+        self.dirty: set[int] = set()
 
     def add_release(self, node: int, end: float, cpus: int, mem: int) -> None:
         """A job started on ``node`` now, until ``end``: the caller has taken its resources
@@ -114,6 +125,7 @@ class Timeline:
                 events = self.releases[node] = events.copy()
                 self.owned.add(node)
             insort(events, (max(end, self.now), cpus, mem))
+        self.dirty.add(node)
         for index in self.indexes.values():
             index.refresh(self, node)
 
@@ -332,9 +344,13 @@ class Timeline:
         key = (id(candidates), cpus, mem, whole_mem, whole_node)
         index = self.indexes.get(key)
         if index is None or index.candidates is not candidates:
-            index = self.indexes[key] = _ReadyIndex(
-                self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
-            )
+            base = self.base_ready(candidates, key[1:]) if self.base_ready is not None else None
+            if base is not None and base.candidates is candidates:
+                index = self.indexes[key] = _ReadyIndex.from_base(self, base)
+            else:
+                index = self.indexes[key] = _ReadyIndex(
+                    self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
+                )
         horizon = self.horizon
         # Only the reserved candidates are looked at job by job; the others' ready times
         # are read from the index in place, not copied (a partition's worth per job).
@@ -361,6 +377,9 @@ class Timeline:
         start = _earliest_sorted(starts, ends, count)
         if start is None:
             return None
+        # An index from kept ready times holds times before now for the nodes ready now
+        # (BaseReady): any of them counts as now, and the sweep's answer too.
+        start = max(start, self.now)
         if index.position is None:  # a candidate listed twice: walk them in order
             first = self._first_ready(
                 candidates, index.ready, reserved_ready, start=start, duration=duration, count=count
@@ -679,6 +698,41 @@ class _ReadyIndex:
         # (ready time, node), sorted: the times in order, and which nodes are ready by when.
         self.sorted_ready = sorted([(ready, i) for i, ready in ready_of.items()])
 
+    @classmethod
+    def from_base(cls, line: Timeline, base: BaseReady) -> _ReadyIndex:
+        """The index :meth:`__init__` builds, from ready times kept from earlier passes:
+        theirs for every candidate but the ``dirty`` and reserved ones, which are looked
+        at again, and those past the window, left out.  A kept time before now stands for
+        now (:class:`BaseReady`): the times are read as such (``_plan_indexed``)."""
+        index = object.__new__(cls)
+        candidates = base.candidates
+        index.candidates = candidates
+        index.cpus, index.mem, index.whole_mem, index.whole_node = base.request
+        index.members, index.position = _places(candidates)
+        index.reserved = {}
+        ready = index.ready = dict(base.ready)
+        pairs = base.sorted_ready
+        horizon = line.horizon
+        cut = bisect_right(pairs, (horizon, INF))
+        for _, i in pairs[cut:]:
+            del ready[i]
+        pairs = index.sorted_ready = pairs[:cut]
+        members = index.members
+        again = {i for i in line.dirty if i in members}
+        again.update(i for i, rl in line.reservations.items() if rl and i in members)
+        needs = line.needs
+        for i in again:
+            old = ready.pop(i, None)
+            if old is not None:
+                del pairs[bisect_left(pairs, (old, i))]
+            if line.reservations.get(i):
+                continue
+            r = line.ready_at(i, *needs(i, index.cpus, index.mem, index.whole_mem, index.whole_node))
+            if r <= horizon:
+                ready[i] = r
+                insort(pairs, (r, i))
+        return index
+
     def reserved_members(self, line: Timeline) -> list[int]:
         return [i for i, rl in line.reservations.items() if rl and i in self.members]
 
@@ -698,3 +752,100 @@ class _ReadyIndex:
         if ready <= line.horizon:
             self.ready[i] = ready
             insort(self.sorted_ready, (ready, i))
+
+
+class BaseReady:
+    """One candidate list's ready times for one request ``(cpus, mem, whole_mem,
+    whole_node)`` against the holding jobs alone (free resources and release lists before
+    any start of a pass, releases not raised to a pass's now), for the pass core to keep
+    between passes: node -> -INF when the share is free, else the end of the release that
+    frees it (nodes it never frees left out), and ``(time, node)`` sorted.
+
+    A pass's ready time of such a node is ``max(now, kept)``: releases before now are
+    raised to now, and when the share frees within them it frees at now; otherwise at the
+    same release as before, all of them freeing CPUs and memory (none negative: the
+    caller's to check).  Never changed once built (shared by passes)."""
+
+    __slots__ = ("candidates", "ready", "request", "sorted_ready")
+
+    def __init__(
+        self,
+        candidates: Sequence[int],
+        request: Request,
+        ready: dict[int, float],
+        sorted_ready: list[tuple[float, int]],
+    ) -> None:
+        self.candidates = candidates
+        self.request = request
+        self.ready = ready
+        self.sorted_ready = sorted_ready
+
+    @classmethod
+    def build(
+        cls,
+        candidates: Sequence[int],
+        request: Request,
+        *,
+        free: tuple[list[int], list[int]],
+        caps: tuple[list[int], list[int]],
+        releases: Mapping[int, list[tuple[float, int, int]]],
+    ) -> BaseReady:
+        ready: dict[int, float] = {}
+        time_of = _base_time
+        for i in candidates:
+            t = time_of(i, request, free, caps, releases)
+            if t != INF:
+                ready[i] = t
+        return cls(candidates, request, ready, sorted([(t, i) for i, t in ready.items()]))
+
+    def patched(
+        self,
+        nodes: Iterable[int],
+        *,
+        free: tuple[list[int], list[int]],
+        caps: tuple[list[int], list[int]],
+        releases: Mapping[int, list[tuple[float, int, int]]],
+    ) -> BaseReady:
+        """These times with those of ``nodes`` (the ones whose holdings changed) anew."""
+        members = _places(self.candidates)[0]
+        ready = dict(self.ready)
+        pairs = self.sorted_ready.copy()
+        for i in nodes:
+            if i not in members:
+                continue
+            old = ready.pop(i, None)
+            if old is not None:
+                del pairs[bisect_left(pairs, (old, i))]
+            t = _base_time(i, self.request, free, caps, releases)
+            if t != INF:
+                ready[i] = t
+                insort(pairs, (t, i))
+        return BaseReady(self.candidates, self.request, ready, pairs)
+
+
+def _base_time(
+    i: int,
+    request: Request,
+    free: tuple[list[int], list[int]],
+    caps: tuple[list[int], list[int]],
+    releases: Mapping[int, list[tuple[float, int, int]]],
+) -> float:
+    """Node ``i``'s :class:`BaseReady` time (INF: never)."""
+    cpus, mem, whole_mem, whole_node = request
+    cap_cpus, cap_mem = caps
+    need_cpus, need_mem = cpus, mem
+    if whole_node:
+        need_cpus = max(cap_cpus[i], cpus)
+        need_mem = max(cap_mem[i], mem)
+    elif whole_mem:
+        need_mem = cap_mem[i]
+    free_c = free[0][i]
+    free_m = free[1][i]
+    if free_c >= need_cpus and free_m >= need_mem:
+        return -INF
+    for end, dc, dm in releases.get(i, ()):
+        free_c += dc
+        free_m += dm
+        if free_c >= need_cpus and free_m >= need_mem:
+            return end
+    return INF

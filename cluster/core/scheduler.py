@@ -60,12 +60,12 @@ import re
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import compress, islice
 from operator import is_not
 
 from cluster.core import constraints, dependencies
-from cluster.core.backfill import INF, Timeline
+from cluster.core.backfill import INF, BaseReady, Request, Timeline
 from cluster.core.states import PAUSED_JOB_STATES, UNUSABLE_FLAGS, JobState, NodeBase, Reason, is_usable
 
 # --------------------------------------------------------------------------- the snapshot
@@ -1025,6 +1025,9 @@ class _Pass:
             cap_cpus=self.cap_cpus,
         )
         timeline.borrow_releases(*self._releases())
+        # Ready times kept from earlier passes, but on the nodes this pass started jobs on.
+        timeline.base_ready = partial(self.held.base_ready, self.side)
+        timeline.dirty = {i for start in self.starts for i in start.node_indices}
 
         limit = self.cfg.bf_max_job_start
         tested = reserved = started = 0
@@ -1312,8 +1315,11 @@ class _Holdings:
         "limits",
         "lists",
         "partitions",
+        "ready",
+        "ready_from",
         "resolved",
         "running",
+        "signed",
         "used_cpus",
         "used_mem",
     )
@@ -1329,6 +1335,12 @@ class _Holdings:
         self.partitions = snap.partitions
         self.resolved: dict[tuple[str, int | None], int | None] = {}
         self.free: tuple[_NodeSide, tuple[list[int], ...]] | None = None
+        # Backfill's ready times against these holdings (BaseReady), by (id(candidates),
+        # request), for one node side; and those of the holdings these were derived from,
+        # with the nodes changed since, to patch rather than build.
+        self.ready: dict[tuple, tuple[_NodeSide, BaseReady]] = {}
+        self.ready_from: dict[tuple, tuple[_NodeSide, BaseReady, frozenset[int]]] = {}
+        self.signed: bool | None = None  # whether a release gives back negative CPUs or MB
         size = len(cap_cpus)
         self.used_cpus = used_cpus = [0] * size
         self.used_mem = used_mem = [0] * size
@@ -1434,6 +1446,17 @@ class _Holdings:
         for job in came:
             if not new._take(job, 1, copied, touched):
                 return None
+        changed = frozenset(touched)
+        new.ready = {}
+        new.ready_from = {key: (*got, changed) for key, got in self.ready.items()}
+        for key, (at, base, since) in self.ready_from.items():
+            if key not in new.ready_from:
+                new.ready_from[key] = (at, base, since | changed)
+        new.signed = self.signed
+        if new.signed is False and any(
+            c < 0 or m < 0 for job in came for c, m in zip(*_held(job, self.cap_cpus), strict=True)
+        ):
+            new.signed = True
         kept_free = self.free
         if kept_free is not None and kept_free[0] is side:
             arrays = tuple(a.copy() for a in kept_free[1])
@@ -1515,6 +1538,36 @@ class _Holdings:
         arrays = (free_cpus, free_mem, main_cpus, main_mem)
         self.free = (side, arrays)
         return arrays
+
+    def base_ready(self, side: _NodeSide, candidates: Sequence[int], request: Request) -> BaseReady | None:
+        """Backfill's kept ready times of ``candidates`` for ``request`` (None when some
+        release is negative, or there are no release lists)."""
+        key = (id(candidates), *request)
+        got = self.ready.get(key)
+        if got is not None and got[0] is side and got[1].candidates is candidates:
+            return got[1]
+        lists = self.lists
+        if lists is None or self.negative():
+            return None
+        free = self.free_arrays(side)
+        state = {"free": (free[0], free[1]), "caps": (side.cap_cpus, side.cap_mem), "releases": lists[0]}
+        was = self.ready_from.get(key)
+        if was is not None and was[0] is side and was[1].candidates is candidates:
+            base = was[1].patched(was[2], **state)
+        else:
+            base = BaseReady.build(candidates, request, **state)
+        self.ready[key] = (side, base)
+        return base
+
+    def negative(self) -> bool:
+        """Whether some release gives back negative CPUs or MB (BaseReady's times then
+        do not hold)."""
+        lists = self.lists
+        if lists is None:
+            return True  # nothing to say yet
+        if self.signed is None:
+            self.signed = any(c < 0 or m < 0 for events in lists[0].values() for _, c, m in events)
+        return self.signed
 
     def timeouts(self, now: float) -> tuple[Timeout, ...]:
         """The RUNNING jobs past their time limit at ``now``, by job id."""
