@@ -790,12 +790,32 @@ class BaseReady:
         caps: tuple[list[int], list[int]],
         releases: Mapping[int, list[tuple[float, int, int]]],
     ) -> BaseReady:
+        # _base_time for every candidate, inline: a whole partition, on a cold pass.
         ready: dict[int, float] = {}
-        time_of = _base_time
+        cpus, mem, whole_mem, whole_node = request
+        cap_cpus, cap_mem = caps
+        fc, fm = free
+        need_cpus, need_mem = cpus, mem
         for i in candidates:
-            t = time_of(i, request, free, caps, releases)
-            if t != INF:
-                ready[i] = t
+            if whole_node:
+                need_cpus = max(cap_cpus[i], cpus)
+                need_mem = max(cap_mem[i], mem)
+            elif whole_mem:
+                need_mem = cap_mem[i]
+            free_c = fc[i]
+            free_m = fm[i]
+            if free_c >= need_cpus and free_m >= need_mem:
+                ready[i] = -INF
+                continue
+            rel = releases.get(i)
+            if rel is None:
+                continue
+            for end, dc, dm in rel:
+                free_c += dc
+                free_m += dm
+                if free_c >= need_cpus and free_m >= need_mem:
+                    ready[i] = end
+                    break
         return cls(candidates, request, ready, sorted([(t, i) for i, t in ready.items()]))
 
     def patched(

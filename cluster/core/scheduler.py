@@ -1288,6 +1288,8 @@ def _held(job: JobView, cap_cpus: list[int]) -> tuple[Sequence[int], Sequence[in
 
 
 _ENDING = -INF  # a COMPLETING job's end: whenever the pass runs, it ends now
+_RUNNING = JobState.RUNNING.value
+_COMPLETING = JobState.COMPLETING.value
 
 Releases = dict[int, list[tuple[float, int, int]]]
 
@@ -1312,8 +1314,11 @@ class _Holdings:
         "free",
         "ids",
         "limit_at",
+        "limit_sorted",
         "limits",
         "lists",
+        "looked",
+        "others",
         "partitions",
         "ready",
         "ready_from",
@@ -1334,7 +1339,9 @@ class _Holdings:
         self.limits = limits
         self.partitions = snap.partitions
         self.resolved: dict[tuple[str, int | None], int | None] = {}
-        self.free: tuple[_NodeSide, tuple[list[int], ...]] | None = None
+        # Free arrays per node side (the live pass's and a start estimate's node orders
+        # differ, their nodes do not): see free_arrays.
+        self.free: dict[_NodeSide, tuple[list[int], ...]] = {}
         # Backfill's ready times against these holdings (BaseReady), by (id(candidates),
         # request), for one node side; and those of the holdings these were derived from,
         # with the nodes changed since, to patch rather than build.
@@ -1344,16 +1351,39 @@ class _Holdings:
         size = len(cap_cpus)
         self.used_cpus = used_cpus = [0] * size
         self.used_mem = used_mem = [0] * size
-        limit_at = []  # (end, job id) of the RUNNING jobs with one, sorted
+        # (end, job id, nodes) of the RUNNING jobs with an end (sorted when first derived
+        # from: a pass on these alone filters them), and of the others with one (few:
+        # COMPLETING, CONFIGURING), sorted: the timeouts, and the nodes a release of
+        # which comes before a pass's now.
+        limit_at: list[tuple[float, int, tuple[int, ...]]] = []
+        others: list[tuple[float, int, tuple[int, ...]]] = []
         table: Releases | None = {} if want_table else None
-        by_end: list[tuple[float, int]] = []  # (end, node) of every release, sorted
-        running = JobState.RUNNING.value
-        end_of = self._end
+        signed = False
+        running = _RUNNING
+        completing = _COMPLETING
+        paused = PAUSED_JOB_STATES
+        resolved = self.resolved
+        partitions = snap.partitions
         for job in snap.running:
-            end = end_of(job)
-            if end != INF and job.state == running and end != _ENDING:
-                limit_at.append((end, job.job_id))
+            # As _end, inline: this loop is the whole of a cold pass's floor.
+            state = job.state
+            start = job.start_time
             at = job.node_indices
+            if state == completing:
+                end = _ENDING
+                others.append((end, job.job_id, at))
+            elif state in paused or start is None:
+                end = INF
+            else:
+                key = (job.partition, job.time_limit)
+                limit = resolved.get(key, -1)
+                if limit == -1:
+                    limit = resolved[key] = resolve_time_limit(job, partitions.get(job.partition))
+                if limit is None:
+                    end = INF
+                else:
+                    end = start + job.paused + limit * 60
+                    (limit_at if state == running else others).append((end, job.job_id, at))
             cpus = job.alloc_cpus
             mems = job.alloc_mem
             k = len(at)
@@ -1367,7 +1397,8 @@ class _Holdings:
                     used_cpus[i] += c
                     used_mem[i] += m
                     if table is not None and end != INF:
-                        by_end.append((end, i))
+                        if c < 0 or m < 0:
+                            signed = True
                         events = table.get(i)
                         if events is None:
                             table[i] = [(end, c, m)]
@@ -1379,16 +1410,20 @@ class _Holdings:
                     used_cpus[i] += c
                     used_mem[i] += m
                     if table is not None and end != INF:
-                        by_end.append((end, i))
+                        if c < 0 or m < 0:
+                            signed = True
                         table.setdefault(i, []).append((end, c, m))
-        limit_at.sort()
         self.limit_at = limit_at
-        self.lists: tuple[Releases, list[tuple[float, int]]] | None = None
+        self.limit_sorted = False
+        self.looked = False  # whether a pass has asked for the timeouts
+        others.sort()
+        self.others = others
+        self.lists: Releases | None = None
         if table is not None:
             for events in table.values():
                 events.sort()
-            by_end.sort()
-            self.lists = (table, by_end)
+            self.lists = table
+            self.signed = signed
 
     def by_id(self) -> dict[int, JobView] | None:
         """id(view) -> view of the holding jobs; None when a view is listed twice."""
@@ -1400,7 +1435,7 @@ class _Holdings:
     def _end(self, job: JobView) -> float:
         state = job.state
         start = job.start_time
-        if state == JobState.COMPLETING.value:
+        if state == _COMPLETING:
             return _ENDING
         if state in PAUSED_JOB_STATES or start is None:
             return INF
@@ -1418,7 +1453,6 @@ class _Holdings:
         gone: Collection[JobView],
         came: Collection[JobView],
         ids: dict[int, JobView] | None,
-        side: _NodeSide,
     ) -> _Holdings | None:
         """The holdings of ``snap``'s holding jobs, from these by the views that left and
         came (``ids``: id(view) -> view of snap's, when known); None when too many did
@@ -1432,12 +1466,14 @@ class _Holdings:
         new.limits = self.limits
         new.partitions = self.partitions  # the same limits (limits compared): same ends
         new.resolved = self.resolved
-        new.free = None
+        new.free = {}
         new.used_cpus = self.used_cpus.copy()
         new.used_mem = self.used_mem.copy()
-        new.limit_at = self.limit_at.copy()
-        lists = self.lists
-        new.lists = (dict(lists[0]), lists[1].copy()) if lists is not None else None
+        new.limit_at = self.limit_at.copy() if self.limit_sorted else sorted(self.limit_at)
+        new.limit_sorted = True
+        new.looked = True
+        new.others = self.others.copy()
+        new.lists = dict(self.lists) if self.lists is not None else None
         copied: set[int] = set()  # nodes whose release list is new's own
         touched: set[int] = set()  # nodes whose sums changed
         for job in gone:
@@ -1457,29 +1493,28 @@ class _Holdings:
             c < 0 or m < 0 for job in came for c, m in zip(*_held(job, self.cap_cpus), strict=True)
         ):
             new.signed = True
-        kept_free = self.free
-        if kept_free is not None and kept_free[0] is side:
-            arrays = tuple(a.copy() for a in kept_free[1])
+        for at, kept in list(self.free.items()):
+            arrays = tuple(a.copy() for a in kept)
             for i in touched:
-                _free_at(side, new.used_cpus, new.used_mem, arrays, i)
-            new.free = (side, arrays)
+                _free_at(at, new.used_cpus, new.used_mem, arrays, i)
+            new.free[at] = arrays
         return new
 
     def _take(self, job: JobView, sign: int, copied: set[int], touched: set[int]) -> bool:
         """Add (sign 1) or take away (-1) one holding job; False if its releases are not
         where they should be (build anew)."""
         end = self._end(job)
-        if end != INF and job.state == JobState.RUNNING.value and end != _ENDING:
-            entry = (end, job.job_id)
-            limit_at = self.limit_at
-            if sign > 0:
-                insort(limit_at, entry)
-            else:
-                k = bisect_left(limit_at, entry)
-                if k == len(limit_at) or limit_at[k] != entry:
-                    return False
-                del limit_at[k]
         at = job.node_indices
+        if end != INF:
+            entry = (end, job.job_id, at)
+            marks = self.limit_at if job.state == _RUNNING and end != _ENDING else self.others
+            if sign > 0:
+                insort(marks, entry)
+            else:
+                k = bisect_left(marks, entry)
+                if k == len(marks) or marks[k] != entry:
+                    return False
+                del marks[k]
         cpus = job.alloc_cpus
         mems = job.alloc_mem
         if len(cpus) != len(at) or len(mems) != len(at):
@@ -1487,16 +1522,15 @@ class _Holdings:
         size = len(self.cap_cpus)
         used_cpus = self.used_cpus
         used_mem = self.used_mem
-        lists = self.lists if end != INF else None
+        table = self.lists if end != INF else None
         for i, c, m in zip(at, cpus, mems, strict=True):
             if not 0 <= i < size:
                 continue
             used_cpus[i] += sign * c
             used_mem[i] += sign * m
             touched.add(i)
-            if lists is None:
+            if table is None:
                 continue
-            table, by_end = lists
             events = table.get(i)
             if i not in copied:
                 events = events.copy() if events is not None else []
@@ -1505,17 +1539,13 @@ class _Holdings:
                 events = []
             table[i] = events
             release = (end, c, m)
-            mark = (end, i)
             if sign > 0:
                 insort(events, release)
-                insort(by_end, mark)
                 continue
             k = bisect_left(events, release)
-            j = bisect_left(by_end, mark)
-            if k == len(events) or events[k] != release or j == len(by_end) or by_end[j] != mark:
+            if k == len(events) or events[k] != release:
                 return False
             del events[k]
-            del by_end[j]
             if not events:
                 del table[i]
         return True
@@ -1523,9 +1553,9 @@ class _Holdings:
     def free_arrays(self, side: _NodeSide) -> tuple[list[int], ...]:
         """(free CPUs, free MB, and the same with -1 on unusable nodes) of every node:
         shared, the caller copies what it changes."""
-        kept = self.free
-        if kept is not None and kept[0] is side:
-            return kept[1]
+        kept = self.free.get(side)
+        if kept is not None:
+            return kept
         used_cpus = self.used_cpus.copy()
         used_mem = self.used_mem.copy()
         for i, (ac, am) in side.alloc.items():
@@ -1536,7 +1566,9 @@ class _Holdings:
         main_cpus = [f if ok else -1 for f, ok in zip(free_cpus, side.usable, strict=True)]
         main_mem = [f if ok else -1 for f, ok in zip(free_mem, side.usable, strict=True)]
         arrays = (free_cpus, free_mem, main_cpus, main_mem)
-        self.free = (side, arrays)
+        if len(self.free) >= 4:
+            self.free = {}  # node sides come and go: keep the latest
+        self.free[side] = arrays
         return arrays
 
     def base_ready(self, side: _NodeSide, candidates: Sequence[int], request: Request) -> BaseReady | None:
@@ -1550,7 +1582,7 @@ class _Holdings:
         if lists is None or self.negative():
             return None
         free = self.free_arrays(side)
-        state = {"free": (free[0], free[1]), "caps": (side.cap_cpus, side.cap_mem), "releases": lists[0]}
+        state = {"free": (free[0], free[1]), "caps": (side.cap_cpus, side.cap_mem), "releases": lists}
         was = self.ready_from.get(key)
         if was is not None and was[0] is side and was[1].candidates is candidates:
             base = was[1].patched(was[2], **state)
@@ -1562,26 +1594,30 @@ class _Holdings:
     def negative(self) -> bool:
         """Whether some release gives back negative CPUs or MB (BaseReady's times then
         do not hold)."""
-        lists = self.lists
-        if lists is None:
-            return True  # nothing to say yet
-        if self.signed is None:
-            self.signed = any(c < 0 or m < 0 for events in lists[0].values() for _, c, m in events)
-        return self.signed
+        return self.signed is not False
 
     def timeouts(self, now: float) -> tuple[Timeout, ...]:
         """The RUNNING jobs past their time limit at ``now``, by job id."""
-        due = self.limit_at[: bisect_right(self.limit_at, (now, INF))]
-        return tuple(Timeout(j) for j in sorted(j for _, j in due))
+        if not self.limit_sorted:
+            if self.looked:
+                # A second pass on these: sorted once, for it and the next ones (the list
+                # replaced before the flag: a pass on another thread reads either).
+                self.limit_at = sorted(self.limit_at)
+                self.limit_sorted = True
+            self.looked = True
+        if self.limit_sorted:
+            due = [j for _, j, _ in self.limit_at[: bisect_right(self.limit_at, (now, INF))]]
+        else:
+            due = [j for end, j, _ in self.limit_at if end <= now]
+        return tuple(Timeout(j) for j in sorted(due))
 
     def release_lists(self, now: float) -> tuple[Releases, set[int]]:
         """Node index -> the holding jobs' (end, CPUs, MB) releases, sorted, ends before
         ``now`` raised to it, and the nodes whose lists are the caller's to change: the
         table is new, the other lists are kept ones (copy before changing them)."""
-        lists = self.lists
-        if lists is None:
-            table: Releases = {}
-            by_end: list[tuple[float, int]] = []
+        table = self.lists
+        if table is None:
+            table = {}
             size = len(self.cap_cpus)
             for job in self.running:
                 end = self._end(job)
@@ -1591,16 +1627,23 @@ class _Holdings:
                 for i, c, m in zip(job.node_indices, cpus, mems, strict=True):
                     if 0 <= i < size:
                         table.setdefault(i, []).append((end, c, m))
-                        by_end.append((end, i))
+                        if c < 0 or m < 0:
+                            self.signed = True
             for events in table.values():
                 events.sort()
-            by_end.sort()
-            lists = self.lists = (table, by_end)
-        table, by_end = lists
+            if self.signed is None:
+                self.signed = False
+            self.lists = table
         out = dict(table)
         # The nodes with a release before now (COMPLETING jobs, jobs past their limit):
         # raised, and sorted again.
-        raised = {i for _, i in by_end[: bisect_left(by_end, (now, -INF))]}
+        before = (now,)  # below every (now, job id, nodes)
+        past = self.others[: bisect_left(self.others, before)]
+        if self.limit_sorted:
+            past += self.limit_at[: bisect_left(self.limit_at, before)]
+        else:
+            past += [entry for entry in self.limit_at if entry[0] < now]
+        raised = {i for _, _, at in past for i in at if i in table}
         for i in raised:
             out[i] = sorted([(end if end > now else now, c, m) for end, c, m in table[i]])
         return out, raised
@@ -1660,7 +1703,7 @@ def _holdings_for(snap: Snapshot, side: _NodeSide, *, want_table: bool) -> _Hold
             and len(running) == len(since.base) - len(since.gone) + len(since.came)
         ):
             # The builder said what changed: O(the changed jobs).
-            derived = kept.derived(snap, since.gone, since.came, None, side)
+            derived = kept.derived(snap, since.gone, since.came, None)
         else:
             # Found by identity: one dict of the views, at C speed.
             ids = _by_id(running)
@@ -1668,7 +1711,7 @@ def _holdings_for(snap: Snapshot, side: _NodeSide, *, want_table: bool) -> _Hold
             if ids and old is not None:
                 gone = old.keys() - ids.keys()
                 came = ids.keys() - old.keys()
-                derived = kept.derived(snap, [old[k] for k in gone], [ids[k] for k in came], ids, side)
+                derived = kept.derived(snap, [old[k] for k in gone], [ids[k] for k in came], ids)
     if derived is not None:
         _last_holdings = derived
         return derived
