@@ -52,6 +52,17 @@ in it (Slurm: DRAIN refuses new submissions only); DOWN and INACTIVE run none.
 Advanced reservations (``job.reservation``) and ``licenses`` are left to plugins (see
 :class:`SchedulerPlugin`; ``cluster.core.reservations`` keeps jobs off reserved nodes through
 :meth:`SchedulerPlugin.excluded_nodes`).
+
+What a pass keeps for the next one (#18: a pass's cost should not grow with the cluster
+between two passes that changed little of it).  The node side (:class:`_NodeSide`: sizes,
+usability, partitions' node sets, allocation orders) is kept per node key and brought up
+to date from the node views that are new objects; what the holding jobs hold
+(:class:`_Holdings`: per-node sums, timeouts, release lists, free arrays, backfill's ready
+times) is kept and brought up to date from the holding views that left and came, said by
+the snapshot's builder (``Snapshot.running_since``) or found by identity.  Nothing kept is
+changed once a pass may read it: each pass copies what it changes, so a dry run on another
+thread (a start estimate) reads consistent state.  Every decision is the one a pass that
+builds everything gets (tests/cluster/test_pass_kept_delta.py); :func:`forget_kept` drops it all.
 """
 
 from __future__ import annotations
@@ -1306,8 +1317,8 @@ class _Holdings:
     Expected ends: start + time spent paused + the limit (Slurm does not count suspended
     time); never for paused jobs and those without a start or a limit; now for COMPLETING
     jobs and those past their limit.  The limit is resolved once per (partition, own
-    limit).  Nothing here changes once built, but ``lists`` and ``free``, filled on first
-    need, each replaced whole."""
+    limit).  Nothing here changes once built but what is filled on first need (``lists``,
+    ``free``, ``ready``; ``limit_at`` sorted once), each entry set whole."""
 
     __slots__ = (
         "cap_cpus",

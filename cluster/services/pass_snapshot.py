@@ -31,6 +31,10 @@ asked each partition for its head, though between two passes a submission or a s
 changes one or two of its rows.  The pass's own writes of reasons and priorities touch no
 column either view reads.
 
+The holding jobs' tuple is made anew only when one of them changed, and with it what changed
+(``running_change``: the views gone and come since the last tuple), which the pass core
+uses to bring what it keeps of the holding jobs up to date from those views alone.
+
 Where it is exact: where every write to the database comes from this process through
 Django, on a backend that reports rollbacks (config.sqlite, config.postgresql): the
 simulator (one thread, its store in memory, ``keep()``) and bench.pass_service.  And where
