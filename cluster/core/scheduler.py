@@ -1129,6 +1129,7 @@ class _NodeSide:
 
     __slots__ = (
         "alloc",
+        "came_from",
         "cap_cpus",
         "cap_mem",
         "names",
@@ -1166,6 +1167,9 @@ class _NodeSide:
                 is_usable(n.base, n.flags)  # ValueError: a base state that does not exist
             raise
         self.names: dict[str, int] | None = None
+        # The side this one was updated from and the nodes that changed: what is kept
+        # per side (free arrays, backfill's ready times) is patched on those nodes.
+        self.came_from: tuple[_NodeSide, frozenset[int]] | None = None
         self.parts: dict[str, tuple[PartitionView, frozenset[int]]] = {}
         self.orders: dict[tuple[str, str], tuple[PartitionView, _Order | None]] = {}
 
@@ -1220,6 +1224,8 @@ class _NodeSide:
             for key, entry in self.orders.items()
             if not moved or self._members(entry[0]).isdisjoint(moved)
         }
+        side.came_from = (self, frozenset(nodes[k].index for k in changed))
+        self.came_from = None  # one step back only: no chain of old sides kept alive
         return side
 
     def _members(self, view: PartitionView) -> frozenset[int]:
@@ -1567,6 +1573,14 @@ class _Holdings:
         kept = self.free.get(side)
         if kept is not None:
             return kept
+        origin = side.came_from
+        was = self.free.get(origin[0]) if origin is not None else None
+        if origin is not None and was is not None:
+            arrays = tuple(a.copy() for a in was)
+            for i in origin[1]:
+                _free_at(side, self.used_cpus, self.used_mem, arrays, i)
+            self.free[side] = arrays
+            return arrays
         used_cpus = self.used_cpus.copy()
         used_mem = self.used_mem.copy()
         for i, (ac, am) in side.alloc.items():
@@ -1594,9 +1608,16 @@ class _Holdings:
             return None
         free = self.free_arrays(side)
         state = {"free": (free[0], free[1]), "caps": (side.cap_cpus, side.cap_mem), "releases": lists}
+        # Kept for this side or the one it was updated from (the candidates the same list:
+        # no node of theirs moved), for these holdings or those they were derived from.
+        origin = side.came_from
         was = self.ready_from.get(key)
-        if was is not None and was[0] is side and was[1].candidates is candidates:
+        if got is not None and got[1].candidates is candidates and origin and got[0] is origin[0]:
+            base = got[1].patched(origin[1], **state)
+        elif was is not None and was[1].candidates is candidates and was[0] is side:
             base = was[1].patched(was[2], **state)
+        elif was is not None and was[1].candidates is candidates and origin and was[0] is origin[0]:
+            base = was[1].patched(was[2] | origin[1], **state)
         else:
             base = BaseReady.build(candidates, request, **state)
         self.ready[key] = (side, base)
