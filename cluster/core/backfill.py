@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left, insort
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
 INF = math.inf
+
+Request = tuple[int, int, bool, bool]  # CPUs and MB a node must have free, whole memory, whole node
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +57,17 @@ class Timeline:
     """
 
     __slots__ = (
+        "base_ready",
         "cap_cpus",
         "cap_mem",
+        "dirty",
         "fitting",
         "free_cpus",
         "free_mem",
         "horizon",
         "indexes",
         "now",
+        "owned",
         "releases",
         "reservations",
     )
@@ -85,6 +90,10 @@ class Timeline:
         self.cap_mem = cap_mem
         # node index -> sorted [(end, cpus, mem)] released when a holding job ends
         self.releases: dict[int, list[tuple[float, int, int]]] = {}
+        # The nodes whose release list is this timeline's to change; None: all of them.
+        # The others are shared with what the pass core keeps for the next pass
+        # (borrow_releases), copied before a change.
+        self.owned: set[int] | None = None
         # node index -> sorted [(start, end)] whole-node reservations of higher-priority jobs
         self.reservations: dict[int, list[tuple[float, float]]] = {}
         # (id(candidates), request) -> (candidates, the candidates that still have one
@@ -96,13 +105,27 @@ class Timeline:
         # (id(candidates), request) -> the candidates' ready times for that request: see
         # _ReadyIndex.  Kept current by add_release and reserve.
         self.indexes: dict[tuple, _ReadyIndex] = {}
+        # Ready times kept from earlier passes (BaseReady), when the caller has them:
+        # (candidates, request) -> the kept times of a state that differs from this
+        # timeline's on the ``dirty`` nodes only (those the caller started jobs on before
+        # handing the timeline over, and every node of an add_release since), and in
+        # ``now``: releases before now not raised to it.
+        self.base_ready: Callable[[Sequence[int], Request], BaseReady | None] | None = None
+        self.dirty: set[int] = set()
 
     def add_release(self, node: int, end: float, cpus: int, mem: int) -> None:
         """A job started on ``node`` now, until ``end``: the caller has taken its resources
         from ``free_cpus``/``free_mem`` and calls this for every node it took them on (with
         ``end`` INF too), so that the planned starts of later jobs see the change."""
         if end != INF:
-            insort(self.releases.setdefault(node, []), (max(end, self.now), cpus, mem))
+            events = self.releases.get(node)
+            if events is None:
+                events = self.releases[node] = []
+            elif self.owned is not None and node not in self.owned:
+                events = self.releases[node] = events.copy()
+                self.owned.add(node)
+            insort(events, (max(end, self.now), cpus, mem))
+        self.dirty.add(node)
         for index in self.indexes.values():
             index.refresh(self, node)
 
@@ -122,6 +145,13 @@ class Timeline:
         for events in table.values():
             events.sort()
         self.releases = table
+
+    def borrow_releases(self, table: dict[int, list[tuple[float, int, int]]], owned: set[int]) -> None:
+        """Releases as :meth:`take_releases` takes them, the lists already sorted: the
+        table is taken over, but of its lists only those of ``owned`` nodes; the others
+        are read as they are and copied before a change (shared with other passes)."""
+        self.releases = table
+        self.owned = owned
 
     def reserve(self, nodes: Iterable[int], start: float, duration: float) -> None:
         nodes = list(nodes)
@@ -314,9 +344,13 @@ class Timeline:
         key = (id(candidates), cpus, mem, whole_mem, whole_node)
         index = self.indexes.get(key)
         if index is None or index.candidates is not candidates:
-            index = self.indexes[key] = _ReadyIndex(
-                self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
-            )
+            base = self.base_ready(candidates, key[1:]) if self.base_ready is not None else None
+            if base is not None and base.candidates is candidates:
+                index = self.indexes[key] = _ReadyIndex.from_base(self, base)
+            else:
+                index = self.indexes[key] = _ReadyIndex(
+                    self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
+                )
         horizon = self.horizon
         # Only the reserved candidates are looked at job by job; the others' ready times
         # are read from the index in place, not copied (a partition's worth per job).
@@ -343,6 +377,9 @@ class Timeline:
         start = _earliest_sorted(starts, ends, count)
         if start is None:
             return None
+        # An index from kept ready times holds times before now for the nodes ready now
+        # (BaseReady): any of them counts as now, and the sweep's answer too.
+        start = max(start, self.now)
         if index.position is None:  # a candidate listed twice: walk them in order
             first = self._first_ready(
                 candidates, index.ready, reserved_ready, start=start, duration=duration, count=count
@@ -558,6 +595,28 @@ def _pick(nodes: Sequence[int], required: Sequence[int], count: int) -> tuple[in
     return tuple([i for i in nodes if i in req] + others[: count - len(req)])
 
 
+# id(candidates) -> (candidates, their set, node -> its place in the preference order or
+# None if a node is listed twice).  The pass core keeps its candidate lists (a partition's
+# usable nodes by allocation order) from pass to pass while the nodes stay as they were,
+# so most passes find them here instead of walking whole partitions to build them again.
+# A candidate list is never changed once planned with (the core's are kept unchanged).
+_PLACES: dict[int, tuple[Sequence[int], frozenset[int], dict[int, int] | None]] = {}
+
+
+def _places(candidates: Sequence[int]) -> tuple[frozenset[int], dict[int, int] | None]:
+    got = _PLACES.get(id(candidates))
+    if got is not None and got[0] is candidates:
+        return got[1], got[2]
+    members = frozenset(candidates)
+    position: dict[int, int] | None = {i: k for k, i in enumerate(candidates)}
+    if len(position) != len(candidates):
+        position = None
+    if len(_PLACES) >= 64:
+        _PLACES.clear()
+    _PLACES[id(candidates)] = (candidates, members, position)
+    return members, position
+
+
 class _ReadyIndex:
     """One candidate list's ready times for one request (CPUs, memory, whole node/memory):
     for each candidate reserved for nobody, when it first has the share free (within the
@@ -593,10 +652,7 @@ class _ReadyIndex:
         self.mem = mem
         self.whole_mem = whole_mem
         self.whole_node = whole_node
-        self.members = frozenset(candidates)
-        # Node -> its place in the preference order (None if a node is listed twice).
-        position = {i: k for k, i in enumerate(candidates)}
-        self.position: dict[int, int] | None = position if len(position) == len(candidates) else None
+        self.members, self.position = _places(candidates)
         self.ready: dict[int, float] = {}
         # The reserved candidates' ready times as last asked for (what ready_at reads of a
         # node changes only with an add_release on it, which forgets its entry).
@@ -642,6 +698,41 @@ class _ReadyIndex:
         # (ready time, node), sorted: the times in order, and which nodes are ready by when.
         self.sorted_ready = sorted([(ready, i) for i, ready in ready_of.items()])
 
+    @classmethod
+    def from_base(cls, line: Timeline, base: BaseReady) -> _ReadyIndex:
+        """The index :meth:`__init__` builds, from ready times kept from earlier passes:
+        theirs for every candidate but the ``dirty`` and reserved ones, which are looked
+        at again, and those past the window, left out.  A kept time before now stands for
+        now (:class:`BaseReady`): the times are read as such (``_plan_indexed``)."""
+        index = object.__new__(cls)
+        candidates = base.candidates
+        index.candidates = candidates
+        index.cpus, index.mem, index.whole_mem, index.whole_node = base.request
+        index.members, index.position = _places(candidates)
+        index.reserved = {}
+        ready = index.ready = dict(base.ready)
+        pairs = base.sorted_ready
+        horizon = line.horizon
+        cut = bisect_right(pairs, (horizon, INF))
+        for _, i in pairs[cut:]:
+            del ready[i]
+        pairs = index.sorted_ready = pairs[:cut]
+        members = index.members
+        again = {i for i in line.dirty if i in members}
+        again.update(i for i, rl in line.reservations.items() if rl and i in members)
+        needs = line.needs
+        for i in again:
+            old = ready.pop(i, None)
+            if old is not None:
+                del pairs[bisect_left(pairs, (old, i))]
+            if line.reservations.get(i):
+                continue
+            r = line.ready_at(i, *needs(i, index.cpus, index.mem, index.whole_mem, index.whole_node))
+            if r <= horizon:
+                ready[i] = r
+                insort(pairs, (r, i))
+        return index
+
     def reserved_members(self, line: Timeline) -> list[int]:
         return [i for i, rl in line.reservations.items() if rl and i in self.members]
 
@@ -661,3 +752,120 @@ class _ReadyIndex:
         if ready <= line.horizon:
             self.ready[i] = ready
             insort(self.sorted_ready, (ready, i))
+
+
+class BaseReady:
+    """One candidate list's ready times for one request ``(cpus, mem, whole_mem,
+    whole_node)`` against the holding jobs alone (free resources and release lists before
+    any start of a pass, releases not raised to a pass's now), for the pass core to keep
+    between passes: node -> -INF when the share is free, else the end of the release that
+    frees it (nodes it never frees left out), and ``(time, node)`` sorted.
+
+    A pass's ready time of such a node is ``max(now, kept)``: releases before now are
+    raised to now, and when the share frees within them it frees at now; otherwise at the
+    same release as before, all of them freeing CPUs and memory (none negative: the
+    caller's to check).  Never changed once built (shared by passes)."""
+
+    __slots__ = ("candidates", "ready", "request", "sorted_ready")
+
+    def __init__(
+        self,
+        candidates: Sequence[int],
+        request: Request,
+        ready: dict[int, float],
+        sorted_ready: list[tuple[float, int]],
+    ) -> None:
+        self.candidates = candidates
+        self.request = request
+        self.ready = ready
+        self.sorted_ready = sorted_ready
+
+    @classmethod
+    def build(
+        cls,
+        candidates: Sequence[int],
+        request: Request,
+        *,
+        free: tuple[list[int], list[int]],
+        caps: tuple[list[int], list[int]],
+        releases: Mapping[int, list[tuple[float, int, int]]],
+    ) -> BaseReady:
+        # _base_time for every candidate, inline: a whole partition, on a cold pass.
+        ready: dict[int, float] = {}
+        cpus, mem, whole_mem, whole_node = request
+        cap_cpus, cap_mem = caps
+        fc, fm = free
+        need_cpus, need_mem = cpus, mem
+        for i in candidates:
+            if whole_node:
+                need_cpus = max(cap_cpus[i], cpus)
+                need_mem = max(cap_mem[i], mem)
+            elif whole_mem:
+                need_mem = cap_mem[i]
+            free_c = fc[i]
+            free_m = fm[i]
+            if free_c >= need_cpus and free_m >= need_mem:
+                ready[i] = -INF
+                continue
+            rel = releases.get(i)
+            if rel is None:
+                continue
+            for end, dc, dm in rel:
+                free_c += dc
+                free_m += dm
+                if free_c >= need_cpus and free_m >= need_mem:
+                    ready[i] = end
+                    break
+        return cls(candidates, request, ready, sorted([(t, i) for i, t in ready.items()]))
+
+    def patched(
+        self,
+        nodes: Iterable[int],
+        *,
+        free: tuple[list[int], list[int]],
+        caps: tuple[list[int], list[int]],
+        releases: Mapping[int, list[tuple[float, int, int]]],
+    ) -> BaseReady:
+        """These times with those of ``nodes`` (the ones whose holdings changed) anew."""
+        members = _places(self.candidates)[0]
+        ready = dict(self.ready)
+        pairs = self.sorted_ready.copy()
+        for i in nodes:
+            if i not in members:
+                continue
+            old = ready.pop(i, None)
+            if old is not None:
+                del pairs[bisect_left(pairs, (old, i))]
+            t = _base_time(i, self.request, free, caps, releases)
+            if t != INF:
+                ready[i] = t
+                insort(pairs, (t, i))
+        return BaseReady(self.candidates, self.request, ready, pairs)
+
+
+def _base_time(
+    i: int,
+    request: Request,
+    free: tuple[list[int], list[int]],
+    caps: tuple[list[int], list[int]],
+    releases: Mapping[int, list[tuple[float, int, int]]],
+) -> float:
+    """Node ``i``'s :class:`BaseReady` time (INF: never)."""
+    cpus, mem, whole_mem, whole_node = request
+    cap_cpus, cap_mem = caps
+    need_cpus, need_mem = cpus, mem
+    if whole_node:
+        need_cpus = max(cap_cpus[i], cpus)
+        need_mem = max(cap_mem[i], mem)
+    elif whole_mem:
+        need_mem = cap_mem[i]
+    free_c = free[0][i]
+    free_m = free[1][i]
+    if free_c >= need_cpus and free_m >= need_mem:
+        return -INF
+    for end, dc, dm in releases.get(i, ()):
+        free_c += dc
+        free_m += dm
+        if free_c >= need_cpus and free_m >= need_mem:
+            return end
+    return INF

@@ -52,18 +52,31 @@ in it (Slurm: DRAIN refuses new submissions only); DOWN and INACTIVE run none.
 Advanced reservations (``job.reservation``) and ``licenses`` are left to plugins (see
 :class:`SchedulerPlugin`; ``cluster.core.reservations`` keeps jobs off reserved nodes through
 :meth:`SchedulerPlugin.excluded_nodes`).
+
+What a pass keeps for the next one (#18: a pass's cost should not grow with the cluster
+between two passes that changed little of it).  The node side (:class:`_NodeSide`: sizes,
+usability, partitions' node sets, allocation orders) is kept per node key and brought up
+to date from the node views that are new objects; what the holding jobs hold
+(:class:`_Holdings`: per-node sums, timeouts, release lists, free arrays, backfill's ready
+times) is kept and brought up to date from the holding views that left and came, said by
+the snapshot's builder (``Snapshot.running_since``) or found by identity.  Nothing kept is
+changed once a pass may read it: each pass copies what it changes, so a dry run on another
+thread (a start estimate) reads consistent state.  Every decision is the one a pass that
+builds everything gets (tests/cluster/test_pass_kept_delta.py); :func:`forget_kept` drops it all.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import islice
+from functools import cached_property, partial
+from itertools import compress, islice
+from operator import is_not
 
 from cluster.core import constraints, dependencies
-from cluster.core.backfill import INF, Timeline
+from cluster.core.backfill import INF, BaseReady, Request, Timeline
 from cluster.core.states import PAUSED_JOB_STATES, UNUSABLE_FLAGS, JobState, NodeBase, Reason, is_usable
 
 # --------------------------------------------------------------------------- the snapshot
@@ -156,6 +169,18 @@ class SchedulerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RunningChange:
+    """How a snapshot's holding jobs (``result``) came from an earlier tuple of them
+    (``base``): base's views less ``gone``, plus ``came`` (views, by identity).  A pass
+    whose predecessor ran on ``base`` brings what it kept up to date from these alone."""
+
+    base: tuple[JobView, ...]
+    result: tuple[JobView, ...]
+    gone: tuple[JobView, ...]
+    came: tuple[JobView, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     now: float
     nodes: tuple[NodeView, ...]
@@ -165,6 +190,9 @@ class Snapshot:
     config: SchedulerConfig = field(default_factory=SchedulerConfig)
     # The jobs the pending jobs' dependencies name, read once for the pass.
     depend_facts: dependencies.Facts | None = None
+    # What changed in ``running`` since an earlier tuple, when the builder knows it: a
+    # hint for what passes keep, not part of what the snapshot says.
+    running_since: RunningChange | None = field(default=None, compare=False, repr=False)
 
 
 # --------------------------------------------------------------------------- decisions
@@ -477,7 +505,9 @@ _BASE_USABLE = {b.value: is_usable(b, 0) for b in NodeBase}
 
 
 class _Order:
-    """A partition's nodes with one feature constraint, in allocation order."""
+    """A partition's nodes with one feature constraint, in allocation order.  Kept with the
+    node side between passes (``_NodeSide.order``); each pass works on its own
+    :meth:`for_pass` copy, whose ``pos`` is the pass's."""
 
     __slots__ = ("capable", "every", "every_set", "min_cpus", "min_mem", "pos", "usable")
 
@@ -488,7 +518,20 @@ class _Order:
         self.min_mem = min((cap_mem[i] for i in every), default=0)
         self.usable = usable
         self.pos = 0  # usable[:pos] are known to have no free CPU for the main scheduler
+        # (CPUs, MB) -> how many nodes could hold one share: depends on the node sizes
+        # alone, so shared by the passes that keep the order.
         self.capable: dict[tuple[int, int], int] = {}
+
+    def for_pass(self) -> _Order:
+        order = object.__new__(_Order)
+        order.every = self.every
+        order.every_set = self.every_set
+        order.min_cpus = self.min_cpus
+        order.min_mem = self.min_mem
+        order.usable = self.usable
+        order.capable = self.capable
+        order.pos = 0
+        return order
 
 
 class _Shape:
@@ -548,47 +591,23 @@ class _Pass:
             p for p in self.plugins if type(p).excluded_nodes is not SchedulerPlugin.excluded_nodes
         ]
 
-        # Once per pass for every node and every holding job's node: plain ints and lists.
-        nodes = snap.nodes
-        size = max((n.index for n in nodes), default=-1) + 1
-        self.node_at: list[NodeView | None] = [None] * size
-        self.cap_cpus = cap_cpus = [0] * size
-        self.cap_mem = cap_mem = [0] * size
-        self.usable = usable = [False] * size
-        node_at = self.node_at
-        base_ok = _BASE_USABLE
-        try:
-            for n in nodes:
-                i = n.index
-                node_at[i] = n
-                cap_cpus[i] = n.cpus
-                cap_mem[i] = n.real_memory
-                usable[i] = base_ok[n.base] and not n.flags & UNUSABLE_FLAGS
-        except KeyError:
-            for n in nodes:
-                is_usable(n.base, n.flags)  # ValueError: a base state that does not exist
-            raise
-
-        # What the holding jobs hold, kept from the last pass when it ran on the same ones.
-        self.held = _holdings_for(snap, cap_cpus, want_table=bool(snap.config.backfill and snap.pending))
-        used_cpus = self.held.used_cpus.copy()
-        used_mem = self.held.used_mem.copy()
+        # The node side (sizes, usable, allocation orders) and what the holding jobs hold,
+        # kept from the last pass and brought up to date by what changed since.
+        self.side = side = _side_for(snap.nodes, node_key)
+        self.node_at = side.node_at
+        self.cap_cpus = side.cap_cpus
+        self.cap_mem = side.cap_mem
+        self.usable = side.usable
+        self.held = _holdings_for(snap, side, want_table=bool(snap.config.backfill and snap.pending))
         self.timeouts = self.held.timeouts(self.now)
-        for n in nodes:
-            i = n.index
-            used_cpus[i] = max(used_cpus[i], n.alloc_cpus)
-            used_mem[i] = max(used_mem[i], n.alloc_mem)
         # Free resources; the main scheduler works on copies where unusable nodes and the
         # nodes of blocked partitions read -1, so its scan is two comparisons per node.
-        self.free_cpus = [max(0, c - u) for c, u in zip(self.cap_cpus, used_cpus, strict=True)]
-        self.free_mem = [max(0, m - u) for m, u in zip(self.cap_mem, used_mem, strict=True)]
-        self.main_cpus = [f if ok else -1 for f, ok in zip(self.free_cpus, self.usable, strict=True)]
-        self.main_mem = [f if ok else -1 for f, ok in zip(self.free_mem, self.usable, strict=True)]
-
-        self.parts = {
-            name: _Part(p, frozenset(i for i in p.node_indices if 0 <= i < size))
-            for name, p in snap.partitions.items()
-        }
+        free_cpus, free_mem, main_cpus, main_mem = self.held.free_arrays(side)
+        self.free_cpus = free_cpus.copy()
+        self.free_mem = free_mem.copy()
+        self.main_cpus = main_cpus.copy()
+        self.main_mem = main_mem.copy()
+        self.parts = {name: _Part(p, side.members(p)) for name, p in snap.partitions.items()}
         self.node_key = node_key
         self.orders: dict[tuple[str, str], _Order | None] = {}
         self.shapes: dict[tuple, _Shape] = {}
@@ -600,29 +619,19 @@ class _Pass:
     @cached_property
     def index_of(self) -> dict[str, int]:
         """Node name -> index, for the jobs that name nodes (--nodelist, --exclude)."""
-        return {n.name: n.index for n in self.snap.nodes}
+        return self.side.index_of()
 
     # -- helpers ---------------------------------------------------------------------
 
     def _order(self, part: _Part, features: str) -> _Order | None:
-        """Cached allocation order for (partition, constraint); None if the syntax is bad."""
+        """The allocation order for (partition, constraint), this pass's copy of the kept
+        one; None if the syntax is bad."""
         key = (part.view.name, features)
         order = self.orders.get(key, False)
         if order is not False:
             return order
-        dnf = parse_constraint(features)
-        if dnf is None:
-            result = None
-        else:
-            nodes = [self.node_at[i] for i in part.members]
-            every = sorted((n for n in nodes if n is not None and _has_features(n, dnf)), key=self.node_key)
-            result = _Order(
-                [n.index for n in every],
-                [n.index for n in every if self.usable[n.index]],
-                self.cap_cpus,
-                self.cap_mem,
-            )
-        self.orders[key] = result
+        kept = self.side.order(part.view, features)
+        result = self.orders[key] = kept.for_pass() if kept is not None else None
         return result
 
     def _capable(self, order: _Order, need_cpus: int, mem: int, exc: frozenset[int]) -> int:
@@ -1026,7 +1035,10 @@ class _Pass:
             cap_mem=self.cap_mem,
             cap_cpus=self.cap_cpus,
         )
-        timeline.take_releases(self._releases())
+        timeline.borrow_releases(*self._releases())
+        # Ready times kept from earlier passes, but on the nodes this pass started jobs on.
+        timeline.base_ready = partial(self.held.base_ready, self.side)
+        timeline.dirty = {i for start in self.starts for i in start.node_indices}
 
         limit = self.cfg.bf_max_job_start
         tested = reserved = started = 0
@@ -1081,18 +1093,202 @@ class _Pass:
             )
         return tested, reserved
 
-    def _releases(self) -> dict[int, list[tuple[float, int, int]]]:
+    def _releases(self) -> tuple[Releases, set[int]]:
         """Node index -> (end, CPUs, MB) of what the holding jobs and this pass's starts
-        give back, at their expected ends; never-ending ones left out."""
-        table = self.held.release_lists(self.now)
+        give back, at their expected ends, never-ending ones left out; and the nodes whose
+        lists are new (the others are kept for later passes: not to be changed)."""
+        table, owned = self.held.release_lists(self.now)
         now = self.now
         for start in self.starts:
             if start.time_limit is None:
                 continue
             end = now + start.time_limit * 60
             for i, c, m in zip(start.node_indices, start.cpus_per_node, start.mem_per_node, strict=True):
-                table.setdefault(i, []).append((end, c, m))
-        return table
+                events = table.get(i)
+                if events is None:
+                    events = table[i] = []
+                    owned.add(i)
+                elif i not in owned:
+                    events = table[i] = events.copy()
+                    owned.add(i)
+                insort(events, (end, c, m))
+        return table, owned
+
+
+# --------------------------------------------------------------------------- kept between passes
+
+
+class _NodeSide:
+    """What a pass reads of the nodes alone: per-node sizes and usability, the partitions'
+    node sets, name -> index, and the allocation orders of (partition, constraint), built
+    as passes first ask for them.  Kept for the next pass on the same node views
+    (:func:`_side_for`); a pass after a few nodes changed gets a copy with those nodes'
+    entries replaced and every order they could move dropped, not a rebuild (a 10,000-node
+    partition's order is a filter and a sort of all its nodes).  Lists and orders are
+    never changed once a pass may read them (another thread's pass may share them)."""
+
+    __slots__ = (
+        "alloc",
+        "came_from",
+        "cap_cpus",
+        "cap_mem",
+        "names",
+        "node_at",
+        "node_key",
+        "nodes",
+        "orders",
+        "parts",
+        "usable",
+    )
+
+    def __init__(self, nodes: tuple[NodeView, ...], node_key: NodeKey) -> None:
+        self.nodes = nodes
+        self.node_key = node_key
+        size = max((n.index for n in nodes), default=-1) + 1
+        self.node_at: list[NodeView | None] = [None] * size
+        self.cap_cpus = cap_cpus = [0] * size
+        self.cap_mem = cap_mem = [0] * size
+        self.usable = usable = [False] * size
+        # What the node views themselves say is allocated, where they say anything.
+        self.alloc: dict[int, tuple[int, int]] = {}
+        node_at = self.node_at
+        base_ok = _BASE_USABLE
+        try:
+            for n in nodes:
+                i = n.index
+                node_at[i] = n
+                cap_cpus[i] = n.cpus
+                cap_mem[i] = n.real_memory
+                usable[i] = base_ok[n.base] and not n.flags & UNUSABLE_FLAGS
+                if n.alloc_cpus or n.alloc_mem:
+                    self.alloc[i] = (n.alloc_cpus, n.alloc_mem)
+        except KeyError:
+            for n in nodes:
+                is_usable(n.base, n.flags)  # ValueError: a base state that does not exist
+            raise
+        self.names: dict[str, int] | None = None
+        # The side this one was updated from and the nodes that changed: what is kept
+        # per side (free arrays, backfill's ready times) is patched on those nodes.
+        self.came_from: tuple[_NodeSide, frozenset[int]] | None = None
+        self.parts: dict[str, tuple[PartitionView, frozenset[int]]] = {}
+        self.orders: dict[tuple[str, str], tuple[PartitionView, _Order | None]] = {}
+
+    def updated(self, nodes: tuple[NodeView, ...]) -> _NodeSide | None:
+        """This side for ``nodes``, the same nodes at the same places with some views
+        replaced; None when a node moved, came or went (build anew)."""
+        old = self.nodes
+        if len(old) != len(nodes):
+            return None
+        changed = list(compress(range(len(nodes)), map(is_not, old, nodes)))
+        if len(changed) > len(nodes) // 4:
+            return None
+        side = object.__new__(_NodeSide)
+        side.nodes = nodes
+        side.node_key = key = self.node_key
+        side.node_at = self.node_at.copy()
+        side.cap_cpus = self.cap_cpus.copy()
+        side.cap_mem = self.cap_mem.copy()
+        side.usable = self.usable.copy()
+        side.alloc = self.alloc.copy()
+        side.names = self.names
+        side.parts = self.parts.copy()
+        moved: set[int] = set()  # nodes whose place in an order or whose size changed
+        base_ok = _BASE_USABLE
+        for k in changed:
+            was, n = old[k], nodes[k]
+            i = n.index
+            if was.index != i:
+                return None
+            if n.base not in base_ok:
+                return None  # the full build raises the error
+            side.node_at[i] = n
+            side.cap_cpus[i] = n.cpus
+            side.cap_mem[i] = n.real_memory
+            ok = base_ok[n.base] and not n.flags & UNUSABLE_FLAGS
+            if (
+                ok != side.usable[i]
+                or was.cpus != n.cpus
+                or was.real_memory != n.real_memory
+                or was.features != n.features
+                or key(was) != key(n)
+            ):
+                moved.add(i)
+            side.usable[i] = ok
+            side.alloc.pop(i, None)
+            if n.alloc_cpus or n.alloc_mem:
+                side.alloc[i] = (n.alloc_cpus, n.alloc_mem)
+            if was.name != n.name:
+                side.names = None
+        side.orders = {
+            key: entry
+            for key, entry in self.orders.items()
+            if not moved or self._members(entry[0]).isdisjoint(moved)
+        }
+        side.came_from = (self, frozenset(nodes[k].index for k in changed))
+        self.came_from = None  # one step back only: no chain of old sides kept alive
+        return side
+
+    def _members(self, view: PartitionView) -> frozenset[int]:
+        size = len(self.cap_cpus)
+        return frozenset(i for i in view.node_indices if 0 <= i < size)
+
+    def members(self, view: PartitionView) -> frozenset[int]:
+        """The partition's node indices that exist."""
+        got = self.parts.get(view.name)
+        if got is not None and (got[0] is view or got[0].node_indices == view.node_indices):
+            return got[1]
+        members = self._members(view)
+        self.parts[view.name] = (view, members)
+        return members
+
+    def index_of(self) -> dict[str, int]:
+        names = self.names
+        if names is None:
+            names = self.names = {n.name: n.index for n in self.nodes}
+        return names
+
+    def order(self, view: PartitionView, features: str) -> _Order | None:
+        """(partition, constraint)'s allocation order: nodes with the features by the
+        node key; None if the syntax is bad."""
+        key = (view.name, features)
+        got = self.orders.get(key)
+        if got is not None and (got[0] is view or got[0].node_indices == view.node_indices):
+            return got[1]
+        dnf = parse_constraint(features)
+        if dnf is None:
+            result = None
+        else:
+            nodes = [self.node_at[i] for i in self.members(view)]
+            every = sorted((n for n in nodes if n is not None and _has_features(n, dnf)), key=self.node_key)
+            result = _Order(
+                [n.index for n in every],
+                [n.index for n in every if self.usable[n.index]],
+                self.cap_cpus,
+                self.cap_mem,
+            )
+        self.orders[key] = (view, result)
+        return result
+
+
+# The node sides of the last passes, by node key (the live pass's power-saving order, a
+# start estimate's default one): replaced whole, so a pass on another thread reads either
+# the old or the new side, never half of one.
+_sides: dict[NodeKey, _NodeSide] = {}
+
+
+def _side_for(nodes: tuple[NodeView, ...], node_key: NodeKey) -> _NodeSide:
+    kept = _sides.get(node_key)
+    if kept is not None:
+        if kept.nodes is nodes:
+            return kept
+        side = kept.updated(nodes)
+        if side is not None:
+            _sides[node_key] = side
+            return side
+    if len(_sides) >= 4:
+        _sides.clear()  # a key made anew for every pass: keep none
+    side = _sides[node_key] = _NodeSide(nodes, node_key)
+    return side
 
 
 def _held(job: JobView, cap_cpus: list[int]) -> tuple[Sequence[int], Sequence[int]]:
@@ -1109,6 +1305,10 @@ def _held(job: JobView, cap_cpus: list[int]) -> tuple[Sequence[int], Sequence[in
 
 
 _ENDING = -INF  # a COMPLETING job's end: whenever the pass runs, it ends now
+_RUNNING = JobState.RUNNING.value
+_COMPLETING = JobState.COMPLETING.value
+
+Releases = dict[int, list[tuple[float, int, int]]]
 
 
 class _Holdings:
@@ -1116,35 +1316,79 @@ class _Holdings:
     and memory allocated on every node, when each RUNNING job reaches its time limit, and
     the release lists backfill plans with (ends not yet raised to ``now``).  Built in one
     walk over the holding jobs (62,000 of them on 10,000 busy nodes: a large part of a
-    pass), and kept for the next pass on the same ones (:func:`_holdings_for`).
+    pass), kept for the next pass (:func:`_holdings_for`), and for a pass on holding jobs
+    that differ from the kept ones by a few views (jobs started, ended or changed) derived
+    from them by taking those jobs out and in (:meth:`derived`) rather than built again.
 
     Expected ends: start + time spent paused + the limit (Slurm does not count suspended
     time); never for paused jobs and those without a start or a limit; now for COMPLETING
     jobs and those past their limit.  The limit is resolved once per (partition, own
-    limit).  Nothing here changes once built, but ``table``, filled on first need."""
+    limit).  Nothing here changes once built but what is filled on first need (``lists``,
+    ``free``, ``ready``; ``limit_at`` sorted once), each entry set whole."""
 
-    __slots__ = ("cap_cpus", "ends", "limit_at", "limits", "running", "table", "used_cpus", "used_mem")
+    __slots__ = (
+        "cap_cpus",
+        "free",
+        "ids",
+        "limit_at",
+        "limit_sorted",
+        "limits",
+        "lists",
+        "looked",
+        "others",
+        "partitions",
+        "ready",
+        "ready_from",
+        "resolved",
+        "running",
+        "signed",
+        "used_cpus",
+        "used_mem",
+    )
 
-    def __init__(self, snap: Snapshot, cap_cpus: list[int], limits: tuple, *, want_table: bool) -> None:
+    def __init__(
+        self, snap: Snapshot, cap_cpus: list[int], limits: tuple, ids: dict | None, *, want_table: bool
+    ) -> None:
         self.running = snap.running
+        # id(view) -> view; None until asked for (by_id), False when a view is listed twice
+        self.ids: dict[int, JobView] | bool | None = ids
         self.cap_cpus = cap_cpus
         self.limits = limits
+        self.partitions = snap.partitions
+        self.resolved: dict[tuple[str, int | None], int | None] = {}
+        # Free arrays per node side (the live pass's and a start estimate's node orders
+        # differ, their nodes do not): see free_arrays.
+        self.free: dict[_NodeSide, tuple[list[int], ...]] = {}
+        # Backfill's ready times against these holdings (BaseReady), by (id(candidates),
+        # request), for one node side; and those of the holdings these were derived from,
+        # with the nodes changed since, to patch rather than build.
+        self.ready: dict[tuple, tuple[_NodeSide, BaseReady]] = {}
+        self.ready_from: dict[tuple, tuple[_NodeSide, BaseReady, frozenset[int]]] = {}
+        self.signed: bool | None = None  # whether a release gives back negative CPUs or MB
         size = len(cap_cpus)
         self.used_cpus = used_cpus = [0] * size
         self.used_mem = used_mem = [0] * size
-        self.ends = ends = []  # per holding job, parallel to snap.running
-        self.limit_at = limit_at = []  # (end, job id) of the RUNNING jobs with one
-        table: dict[int, list[tuple[float, int, int]]] | None = {} if want_table else None
-        running = JobState.RUNNING.value
-        completing = JobState.COMPLETING.value
+        # (end, job id, nodes) of the RUNNING jobs with an end (sorted when first derived
+        # from: a pass on these alone filters them), and of the others with one (few:
+        # COMPLETING, CONFIGURING), sorted: the timeouts, and the nodes a release of
+        # which comes before a pass's now.
+        limit_at: list[tuple[float, int, tuple[int, ...]]] = []
+        others: list[tuple[float, int, tuple[int, ...]]] = []
+        table: Releases | None = {} if want_table else None
+        signed = False
+        running = _RUNNING
+        completing = _COMPLETING
         paused = PAUSED_JOB_STATES
+        resolved = self.resolved
         partitions = snap.partitions
-        resolved: dict[tuple[str, int | None], int | None] = {}
         for job in snap.running:
+            # As _end, inline: this loop is the whole of a cold pass's floor.
             state = job.state
             start = job.start_time
+            at = job.node_indices
             if state == completing:
                 end = _ENDING
+                others.append((end, job.job_id, at))
             elif state in paused or start is None:
                 end = INF
             else:
@@ -1156,10 +1400,7 @@ class _Holdings:
                     end = INF
                 else:
                     end = start + job.paused + limit * 60
-                    if state == running:
-                        limit_at.append((end, job.job_id))
-            ends.append(end)
-            at = job.node_indices
+                    (limit_at if state == running else others).append((end, job.job_id, at))
             cpus = job.alloc_cpus
             mems = job.alloc_mem
             k = len(at)
@@ -1173,6 +1414,8 @@ class _Holdings:
                     used_cpus[i] += c
                     used_mem[i] += m
                     if table is not None and end != INF:
+                        if c < 0 or m < 0:
+                            signed = True
                         events = table.get(i)
                         if events is None:
                             table[i] = [(end, c, m)]
@@ -1184,61 +1427,335 @@ class _Holdings:
                     used_cpus[i] += c
                     used_mem[i] += m
                     if table is not None and end != INF:
+                        if c < 0 or m < 0:
+                            signed = True
                         table.setdefault(i, []).append((end, c, m))
+        self.limit_at = limit_at
+        self.limit_sorted = False
+        self.looked = False  # whether a pass has asked for the timeouts
+        others.sort()
+        self.others = others
+        self.lists: Releases | None = None
         if table is not None:
             for events in table.values():
                 events.sort()
-        self.table = table
+            self.lists = table
+            self.signed = signed
+
+    def by_id(self) -> dict[int, JobView] | None:
+        """id(view) -> view of the holding jobs; None when a view is listed twice."""
+        ids = self.ids
+        if ids is None:
+            ids = self.ids = _by_id(self.running)
+        return ids or None
+
+    def _end(self, job: JobView) -> float:
+        state = job.state
+        start = job.start_time
+        if state == _COMPLETING:
+            return _ENDING
+        if state in PAUSED_JOB_STATES or start is None:
+            return INF
+        key = (job.partition, job.time_limit)
+        limit = self.resolved.get(key, -1)
+        if limit == -1:
+            limit = self.resolved[key] = resolve_time_limit(job, self.partitions.get(job.partition))
+        if limit is None:
+            return INF
+        return start + job.paused + limit * 60
+
+    def derived(
+        self,
+        snap: Snapshot,
+        gone: Collection[JobView],
+        came: Collection[JobView],
+        ids: dict[int, JobView] | None,
+    ) -> _Holdings | None:
+        """The holdings of ``snap``'s holding jobs, from these by the views that left and
+        came (``ids``: id(view) -> view of snap's, when known); None when too many did
+        (build anew)."""
+        if len(gone) + len(came) > len(snap.running) // 8 + 16:
+            return None
+        new = object.__new__(_Holdings)
+        new.running = snap.running
+        new.ids = ids
+        new.cap_cpus = self.cap_cpus
+        new.limits = self.limits
+        new.partitions = self.partitions  # the same limits (limits compared): same ends
+        new.resolved = self.resolved
+        new.free = {}
+        new.used_cpus = self.used_cpus.copy()
+        new.used_mem = self.used_mem.copy()
+        new.limit_at = self.limit_at.copy() if self.limit_sorted else sorted(self.limit_at)
+        new.limit_sorted = True
+        new.looked = True
+        new.others = self.others.copy()
+        new.lists = dict(self.lists) if self.lists is not None else None
+        copied: set[int] = set()  # nodes whose release list is new's own
+        touched: set[int] = set()  # nodes whose sums changed
+        for job in gone:
+            if not new._take(job, -1, copied, touched):
+                return None
+        for job in came:
+            if not new._take(job, 1, copied, touched):
+                return None
+        changed = frozenset(touched)
+        new.ready = {}
+        new.ready_from = {key: (*got, changed) for key, got in self.ready.items()}
+        for key, (at, base, since) in self.ready_from.items():
+            if key not in new.ready_from:
+                new.ready_from[key] = (at, base, since | changed)
+        new.signed = self.signed
+        if new.signed is False and any(
+            c < 0 or m < 0 for job in came for c, m in zip(*_held(job, self.cap_cpus), strict=True)
+        ):
+            new.signed = True
+        for at, kept in list(self.free.items()):
+            arrays = tuple(a.copy() for a in kept)
+            for i in touched:
+                _free_at(at, new.used_cpus, new.used_mem, arrays, i)
+            new.free[at] = arrays
+        return new
+
+    def _take(self, job: JobView, sign: int, copied: set[int], touched: set[int]) -> bool:
+        """Add (sign 1) or take away (-1) one holding job; False if its releases are not
+        where they should be (build anew)."""
+        end = self._end(job)
+        at = job.node_indices
+        if end != INF:
+            entry = (end, job.job_id, at)
+            marks = self.limit_at if job.state == _RUNNING and end != _ENDING else self.others
+            if sign > 0:
+                insort(marks, entry)
+            else:
+                k = bisect_left(marks, entry)
+                if k == len(marks) or marks[k] != entry:
+                    return False
+                del marks[k]
+        cpus = job.alloc_cpus
+        mems = job.alloc_mem
+        if len(cpus) != len(at) or len(mems) != len(at):
+            cpus, mems = _held(job, self.cap_cpus)
+        size = len(self.cap_cpus)
+        used_cpus = self.used_cpus
+        used_mem = self.used_mem
+        table = self.lists if end != INF else None
+        for i, c, m in zip(at, cpus, mems, strict=True):
+            if not 0 <= i < size:
+                continue
+            used_cpus[i] += sign * c
+            used_mem[i] += sign * m
+            touched.add(i)
+            if table is None:
+                continue
+            events = table.get(i)
+            if i not in copied:
+                events = events.copy() if events is not None else []
+                copied.add(i)
+            elif events is None:
+                events = []
+            table[i] = events
+            release = (end, c, m)
+            if sign > 0:
+                insort(events, release)
+                continue
+            k = bisect_left(events, release)
+            if k == len(events) or events[k] != release:
+                return False
+            del events[k]
+            if not events:
+                del table[i]
+        return True
+
+    def free_arrays(self, side: _NodeSide) -> tuple[list[int], ...]:
+        """(free CPUs, free MB, and the same with -1 on unusable nodes) of every node:
+        shared, the caller copies what it changes."""
+        kept = self.free.get(side)
+        if kept is not None:
+            return kept
+        origin = side.came_from
+        was = self.free.get(origin[0]) if origin is not None else None
+        if origin is not None and was is not None:
+            arrays = tuple(a.copy() for a in was)
+            for i in origin[1]:
+                _free_at(side, self.used_cpus, self.used_mem, arrays, i)
+            self.free[side] = arrays
+            return arrays
+        used_cpus = self.used_cpus.copy()
+        used_mem = self.used_mem.copy()
+        for i, (ac, am) in side.alloc.items():
+            used_cpus[i] = max(used_cpus[i], ac)
+            used_mem[i] = max(used_mem[i], am)
+        free_cpus = [max(0, c - u) for c, u in zip(side.cap_cpus, used_cpus, strict=True)]
+        free_mem = [max(0, m - u) for m, u in zip(side.cap_mem, used_mem, strict=True)]
+        main_cpus = [f if ok else -1 for f, ok in zip(free_cpus, side.usable, strict=True)]
+        main_mem = [f if ok else -1 for f, ok in zip(free_mem, side.usable, strict=True)]
+        arrays = (free_cpus, free_mem, main_cpus, main_mem)
+        if len(self.free) >= 4:
+            self.free = {}  # node sides come and go: keep the latest
+        self.free[side] = arrays
+        return arrays
+
+    def base_ready(self, side: _NodeSide, candidates: Sequence[int], request: Request) -> BaseReady | None:
+        """Backfill's kept ready times of ``candidates`` for ``request`` (None when some
+        release is negative, or there are no release lists)."""
+        key = (id(candidates), *request)
+        got = self.ready.get(key)
+        if got is not None and got[0] is side and got[1].candidates is candidates:
+            return got[1]
+        lists = self.lists
+        if lists is None or self.negative():
+            return None
+        free = self.free_arrays(side)
+        state = {"free": (free[0], free[1]), "caps": (side.cap_cpus, side.cap_mem), "releases": lists}
+        # Kept for this side or the one it was updated from (the candidates the same list:
+        # no node of theirs moved), for these holdings or those they were derived from.
+        origin = side.came_from
+        was = self.ready_from.get(key)
+        if got is not None and got[1].candidates is candidates and origin and got[0] is origin[0]:
+            base = got[1].patched(origin[1], **state)
+        elif was is not None and was[1].candidates is candidates and was[0] is side:
+            base = was[1].patched(was[2], **state)
+        elif was is not None and was[1].candidates is candidates and origin and was[0] is origin[0]:
+            base = was[1].patched(was[2] | origin[1], **state)
+        else:
+            base = BaseReady.build(candidates, request, **state)
+        self.ready[key] = (side, base)
+        return base
+
+    def negative(self) -> bool:
+        """Whether some release gives back negative CPUs or MB (BaseReady's times then
+        do not hold)."""
+        return self.signed is not False
 
     def timeouts(self, now: float) -> tuple[Timeout, ...]:
         """The RUNNING jobs past their time limit at ``now``, by job id."""
-        return tuple(Timeout(j) for j in sorted(j for end, j in self.limit_at if end <= now))
+        if not self.limit_sorted:
+            if self.looked:
+                # A second pass on these: sorted once, for it and the next ones (the list
+                # replaced before the flag: a pass on another thread reads either).
+                self.limit_at = sorted(self.limit_at)
+                self.limit_sorted = True
+            self.looked = True
+        if self.limit_sorted:
+            due = [j for _, j, _ in self.limit_at[: bisect_right(self.limit_at, (now, INF))]]
+        else:
+            due = [j for end, j, _ in self.limit_at if end <= now]
+        return tuple(Timeout(j) for j in sorted(due))
 
-    def release_lists(self, now: float) -> dict[int, list[tuple[float, int, int]]]:
+    def release_lists(self, now: float) -> tuple[Releases, set[int]]:
         """Node index -> the holding jobs' (end, CPUs, MB) releases, sorted, ends before
-        ``now`` raised to it: new lists, the caller's to change."""
-        table = self.table
+        ``now`` raised to it, and the nodes whose lists are the caller's to change: the
+        table is new, the other lists are kept ones (copy before changing them)."""
+        table = self.lists
         if table is None:
             table = {}
             size = len(self.cap_cpus)
-            for job, end in zip(self.running, self.ends, strict=True):
+            for job in self.running:
+                end = self._end(job)
                 if end == INF:
                     continue
                 cpus, mems = _held(job, self.cap_cpus)
                 for i, c, m in zip(job.node_indices, cpus, mems, strict=True):
                     if 0 <= i < size:
                         table.setdefault(i, []).append((end, c, m))
+                        if c < 0 or m < 0:
+                            self.signed = True
             for events in table.values():
                 events.sort()
-            self.table = table
-        out = {}
-        for i, events in table.items():
-            if events[0][0] < now:  # a prefix ends before now: raised, and sorted again
-                out[i] = sorted([(end if end > now else now, c, m) for end, c, m in events])
-            else:
-                out[i] = events.copy()
-        return out
+            if self.signed is None:
+                self.signed = False
+            self.lists = table
+        out = dict(table)
+        # The nodes with a release before now (COMPLETING jobs, jobs past their limit):
+        # raised, and sorted again.
+        before = (now,)  # below every (now, job id, nodes)
+        past = self.others[: bisect_left(self.others, before)]
+        if self.limit_sorted:
+            past += self.limit_at[: bisect_left(self.limit_at, before)]
+        else:
+            past += [entry for entry in self.limit_at if entry[0] < now]
+        raised = {i for _, _, at in past for i in at if i in table}
+        for i in raised:
+            out[i] = sorted([(end if end > now else now, c, m) for end, c, m in table[i]])
+        return out, raised
+
+
+def _by_id(running: tuple[JobView, ...]) -> dict[int, JobView] | bool:
+    """id(view) -> view, or False when a view is listed twice."""
+    ids = dict(zip(map(id, running), running, strict=True))
+    return ids if len(ids) == len(running) else False
+
+
+def _free_at(
+    side: _NodeSide, used_cpus: list[int], used_mem: list[int], arrays: tuple[list[int], ...], i: int
+) -> None:
+    """Node ``i``'s entries of :meth:`_Holdings.free_arrays`, computed again."""
+    uc, um = used_cpus[i], used_mem[i]
+    alloc = side.alloc.get(i)
+    if alloc is not None:
+        uc = max(uc, alloc[0])
+        um = max(um, alloc[1])
+    free_cpus, free_mem, main_cpus, main_mem = arrays
+    fc = free_cpus[i] = max(0, side.cap_cpus[i] - uc)
+    fm = free_mem[i] = max(0, side.cap_mem[i] - um)
+    ok = side.usable[i]
+    main_cpus[i] = fc if ok else -1
+    main_mem[i] = fm if ok else -1
 
 
 # The last pass's holdings: the simulator's and the live controllers' passes run on the
 # holding jobs kept between passes (cluster.services.pass_snapshot), the same tuple until
-# a job starts, ends or changes, and most passes follow one that changed none (1,196 of
-# 1,984 on bench/simulator_speed.py's run).  One entry, replaced whole: a pass on another
-# thread (a start estimate) reads either the old or the new one, never half of one.
+# a job starts, ends or changes, then a tuple with those jobs' views replaced and the
+# others the same objects.  One entry, replaced whole: a pass on another thread (a start
+# estimate) reads either the old or the new one, never half of one.
 _last_holdings: _Holdings | None = None
 
 
-def _holdings_for(snap: Snapshot, cap_cpus: list[int], *, want_table: bool) -> _Holdings:
+def _holdings_for(snap: Snapshot, side: _NodeSide, *, want_table: bool) -> _Holdings:
     """The snapshot's holdings: the last pass's when it ran on the very same holding jobs
-    (the same tuple of immutable views), the same node sizes and partition time limits."""
+    (the same tuple of immutable views), the same node sizes and partition time limits;
+    derived from them when only a few views differ; else built."""
     global _last_holdings  # noqa: PLW0603 - one kept value, replaced whole
+    cap_cpus = side.cap_cpus
     limits = tuple((name, p.default_time, p.max_time) for name, p in snap.partitions.items())
     kept = _last_holdings
-    same = kept is not None and kept.running is snap.running and kept.limits == limits
-    if same and kept.cap_cpus == cap_cpus:
+    same = kept is not None and kept.limits == limits and kept.cap_cpus == cap_cpus
+    if same and kept.running is snap.running:
         return kept
-    kept = _last_holdings = _Holdings(snap, cap_cpus, limits, want_table=want_table)
+    running = snap.running
+    since = snap.running_since
+    ids: dict[int, JobView] | bool | None = None
+    derived = None
+    if same and kept is not None:
+        if (
+            since is not None
+            and since.result is running
+            and since.base is kept.running
+            and len(running) == len(since.base) - len(since.gone) + len(since.came)
+        ):
+            # The builder said what changed: O(the changed jobs).
+            derived = kept.derived(snap, since.gone, since.came, None)
+        else:
+            # Found by identity: one dict of the views, at C speed.
+            ids = _by_id(running)
+            old = kept.by_id()
+            if ids and old is not None:
+                gone = old.keys() - ids.keys()
+                came = ids.keys() - old.keys()
+                derived = kept.derived(snap, [old[k] for k in gone], [ids[k] for k in came], ids)
+    if derived is not None:
+        _last_holdings = derived
+        return derived
+    kept = _last_holdings = _Holdings(snap, cap_cpus, limits, ids, want_table=want_table)
     return kept
+
+
+def forget_kept() -> None:
+    """Drop what passes keep for the next one: the next pass builds everything anew."""
+    global _last_holdings  # noqa: PLW0603 - one kept value, replaced whole
+    _last_holdings = None
+    _sides.clear()
 
 
 def _proposal(nodes: Sequence[int], req: list[int], count: int) -> tuple[int, ...]:
@@ -1257,12 +1774,14 @@ __all__ = [
     "PassResult",
     "PassStats",
     "Pending",
+    "RunningChange",
     "SchedulerConfig",
     "SchedulerPlugin",
     "Snapshot",
     "Start",
     "Timeout",
     "cpu_layout",
+    "forget_kept",
     "job_priority",
     "mem_request",
     "node_order_key",

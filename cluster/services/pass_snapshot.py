@@ -31,6 +31,10 @@ asked each partition for its head, though between two passes a submission or a s
 changes one or two of its rows.  The pass's own writes of reasons and priorities touch no
 column either view reads.
 
+The holding jobs' tuple is made anew only when one of them changed, and with it what changed
+(``running_change``: the views gone and come since the last tuple), which the pass core
+uses to bring what it keeps of the holding jobs up to date from those views alone.
+
 Where it is exact: where every write to the database comes from this process through
 Django, on a backend that reports rollbacks (config.sqlite, config.postgresql): the
 simulator (one thread, its store in memory, ``keep()``) and bench.pass_service.  And where
@@ -330,6 +334,14 @@ class _Kept:
         self.partitions: dict[str, scheduler.PartitionView] = {}
         self.running: dict[int, scheduler.JobView] = {}
         self.running_tuple: tuple[scheduler.JobView, ...] | None = None
+        # What left and came since the last tuple (``base``, None when read whole), by
+        # id(view), and the change from the last tuple to the one before it, handed to
+        # the pass core (``running_change``) so that it brings what it keeps of the
+        # holding jobs up to date by those views alone.
+        self.base: tuple[scheduler.JobView, ...] | None = None
+        self.gone: dict[int, scheduler.JobView] = {}
+        self.came: dict[int, scheduler.JobView] = {}
+        self.change: scheduler.RunningChange | None = None
         # The queue: views by id, and each partition's ids and every id in ascending order.
         self.queued: dict[int, scheduler.JobView] = {}
         self.queued_ids: list[int] = []
@@ -365,16 +377,46 @@ class _Kept:
             self.queued, self.queued_ids, self.queued_by_partition = {}, [], {}
             for row in rows.select(Job, PENDING_FIELDS, QUEUED, order_by=("id",)):
                 self._queue(pending_view(row))
-        else:
-            for job_id in ids:
-                self.running.pop(job_id, None)
-                self._unqueue(job_id)
-            for row in select_in(Job, JOB_FIELDS, sorted(ids)):
-                if row[STATE_AT] in HOLDING_STATES:
-                    self.running[row[0]] = holding_view(row[: len(HOLDING_FIELDS)], self.index)
-                elif row[STATE_AT] == JobState.PENDING and row[HOLD_AT] == "":
-                    self._queue(pending_view([row[i] for i in PENDING_AT]))
-        self.running_tuple = None
+            self.running_tuple = self.base = None
+            self.gone, self.came = {}, {}
+            return
+        for job_id in ids:
+            view = self.running.pop(job_id, None)
+            if view is not None:
+                self._left(view)
+            self._unqueue(job_id)
+        for row in select_in(Job, JOB_FIELDS, sorted(ids)):
+            if row[STATE_AT] in HOLDING_STATES:
+                view = self.running[row[0]] = holding_view(row[: len(HOLDING_FIELDS)], self.index)
+                self._left(None)
+                self.came[id(view)] = view
+            elif row[STATE_AT] == JobState.PENDING and row[HOLD_AT] == "":
+                self._queue(pending_view([row[i] for i in PENDING_AT]))
+
+    def _left(self, view: scheduler.JobView | None) -> None:
+        """The holding jobs change (``view`` leaves them): a new tuple for the next pass."""
+        if self.running_tuple is not None:
+            self.base, self.running_tuple = self.running_tuple, None
+            self.gone, self.came = {}, {}
+        if view is None:
+            return
+        if self.came.pop(id(view), None) is None:  # one that came since the base: gone again
+            self.gone[id(view)] = view
+
+    def running_views(self) -> tuple[scheduler.JobView, ...]:
+        """The holding jobs' views by job id, the tuple kept until one of them changes."""
+        if self.running_tuple is None:
+            running = self.running
+            result = self.running_tuple = tuple(map(running.__getitem__, sorted(running)))
+            base = self.base
+            self.change = (
+                scheduler.RunningChange(base, result, tuple(self.gone.values()), tuple(self.came.values()))
+                if base is not None
+                else None
+            )
+            self.base = None
+            self.gone, self.came = {}, {}
+        return self.running_tuple
 
     def _queue(self, view: scheduler.JobView) -> None:
         self.queued[view.job_id] = view
@@ -473,8 +515,7 @@ def _refresh() -> Resources:
             jobs = _ALL
         if jobs is _ALL or jobs:
             _kept.read_jobs(jobs)
-        if _kept.running_tuple is None:
-            _kept.running_tuple = tuple(_kept.running[i] for i in sorted(_kept.running))
+        running = _kept.running_views()
     except BaseException:
         forget()
         raise
@@ -482,8 +523,15 @@ def _refresh() -> Resources:
         names=list(_kept.names),
         nodes=_kept.nodes_tuple,
         partitions=dict(_kept.partitions),
-        running=_kept.running_tuple,
+        running=running,
     )
+
+
+def running_change(running: tuple[scheduler.JobView, ...]) -> scheduler.RunningChange | None:
+    """How ``running`` (a tuple ``resources()`` handed out) came from the one before it,
+    when it is the latest and was not read whole."""
+    change = _kept.change
+    return change if change is not None and change.result is running else None
 
 
 def _after_fork_in_child() -> None:

@@ -89,6 +89,7 @@ def build_snapshot(
         config=scheduler_params.pass_config(backfill=backfill),
         # One read for every dependency of the pass, none when no job has one.
         depend_facts=read_depend_facts(waiting_on, singles) if waiting_on else None,
+        running_since=pass_snapshot.running_change(kept.running),
     )
     return snap, names
 

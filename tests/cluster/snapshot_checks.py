@@ -4,6 +4,7 @@ fresh read (nodes, partitions, holding jobs, and the queue at several depths).""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 
 from cluster.models import Job
@@ -19,6 +20,23 @@ def register(nodes: list[str]) -> None:
     )
 
 
+CHANGES_SEEN = [0]  # how many kept tuples came with their change said
+
+
+def assert_running_change_exact(running: tuple) -> None:
+    """What ``pass_snapshot.running_change`` says changed (the pass core brings its kept
+    holdings up to date by it alone) is exactly the difference, view by view."""
+    change = pass_snapshot.running_change(running)
+    if change is None:
+        return
+    CHANGES_SEEN[0] += 1
+    views = Counter(map(id, change.base))
+    views.subtract(map(id, change.gone))
+    views.update(map(id, change.came))
+    assert +views == Counter(map(id, running))
+    assert all(n >= 0 for n in views.values()), "a view gone that was not there"
+
+
 def assert_kept_equals_fresh() -> None:
     kept = pass_snapshot.resources()
     want = snapshot_rows.fresh()
@@ -26,6 +44,7 @@ def assert_kept_equals_fresh() -> None:
     assert kept.nodes == want.nodes
     assert kept.partitions == want.partitions
     assert kept.running == want.running
+    assert_running_change_exact(kept.running)
     for depth in (None, 1, 2, 100):
         queued = pass_snapshot.resources(queue=True, queue_depth=depth).pending
         assert queued == snapshot_rows.read_queue(list(want.partitions), depth), depth

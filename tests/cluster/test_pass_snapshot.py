@@ -35,7 +35,7 @@ from cluster.services.jobs import (
 )
 from cluster.services.nodes import node_update
 from cluster.services.scheduling import build_snapshot, schedule_pass
-from tests.cluster.snapshot_checks import assert_kept_equals_fresh, register
+from tests.cluster.snapshot_checks import CHANGES_SEEN, assert_kept_equals_fresh, register
 from tests.conftest import DEMO_CONF
 
 pytestmark = pytest.mark.django_db
@@ -189,6 +189,7 @@ def test_kept_snapshot_equals_a_fresh_read_after_every_step(demo, users, setting
     shutil.copytree(DEMO_CONF, conf)
     settings.CONF_DIR = conf
     rng = random.Random(seed)
+    said = CHANGES_SEEN[0]
     with pass_snapshot.keep():
         _assert_same()
         _register()
@@ -201,6 +202,7 @@ def test_kept_snapshot_equals_a_fresh_read_after_every_step(demo, users, setting
                 step()
             _assert_same()
         assert Job.objects.filter(state="RUNNING").exists()  # the sequence did run jobs
+        assert CHANGES_SEEN[0] > said  # and handed over what changed in the holding jobs
 
 
 def test_a_pass_builds_the_same_snapshot_kept_or_not(demo, users):
