@@ -39,7 +39,7 @@ from cluster.core.scheduler import (
     resolve_time_limit,
 )
 from cluster.core.states import JobState
-from limits.core.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, make_shape
+from limits.core.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, RunningCharges, make_shape
 from limits.core.priority import may_reserve
 from limits.core.reasons import PARTITION_NODE_LIMIT, PARTITION_TIME_LIMIT
 from limits.core.usage import UsageKey, UsageRecord
@@ -84,6 +84,8 @@ class ShapeMemo:
         # thread holding the old pair never sees a mixture.
         self._kept: tuple[tuple[Policy, dict[str, tuple[int | None, int | None]], int], dict] | None = None
         self._requests: tuple[dict, dict[int, _KeptRequest]] | None = None
+        # The running jobs' counters, kept while their requests are these same objects.
+        self.charges = RunningCharges()
 
     def shapes(self, policy: Policy, partitions: Mapping[str, PartitionView], default_mem: int) -> dict:
         times = {name: (p.default_time, p.max_time) for name, p in partitions.items()}
@@ -259,7 +261,12 @@ class LimitsPlugin(SchedulerPlugin):
         running = self._running_requests(snapshot.running)
         pending = [self.request(j) for j in snapshot.pending]
         self.state = LimitState(
-            self.policy, running=running, pending=pending, usage=self.usage, now=snapshot.now
+            self.policy,
+            running=running,
+            pending=pending,
+            usage=self.usage,
+            now=snapshot.now,
+            kept=self.memo.charges if self.memo is not None else None,
         )
         self.kills = self.state.kills()
         self.accrue_start = self.state.accrue_plan()
