@@ -1,5 +1,6 @@
 """The running jobs' limit counters kept from pass to pass (limits.core.policy.RunningCharges,
-#18 simulator speed) against a LimitState built afresh each pass: an oracle on random passes.
+#18 simulator speed), and their requests kept as a whole (ShapeMemo.same_running), against a
+LimitState built afresh each pass: an oracle on random passes.
 
 Between passes the running jobs' views are handed again as the same objects or as new
 ones, their infos change, the clock moves (run-minutes limits book the time a job has
@@ -9,7 +10,8 @@ MaxTRESMinsPerJob), with neither.  A plugin with the memo and one without must c
 same, kill the same jobs, start the same accrual and make the same pass, twice in a row at
 the same moment too (the kept counters must not carry the first pass's starts into the
 next).  Counters kept across a clock step while some job books run-minutes, or kept while
-the running requests changed, fail here.
+the running requests changed, fail here; so do requests kept whole across new infos or a
+clock step over a running job's BeginTime.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from cluster.core.scheduler import schedule
 from limits.core.plugin import JobLimitsInfo, LimitsPlugin, ShapeMemo
 from limits.core.policy import QOS, Association, AssocLimits, Enforce, PartitionLimits, Policy, QOSLimits
 from limits.core.usage import UsageRecord, assoc_key, qos_key
-from tests.limits.test_running_requests_memo import _counts, _infos, _running
+from tests.limits.test_running_requests_memo import _counts, _infos, _plain, _running
 from tests.limits.test_shape_memo import NOW, _jobs, _snapshot
 
 
@@ -70,7 +72,7 @@ def test_kept_running_counters_equal_those_built_each_pass(seed):
     usage = _usage(rng)
     snap = None
     chosen = policies[KINDS[seed % 3]]
-    restored = kills = timed = 0
+    restored = reused = kills = timed = 0
     now = NOW
     for _ in range(120):
         step = rng.random()
@@ -88,24 +90,29 @@ def test_kept_running_counters_equal_those_built_each_pass(seed):
             snap = snap if snap is not None else _snapshot(rng, jobs, None)
         else:
             snap = _snapshot(rng, jobs, snap)
-        now += rng.choice([0, 0, 30])  # the clock steps, or another pass at the same moment
+        # The clock steps (back too: over a BeginTime both ways), or another pass at the
+        # same moment.
+        now = rng.choice([now, now, now + 30, NOW - 20, NOW + 20])
         snap = dataclasses.replace(snap, now=now)
         for _again in range(rng.choice([1, 2])):
             before = memo.charges._kept
+            whole = memo._whole
             kept = LimitsPlugin(chosen, jobs=infos, usage=usage, memo=memo)
             fresh = LimitsPlugin(chosen, jobs=infos, usage=usage)
             kept.begin_pass(snap)
             fresh.begin_pass(snap)
+            assert [_plain(r) for r in kept.state.running] == [_plain(r) for r in fresh.state.running]
             assert _counts(kept) == _counts(fresh)
             assert (kept.kills, kept.accrue_start) == (fresh.kills, fresh.accrue_start)
             restored += memo.charges._kept is before and before is not None
+            reused += whole is not None and kept.state.running == whole[5]
             kills += bool(fresh.kills)
             timed += any(c.run_mins for c in fresh.state.counters.values())
             # The pass charges its starts to the state: the kept counters must not see them.
             assert schedule(snap, [LimitsPlugin(chosen, jobs=infos, usage=usage, memo=memo)]) == schedule(
                 snap, [LimitsPlugin(chosen, jobs=infos, usage=usage)]
             )
-    assert restored  # counters were reused
+    assert restored and reused  # counters and the running requests as a whole were reused
     assert timed or seed % 3 != 1  # these seeds start with run-minutes limits
     assert kills or seed % 3 != 2  # and these with the killing ones
 
