@@ -9,7 +9,7 @@ whose use changed (hres' own state).
 from __future__ import annotations
 
 import json
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,13 @@ def _new_events_sql() -> str:
         f"SELECT {col('id')}, {col('kind')}, {col('job_id')}, {col('new_state')}, {col('time')} "  # noqa: S608
         f"FROM {t} WHERE {col('id')} > %s"
     )
+
+
+@lru_cache(maxsize=4096)
+def long_state(base: str, flags: int) -> str:
+    """``sinfo_long``, kept by its two arguments: a cluster's nodes take a few dozen
+    (state, flags) pairs, read back at every instant (10,000 nodes at the start)."""
+    return sinfo_long(base, flags)
 
 
 def newest_first(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -272,7 +279,7 @@ class EventLog:
             if self._raw.get(name) == (base, flags):
                 continue
             self._raw[name] = (base, flags)
-            state = sinfo_long(base, flags)
+            state = long_state(base, flags)
             if self.nodes.get(name) != state:
                 self.nodes[name] = state
                 self.write("node", node=name, state=state)
