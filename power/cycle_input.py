@@ -252,10 +252,13 @@ def locked_nodes(names: set[str]) -> dict[str, Node]:
     """The named nodes' rows, locked in name order (docs/locking.md), by name."""
     if not names:
         return {}
-    query = Node.objects.select_for_update().order_by("name")
+    # Read without compiling a query (every cycle that decides something reads them).
     if len(names) <= NAMES_AT_ONCE:
-        return {n.name: n for n in query.filter(name__in=sorted(names))}
-    return {n.name: n for n in query if n.name in names}
+        found = plain_rows.load(Node, None, {"name": sorted(names)}, order_by=("name",), for_update=True)
+        return {n.name: n for n in found}
+    return {
+        n.name: n for n in plain_rows.load(Node, None, order_by=("name",), for_update=True) if n.name in names
+    }
 
 
 def jobs_holding(
