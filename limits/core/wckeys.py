@@ -26,7 +26,9 @@ class WCKeyError(ValueError):
     """Why a job's WCKey is refused: Slurm's words on the first line, the detail after."""
 
 
-def job_wckey(users: Mapping[str, User], user: str, asked: str, *, track: bool, enforce: bool) -> str:
+def job_wckey(
+    users: Mapping[str, User], user: str, asked: str, *, track: bool, enforce: bool
+) -> str:
     """The WCKey to store on ``user``'s job that asked for ``asked`` ('' for none)."""
     asked = asked.strip().lower()
     if asked.startswith("*") or len(asked) > WCKEY_MAX:
