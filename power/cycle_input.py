@@ -36,7 +36,6 @@ from datetime import UTC, datetime
 from functools import cache
 
 from django.db import connection
-from django.db.models import F, Q
 
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import Job, Node
@@ -83,29 +82,28 @@ def cycle_node_names(
     if auto:
         for counted in exclusions.counted:
             wanted.update(counted.nodes)
-    flagged = F("flags").bitand(_PENDING | NodeFlag.POWERED_DOWN)
-    query = Q(_power=0)
+    # Written out, not compiled by the ORM at every cycle that reads nodes.
+    col = _node_columns(connection.vendor)
+    where = f"({col['flags']} & %s) <> 0"
+    params: list[object] = [int(_PENDING | NodeFlag.POWERED_DOWN)]
     if auto:
-        idle = Q(base_state__in=[NodeBase.IDLE, NodeBase.DOWN], _busy=0)
         # A node's own SuspendTime may be anything; without one, its partitions' or the
         # global one, never shorter than the shortest of those.
-        since = Q(suspend_time__isnull=False)
+        since = [f"{col['suspend_time']} IS NOT NULL"]
         shortest = _shortest_suspend_time(power)
         if shortest is not None:
             # A second's margin: the core compares float seconds, the store microseconds;
             # a node read in excess is one the core decides nothing about.
             cutoff = now - shortest + 1
-            since |= Q(last_busy__lte=datetime.fromtimestamp(cutoff, UTC))
+            since.append(f"{col['last_busy']} <= %s")
+            params.append(_LAST_BUSY.get_db_prep_value(datetime.fromtimestamp(cutoff, UTC), connection))
             if loaded <= cutoff:
-                since |= Q(last_busy__isnull=True)
-        query = ~query | (idle & since)
-    else:
-        query = ~query
-    found = (
-        Node.objects.annotate(_power=flagged, _busy=F("flags").bitand(_NOT_SUSPENDABLE))
-        .filter(query)
-        .values_list("name", "flags")
-    )
+                since.append(f"{col['last_busy']} IS NULL")
+        where += (
+            f" OR ({col['base_state']} IN (%s, %s) AND ({col['flags']} & %s) = 0 AND ({' OR '.join(since)}))"
+        )
+        params[1:1] = [NodeBase.IDLE.value, NodeBase.DOWN.value, int(_NOT_SUSPENDABLE)]
+    found = plain_rows.select_sql(Node, ("name", "flags"), where, params)
     names = set(wanted)
     for name, flags in found:
         # A powered-down node with nothing pending matters only to a job holding it.
@@ -188,6 +186,14 @@ _LAST_BUSY = Node._meta.get_field("last_busy")
 
 
 @cache
+def _node_columns(vendor: str) -> dict[str, str]:
+    quote = connection.ops.quote_name
+    return {
+        f: quote(Node._meta.get_field(f).column) for f in ("flags", "suspend_time", "last_busy", "base_state")
+    }
+
+
+@cache
 def _watch_sql(vendor: str) -> tuple[str, str, list]:
     """The watch's statements, and the converters of a last_busy value (SQLite's text)."""
     quote = connection.ops.quote_name
@@ -252,10 +258,13 @@ def locked_nodes(names: set[str]) -> dict[str, Node]:
     """The named nodes' rows, locked in name order (docs/locking.md), by name."""
     if not names:
         return {}
-    query = Node.objects.select_for_update().order_by("name")
+    # Read without compiling a query (every cycle that decides something reads them).
     if len(names) <= NAMES_AT_ONCE:
-        return {n.name: n for n in query.filter(name__in=sorted(names))}
-    return {n.name: n for n in query if n.name in names}
+        found = plain_rows.load(Node, None, {"name": sorted(names)}, order_by=("name",), for_update=True)
+        return {n.name: n for n in found}
+    return {
+        n.name: n for n in plain_rows.load(Node, None, order_by=("name",), for_update=True) if n.name in names
+    }
 
 
 def jobs_holding(

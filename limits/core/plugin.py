@@ -39,7 +39,7 @@ from cluster.core.scheduler import (
     resolve_time_limit,
 )
 from cluster.core.states import JobState
-from limits.core.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, make_shape
+from limits.core.policy import JobRequest, JobShape, LimitKill, LimitState, Policy, RunningCharges, make_shape
 from limits.core.priority import may_reserve
 from limits.core.reasons import PARTITION_NODE_LIMIT, PARTITION_TIME_LIMIT
 from limits.core.usage import UsageKey, UsageRecord
@@ -84,6 +84,9 @@ class ShapeMemo:
         # thread holding the old pair never sees a mixture.
         self._kept: tuple[tuple[Policy, dict[str, tuple[int | None, int | None]], int], dict] | None = None
         self._requests: tuple[dict, dict[int, _KeptRequest]] | None = None
+        self._whole: tuple[dict, tuple[JobView, ...], Mapping, float, tuple[float, ...], list] | None = None
+        # The running jobs' counters, kept while their requests are these same objects.
+        self.charges = RunningCharges()
 
     def shapes(self, policy: Policy, partitions: Mapping[str, PartitionView], default_mem: int) -> dict:
         times = {name: (p.default_time, p.max_time) for name, p in partitions.items()}
@@ -107,6 +110,42 @@ class ShapeMemo:
 
     def keep_running_requests(self, shapes: dict, requests: dict[int, _KeptRequest]) -> None:
         self._requests = (shapes, requests)
+
+    # The last pass's running requests as a whole, and what they were built from: the
+    # views (the same objects while their rows are unwritten), the infos mapping (the same
+    # object while the job table is unwritten: the adapter's is a kept value, never
+    # mutated), the shapes and the moment.  A request depends on the moment only through
+    # ``eligible`` (BeginTime): the same while no BeginTime lies between the two moments.
+    def same_running(
+        self, shapes: dict, views: Sequence[JobView], infos: Mapping[int, JobLimitsInfo], now: float
+    ) -> list[JobRequest] | None:
+        kept = self._whole
+        if kept is None:
+            return None
+        k_shapes, k_views, k_infos, k_now, begins, out = kept
+        if k_shapes is not shapes or k_infos is not infos or len(k_views) != len(views):
+            return None
+        for a, b in zip(k_views, views, strict=True):
+            if a is not b:
+                return None
+        for begin in begins:
+            if (begin <= k_now) != (begin <= now):
+                return None
+        return out
+
+    def keep_running(
+        self,
+        shapes: dict,
+        views: Sequence[JobView],
+        infos: Mapping[int, JobLimitsInfo],
+        now: float,
+        out: list[JobRequest] | None,
+    ) -> None:
+        if out is None:
+            self._whole = None
+            return
+        begins = tuple(v.begin_time for v in views if v.begin_time is not None)
+        self._whole = (shapes, tuple(views), infos, now, begins, out)
 
 
 class LimitsPlugin(SchedulerPlugin):
@@ -259,7 +298,12 @@ class LimitsPlugin(SchedulerPlugin):
         running = self._running_requests(snapshot.running)
         pending = [self.request(j) for j in snapshot.pending]
         self.state = LimitState(
-            self.policy, running=running, pending=pending, usage=self.usage, now=snapshot.now
+            self.policy,
+            running=running,
+            pending=pending,
+            usage=self.usage,
+            now=snapshot.now,
+            kept=self.memo.charges if self.memo is not None else None,
         )
         self.kills = self.state.kills()
         self.accrue_start = self.state.accrue_plan()
@@ -269,8 +313,11 @@ class LimitsPlugin(SchedulerPlugin):
         where nothing they depend on changed (ShapeMemo)."""
         if self.memo is None:
             return [self.request(j, running=True) for j in jobs if j.state != JobState.COMPLETING]
-        kept = self.memo.running_requests(self._shapes)
         now = self._now
+        same = self.memo.same_running(self._shapes, jobs, self.jobs, now)
+        if same is not None:
+            return same
+        kept = self.memo.running_requests(self._shapes)
         out, keep = [], {}
         for job in jobs:
             if job.state == JobState.COMPLETING:
@@ -290,6 +337,8 @@ class LimitsPlugin(SchedulerPlugin):
                 keep[job.job_id] = (job, info, request)  # its shape is of the kept ones
             out.append(request)
         self.memo.keep_running_requests(self._shapes, keep)
+        # A --mem=0 job's request without its allocation is of this pass only.
+        self.memo.keep_running(self._shapes, jobs, self.jobs, now, out if len(keep) == len(out) else None)
         return out
 
     def job_gate(self, job: JobView, partition: PartitionView) -> Blocked | None:

@@ -1102,6 +1102,60 @@ class _Counter:
         self.tres: dict[str, int] = {}
         self.run_mins: dict[str, float] = {}
 
+    def copy(self) -> _Counter:
+        c = _Counter()
+        c.running, c.submitted, c.accruing = self.running, self.submitted, self.accruing
+        c.tres, c.run_mins = dict(self.tres), dict(self.run_mins)
+        return c
+
+
+class RunningCharges:
+    """The running jobs' counters of the last :class:`LimitState`, kept for the next one
+    (one per process, by the scheduler's adapter).
+
+    What the running jobs charge depends on the policy, their requests and, through the
+    TRES-minutes a run-minutes limit books (GrpTRESRunMins), the moment: kept while the
+    policy is the same object, the requests are the same objects in the same order (the
+    plugin hands them again while nothing they depend on changed) and, when some job
+    books run-minutes, ``now`` is the same.  Whether a running job can be killed
+    (GrpTRESMins, MaxTRESMinsPerJob) depends on its plan only, so is kept with them."""
+
+    def __init__(self) -> None:
+        # (policy, running requests, now or None, counters, kill-free): replaced whole, so
+        # a thread holding the old tuple never sees a mixture; never mutated.
+        self._kept: tuple[Policy, tuple[JobRequest, ...], float | None, dict, bool] | None = None
+
+    def restore(self, state: LimitState) -> bool:
+        """Give ``state`` the kept counters (copies) if they are its running jobs'."""
+        kept = self._kept
+        if kept is None:
+            return False
+        policy, running, now, counters, kill_free = kept
+        if policy is not state.policy or len(running) != len(state.running):
+            return False
+        if now is not None and now != state.now:
+            return False
+        for a, b in zip(running, state.running, strict=True):
+            if a is not b:
+                return False
+        state.counters = {key: c.copy() for key, c in counters.items()}
+        state.kill_free = kill_free
+        return True
+
+    def store(self, state: LimitState, *, timed: bool) -> None:
+        """Keep ``state``'s counters as charged by its running jobs alone (call before
+        anything else is charged)."""
+        plan_of = state.policy.plan
+        kill_free = True
+        for job in state.running:
+            plan = plan_of(job.user, job.account, job.partition, job.qos)
+            if plan.error is None and (plan.kind("GrpTRESMins") or plan.kind("MaxTRESMinsPerJob")):
+                kill_free = False
+                break
+        state.kill_free = kill_free
+        counters = {key: c.copy() for key, c in state.counters.items()}
+        self._kept = (state.policy, tuple(state.running), state.now if timed else None, counters, kill_free)
+
 
 _SUBMIT_REJECT = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
 
@@ -1129,6 +1183,7 @@ class LimitState:
         pending: Iterable[JobRequest] = (),
         usage: Mapping[UsageKey, UsageRecord] | None = None,
         now: float,
+        kept: RunningCharges | None = None,
     ) -> None:
         self.policy = policy
         self.now = now
@@ -1137,8 +1192,14 @@ class LimitState:
         self._static: dict[tuple, LimitBlock | None] = {}
         self.running: list[JobRequest] = list(running)
         self.pending: list[JobRequest] = list(pending)
-        for job in self.running:
-            self._charge(job, started=job.start_time if job.start_time is not None else now, submitted=True)
+        self.kill_free = False  # True: no running job's plan has a limit that kills
+        if kept is None or not kept.restore(self):
+            timed = False
+            for job in self.running:
+                started = job.start_time if job.start_time is not None else now
+                timed = self._charge(job, started=started, submitted=True) or timed
+            if kept is not None:
+                kept.store(self, timed=timed)
         counter = self._counter
         plan_of = policy.plan
         for job in self.pending:
@@ -1160,10 +1221,11 @@ class LimitState:
             c = self.counters[key] = _Counter()
         return c
 
-    def _charge(self, job: JobRequest, *, started: float, submitted: bool) -> None:
+    def _charge(self, job: JobRequest, *, started: float, submitted: bool) -> bool:
+        """Charge ``job``; True if what it books depends on ``now`` (run-minutes)."""
         plan = self.policy.plan(job.user, job.account, job.partition, job.qos)
         if plan.error is not None:
-            return
+            return False
         tres_of = job.shape.tres
         mins = None
         for key, counts, tres, run in plan.charges:
@@ -1189,6 +1251,7 @@ class LimitState:
                     n = tres_of.get(t, 0)
                     if n:
                         booked[t] = booked.get(t, 0.0) + n * mins
+        return mins is not None
 
     def charge_start(self, job: JobRequest) -> None:
         """Count ``job`` as started now (it was pending, so already counted as submitted)."""
@@ -1384,7 +1447,7 @@ class LimitState:
         resource_limits.html, GrpTRESMins and MaxTRESMinsPerJob).  Never with
         ``AccountingStorageEnforce=safe``."""
         enforce = self.policy.enforce
-        if not enforce.limits or enforce.safe or not self.policy.multifactor:
+        if not enforce.limits or enforce.safe or not self.policy.multifactor or self.kill_free:
             return ()
         out = []
         for job in self.running:
@@ -1567,6 +1630,7 @@ __all__ = [
     "PolicyError",
     "QOSLimits",
     "ResolvedLimit",
+    "RunningCharges",
     "Source",
     "User",
     "check_submit",
