@@ -211,6 +211,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
     from cli.client import ApiError, Client, CliError  # noqa: PLC0415
+    from cli.user_names import unknown_users  # noqa: PLC0415
 
     client = Client()
     layout = sacct_fields.Layout(
@@ -218,6 +219,11 @@ def main(argv: list[str]) -> int:
     )
     fmt = sacct_fields.Options(units.upper() if units else None)
     try:
+        if unknown := unknown_users(client, [u for u in _split(opts["user"]) if u != "-1"]):
+            # slurm_addto_id_char_list (src/common/slurm_protocol_defs.c): the first name
+            # without a uid ends sacct before its header.
+            sys.stderr.write(f"{PROG}: error: Invalid user id: {unknown[0]}\n")
+            return 1
         if opts["json"]:
             from cli import sacct_json  # noqa: PLC0415 - only --json pays for it
 

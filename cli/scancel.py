@@ -198,6 +198,13 @@ def main(argv: list[str]) -> int:
     if ns.clusters:
         clusters.local_cluster(client, ns.clusters, PROG)
     try:
+        if ns.user and not ns.me:
+            from cli.user_names import unknown_users  # noqa: PLC0415
+
+            if unknown_users(client, [ns.user]):
+                # scancel's _opt_verify (src/scancel/opt.c): refused before any request.
+                sys.stderr.write(f"{PROG}: error: Invalid user name: {ns.user}\n")
+                return 1
         if ns.qos:
             # The bulk cancel has no qos filter: select the jobs first, so a
             # filter the server would not understand can never widen the cancel.

@@ -330,6 +330,20 @@ def query(ns) -> dict:
     return params
 
 
+def known_users(client, users: str) -> str:
+    """``-u``'s names less those that are no user, each refused as squeue's
+    ``_build_user_list`` does (src/squeue/opts.c: an error, then squeue goes on with the
+    others); "" when none is left."""
+    from cli.user_names import unknown_users  # noqa: PLC0415
+
+    names = [n for n in users.split(",") if n]
+    unknown = unknown_users(client, names)
+    for name in unknown:
+        # Slurm's message ends in its own "\n" before error() adds one: a blank line.
+        sys.stderr.write(f"{PROG}: error: Invalid user: {name}\n\n")
+    return ",".join(n for n in names if n not in unknown)
+
+
 def wants_plan(fmt: str, sort: str) -> bool:
     """Whether the output shows or sorts by backfill's plan (``%S``, ``%Y``, ``-S S``): then
     the listing asks the controller for it (``?start=1``, one dry-run pass)."""
@@ -360,6 +374,12 @@ def main(argv: list[str]) -> int:
 
     if ns.me:
         ns.user = current_user()
+    elif ns.user:
+        try:
+            ns.user = known_users(Client(), ns.user)
+        except ApiError as exc:
+            sys.stderr.write(f"{PROG}: error: {exc.message}\n")
+            return 1
     if ns.steps:
         from cli import squeue_steps  # noqa: PLC0415 - only -s pays for it
 
@@ -384,7 +404,8 @@ def main(argv: list[str]) -> int:
         params["start"] = "1"
     while True:
         try:
-            jobs = client.get_all("/api/jobs/", params)
+            # Every name of -u unknown: Slurm's filter is an empty list, matching no job.
+            jobs = [] if ns.user == "" else client.get_all("/api/jobs/", params)
         except ApiError as exc:
             sys.stderr.write(f"slurm_load_jobs error: {exc.message}\n")
             return 1

@@ -78,7 +78,7 @@ def test_refusals_are_printed_per_job(api, capsys):
 def test_success_and_argument_errors(api, capsys):
     api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [1], "errors": []})
     assert main(["fsched", "scancel", "-u", "alice", "-t", "PD"]) == 0
-    assert api.requests[0]["body"] == {"user": "alice", "state": "PD"}
+    assert api.requests[-1]["body"] == {"user": "alice", "state": "PD"}
     assert main(["fsched", "scancel"]) == 1
     assert "scancel: error: No job identification provided" in capsys.readouterr().err
     assert main(["fsched", "scancel", "x1"]) == 1
@@ -89,8 +89,8 @@ def test_qos_filter_selects_jobs_first(api, objs):
     api.routes[("GET", "/api/jobs/")] = (200, api.page([objs.job(job_id=4), objs.job(job_id=6)]))
     api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [4, 6], "errors": []})
     assert main(["fsched", "scancel", "-q", "high", "-u", "alice"]) == 0
-    assert api.requests[0]["query"] == "qos=high&user=alice&limit=100000"
-    assert api.requests[1]["body"] == {"job_ids": [4, 6]}
+    assert api.requests[-2]["query"] == "qos=high&user=alice&limit=100000"
+    assert api.requests[-1]["body"] == {"job_ids": [4, 6]}
 
 
 def test_a_bad_state_is_refused_before_any_request(api, capsys):
