@@ -111,3 +111,18 @@ def test_through_the_api_as_scontrol_sends_it(tree, users, api):
     assert answer.status_code == 400
     assert answer.json()["error"].startswith("Invalid account or account/partition combination specified")
     assert Job.objects.get(pk=job_id).account == "chem"
+
+
+def test_a_partition_moved_to_is_checked_against_the_association(tree, users):
+    enforce("associations")
+    record_add(actor=tree, entity="user", names=["bob"], options=["Account=chem", "Partition=batch"])
+    job_id = job_submit(
+        user=users["bob"],
+        spec={"wrap": "true", "hold": True, "time": "5", "account": "chem", "partition": "batch"},
+    ).job_ids[0]
+    with pytest.raises(ServiceError, match=r"^Invalid account or account/partition combination specified"):
+        update(users["bob"], job_id, partition="debug")
+    assert Job.objects.get(pk=job_id).partition == "batch"
+    # With the account changed in the same update, the move is allowed.
+    job = update(users["bob"], job_id, partition="debug", account="science")
+    assert (job.partition, job.account) == ("debug", "science")
