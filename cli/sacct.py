@@ -110,6 +110,38 @@ def steps_wanted(job: dict, selection: dict[str, set[str] | None]) -> set[str] |
     return set().union(*found)  # type: ignore[arg-type]
 
 
+class Fatal(Exception):
+    """A refusal sacct words as ``fatal`` (its ``fatal()``), before any output."""
+
+
+# The states sacct's accounting keeps (src/sacct/options.c, _supported_state); another
+# state's name (a flag such as COMPLETING) is refused.
+ACCOUNTED_STATES = frozenset(
+    {
+        "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL",
+        "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REQUEUED", "RESIZING", "REVOKED",
+    }
+)  # fmt: skip
+# Accounted states no fsched job is ever in: valid words that match nothing.
+NEVER_HERE = frozenset({"RESIZING", "REVOKED"})
+
+
+def accounted_states(words: list[str]) -> list[str]:
+    """-s's words as state names (``cd`` -> ``COMPLETED``), refused as sacct's
+    ``_addto_state_char_list`` refuses them."""
+    from slurmwords.job_state_names import state_name  # noqa: PLC0415
+
+    out = []
+    for word in words:
+        name = state_name(word)
+        if name is None:
+            raise Fatal(f"unrecognized job state value '{word}'")
+        if name not in ACCOUNTED_STATES:
+            raise Fatal(f"job state {word} is not supported / accounted")
+        out.append(name)
+    return out
+
+
 def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
     """The API's query parameters for the options, with Slurm's defaults: the caller's
     own jobs (every user's with -a, -u -1 or -j), from 00:00 today (from now with -s;
@@ -125,9 +157,12 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
         params["user"] = ",".join(users)
     elif opts["allusers"] or jobs:
         params["all_users"] = "1"
-    for option, name in (("accounts", "account"), ("partition", "partition"), ("state", "state")):
+    for option, name in (("accounts", "account"), ("partition", "partition")):
         if values := _split(opts[option]):
             params[name] = ",".join(values)
+    if states := _split(opts["state"]):
+        # "" when every state is one no fsched job is ever in: no job is asked for.
+        params["state"] = ",".join(n for n in accounted_states(states) if n not in NEVER_HERE)
     for option, name in (("starttime", "start"), ("endtime", "end")):
         if opts[option]:
             try:
@@ -176,6 +211,8 @@ def help_fields() -> str:
 
 def pages(client, params: dict[str, str]):
     """Every job, page by page (the API's keyset cursor)."""
+    if params.get("state") == "":
+        return
     after = 0
     while True:
         answer = client.get(API, {**params, "limit": str(PAGE), **({"after": str(after)} if after else {})})
@@ -209,6 +246,9 @@ def main(argv: list[str]) -> int:
         params = build_query(opts, datetime.now().astimezone())
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 1
+    except Fatal as exc:
+        sys.stderr.write(f"{PROG}: fatal: {exc}\n")
         return 1
     from cli.client import ApiError, Client, CliError  # noqa: PLC0415
     from cli.user_names import unknown_users  # noqa: PLC0415
