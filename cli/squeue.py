@@ -147,6 +147,49 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "Z": ("WORK_DIR", _s("work_dir")),
 }
 
+
+
+def std_out(job: dict) -> str:
+    """``-O stdout``: the path, or Slurm's default when the job names none."""
+    return job.get("std_out") or f"{job.get('work_dir') or ''}/slurm-{job.get('job_id')}.out"
+
+
+def std_err(job: dict) -> str:
+    """``-O stderr``: N/A for a job that is no batch job (salloc, srun), else the path,
+    stdout's when it has none of its own (src/squeue/print.c, _print_job_std_err)."""
+    if job.get("batch") is False:
+        return "N/A"
+    return job.get("std_err") or std_out(job)
+
+
+def _flag(key: str) -> Callable[[dict], str]:
+    return lambda job: "1" if job.get(key) else "0"
+
+
+def max_nodes(job: dict) -> str:
+    return str(job.get("max_nodes") or node_count(job))
+
+
+# -O names of fields no -o letter prints (src/squeue/opts.c, print.c): name -> (kind,
+# header, value).  Their kinds are private-use characters, which no -o format names.
+LONG_ONLY: dict[str, tuple[str, str, Callable[[dict], str]]] = {
+    "batchflag": ("\ue000", "BATCH_FLAG", _flag("batch")),
+    "cpuspertask": ("\ue001", "CPUS_PER_TASK", _s("cpus_per_task", "N/A")),
+    "cpus-per-task": ("\ue001", "CPUS_PER_TASK", _s("cpus_per_task", "N/A")),
+    "deadline": ("\ue002", "DEADLINE", lambda j: slurm_time(j.get("deadline"))),
+    "eligibletime": ("\ue003", "ELIGIBLE_TIME", lambda j: slurm_time(j.get("eligible_time"))),
+    "exit_code": ("\ue004", "EXIT_CODE", _s("exit_code", "0:0")),
+    "maxnodes": ("\ue005", "MAX_NODES", max_nodes),
+    "numtask": ("\ue006", "TASKS", _s("num_tasks", "1")),
+    "numtasks": ("\ue006", "TASKS", _s("num_tasks", "1")),
+    "requeue": ("\ue007", "REQUEUE", _flag("requeue")),
+    "restartcnt": ("\ue008", "RESTART_COUNT", _s("restart_count", "0")),
+    "stderr": ("\ue009", "STDERR", std_err),
+    "stdin": ("\ue00a", "STDIN", _s("std_in", "/dev/null")),
+    "stdout": ("\ue00b", "STDOUT", std_out),
+}
+FIELDS.update({kind: (header, value) for kind, header, value in LONG_ONLY.values()})
+
 # --sort letter -> key over a job object
 SORT_KEYS: dict[str, Callable[[dict], object]] = {
     "a": lambda j: j.get("account") or "",

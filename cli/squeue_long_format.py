@@ -3,8 +3,9 @@
 
 As squeue reads them: a name is matched without regard to case; without ``:`` the field is
 20 characters wide and left-justified; ``:.`` right-justifies; what follows the size is
-printed after the field; fields are not otherwise separated.  Only the names of fields
-fsched's ``-o`` prints are known; any other is an error naming it.
+printed after the field; fields are not otherwise separated.  Known: the names of fields
+fsched's ``-o`` prints, and those of ``cli.squeue.LONG_ONLY`` (STDOUT, EXIT_CODE, ...),
+which no ``-o`` letter prints; any other is an error naming it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ NAMES = {
 DEFAULT_WIDTH = 20
 
 
+def _long_only() -> dict:
+    from cli.squeue import LONG_ONLY  # noqa: PLC0415 - squeue has loaded it already
+
+    return LONG_ONLY
+
+
 def to_format(spec: str) -> str:
     """The ``-o`` format for an ``-O`` one; ValueError with squeue's message for a bad name."""
     if not spec:
@@ -67,6 +74,8 @@ def to_format(spec: str) -> str:
             continue  # strtok_r skips empty tokens
         name, colon, rest = token.partition(":")
         letter = NAMES.get(name.lower())
+        if letter is None and (long_only := _long_only().get(name.lower())):
+            letter = long_only[0]
         if letter is None:
             raise ValueError(f"Invalid job format specification: {name}")
         if not colon:
