@@ -339,6 +339,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-N", "--Node"), "Node", "store_true", None, "Node-centric format"),
     (("-n", "--nodes"), "nodes", str, "NODES", "report on specific node(s)"),
     (("-o", "--format"), "format", str, "format", "format specification"),
+    (("-O", "--Format"), "format_long", str, "format", "long format specification"),
     (("-p", "--partition"), "partition", str, "PARTITION", "report on specific partition"),
     (("-r", "--responding"), "responding", "store_true", None, "report only responding nodes"),
     (("-R", "--list-reasons"), "list_reasons", "store_true", None, "list reason nodes are down or drained"),
@@ -360,7 +361,14 @@ def parse_args(argv: list[str]) -> fastargs.Namespace:
     return fastargs.Namespace(vars(build_parser().parse_args(argv)) if fast is None else fast)
 
 
-def choose_format(ns) -> str:
+def choose_format(ns, argv: list[str] | None = None) -> str:
+    if ns.format_long is not None and (ns.format is None or _last_is_long(argv or [])):
+        from cli.sinfo_long_format import to_format  # noqa: PLC0415 - only -O pays for it
+
+        fmt, unknown = to_format(ns.format_long)
+        for name in unknown:
+            sys.stderr.write(f"{PROG}: error: Invalid job format specification: {name}\n")
+        return fmt
     if ns.format:
         return ns.format
     if ns.list_reasons:
@@ -370,6 +378,13 @@ def choose_format(ns) -> str:
     if ns.summarize:
         return SUMMARIZE_FORMAT
     return LONG_FORMAT if ns.long else DEFAULT_FORMAT
+
+
+def _last_is_long(argv: list[str]) -> bool:
+    """-o and -O set the same format in sinfo: the one given last stands."""
+    long_at = max((i for i, w in enumerate(argv) if w.startswith(("-O", "--F"))), default=-1)
+    short_at = max((i for i, w in enumerate(argv) if w.startswith(("-o", "--fo"))), default=-1)
+    return long_at > short_at
 
 
 def main(argv: list[str]) -> int:
@@ -383,8 +398,8 @@ def main(argv: list[str]) -> int:
         except ValueError as exc:
             sys.stderr.write(f"{PROG}: error: {exc}\n{PROG}: error: valid states: {VALID_STATES}\n")
             return 1
-    fmt = choose_format(ns)
     try:
+        fmt = choose_format(ns, argv)
         format_sinfo([], [], fmt)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
