@@ -96,6 +96,27 @@ def time_left(job: dict) -> str:
     return format_duration(max(left, 0))
 
 
+_IDS: dict[str, tuple[str, str, str]] = {}
+
+
+def _ids(user: str | None) -> tuple[str, str, str]:
+    """(uid, group name, gid) of a user name on this host; "(null)" for each unknown."""
+    user = user or ""
+    if user not in _IDS:
+        uid = group = gid = "(null)"
+        try:
+            import grp  # noqa: PLC0415 - only %U, %g, %G pay for them
+            import pwd  # noqa: PLC0415
+
+            entry = pwd.getpwnam(user)
+            uid, gid = str(entry.pw_uid), str(entry.pw_gid)
+            group = grp.getgrgid(entry.pw_gid).gr_name
+        except (ImportError, KeyError):
+            group = gid if gid != "(null)" else group
+        _IDS[user] = (uid, group, gid)
+    return _IDS[user]
+
+
 def _s(key: str, empty: str = "") -> Callable[[dict], str]:
     return lambda job: str(job.get(key)) if job.get(key) not in (None, "") else empty
 
@@ -145,8 +166,20 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "Y": ("SCHEDNODES", _s("sched_nodes", "(null)")),
     "y": ("NICE", _s("nice", "0")),
     "Z": ("WORK_DIR", _s("work_dir")),
+    # Requests fsched's jobs cannot make (--sockets-per-node, --cores-per-socket,
+    # --threads-per-core, --contiguous, --core-spec, --tmp): "not set", as squeue prints it.
+    "H": ("SOCKETS_PER_NODE", lambda j: "*"),
+    "I": ("CORES_PER_SOCKET", lambda j: "*"),
+    "J": ("THREADS_PER_CORE", lambda j: "*"),
+    "z": ("S:C:T", lambda j: "*:*:*"),
+    "O": ("CONTIGUOUS", lambda j: "0"),
+    "X": ("CORE_SPEC", lambda j: "N/A"),
+    "d": ("MIN_TMP_DISK", lambda j: "0"),
+    # The ids of the job's user on this host, as scontrol's UserId=/GroupId= show them.
+    "U": ("UID", lambda j: _ids(j.get("user"))[0]),
+    "G": ("GROUP", lambda j: _ids(j.get("user"))[2]),
+    "g": ("GROUP", lambda j: _ids(j.get("user"))[1]),
 }
-
 
 
 def std_out(job: dict) -> str:
@@ -461,9 +494,7 @@ def main(argv: list[str]) -> int:
             json.dump({"jobs": jobs}, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
-            lines = format_jobs(
-                jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=sort
-            )
+            lines = format_jobs(jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=sort)
             if cluster and not ns.noheader:
                 lines.insert(0, f"CLUSTER: {cluster}")
             if (ns.long or ns.iterate) and not ns.noheader:  # squeue's print_date()

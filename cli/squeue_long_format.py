@@ -13,6 +13,16 @@ from __future__ import annotations
 # squeue(1)'s -O names (lower case) -> the -o letter of the same field.
 NAMES = {
     "account": "a",
+    "contiguous": "O",
+    "cores": "I",
+    "corespec": "X",
+    "groupid": "G",
+    "groupname": "g",
+    "mintmpdisk": "d",
+    "sct": "z",
+    "sockets": "H",
+    "threads": "J",
+    "userid": "U",
     "arrayjobid": "F",
     "arraytaskid": "K",
     "batchhost": "B",

@@ -51,3 +51,32 @@ def test_names_are_matched_without_regard_to_case(name):
 def test_an_unknown_name_is_still_refused():
     with pytest.raises(ValueError, match="Invalid job format specification: ExitCode"):
         to_format("jobid,ExitCode")
+
+
+def test_requests_fsched_jobs_cannot_make_print_as_not_set():
+    """%H %I %J %z %O %X %d (and their -O names): squeue's "*", 0 and N/A of a job that
+    asked for no sockets, cores, threads, contiguity, core specialisation or tmp disk."""
+    header, row = lines(
+        "sockets:.17,cores:.17,threads:.17,sct:.6,contiguous:.11,corespec:.10,mintmpdisk:.13", make_job()
+    )
+    assert header.split() == [
+        "SOCKETS_PER_NODE", "CORES_PER_SOCKET", "THREADS_PER_CORE", "S:C:T", "CONTIGUOUS", "CORE_SPEC",
+        "MIN_TMP_DISK",
+    ]  # fmt: skip
+    assert row.split() == ["*", "*", "*", "*:*:*", "0", "N/A", "0"]
+
+
+def test_user_and_group_ids_from_this_host():
+    import grp
+    import os
+    import pwd
+
+    me = pwd.getpwuid(os.getuid())
+    job = make_job(user=me.pw_name)
+    assert format_jobs([job], "%U|%g|%G|%u", header=False, sort=None) == [
+        f"{me.pw_uid}|{grp.getgrgid(me.pw_gid).gr_name}|{me.pw_gid}|{me.pw_name}"
+    ]
+    assert format_jobs([make_job(user="no-such-user-here")], "%U|%g|%G", header=False, sort=None) == [
+        "(null)|(null)|(null)"
+    ]
+    assert to_format("userid,groupname,groupid") == "%20U%20g%20G"
