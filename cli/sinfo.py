@@ -177,6 +177,10 @@ ROW_FIELDS: dict[str, tuple[str, Callable[[Row], str]]] = {
     "U": ("USER", _reason_user),
     "w": ("WEIGHT", _n("weight", "1")),
     "z": ("S:C:T", _sct),
+    "X": ("SOCKETS", lambda r: _sct(r).split(":")[0]),
+    "Y": ("CORES", lambda r: _sct(r).split(":")[1]),
+    "Z": ("THREADS", lambda r: _sct(r).split(":")[2]),
+    "I": ("PRIO_JOB_FACTOR", lambda r: str((r.part or {}).get("priority_job_factor") or 1)),
 }
 AGGREGATE = frozenset("NDCFAnoP")  # P is keyed separately (the partition itself)
 
@@ -231,12 +235,26 @@ HEADERS = {
     "A": "NODES(A/I)",
     "P": "PARTITION",
 }
-PARTITION_KINDS = frozenset("PRalLghrsp")  # fields that need the partition dimension
+PARTITION_KINDS = frozenset("PRalLghrspI")  # fields that need the partition dimension
 
 
 def _trouble(node: dict) -> bool:
     """sinfo -R: a node with a reason, or DOWN, DRAINED/DRAINING (FAIL has no flag here)."""
     return bool(node.get("reason")) or _aio(node) == "O" or "DRAIN" in (node.get("flags") or [])
+
+
+def _known(token: Field | str) -> Field | str:
+    """A field of a letter sinfo does not know is printed as it was written, after sinfo's
+    own line about it (src/sinfo/opts.c, _parse_format: fprintf, and sinfo goes on)."""
+    if isinstance(token, str) or token.kind in ROW_FIELDS or token.kind in HEADERS:
+        return token
+    return f"%{'.' if token.right else ''}{'#' if token.auto else ''}{token.width or ''}{token.kind}"
+
+
+def unknown_letters(fmt: str) -> list[str]:
+    """The letters of ``fmt`` sinfo does not know, in their order."""
+    kinds = [t.kind for t in parse_format(fmt) if isinstance(t, Field)]
+    return [k for k in kinds if k not in ROW_FIELDS and k not in HEADERS]
 
 
 def format_sinfo(
@@ -251,11 +269,8 @@ def format_sinfo(
     show_empty: bool = True,
 ) -> list[str]:
     """The lines ``sinfo`` prints for these API partition and node objects."""
-    tokens = parse_format(fmt)
+    tokens = [_known(t) for t in parse_format(fmt)]
     fields = [t for t in tokens if isinstance(t, Field)]
-    for field in fields:
-        if field.kind not in ROW_FIELDS and field.kind not in HEADERS:
-            raise ValueError(f"Invalid node format specification: {field.kind}")
     kinds = {f.kind for f in fields}
     wanted = set(only_partitions or [])
     parts = [p for p in partitions if not wanted or p.get("name") in wanted]
@@ -404,6 +419,8 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
+    for letter in unknown_letters(fmt):
+        sys.stderr.write(f"Invalid node format specification: {letter}\n")
     from cli.client import ApiError, Client  # noqa: PLC0415
 
     client = Client()

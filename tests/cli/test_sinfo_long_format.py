@@ -17,7 +17,7 @@ def test_names_widths_justification_and_suffixes():
 
 
 def test_an_unknown_name_prints_only_its_suffix():
-    assert to_format("nodes:4,bogus:5|,cores") == ("%4D|", ["bogus", "cores"])
+    assert to_format("nodes:4,bogus:5|,version") == ("%4D|", ["bogus", "version"])
     with pytest.raises(ValueError, match="Format long option lacks specification"):
         to_format("")
 
@@ -46,3 +46,20 @@ def test_the_last_of_o_and_O_stands(api, capsys, objs):
     assert capsys.readouterr().out == "NODES\n2    \n"
     assert main(["fsched", "sinfo", "-O", "nodes:5", "-o", "%P"]) == 0
     assert capsys.readouterr().out == "PARTITION\ndebug*\n"
+
+
+def test_sockets_cores_threads_and_the_partition_s_job_factor(api, capsys, objs):
+    cluster(api, objs)
+    assert to_format("sockets:3,cores:3,threads:3,priorityjobfactor:3") == ("%3X%3Y%3Z%3I", [])
+    assert main(["fsched", "sinfo", "-o", "%X %Y %Z %I %z"]) == 0
+    assert capsys.readouterr().out == "SOCKETS CORES THREADS PRIO_JOB_FACTOR S:C:T\n4 1 1 1 4:1:1\n"
+
+
+def test_an_unknown_letter_is_printed_as_written_and_sinfo_goes_on(api, capsys, objs):
+    """src/sinfo/opts.c, _parse_format: fprintf "Invalid node format specification: %c"
+    (no "sinfo: error:"), the directive printed as it was written, exit 0."""
+    cluster(api, objs)
+    assert main(["fsched", "sinfo", "-o", "%P|%.5q|%D"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "Invalid node format specification: q\n"
+    assert out.out == "PARTITION|%.5q|NODES\ndebug*|%.5q|2\n"
