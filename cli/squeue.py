@@ -438,7 +438,29 @@ def _long_format(ns, argv: list[str]) -> str:
         if long_at > short_at:
             raise ValueError("-O (--Format) is incompatible with -o (--format)")
         raise ValueError("-o (--format) is incompatible with -O (--Format)")
-    return to_format(ns.format_long)
+    unknown: list[str] = []
+    fmt = to_format(ns.format_long, unknown)
+    for name in unknown:
+        sys.stderr.write(f"{PROG}: error: Invalid job format specification: {name}\n")
+    return fmt
+
+
+def literal_unknown(fmt: str) -> str:
+    """``fmt`` with each field of a letter squeue does not know written as text, after
+    squeue's error about it: squeue prints such a directive as it was given and goes on
+    (src/squeue/opts.c, _parse_format)."""
+    out = []
+    for token in parse_format(fmt):
+        if isinstance(token, str):
+            out.append(token.replace("%", "%%"))
+            continue
+        spec = f"{'.' if token.right else ''}{'#' if token.auto else ''}{token.width or ''}{token.kind}"
+        if token.kind in FIELDS:
+            out.append(f"%{spec}")
+        else:
+            sys.stderr.write(f"{PROG}: error: Invalid job format specification: {token.kind}\n")
+            out.append(f"%%{spec}")
+    return "".join(out)
 
 
 def main(argv: list[str]) -> int:
@@ -463,9 +485,7 @@ def main(argv: list[str]) -> int:
     fmt = ns.format or (START_FORMAT if ns.start else LONG_FORMAT if ns.long else DEFAULT_FORMAT)
     sort = ns.sort or (START_SORT if ns.start else DEFAULT_SORT)
     try:
-        if ns.format_long is not None:
-            fmt = _long_format(ns, argv)
-        parse_format(fmt)
+        fmt = _long_format(ns, argv) if ns.format_long is not None else literal_unknown(fmt)
         format_jobs([], fmt, header=False)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")

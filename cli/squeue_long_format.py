@@ -5,7 +5,8 @@ As squeue reads them: a name is matched without regard to case; without ``:`` th
 20 characters wide and left-justified; ``:.`` right-justifies; what follows the size is
 printed after the field; fields are not otherwise separated.  Known: the names of fields
 fsched's ``-o`` prints, and those of ``cli.squeue.LONG_ONLY`` (STDOUT, EXIT_CODE, ...),
-which no ``-o`` letter prints; any other is an error naming it.
+which no ``-o`` letter prints; any other is reported, as squeue does, and prints only its
+suffix.
 """
 
 from __future__ import annotations
@@ -74,8 +75,10 @@ def _long_only() -> dict:
     return LONG_ONLY
 
 
-def to_format(spec: str) -> str:
-    """The ``-o`` format for an ``-O`` one; ValueError with squeue's message for a bad name."""
+def to_format(spec: str, unknown: list[str] | None = None) -> str:
+    """The ``-o`` format for an ``-O`` one.  A name squeue or fsched does not know:
+    ValueError with squeue's message, or, given ``unknown``, added to it and only its
+    suffix printed, as squeue's ``parse_long_format`` does (src/squeue/opts.c)."""
     if not spec:
         raise ValueError("Format long option lacks specification")
     out = []
@@ -86,6 +89,11 @@ def to_format(spec: str) -> str:
         letter = NAMES.get(name.lower())
         if letter is None and (long_only := _long_only().get(name.lower())):
             letter = long_only[0]
+        if letter is None and unknown is not None:
+            unknown.append(name)
+            rest = rest[1:] if rest.startswith(".") else rest
+            out.append(rest.lstrip("0123456789").replace("%", "%%"))
+            continue
         if letter is None:
             raise ValueError(f"Invalid job format specification: {name}")
         if not colon:
