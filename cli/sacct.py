@@ -32,9 +32,11 @@ Usage: sacct [options]
   -L, --allclusters     jobs of every cluster (fsched's controller runs one)
   -M, --clusters=list   jobs of these clusters (all: every one)
       --json            print JSON
+      --name=list       jobs of these names
   -n, --noheader        no header line
   -o, --format=list     fields to print, each optionally name%width
   -p, --parsable        '|' after each field;  -P, --parsable2: '|' between fields
+  -q, --qos=list        jobs of these QOS
   -r, --partition=list  jobs of these partitions
   -s, --state=list      jobs in these states during the time window (default start: now)
   -S, --starttime=time  jobs eligible after this time (default 00:00 today)
@@ -157,7 +159,12 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
         params["user"] = ",".join(users)
     elif opts["allusers"] or jobs:
         params["all_users"] = "1"
-    for option, name in (("accounts", "account"), ("partition", "partition")):
+    for option, name in (
+        ("accounts", "account"),
+        ("partition", "partition"),
+        ("names", "name"),
+        ("qos", "qos"),
+    ):
         if values := _split(opts[option]):
             params[name] = ",".join(values)
     if states := _split(opts["state"]):

@@ -51,6 +51,8 @@ class Filters:
     all_users: bool = False
     accounts: list[str] = field(default_factory=list)
     partitions: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # sacct --name
+    qos: list[str] = field(default_factory=list)  # sacct -q
     states: list[str] = field(default_factory=list)
     start: datetime | None = None
     end: datetime | None = None
@@ -72,6 +74,10 @@ def accounting_jobs(
         qs = qs.filter(account__in=filters.accounts)
     if filters.partitions:
         qs = qs.filter(partition__in=filters.partitions)
+    if filters.names:
+        qs = qs.filter(name__in=filters.names)
+    if filters.qos:
+        qs = qs.filter(qos__in=filters.qos)
     qs = qs.filter(_window(filters, now))
     rows = list(qs.order_by("id")[: limit + 1])
     more = len(rows) > limit

@@ -1,9 +1,9 @@
 """``GET /api/accounting/jobs/``: jobs and their steps for ``fsched sacct`` (cluster/accounting.py).
 
 Query parameters, each optional: ``job_id`` (comma list of ``N``, ``N_T``; a ``.step`` suffix
-is the CLI's to apply), ``user``, ``account``, ``partition``, ``state`` (comma lists),
-``all_users=1``, ``start``/``end`` (Unix seconds), ``after`` (the cursor the previous page
-returned as ``next``) and ``limit``.  The answer is ``{"jobs": [...], "next": cursor|null}``.
+is the CLI's to apply), ``user``, ``account``, ``partition``, ``name``, ``qos``, ``state``
+(comma lists), ``all_users=1``, ``start``/``end`` (Unix seconds), ``after`` (the cursor the
+previous page returned as ``next``) and ``limit``.  The answer is ``{"jobs": [...], "next": cursor|null}``.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class AccountingJobs(APIView):
             all_users=request.query_params.get("all_users") in ("1", "true"),
             accounts=csv_param(request, "account"),
             partitions=csv_param(request, "partition"),
+            names=csv_param(request, "name"),
+            qos=csv_param(request, "qos"),
             states=states,
             start=_moment(request, "start"),
             end=_moment(request, "end"),

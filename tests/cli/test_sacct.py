@@ -295,3 +295,13 @@ def test_an_array_s_tasks_that_never_started_print_as_one_line(api, capsys):
     api.routes[("GET", URL)] = (200, {"jobs": tasks, "next": None})
     _, out, _ = run(capsys, "-P", "-n", "-j", "200", "-o", "jobid,state")
     assert out.splitlines() == ["200_1|COMPLETED", "200_1.batch|COMPLETED", "200_[2-4,7]|PENDING"]
+
+
+def test_name_and_qos_become_query_parameters(api, capsys):
+    """sacct --name=list and -q/--qos=list (sacct(1)); both were unrecognized options."""
+    api.routes[("GET", URL)] = (200, {"jobs": [], "next": None})
+    code, _, _ = run(capsys, "--name=prep,solve", "-q", "high", "--qos=low", "-X")
+    assert code == 0
+    query = api.requests[-1]["query"]
+    assert "name=prep%2Csolve" in query or "name=prep,solve" in query
+    assert "qos=high%2Clow" in query or "qos=high,low" in query

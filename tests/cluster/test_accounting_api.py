@@ -159,6 +159,16 @@ def test_account_and_partition_filters(demo, api):
     assert ids(get(api, "alice", job_id="70,71", partition="debug")) == [70]
 
 
+def test_name_and_qos_filters(demo, api):
+    """sacct --name and -q (src/sacct/options.c: jobname_list, qos_list)."""
+    make(72, name="prep", qos="normal")
+    make(73, name="solve", qos="high")
+    make(74, name="prep", qos="high")
+    assert ids(get(api, "alice", job_id="72,73,74", name="prep")) == [72, 74]
+    assert ids(get(api, "alice", job_id="72,73,74", qos="high")) == [73, 74]
+    assert ids(get(api, "alice", job_id="72,73,74", name="solve,nosuch", qos="high")) == [73]
+
+
 def test_pages_follow_the_cursor_to_the_end(demo, api):
     for job_id in range(100, 107):
         make(job_id)
