@@ -305,3 +305,19 @@ def test_name_and_qos_become_query_parameters(api, capsys):
     query = api.requests[-1]["query"]
     assert "name=prep%2Csolve" in query or "name=prep,solve" in query
     assert "qos=high%2Clow" in query or "qos=high,low" in query
+
+
+def test_uid_gid_and_group_of_the_job_s_user_on_this_host(api, capsys):
+    """UID, GID and Group (were "not kept by fsched"): the user's ids on this host, on the
+    job's line only, as sacct prints them (src/sacct/print.c: steps leave them empty)."""
+    import grp
+    import os
+    import pwd
+
+    me = pwd.getpwuid(os.getuid())
+    rows = [job(4, "COMPLETED", user=me.pw_name), job(5, "COMPLETED", user="no-such-user-here")]
+    api.routes[("GET", URL)] = (200, {"jobs": rows, "next": None})
+    code, out, _ = run(capsys, "-j", "4,5", "-P", "-n", "-o", "jobid,uid,gid,group")
+    assert code == 0
+    group = grp.getgrgid(me.pw_gid).gr_name
+    assert out.splitlines() == [f"4|{me.pw_uid}|{me.pw_gid}|{group}", "4.batch|||", "5|||", "5.batch|||"]
