@@ -34,6 +34,7 @@ Usage: sacct [options]
       --json            print JSON
       --name=list       jobs of these names
   -n, --noheader        no header line
+  -N, --nodelist=nodes  jobs that ran on any of these nodes (a hostlist: node[01-04])
   -o, --format=list     fields to print, each optionally name%width
   -p, --parsable        '|' after each field;  -P, --parsable2: '|' between fields
   -q, --qos=list        jobs of these QOS
@@ -167,6 +168,8 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
     ):
         if values := _split(opts[option]):
             params[name] = ",".join(values)
+    if opts["nodelist"]:
+        params["nodelist"] = opts["nodelist"]
     if states := _split(opts["state"]):
         # "" when every state is one no fsched job is ever in: no job is asked for.
         params["state"] = ",".join(n for n in accounted_states(states) if n not in NEVER_HERE)

@@ -53,6 +53,7 @@ class Filters:
     partitions: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)  # sacct --name
     qos: list[str] = field(default_factory=list)  # sacct -q
+    nodes: frozenset[str] = frozenset()  # sacct -N: jobs that ran on any of them
     states: list[str] = field(default_factory=list)
     start: datetime | None = None
     end: datetime | None = None
@@ -82,10 +83,23 @@ def accounting_jobs(
     rows = list(qs.order_by("id")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
+    cursor = rows[-1].id if more and rows else None
+    if filters.nodes:
+        # A page may come out short: the cursor is the last job read, not the last kept.
+        rows = [job for job in rows if _ran_on(job, filters.nodes)]
     cancellers = _cancellers([j.id for j in rows if j.state == JobState.CANCELLED])
     out = [_job(job, viewer, cancellers, now) for job in rows]
     _add_srun_steps(out, now)
-    return out, (rows[-1].id if more and rows else None)
+    return out, cursor
+
+
+def _ran_on(job: Job, nodes: frozenset[str]) -> bool:
+    if not job.node_list:
+        return False
+    try:
+        return not nodes.isdisjoint(expand_hostlist(job.node_list))
+    except ValueError:
+        return False
 
 
 def _window(filters: Filters, now: datetime) -> Q:

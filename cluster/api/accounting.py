@@ -2,8 +2,9 @@
 
 Query parameters, each optional: ``job_id`` (comma list of ``N``, ``N_T``; a ``.step`` suffix
 is the CLI's to apply), ``user``, ``account``, ``partition``, ``name``, ``qos``, ``state``
-(comma lists), ``all_users=1``, ``start``/``end`` (Unix seconds), ``after`` (the cursor the
-previous page returned as ``next``) and ``limit``.  The answer is ``{"jobs": [...], "next": cursor|null}``.
+(comma lists), ``nodelist`` (a hostlist), ``all_users=1``, ``start``/``end`` (Unix
+seconds), ``after`` (the cursor the previous page returned as ``next``) and ``limit``.
+The answer is ``{"jobs": [...], "next": cursor|null}``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import accounting
+from cluster import accounting, selectors
 from cluster.api.views import csv_param, job_id_filter
+from cluster.core import hostlists, jobspec
 from cluster.services.errors import ServiceError
 
 DEFAULT_LIMIT = 1000
@@ -40,6 +42,21 @@ def _moment(request: Request, name: str) -> datetime | None:
     return datetime.fromtimestamp(_number(request, name, 0, _MAX_EPOCH), tz=UTC)
 
 
+def _nodes(request: Request) -> frozenset[str]:
+    """``nodelist``: a hostlist (sacct -N ``node[01-04]``), as many names as a hostlist of
+    the cluster may hold."""
+    text = request.query_params.get("nodelist", "")
+    if not text:
+        return frozenset()
+    try:
+        return frozenset(hostlists.parse(text, limit=selectors.hostlist_limit(), what="nodelist"))
+    except hostlists.HostlistTooLarge as exc:
+        raise ServiceError(str(exc), field="nodelist") from None
+    except hostlists.HostlistError:
+        shown = jobspec.quoted(text[:64])
+        raise ServiceError(f"Invalid node name specified: {shown}", field="nodelist") from None
+
+
 class AccountingJobs(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
@@ -56,6 +73,7 @@ class AccountingJobs(APIView):
             partitions=csv_param(request, "partition"),
             names=csv_param(request, "name"),
             qos=csv_param(request, "qos"),
+            nodes=_nodes(request),
             states=states,
             start=_moment(request, "start"),
             end=_moment(request, "end"),

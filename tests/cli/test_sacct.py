@@ -321,3 +321,11 @@ def test_uid_gid_and_group_of_the_job_s_user_on_this_host(api, capsys):
     assert code == 0
     group = grp.getgrgid(me.pw_gid).gr_name
     assert out.splitlines() == [f"4|{me.pw_uid}|{me.pw_gid}|{group}", "4.batch|||", "5|||", "5.batch|||"]
+
+
+def test_nodelist_is_sent_whole(api, capsys):
+    api.routes[("GET", URL)] = (200, {"jobs": [], "next": None})
+    assert run(capsys, "-N", "node[01-03],node07", "-X")[0] == 0
+    from urllib.parse import parse_qs
+
+    assert parse_qs(api.requests[-1]["query"])["nodelist"] == ["node[01-03],node07"]

@@ -217,3 +217,18 @@ def test_without_a_token_the_answer_is_401(demo, api):
 )
 def test_odd_parameters_never_make_a_500(demo, api, params):
     assert api("alice").get(URL, params).status_code in (200, 400)
+
+
+def test_nodelist_keeps_the_jobs_that_ran_on_any_of_the_nodes(demo, api):
+    """sacct -N node_list (src/sacct/options.c: a ranged hostlist); a page cut short by the
+    filter still hands on the cursor of the last job it read."""
+    make(80, node_list="node[01-02]")
+    make(81, node_list="node03")
+    make(82, node_list="", state="PENDING", start_time=None, end_time=None)
+    make(83, node_list="node02")
+    assert ids(get(api, "alice", job_id="80,81,82,83", nodelist="node02")) == [80, 83]
+    assert ids(get(api, "alice", job_id="80,81,82,83", nodelist="node[03-04]")) == [81]
+    body = get(api, "alice", job_id="80,81,82,83", nodelist="node03", limit=1)
+    assert (ids(body), body["next"]) == ([], 80)
+    answer = api("alice").get(URL, {"nodelist": "node[01-"})
+    assert answer.status_code == 400 and "Invalid node name specified" in answer.json()["error"]
