@@ -25,7 +25,9 @@ Usage: sacct [options]
   -a, --allusers        jobs of every user (default: your own; all for root, or with -j)
   -A, --accounts=list   jobs charged to these accounts
   -b, --brief           --format=jobid,state,exitcode
+  -B, --batch-script    each job's batch script (kept with AccountingStoreFlags=job_script)
       --delimiter=chars separator of -p/-P output (default '|')
+      --env-vars        each job's environment (kept with AccountingStoreFlags=job_env)
   -e, --helpformat      list the fields -o takes
   -E, --endtime=time    jobs eligible before this time (default now)
   -j, --jobs=list       these jobs (N, N_T for an array task, N.step; an array's id: all tasks)
@@ -232,6 +234,19 @@ def pages(client, params: dict[str, str]):
             return
 
 
+def _scripts(client, opts: dict, params: dict[str, str]) -> int:
+    """-B / --env-vars: each job's script or environment, no table and no header."""
+    from cli import sacct_scripts  # noqa: PLC0415 - only -B and --env-vars pay for it
+
+    if not names_the_local_cluster(client, opts):
+        return 0
+    kind = "script" if opts["batchscript"] else "environment"
+    keep = sacct_scripts.stored(client, kind)
+    for page in pages(client, params):
+        sys.stdout.write("".join(sacct_scripts.text(client, job, kind, keep) for job in page))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     try:
         opts = sacct_args.parse(argv)
@@ -281,6 +296,8 @@ def main(argv: list[str]) -> int:
             jobs = [job for page in pages(client, params) for job in page] if local else []
             sys.stdout.write(sacct_json.render(jobs, ["sacct", *argv]))
             return 0
+        if opts["batchscript"] or opts["envvars"]:
+            return _scripts(client, opts, params)
         if not opts["noheader"]:
             sys.stdout.write(sacct_fields.header(cols, layout))
         if not names_the_local_cluster(client, opts):
