@@ -24,6 +24,7 @@ from cluster.services.errors import ServiceError
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 5000
+MAX_NODELIST = 65536  # names in sacct -N's hostlist
 _MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second datetime holds
 
 
@@ -43,13 +44,15 @@ def _moment(request: Request, name: str) -> datetime | None:
 
 
 def _nodes(request: Request) -> frozenset[str]:
-    """``nodelist``: a hostlist (sacct -N ``node[01-04]``), as many names as a hostlist of
-    the cluster may hold."""
+    """``nodelist``: a hostlist (sacct -N ``node[01-04]``) of at most MAX_NODELIST names
+    (or the cluster's hostlist bound, if larger)."""
     text = request.query_params.get("nodelist", "")
     if not text:
         return frozenset()
     try:
-        return frozenset(hostlists.parse(text, limit=selectors.hostlist_limit(), what="nodelist"))
+        # Nodes since removed ran jobs too: the bound is not the cluster's size alone.
+        limit = max(selectors.hostlist_limit(), MAX_NODELIST)
+        return frozenset(hostlists.parse(text, limit=limit, what="nodelist"))
     except hostlists.HostlistTooLarge as exc:
         raise ServiceError(str(exc), field="nodelist") from None
     except hostlists.HostlistError:

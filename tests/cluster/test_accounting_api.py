@@ -232,3 +232,10 @@ def test_nodelist_keeps_the_jobs_that_ran_on_any_of_the_nodes(demo, api):
     assert (ids(body), body["next"]) == ([], 80)
     answer = api("alice").get(URL, {"nodelist": "node[01-"})
     assert answer.status_code == 400 and "Invalid node name specified" in answer.json()["error"]
+
+
+def test_nodelist_may_name_nodes_beyond_the_cluster_s_but_not_without_bound(demo, api):
+    make(84, node_list="gone07")
+    assert ids(get(api, "alice", job_id="84", nodelist="gone[01-99]")) == [84]
+    answer = api("alice").get(URL, {"nodelist": "n[1-999999999]"})
+    assert answer.status_code == 400 and "more than" in answer.json()["error"]
