@@ -101,3 +101,23 @@ def test_a_bad_state_is_refused_before_any_request(api, capsys):
         "Invalid job state specified: bogus\nValid job states are PENDING, RUNNING, and SUSPENDED\n"
     )
     assert api.requests == []
+
+
+def test_verbose_says_when_no_job_matches_the_filters(api, objs, capsys):
+    """scancel -v (src/scancel/scancel.c, _log_filter_err_msg/_filters2str): the filters in
+    its order, each "name=value " with its space; exit 0; silent without -v."""
+    api.routes[("GET", "/api/users/")] = (200, {"users": ["alice"]})
+    api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [], "errors": []})
+    assert main(["fsched", "scancel", "-v", "-u", "alice", "-n", "prep", "-t", "pd", "-p", "debug"]) == 0
+    assert capsys.readouterr().err == (
+        "scancel: error: No active jobs match ALL job filters, including: "
+        "job_name=prep partition=debug state=PENDING user_name=alice \n"
+    )
+    assert main(["fsched", "scancel", "-u", "alice", "-n", "prep"]) == 0
+    assert capsys.readouterr().err == ""
+    api.routes[("GET", "/api/jobs/")] = (200, api.page([]))
+    assert main(["fsched", "scancel", "-v", "-q", "high"]) == 0
+    assert capsys.readouterr().err.endswith("including: qos=high \n")
+    api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [4], "errors": []})
+    assert main(["fsched", "scancel", "-v", "-n", "prep"]) == 0
+    assert capsys.readouterr().err == "scancel: Terminating job 4\n"
