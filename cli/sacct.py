@@ -276,7 +276,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{PROG}: fatal: {exc}\n")
         return 1
     from cli.client import ApiError, Client, CliError  # noqa: PLC0415
-    from cli.user_names import unknown_users  # noqa: PLC0415
+    from cli.user_names import resolved, unknown_users  # noqa: PLC0415
 
     client = Client()
     layout = sacct_fields.Layout(
@@ -289,6 +289,8 @@ def main(argv: list[str]) -> int:
             # without a uid ends sacct before its header.
             sys.stderr.write(f"{PROG}: error: Invalid user id: {unknown[0]}\n")
             return 1
+        if "user" in params:  # a uid given as a number: its login name
+            params["user"] = ",".join(dict.fromkeys(resolved(params["user"].split(",")).values()))
         if opts["json"]:
             from cli import sacct_json  # noqa: PLC0415 - only --json pays for it
 

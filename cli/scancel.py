@@ -200,12 +200,13 @@ def main(argv: list[str]) -> int:
     filters = filters_text(ns)
     try:
         if ns.user and not ns.me:
-            from cli.user_names import unknown_users  # noqa: PLC0415
+            from cli.user_names import resolved, unknown_users  # noqa: PLC0415
 
             if unknown_users(client, [ns.user]):
                 # scancel's _opt_verify (src/scancel/opt.c): refused before any request.
                 sys.stderr.write(f"{PROG}: error: Invalid user name: {ns.user}\n")
                 return 1
+            ns.user = resolved([ns.user])[ns.user]
         if ns.qos:
             # The bulk cancel has no qos filter: select the jobs first, so a
             # filter the server would not understand can never widen the cancel.

@@ -410,14 +410,15 @@ def known_users(client, users: str) -> str:
     """``-u``'s names less those that are no user, each refused as squeue's
     ``_build_user_list`` does (src/squeue/opts.c: an error, then squeue goes on with the
     others); "" when none is left."""
-    from cli.user_names import unknown_users  # noqa: PLC0415
+    from cli.user_names import resolved, unknown_users  # noqa: PLC0415
 
     names = [n for n in users.split(",") if n]
     unknown = unknown_users(client, names)
     for name in unknown:
         # Slurm's message ends in its own "\n" before error() adds one: a blank line.
         sys.stderr.write(f"{PROG}: error: Invalid user: {name}\n\n")
-    return ",".join(n for n in names if n not in unknown)
+    as_users = resolved(names)
+    return ",".join(dict.fromkeys(as_users[n] for n in names if n not in unknown))
 
 
 def wants_plan(fmt: str, sort: str) -> bool:

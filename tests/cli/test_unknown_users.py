@@ -83,3 +83,24 @@ def test_an_older_controller_without_the_users_list_refuses_no_name(api, capsys)
     api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [1], "errors": []})
     assert main(["fsched", "scancel", "-u", "alice"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_number_is_this_host_s_uid_of_a_login(api, objs, capsys):
+    """uid_from_string takes a number as a uid (``squeue -u $UID``): asked for, and
+    filtered by, that uid's login name."""
+    import os
+    import pwd
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    known(api, me)
+    api.routes[("GET", "/api/jobs/")] = (200, api.page([objs.job(job_id=4, user=me)]))
+    assert main(["fsched", "squeue", "-u", str(os.getuid())]) == 0
+    assert capsys.readouterr().err == ""
+    assert api.requests[0]["query"] == f"name={me}"
+    assert f"user={me}&" in api.requests[1]["query"] + "&"
+    api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [4], "errors": []})
+    assert main(["fsched", "scancel", "-u", str(os.getuid())]) == 0
+    assert api.requests[-1]["body"] == {"user": me}
+    api.routes[("GET", "/api/accounting/jobs/")] = (200, {"jobs": [], "next": None})
+    assert main(["fsched", "sacct", "-u", str(os.getuid()), "-X"]) == 0
+    assert f"user={me}&" in api.requests[-1]["query"] + "&"
