@@ -425,7 +425,9 @@ def main(argv: list[str]) -> int:
 
     client = Client()
     cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None
-    params = {"name": ns.nodes, "state": ns.states, "partition": ns.partition}
+    # sinfo loads every partition and keeps those of -p itself (src/sinfo/sinfo.c): a name
+    # no partition has shows nothing, no error.
+    params = {"name": ns.nodes, "state": ns.states}
     try:
         partitions = client.get_all("/api/partitions/")
         nodes = client.get_all("/api/nodes/", params)
@@ -433,6 +435,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"slurm_load_partitions: {exc.message}\n")
         return 1
     only = ns.partition.split(",") if ns.partition else None
+    if only:
+        nodes = [n for n in nodes if set(n.get("partitions") or []) & set(only)]
     if ns.dead or ns.responding:
         # sinfo's --dead / --responding: by the NOT_RESPONDING flag, after the other filters.
         nodes = [n for n in nodes if ("NOT_RESPONDING" in (n.get("flags") or [])) == bool(ns.dead)]
