@@ -224,8 +224,15 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
                     # glibc's getopt_long words it so, and Slurm's commands print what it prints.
                     names = " ".join(f"'{m}'" for m in matches)
                     line = f"{self.prog}: option '{first}' is ambiguous; possibilities: {names}"
+                elif not first.startswith("--") and len(first) > 1:
+                    line = f"{self.prog}: invalid option -- '{first[1]}'"  # getopt's short form
                 else:
                     line = f"{self.prog}: unrecognized option '{first}'"
+            elif "ignored explicit argument '" in message:
+                # A flag clustered with a letter that is no option (``sprio -nP``): getopt
+                # names that letter.
+                letter = message.split("ignored explicit argument '", 1)[1][:1]
+                line = f"{self.prog}: invalid option -- '{letter}'"
             else:
                 line = f"{self.prog}: error: {message}"
             sys.stderr.write(f'{line}\nTry "{self.prog} --help" for more information\n')

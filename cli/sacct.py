@@ -25,16 +25,21 @@ Usage: sacct [options]
   -a, --allusers        jobs of every user (default: your own; all for root, or with -j)
   -A, --accounts=list   jobs charged to these accounts
   -b, --brief           --format=jobid,state,exitcode
+  -B, --batch-script    each job's batch script (kept with AccountingStoreFlags=job_script)
       --delimiter=chars separator of -p/-P output (default '|')
+      --env-vars        each job's environment (kept with AccountingStoreFlags=job_env)
   -e, --helpformat      list the fields -o takes
   -E, --endtime=time    jobs eligible before this time (default now)
   -j, --jobs=list       these jobs (N, N_T for an array task, N.step; an array's id: all tasks)
   -L, --allclusters     jobs of every cluster (fsched's controller runs one)
   -M, --clusters=list   jobs of these clusters (all: every one)
       --json            print JSON
+      --name=list       jobs of these names
   -n, --noheader        no header line
+  -N, --nodelist=nodes  jobs that ran on any of these nodes (a hostlist: node[01-04])
   -o, --format=list     fields to print, each optionally name%width
   -p, --parsable        '|' after each field;  -P, --parsable2: '|' between fields
+  -q, --qos=list        jobs of these QOS
   -r, --partition=list  jobs of these partitions
   -s, --state=list      jobs in these states during the time window (default start: now)
   -S, --starttime=time  jobs eligible after this time (default 00:00 today)
@@ -110,6 +115,38 @@ def steps_wanted(job: dict, selection: dict[str, set[str] | None]) -> set[str] |
     return set().union(*found)  # type: ignore[arg-type]
 
 
+class Fatal(Exception):
+    """A refusal sacct words as ``fatal`` (its ``fatal()``), before any output."""
+
+
+# The states sacct's accounting keeps (src/sacct/options.c, _supported_state); another
+# state's name (a flag such as COMPLETING) is refused.
+ACCOUNTED_STATES = frozenset(
+    {
+        "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL",
+        "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REQUEUED", "RESIZING", "REVOKED",
+    }
+)  # fmt: skip
+# Accounted states no fsched job is ever in: valid words that match nothing.
+NEVER_HERE = frozenset({"RESIZING", "REVOKED"})
+
+
+def accounted_states(words: list[str]) -> list[str]:
+    """-s's words as state names (``cd`` -> ``COMPLETED``), refused as sacct's
+    ``_addto_state_char_list`` refuses them."""
+    from slurmwords.job_state_names import state_name  # noqa: PLC0415
+
+    out = []
+    for word in words:
+        name = state_name(word)
+        if name is None:
+            raise Fatal(f"unrecognized job state value '{word}'")
+        if name not in ACCOUNTED_STATES:
+            raise Fatal(f"job state {word} is not supported / accounted")
+        out.append(name)
+    return out
+
+
 def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
     """The API's query parameters for the options, with Slurm's defaults: the caller's
     own jobs (every user's with -a, -u -1 or -j), from 00:00 today (from now with -s;
@@ -125,9 +162,19 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
         params["user"] = ",".join(users)
     elif opts["allusers"] or jobs:
         params["all_users"] = "1"
-    for option, name in (("accounts", "account"), ("partition", "partition"), ("state", "state")):
+    for option, name in (
+        ("accounts", "account"),
+        ("partition", "partition"),
+        ("names", "name"),
+        ("qos", "qos"),
+    ):
         if values := _split(opts[option]):
             params[name] = ",".join(values)
+    if opts["nodelist"]:
+        params["nodelist"] = opts["nodelist"]
+    if states := _split(opts["state"]):
+        # "" when every state is one no fsched job is ever in: no job is asked for.
+        params["state"] = ",".join(n for n in accounted_states(states) if n not in NEVER_HERE)
     for option, name in (("starttime", "start"), ("endtime", "end")):
         if opts[option]:
             try:
@@ -176,6 +223,8 @@ def help_fields() -> str:
 
 def pages(client, params: dict[str, str]):
     """Every job, page by page (the API's keyset cursor)."""
+    if params.get("state") == "":
+        return
     after = 0
     while True:
         answer = client.get(API, {**params, "limit": str(PAGE), **({"after": str(after)} if after else {})})
@@ -183,6 +232,19 @@ def pages(client, params: dict[str, str]):
         after = answer.get("next")
         if not after:
             return
+
+
+def _scripts(client, opts: dict, params: dict[str, str]) -> int:
+    """-B / --env-vars: each job's script or environment, no table and no header."""
+    from cli import sacct_scripts  # noqa: PLC0415 - only -B and --env-vars pay for it
+
+    if not names_the_local_cluster(client, opts):
+        return 0
+    kind = "script" if opts["batchscript"] else "environment"
+    keep = sacct_scripts.stored(client, kind)
+    for page in pages(client, params):
+        sys.stdout.write("".join(sacct_scripts.text(client, job, kind, keep) for job in page))
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -210,7 +272,11 @@ def main(argv: list[str]) -> int:
     except UsageError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
+    except Fatal as exc:
+        sys.stderr.write(f"{PROG}: fatal: {exc}\n")
+        return 1
     from cli.client import ApiError, Client, CliError  # noqa: PLC0415
+    from cli.user_names import resolved, unknown_users  # noqa: PLC0415
 
     client = Client()
     layout = sacct_fields.Layout(
@@ -218,6 +284,13 @@ def main(argv: list[str]) -> int:
     )
     fmt = sacct_fields.Options(units.upper() if units else None)
     try:
+        if unknown := unknown_users(client, [u for u in _split(opts["user"]) if u != "-1"]):
+            # slurm_addto_id_char_list (src/common/slurm_protocol_defs.c): the first name
+            # without a uid ends sacct before its header.
+            sys.stderr.write(f"{PROG}: error: Invalid user id: {unknown[0]}\n")
+            return 1
+        if "user" in params:  # a uid given as a number: its login name
+            params["user"] = ",".join(dict.fromkeys(resolved(params["user"].split(",")).values()))
         if opts["json"]:
             from cli import sacct_json  # noqa: PLC0415 - only --json pays for it
 
@@ -225,6 +298,8 @@ def main(argv: list[str]) -> int:
             jobs = [job for page in pages(client, params) for job in page] if local else []
             sys.stdout.write(sacct_json.render(jobs, ["sacct", *argv]))
             return 0
+        if opts["batchscript"] or opts["envvars"]:
+            return _scripts(client, opts, params)
         if not opts["noheader"]:
             sys.stdout.write(sacct_fields.header(cols, layout))
         if not names_the_local_cluster(client, opts):

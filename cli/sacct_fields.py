@@ -196,6 +196,39 @@ def _partition(job: dict, step: dict | None, _opts: Options) -> str | None:
     return job.get("partition") or None if step is None else None
 
 
+_PASSWD: dict[str, tuple[str, str, str] | None] = {}
+
+
+def _ids(user: str) -> tuple[str, str, str] | None:
+    """(uid, gid, group name) of the job's user on this host, as sacct's ``--local-uid``
+    reads them; None for a name this host does not know."""
+    if user not in _PASSWD:
+        try:
+            import grp  # noqa: PLC0415 - only UID, GID and Group pay for them
+            import pwd  # noqa: PLC0415
+
+            entry = pwd.getpwnam(user)
+        except (ImportError, KeyError):
+            _PASSWD[user] = None
+        else:
+            try:
+                group = grp.getgrgid(entry.pw_gid).gr_name
+            except KeyError:
+                group = str(entry.pw_gid)
+            _PASSWD[user] = (str(entry.pw_uid), str(entry.pw_gid), group)
+    return _PASSWD[user]
+
+
+def _id_field(index: int) -> Getter:
+    """UID, GID, Group: on the job's line only, as sacct prints them (src/sacct/print.c)."""
+
+    def value(job: dict, step: dict | None, _opts: Options) -> str | None:
+        ids = None if step is not None else _ids(job.get("user") or "")
+        return ids[index] if ids else None
+
+    return value
+
+
 # Slurm's sacct field table, in its order: (name, width, printer, getter or None when
 # fsched does not keep that field).
 FIELDS: tuple[Column, ...] = tuple(
@@ -238,8 +271,8 @@ FIELDS: tuple[Column, ...] = tuple(
         ("Extra", 14, STR, None),
         ("FailedNode", 8, STR, None),
         ("Flags", 19, STR, None),
-        ("GID", 6, UINT, None),
-        ("Group", 9, STR, None),
+        ("GID", 6, UINT, _id_field(1)),
+        ("Group", 9, STR, _id_field(2)),
         ("JobID", -12, STR, lambda j, s, o: job_id_text(j, s)),
         ("JobIDRaw", -12, STR, lambda j, s, o: str(j["job_id"]) + ("" if s is None else f".{s['step_id']}")),
         ("JobName", 10, STR, _either("name")),
@@ -308,7 +341,7 @@ FIELDS: tuple[Column, ...] = tuple(
             lambda j, s, o: None if s is not None else str(j.get("time_limit") or "UNLIMITED"),
         ),
         ("TotalCPU", 10, STR, _total_cpu),
-        ("UID", 6, UINT, None),
+        ("UID", 6, UINT, _id_field(0)),
         ("User", 9, STR, lambda j, s, o: None if s is not None else j.get("user") or None),
         ("UserCPU", 10, STR, None),
         ("WCKey", 10, STR, None),

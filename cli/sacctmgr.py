@@ -92,22 +92,44 @@ USAGE = """usage: sacctmgr [-i] [-n] [-p|-P] <command> <entity> [specs]
 """
 
 
+# sacctmgr's flags (src/sacctmgr/sacctmgr.c, getopt_long "hionpPQrsvV"); getopt takes
+# them clustered (``-nP``, as scripts write them) and anywhere on the line.
+_FLAG_LETTERS = {
+    "i": "immediate",
+    "n": "noheader",
+    "p": "parsable",
+    "P": "parsable2",
+    "h": "help",
+    "V": "version",
+}
+_FLAG_WORDS = {
+    "--immediate": "immediate",
+    "--noheader": "noheader",
+    "--parsable": "parsable",
+    "--parsable2": "parsable2",
+    "--help": "help",
+    "--usage": "help",
+    "--version": "version",
+}
+
+
+class UsageError(Exception):
+    """getopt's refusal, which sacctmgr prints with its "Try" line."""
+
+
 def _split(args: list[str]) -> tuple[dict[str, bool], list[str]]:
     flags = {"immediate": False, "noheader": False, "parsable": False, "parsable2": False}
     rest = []
     for a in args:
-        if a in ("-i", "--immediate"):
-            flags["immediate"] = True
-        elif a in ("-n", "--noheader"):
-            flags["noheader"] = True
-        elif a in ("-p", "--parsable"):
-            flags["parsable"] = True
-        elif a in ("-P", "--parsable2"):
-            flags["parsable2"] = True
-        elif a in ("-h", "--help"):
-            flags["help"] = True
-        elif a.startswith("-") and len(a) > 1 and "=" not in a:
-            raise CliError(f"Unknown option: {a}")
+        if a in _FLAG_WORDS:
+            flags[_FLAG_WORDS[a]] = True
+        elif a.startswith("--") and "=" not in a:
+            raise UsageError(f"unrecognized option '{a}'")
+        elif a.startswith("-") and not a.startswith("--") and len(a) > 1 and "=" not in a:
+            for letter in a[1:]:
+                if letter not in _FLAG_LETTERS:
+                    raise UsageError(f"invalid option -- '{letter}'")
+                flags[_FLAG_LETTERS[letter]] = True
         else:
             rest.append(a)
     return flags, rest
@@ -231,7 +253,14 @@ def _show_instances(client: Client, words: list[str], flags: dict[str, bool]) ->
 
 
 def main(argv: list[str]) -> int:
-    flags, words = _split(argv)
+    try:
+        flags, words = _split(argv)
+    except UsageError as exc:
+        sys.stderr.write(f'sacctmgr: {exc}\nTry "sacctmgr --help" for more information\n')
+        return 1
+    if flags.get("version"):
+        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        return 0
     if flags.get("help") or not words:
         sys.stdout.write(USAGE)
         return 0 if flags.get("help") else 1

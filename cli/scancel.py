@@ -197,12 +197,22 @@ def main(argv: list[str]) -> int:
     client = Client()
     if ns.clusters:
         clusters.local_cluster(client, ns.clusters, PROG)
+    filters = filters_text(ns)
     try:
+        if ns.user and not ns.me:
+            from cli.user_names import resolved, unknown_users  # noqa: PLC0415
+
+            if unknown_users(client, [ns.user]):
+                # scancel's _opt_verify (src/scancel/opt.c): refused before any request.
+                sys.stderr.write(f"{PROG}: error: Invalid user name: {ns.user}\n")
+                return 1
+            ns.user = resolved([ns.user])[ns.user]
         if ns.qos:
             # The bulk cancel has no qos filter: select the jobs first, so a
             # filter the server would not understand can never widen the cancel.
             job_ids = select_by_qos(client, ns, job_ids)
             if not job_ids:
+                no_match(ns, filters)
                 return 0
             ns.user = ns.partition = ns.name = ns.account = ns.state = None
         answer = client.post("/api/jobs/cancel/", build_request(ns, job_ids))
@@ -212,7 +222,33 @@ def main(argv: list[str]) -> int:
     errors = answer.get("errors", []) if isinstance(answer, dict) else []
     for item in errors:
         sys.stderr.write(error_line(item) + "\n")
-    if ns.verbose and isinstance(answer, dict):
-        for job_id in answer.get("cancelled", []):
+    cancelled = answer.get("cancelled", []) if isinstance(answer, dict) else []
+    if ns.verbose:
+        for job_id in cancelled:
             sys.stderr.write(f"{PROG}: Terminating job {job_id}\n")
+    if not cancelled and not errors:
+        no_match(ns, filters)
     return 1 if errors else 0
+
+
+def no_match(ns, filters: str) -> None:
+    """scancel -v of filters no job matched says so (src/scancel/scancel.c,
+    _log_filter_err_msg); the exit status stays 0."""
+    if ns.verbose and filters:
+        sys.stderr.write(f"{PROG}: error: No active jobs match ALL job filters, including: {filters}\n")
+
+
+def filters_text(ns) -> str:
+    """scancel -v's list of the filters that matched no job, in its order and words
+    (src/scancel/scancel.c, _filters2str: each "name=value " with its space)."""
+    from slurmwords.job_state_names import state_name  # noqa: PLC0415
+
+    items = [
+        ("account", ns.account),
+        ("job_name", ns.name),
+        ("partition", ns.partition),
+        ("qos", ns.qos),
+        ("state", state_name(ns.state) if ns.state else None),
+        ("user_name", ns.user),
+    ]
+    return "".join(f"{key}={value} " for key, value in items if value)

@@ -662,16 +662,25 @@ NODE_STATES = frozenset(
 )
 
 
+# scontrol's own lines after a refused update key or node state (src/scontrol/update_job.c,
+# update_node.c: fprintf, no "scontrol: error:").
+ABORTED = "Request aborted"
+VALID_NODE_STATES = (
+    "Valid states are: NoResp DRAIN FAIL FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\n"
+    "Not all states are valid given a node's prior state"
+)
+
+
 def node_update_body(pairs: list[tuple[str, str]]) -> dict:
     """The ``POST /api/nodes/update/`` body for ``NodeName=... State=... Reason=...``."""
     body: dict = {}
     for key, value in pairs:
         field = NODE_KEYS.get(key.lower())
         if field is None:
-            raise ValueError(f"Update of this parameter is not supported: {key}={value}")
+            raise ValueError(f"Update of this parameter is not supported: {key}={value}\n{ABORTED}")
         if field == "state":
             if value.upper() not in NODE_STATES:
-                raise ValueError(f"Invalid node state specified: {value}")
+                raise ValueError(f"Invalid input: {key}={value}\n{ABORTED}\n{VALID_NODE_STATES}")
             body[field] = value.upper()
             continue
         if field == "weight":
@@ -742,7 +751,7 @@ def job_update_body(pairs: list[tuple[str, str]]) -> dict:
     for key, value in pairs:
         field = JOB_KEYS.get(key.lower())
         if field is None:
-            raise ValueError(f"Update of this parameter is not supported: {key}={value}")
+            raise ValueError(f"Update of this parameter is not supported: {key}={value}\n{ABORTED}")
         if field == "nice":
             body[field] = _nice_value(key, value)
         elif field in _INT_FIELDS:

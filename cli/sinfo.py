@@ -177,6 +177,10 @@ ROW_FIELDS: dict[str, tuple[str, Callable[[Row], str]]] = {
     "U": ("USER", _reason_user),
     "w": ("WEIGHT", _n("weight", "1")),
     "z": ("S:C:T", _sct),
+    "X": ("SOCKETS", lambda r: _sct(r).split(":")[0]),
+    "Y": ("CORES", lambda r: _sct(r).split(":")[1]),
+    "Z": ("THREADS", lambda r: _sct(r).split(":")[2]),
+    "I": ("PRIO_JOB_FACTOR", lambda r: str((r.part or {}).get("priority_job_factor") or 1)),
 }
 AGGREGATE = frozenset("NDCFAnoP")  # P is keyed separately (the partition itself)
 
@@ -231,12 +235,26 @@ HEADERS = {
     "A": "NODES(A/I)",
     "P": "PARTITION",
 }
-PARTITION_KINDS = frozenset("PRalLghrsp")  # fields that need the partition dimension
+PARTITION_KINDS = frozenset("PRalLghrspI")  # fields that need the partition dimension
 
 
 def _trouble(node: dict) -> bool:
     """sinfo -R: a node with a reason, or DOWN, DRAINED/DRAINING (FAIL has no flag here)."""
     return bool(node.get("reason")) or _aio(node) == "O" or "DRAIN" in (node.get("flags") or [])
+
+
+def _known(token: Field | str) -> Field | str:
+    """A field of a letter sinfo does not know is printed as it was written, after sinfo's
+    own line about it (src/sinfo/opts.c, _parse_format: fprintf, and sinfo goes on)."""
+    if isinstance(token, str) or token.kind in ROW_FIELDS or token.kind in HEADERS:
+        return token
+    return f"%{'.' if token.right else ''}{'#' if token.auto else ''}{token.width or ''}{token.kind}"
+
+
+def unknown_letters(fmt: str) -> list[str]:
+    """The letters of ``fmt`` sinfo does not know, in their order."""
+    kinds = [t.kind for t in parse_format(fmt) if isinstance(t, Field)]
+    return [k for k in kinds if k not in ROW_FIELDS and k not in HEADERS]
 
 
 def format_sinfo(
@@ -251,11 +269,8 @@ def format_sinfo(
     show_empty: bool = True,
 ) -> list[str]:
     """The lines ``sinfo`` prints for these API partition and node objects."""
-    tokens = parse_format(fmt)
+    tokens = [_known(t) for t in parse_format(fmt)]
     fields = [t for t in tokens if isinstance(t, Field)]
-    for field in fields:
-        if field.kind not in ROW_FIELDS and field.kind not in HEADERS:
-            raise ValueError(f"Invalid node format specification: {field.kind}")
     kinds = {f.kind for f in fields}
     wanted = set(only_partitions or [])
     parts = [p for p in partitions if not wanted or p.get("name") in wanted]
@@ -339,6 +354,7 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-N", "--Node"), "Node", "store_true", None, "Node-centric format"),
     (("-n", "--nodes"), "nodes", str, "NODES", "report on specific node(s)"),
     (("-o", "--format"), "format", str, "format", "format specification"),
+    (("-O", "--Format"), "format_long", str, "format", "long format specification"),
     (("-p", "--partition"), "partition", str, "PARTITION", "report on specific partition"),
     (("-r", "--responding"), "responding", "store_true", None, "report only responding nodes"),
     (("-R", "--list-reasons"), "list_reasons", "store_true", None, "list reason nodes are down or drained"),
@@ -360,7 +376,14 @@ def parse_args(argv: list[str]) -> fastargs.Namespace:
     return fastargs.Namespace(vars(build_parser().parse_args(argv)) if fast is None else fast)
 
 
-def choose_format(ns) -> str:
+def choose_format(ns, argv: list[str] | None = None) -> str:
+    if ns.format_long is not None and (ns.format is None or _last_is_long(argv or [])):
+        from cli.sinfo_long_format import to_format  # noqa: PLC0415 - only -O pays for it
+
+        fmt, unknown = to_format(ns.format_long)
+        for name in unknown:
+            sys.stderr.write(f"{PROG}: error: Invalid job format specification: {name}\n")
+        return fmt
     if ns.format:
         return ns.format
     if ns.list_reasons:
@@ -370,6 +393,13 @@ def choose_format(ns) -> str:
     if ns.summarize:
         return SUMMARIZE_FORMAT
     return LONG_FORMAT if ns.long else DEFAULT_FORMAT
+
+
+def _last_is_long(argv: list[str]) -> bool:
+    """-o and -O set the same format in sinfo: the one given last stands."""
+    long_at = max((i for i, w in enumerate(argv) if w.startswith(("-O", "--F"))), default=-1)
+    short_at = max((i for i, w in enumerate(argv) if w.startswith(("-o", "--fo"))), default=-1)
+    return long_at > short_at
 
 
 def main(argv: list[str]) -> int:
@@ -383,17 +413,21 @@ def main(argv: list[str]) -> int:
         except ValueError as exc:
             sys.stderr.write(f"{PROG}: error: {exc}\n{PROG}: error: valid states: {VALID_STATES}\n")
             return 1
-    fmt = choose_format(ns)
     try:
+        fmt = choose_format(ns, argv)
         format_sinfo([], [], fmt)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
+    for letter in unknown_letters(fmt):
+        sys.stderr.write(f"Invalid node format specification: {letter}\n")
     from cli.client import ApiError, Client  # noqa: PLC0415
 
     client = Client()
     cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None
-    params = {"name": ns.nodes, "state": ns.states, "partition": ns.partition}
+    # sinfo loads every partition and keeps those of -p itself (src/sinfo/sinfo.c): a name
+    # no partition has shows nothing, no error.
+    params = {"name": ns.nodes, "state": ns.states}
     try:
         partitions = client.get_all("/api/partitions/")
         nodes = client.get_all("/api/nodes/", params)
@@ -401,6 +435,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"slurm_load_partitions: {exc.message}\n")
         return 1
     only = ns.partition.split(",") if ns.partition else None
+    if only:
+        nodes = [n for n in nodes if set(n.get("partitions") or []) & set(only)]
     if ns.dead or ns.responding:
         # sinfo's --dead / --responding: by the NOT_RESPONDING flag, after the other filters.
         nodes = [n for n in nodes if ("NOT_RESPONDING" in (n.get("flags") or [])) == bool(ns.dead)]

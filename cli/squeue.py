@@ -96,6 +96,27 @@ def time_left(job: dict) -> str:
     return format_duration(max(left, 0))
 
 
+_IDS: dict[str, tuple[str, str, str]] = {}
+
+
+def _ids(user: str | None) -> tuple[str, str, str]:
+    """(uid, group name, gid) of a user name on this host; "(null)" for each unknown."""
+    user = user or ""
+    if user not in _IDS:
+        uid = group = gid = "(null)"
+        try:
+            import grp  # noqa: PLC0415 - only %U, %g, %G pay for them
+            import pwd  # noqa: PLC0415
+
+            entry = pwd.getpwnam(user)
+            uid, gid = str(entry.pw_uid), str(entry.pw_gid)
+            group = grp.getgrgid(entry.pw_gid).gr_name
+        except (ImportError, KeyError):
+            group = gid if gid != "(null)" else group
+        _IDS[user] = (uid, group, gid)
+    return _IDS[user]
+
+
 def _s(key: str, empty: str = "") -> Callable[[dict], str]:
     return lambda job: str(job.get(key)) if job.get(key) not in (None, "") else empty
 
@@ -145,7 +166,62 @@ FIELDS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "Y": ("SCHEDNODES", _s("sched_nodes", "(null)")),
     "y": ("NICE", _s("nice", "0")),
     "Z": ("WORK_DIR", _s("work_dir")),
+    # Requests fsched's jobs cannot make (--sockets-per-node, --cores-per-socket,
+    # --threads-per-core, --contiguous, --core-spec, --tmp): "not set", as squeue prints it.
+    "H": ("SOCKETS_PER_NODE", lambda j: "*"),
+    "I": ("CORES_PER_SOCKET", lambda j: "*"),
+    "J": ("THREADS_PER_CORE", lambda j: "*"),
+    "z": ("S:C:T", lambda j: "*:*:*"),
+    "O": ("CONTIGUOUS", lambda j: "0"),
+    "X": ("CORE_SPEC", lambda j: "N/A"),
+    "d": ("MIN_TMP_DISK", lambda j: "0"),
+    # The ids of the job's user on this host, as scontrol's UserId=/GroupId= show them.
+    "U": ("UID", lambda j: _ids(j.get("user"))[0]),
+    "G": ("GROUP", lambda j: _ids(j.get("user"))[2]),
+    "g": ("GROUP", lambda j: _ids(j.get("user"))[1]),
 }
+
+
+def std_out(job: dict) -> str:
+    """``-O stdout``: the path, or Slurm's default when the job names none."""
+    return job.get("std_out") or f"{job.get('work_dir') or ''}/slurm-{job.get('job_id')}.out"
+
+
+def std_err(job: dict) -> str:
+    """``-O stderr``: N/A for a job that is no batch job (salloc, srun), else the path,
+    stdout's when it has none of its own (src/squeue/print.c, _print_job_std_err)."""
+    if job.get("batch") is False:
+        return "N/A"
+    return job.get("std_err") or std_out(job)
+
+
+def _flag(key: str) -> Callable[[dict], str]:
+    return lambda job: "1" if job.get(key) else "0"
+
+
+def max_nodes(job: dict) -> str:
+    return str(job.get("max_nodes") or node_count(job))
+
+
+# -O names of fields no -o letter prints (src/squeue/opts.c, print.c): name -> (kind,
+# header, value).  Their kinds are private-use characters, which no -o format names.
+LONG_ONLY: dict[str, tuple[str, str, Callable[[dict], str]]] = {
+    "batchflag": ("\ue000", "BATCH_FLAG", _flag("batch")),
+    "cpuspertask": ("\ue001", "CPUS_PER_TASK", _s("cpus_per_task", "N/A")),
+    "cpus-per-task": ("\ue001", "CPUS_PER_TASK", _s("cpus_per_task", "N/A")),
+    "deadline": ("\ue002", "DEADLINE", lambda j: slurm_time(j.get("deadline"))),
+    "eligibletime": ("\ue003", "ELIGIBLE_TIME", lambda j: slurm_time(j.get("eligible_time"))),
+    "exit_code": ("\ue004", "EXIT_CODE", _s("exit_code", "0:0")),
+    "maxnodes": ("\ue005", "MAX_NODES", max_nodes),
+    "numtask": ("\ue006", "TASKS", _s("num_tasks", "1")),
+    "numtasks": ("\ue006", "TASKS", _s("num_tasks", "1")),
+    "requeue": ("\ue007", "REQUEUE", _flag("requeue")),
+    "restartcnt": ("\ue008", "RESTART_COUNT", _s("restart_count", "0")),
+    "stderr": ("\ue009", "STDERR", std_err),
+    "stdin": ("\ue00a", "STDIN", _s("std_in", "/dev/null")),
+    "stdout": ("\ue00b", "STDOUT", std_out),
+}
+FIELDS.update({kind: (header, value) for kind, header, value in LONG_ONLY.values()})
 
 # --sort letter -> key over a job object
 SORT_KEYS: dict[str, Callable[[dict], object]] = {
@@ -330,6 +406,21 @@ def query(ns) -> dict:
     return params
 
 
+def known_users(client, users: str) -> str:
+    """``-u``'s names less those that are no user, each refused as squeue's
+    ``_build_user_list`` does (src/squeue/opts.c: an error, then squeue goes on with the
+    others); "" when none is left."""
+    from cli.user_names import resolved, unknown_users  # noqa: PLC0415
+
+    names = [n for n in users.split(",") if n]
+    unknown = unknown_users(client, names)
+    for name in unknown:
+        # Slurm's message ends in its own "\n" before error() adds one: a blank line.
+        sys.stderr.write(f"{PROG}: error: Invalid user: {name}\n\n")
+    as_users = resolved(names)
+    return ",".join(dict.fromkeys(as_users[n] for n in names if n not in unknown))
+
+
 def wants_plan(fmt: str, sort: str) -> bool:
     """Whether the output shows or sorts by backfill's plan (``%S``, ``%Y``, ``-S S``): then
     the listing asks the controller for it (``?start=1``, one dry-run pass)."""
@@ -348,7 +439,29 @@ def _long_format(ns, argv: list[str]) -> str:
         if long_at > short_at:
             raise ValueError("-O (--Format) is incompatible with -o (--format)")
         raise ValueError("-o (--format) is incompatible with -O (--Format)")
-    return to_format(ns.format_long)
+    unknown: list[str] = []
+    fmt = to_format(ns.format_long, unknown)
+    for name in unknown:
+        sys.stderr.write(f"{PROG}: error: Invalid job format specification: {name}\n")
+    return fmt
+
+
+def literal_unknown(fmt: str) -> str:
+    """``fmt`` with each field of a letter squeue does not know written as text, after
+    squeue's error about it: squeue prints such a directive as it was given and goes on
+    (src/squeue/opts.c, _parse_format)."""
+    out = []
+    for token in parse_format(fmt):
+        if isinstance(token, str):
+            out.append(token.replace("%", "%%"))
+            continue
+        spec = f"{'.' if token.right else ''}{'#' if token.auto else ''}{token.width or ''}{token.kind}"
+        if token.kind in FIELDS:
+            out.append(f"%{spec}")
+        else:
+            sys.stderr.write(f"{PROG}: error: Invalid job format specification: {token.kind}\n")
+            out.append(f"%%{spec}")
+    return "".join(out)
 
 
 def main(argv: list[str]) -> int:
@@ -360,6 +473,12 @@ def main(argv: list[str]) -> int:
 
     if ns.me:
         ns.user = current_user()
+    elif ns.user:
+        try:
+            ns.user = known_users(Client(), ns.user)
+        except ApiError as exc:
+            sys.stderr.write(f"{PROG}: error: {exc.message}\n")
+            return 1
     if ns.steps:
         from cli import squeue_steps  # noqa: PLC0415 - only -s pays for it
 
@@ -367,9 +486,7 @@ def main(argv: list[str]) -> int:
     fmt = ns.format or (START_FORMAT if ns.start else LONG_FORMAT if ns.long else DEFAULT_FORMAT)
     sort = ns.sort or (START_SORT if ns.start else DEFAULT_SORT)
     try:
-        if ns.format_long is not None:
-            fmt = _long_format(ns, argv)
-        parse_format(fmt)
+        fmt = _long_format(ns, argv) if ns.format_long is not None else literal_unknown(fmt)
         format_jobs([], fmt, header=False)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
@@ -384,7 +501,8 @@ def main(argv: list[str]) -> int:
         params["start"] = "1"
     while True:
         try:
-            jobs = client.get_all("/api/jobs/", params)
+            # Every name of -u unknown: Slurm's filter is an empty list, matching no job.
+            jobs = [] if ns.user == "" else client.get_all("/api/jobs/", params)
         except ApiError as exc:
             sys.stderr.write(f"slurm_load_jobs error: {exc.message}\n")
             return 1
@@ -397,9 +515,7 @@ def main(argv: list[str]) -> int:
             json.dump({"jobs": jobs}, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
-            lines = format_jobs(
-                jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=sort
-            )
+            lines = format_jobs(jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=sort)
             if cluster and not ns.noheader:
                 lines.insert(0, f"CLUSTER: {cluster}")
             if (ns.long or ns.iterate) and not ns.noheader:  # squeue's print_date()

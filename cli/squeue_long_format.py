@@ -3,8 +3,10 @@
 
 As squeue reads them: a name is matched without regard to case; without ``:`` the field is
 20 characters wide and left-justified; ``:.`` right-justifies; what follows the size is
-printed after the field; fields are not otherwise separated.  Only the names of fields
-fsched's ``-o`` prints are known; any other is an error naming it.
+printed after the field; fields are not otherwise separated.  Known: the names of fields
+fsched's ``-o`` prints, and those of ``cli.squeue.LONG_ONLY`` (STDOUT, EXIT_CODE, ...),
+which no ``-o`` letter prints; any other is reported, as squeue does, and prints only its
+suffix.
 """
 
 from __future__ import annotations
@@ -12,6 +14,16 @@ from __future__ import annotations
 # squeue(1)'s -O names (lower case) -> the -o letter of the same field.
 NAMES = {
     "account": "a",
+    "contiguous": "O",
+    "cores": "I",
+    "corespec": "X",
+    "groupid": "G",
+    "groupname": "g",
+    "mintmpdisk": "d",
+    "sct": "z",
+    "sockets": "H",
+    "threads": "J",
+    "userid": "U",
     "arrayjobid": "F",
     "arraytaskid": "K",
     "batchhost": "B",
@@ -57,8 +69,16 @@ NAMES = {
 DEFAULT_WIDTH = 20
 
 
-def to_format(spec: str) -> str:
-    """The ``-o`` format for an ``-O`` one; ValueError with squeue's message for a bad name."""
+def _long_only() -> dict:
+    from cli.squeue import LONG_ONLY  # noqa: PLC0415 - squeue has loaded it already
+
+    return LONG_ONLY
+
+
+def to_format(spec: str, unknown: list[str] | None = None) -> str:
+    """The ``-o`` format for an ``-O`` one.  A name squeue or fsched does not know:
+    ValueError with squeue's message, or, given ``unknown``, added to it and only its
+    suffix printed, as squeue's ``parse_long_format`` does (src/squeue/opts.c)."""
     if not spec:
         raise ValueError("Format long option lacks specification")
     out = []
@@ -67,6 +87,13 @@ def to_format(spec: str) -> str:
             continue  # strtok_r skips empty tokens
         name, colon, rest = token.partition(":")
         letter = NAMES.get(name.lower())
+        if letter is None and (long_only := _long_only().get(name.lower())):
+            letter = long_only[0]
+        if letter is None and unknown is not None:
+            unknown.append(name)
+            rest = rest[1:] if rest.startswith(".") else rest
+            out.append(rest.lstrip("0123456789").replace("%", "%%"))
+            continue
         if letter is None:
             raise ValueError(f"Invalid job format specification: {name}")
         if not colon:

@@ -67,7 +67,7 @@ def selected(steps: list[dict], ns) -> list[dict]:
         s
         for s in steps
         if (not jobs or str(s["job_id"]) in jobs)
-        and (not users or s.get("user") in users)
+        and ((not users and ns.user is None) or s.get("user") in users)
         and (not parts or s.get("partition") in parts)
     ]
 

@@ -350,11 +350,28 @@ def split_options(argv: Sequence[str]) -> tuple[Options, list[str]]:
         elif arg in ("-h", "--help"):
             sys.stdout.write(USAGE)
             raise SystemExit(0)
+        elif arg.startswith("--"):
+            raise CliError(f"unrecognized option '{arg}'\n{USAGE.rstrip()}")
         elif arg.startswith("-") and arg != "-":
-            raise CliError(f"invalid option -- '{arg.lstrip('-')}'\n{USAGE.rstrip()}")
+            _short_flags(arg, opts)
         else:
             words.append(arg)
     return opts, words
+
+
+def _short_flags(arg: str, opts: Options) -> None:
+    """Flags clustered as getopt takes them (``-nP``, ``-nPt hours``'s first part): n, p, P
+    and h; t and T only alone (their value follows them in the same word or the next)."""
+    for letter in arg[1:]:
+        if letter == "n":
+            opts.header = False
+        elif letter in "pP":
+            opts.parsable = letter
+        elif letter == "h":
+            sys.stdout.write(USAGE)
+            raise SystemExit(0)
+        else:
+            raise CliError(f"invalid option -- '{letter}'\n{USAGE.rstrip()}")
 
 
 def which_report(words: Sequence[str]) -> str:

@@ -1,6 +1,6 @@
 """``fsched sshare``: fair-share and usage of the associations, as Slurm's sshare.
 
-    sshare [-a] [-A accounts] [-u users] [-l] [-n] [-p|-P] [-o Account,User,GrpTRESMins,GrpTRESRaw]
+    sshare [-a] [-A accounts] [-u users] [-U] [-l] [-n] [-p|-P] [-o Account,User,GrpTRESMins,GrpTRESRaw]
 
 Columns: Account, User, RawShares, NormShares, RawUsage, NormUsage, EffectvUsage,
 FairShare, LevelFS, GrpTRESMins, GrpTRESRaw, TRESRunMins, Partition, Cluster
@@ -77,6 +77,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-a", "--all", action="store_true", help="all users")
     parser.add_argument("-A", "--accounts", default="", help="accounts to show")
     parser.add_argument("-u", "--users", default="", help="users to show")
+    parser.add_argument("-U", "--Users", action="store_true", help="only the users' lines")
     parser.add_argument("-o", "--format", default="", help="columns")
     parser.add_argument("-l", "--long", action="store_true", help="more columns")
     parser.add_argument("-n", "--noheader", action="store_true")
@@ -96,5 +97,8 @@ def main(argv: list[str]) -> int:
     except ApiError as exc:
         raise CliError(exc.message) from None
     sep = "p" if args.parsable else "P" if args.parsable2 else None
-    sys.stdout.write(render(rows.get("rows", []), columns, header=not args.noheader, sep=sep))
+    lines = rows.get("rows", [])
+    if args.Users:  # sshare's PRINT_USERS_ONLY (src/sshare/process.c): no account's line
+        lines = [row for row in lines if row.get("User")]
+    sys.stdout.write(render(lines, columns, header=not args.noheader, sep=sep))
     return 0

@@ -51,6 +51,9 @@ class Filters:
     all_users: bool = False
     accounts: list[str] = field(default_factory=list)
     partitions: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # sacct --name
+    qos: list[str] = field(default_factory=list)  # sacct -q
+    nodes: frozenset[str] = frozenset()  # sacct -N: jobs that ran on any of them
     states: list[str] = field(default_factory=list)
     start: datetime | None = None
     end: datetime | None = None
@@ -72,14 +75,31 @@ def accounting_jobs(
         qs = qs.filter(account__in=filters.accounts)
     if filters.partitions:
         qs = qs.filter(partition__in=filters.partitions)
+    if filters.names:
+        qs = qs.filter(name__in=filters.names)
+    if filters.qos:
+        qs = qs.filter(qos__in=filters.qos)
     qs = qs.filter(_window(filters, now))
     rows = list(qs.order_by("id")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
+    cursor = rows[-1].id if more and rows else None
+    if filters.nodes:
+        # A page may come out short: the cursor is the last job read, not the last kept.
+        rows = [job for job in rows if _ran_on(job, filters.nodes)]
     cancellers = _cancellers([j.id for j in rows if j.state == JobState.CANCELLED])
     out = [_job(job, viewer, cancellers, now) for job in rows]
     _add_srun_steps(out, now)
-    return out, (rows[-1].id if more and rows else None)
+    return out, cursor
+
+
+def _ran_on(job: Job, nodes: frozenset[str]) -> bool:
+    if not job.node_list:
+        return False
+    try:
+        return not nodes.isdisjoint(expand_hostlist(job.node_list))
+    except ValueError:
+        return False
 
 
 def _window(filters: Filters, now: datetime) -> Q:

@@ -860,7 +860,8 @@ def submit_fields(
     ``associations``, a job without ``-A`` goes to the user's default account and must have
     an association; with ``qos`` its QOS must be allowed; with ``limits`` the submit limits
     and (DenyOnLimit) the job's own size against the QOS limits are checked.  Refusals use
-    Slurm's words on the first line, the limit and level on the next.
+    Slurm's words on the first line, the limit and level on the next.  ``replaces``: the
+    (user, account, partition, QOS) an updated job is counted under, left out of the counts.
     """
     cfg = cfg or ClusterConfig.current()
     ctx = selectors.context(cfg)
@@ -911,6 +912,9 @@ def submit_fields(
 
     # The queue is read only when a submit limit counts it, and then counted in SQL.
     submitted = _submitted_groups(policy, account, qos, user) if counts_submitted(policy, job) else {}
+    if (replaces := common.get("replaces")) and submitted.get(tuple(replaces), 0) > 0:
+        # An update of a job already counted (scontrol update Account=/QOS=): not twice.
+        submitted = {**submitted, tuple(replaces): submitted[tuple(replaces)] - 1}
     verdict = check_submit(policy, job, submitted=submitted, now=now.timestamp(), count=max(count, 1))
     if verdict is not None:
         raise ServiceError(_slurm_words(verdict), field="account")

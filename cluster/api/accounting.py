@@ -1,9 +1,10 @@
 """``GET /api/accounting/jobs/``: jobs and their steps for ``fsched sacct`` (cluster/accounting.py).
 
 Query parameters, each optional: ``job_id`` (comma list of ``N``, ``N_T``; a ``.step`` suffix
-is the CLI's to apply), ``user``, ``account``, ``partition``, ``state`` (comma lists),
-``all_users=1``, ``start``/``end`` (Unix seconds), ``after`` (the cursor the previous page
-returned as ``next``) and ``limit``.  The answer is ``{"jobs": [...], "next": cursor|null}``.
+is the CLI's to apply), ``user``, ``account``, ``partition``, ``name``, ``qos``, ``state``
+(comma lists), ``nodelist`` (a hostlist), ``all_users=1``, ``start``/``end`` (Unix
+seconds), ``after`` (the cursor the previous page returned as ``next``) and ``limit``.
+The answer is ``{"jobs": [...], "next": cursor|null}``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import accounting
+from cluster import accounting, selectors
 from cluster.api.views import csv_param, job_id_filter
+from cluster.core import hostlists, jobspec
 from cluster.services.errors import ServiceError
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 5000
+MAX_NODELIST = 65536  # names in sacct -N's hostlist
 _MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second datetime holds
 
 
@@ -40,6 +43,23 @@ def _moment(request: Request, name: str) -> datetime | None:
     return datetime.fromtimestamp(_number(request, name, 0, _MAX_EPOCH), tz=UTC)
 
 
+def _nodes(request: Request) -> frozenset[str]:
+    """``nodelist``: a hostlist (sacct -N ``node[01-04]``) of at most MAX_NODELIST names
+    (or the cluster's hostlist bound, if larger)."""
+    text = request.query_params.get("nodelist", "")
+    if not text:
+        return frozenset()
+    try:
+        # Nodes since removed ran jobs too: the bound is not the cluster's size alone.
+        limit = max(selectors.hostlist_limit(), MAX_NODELIST)
+        return frozenset(hostlists.parse(text, limit=limit, what="nodelist"))
+    except hostlists.HostlistTooLarge as exc:
+        raise ServiceError(str(exc), field="nodelist") from None
+    except hostlists.HostlistError:
+        shown = jobspec.quoted(text[:64])
+        raise ServiceError(f"Invalid node name specified: {shown}", field="nodelist") from None
+
+
 class AccountingJobs(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request) -> Response:
@@ -54,6 +74,9 @@ class AccountingJobs(APIView):
             all_users=request.query_params.get("all_users") in ("1", "true"),
             accounts=csv_param(request, "account"),
             partitions=csv_param(request, "partition"),
+            names=csv_param(request, "name"),
+            qos=csv_param(request, "qos"),
+            nodes=_nodes(request),
             states=states,
             start=_moment(request, "start"),
             end=_moment(request, "end"),

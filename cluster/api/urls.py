@@ -5,6 +5,7 @@ from cluster.api import accounting, allocations, diag, tokens, views
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
     path("whoami/", views.WhoAmI.as_view()),
+    path("users/", views.UserNames.as_view()),
     path("jobs/", views.JobListCreate.as_view()),
     path("jobs/cancel/", views.JobBulkCancel.as_view()),
     path("jobs/<int:job_id>/", views.JobDetail.as_view()),

@@ -29,6 +29,7 @@ from cluster.services import reboots as reboot_services
 from cluster.services import reservations as reservation_services
 from cluster.services.configuration import config_load
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
+from cluster.services.job_user_names import user_names_known
 from slurmwords.job_state_names import state_name
 from slurmwords.node_state_filter import parse_node_states
 
@@ -535,6 +536,14 @@ class ConfigView(APIView):
                 "version": cfg.version,
             }
         )
+
+
+class UserNames(APIView):
+    """``GET /api/users/?name=a,b``: which of the names are users (``squeue -u``'s check)."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        return Response({"users": user_names_known(csv_param(request, "name"))})
 
 
 class WhoAmI(APIView):

@@ -32,7 +32,7 @@ from cluster.models import (
 )
 from cluster.services import dependencies as depend_services
 from cluster.services import gres as gres_services
-from cluster.services import job_options, job_request_update, rows
+from cluster.services import job_account_update, job_options, job_request_update, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
@@ -897,15 +897,16 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 @transaction.atomic
 def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any]) -> Job:
-    """scontrol update JobId=: TimeLimit, Partition, Licenses, Dependency and the request
-    of a pending job (cluster.services.job_request_update), Name, Nice, Comment."""
+    """scontrol update JobId=: TimeLimit, Partition, Licenses, Dependency, Account and QOS
+    (cluster.services.job_account_update) and the request of a pending job
+    (cluster.services.job_request_update), Name, Nice, Comment."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state in FINISHED_JOB_STATES:
         raise ServiceError("Job/step already completing or completed")
     # JobSubmitPlugins' job_modify: the changes as asked, which it may change or refuse.
     changes = dict(extensions.job_modify(changes, job=job, user=actor, cfg=ClusterConfig.current()).request)
-    allowed = job_request_update.FIELDS | _UPDATED_HERE
+    allowed = job_request_update.FIELDS | job_account_update.FIELDS | _UPDATED_HERE
     unknown = set(changes) - allowed
     if unknown:
         shown = ", ".join(sorted(jobspec.quoted(u) for u in unknown))
@@ -957,6 +958,9 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
     asked = {k: changes[k] for k in job_request_update.FIELDS if k in changes}
     fields += job_request_update.apply(job, asked, now=clock.now(), node_limit=selectors.hostlist_limit(cfg))
     moved = "partition" in changes or "licenses" in changes
+    counted_as = (before["user"], before["account"], before["partition"], before["qos"])
+    moved_to = "partition" in changes
+    fields += job_account_update.apply(job, changes, moved=moved_to, counted_as=counted_as, cfg=cfg)
     if moved or job_request_update.REQUEST_FIELDS.intersection(fields):
         # Checked as a submission is, with every change made: a pending job that could never
         # run where it now is (Slurm validates scontrol update's new partition the same way).
@@ -1047,6 +1051,8 @@ _UPDATE_FIELDS = {
     "nodes": ("NumNodes", 64),
     "mem": ("MinMemoryNode", 64),
     "comment": ("Comment", 1024),
+    "account": ("Account", 64),
+    "qos": ("QOS", 64),
     "time_limit": ("TimeLimit", 64),
     "partition": ("Partition", 1024),
     "name": ("JobName", 1024),

@@ -66,3 +66,20 @@ def test_an_option_s_value_may_start_with_a_dash_as_getopt_reads_it():
     assert (ns.job_name, ns.script, ns.script_args) == ("-x", "job.sh", ["-S", "-p", "--", "-q"])
     # A flag is not given the next word.
     assert squeue.build_parser().parse_args(["-h", "-r"]).array is True
+
+
+def test_short_options_are_refused_in_getopt_s_words(capsys):
+    """glibc getopt, which Slurm's commands use: an unknown short option, alone or after a
+    flag it is clustered with (``sprio -nP``), is "invalid option -- 'P'" (argparse said
+    "ignored explicit argument 'P'" or "unrecognized option '-x'")."""
+    import pytest
+
+    from cli.main import main
+
+    for argv, letter in ((["sprio", "-nP"], "P"), (["sinfo", "-x"], "x"), (["squeue", "-hZ"], "Z")):
+        with pytest.raises(SystemExit) as stop:
+            main(["fsched", *argv])
+        assert stop.value.code == 1
+        assert capsys.readouterr().err == (
+            f"{argv[0]}: invalid option -- '{letter}'\nTry \"{argv[0]} --help\" for more information\n"
+        )

@@ -184,7 +184,7 @@ def test_query_defaults_follow_slurm(history, capsys):
     opts = sacct.sacct_args.parse([])
     assert sacct.build_query(opts, now) == {"start": str(midnight)}
     opts = sacct.sacct_args.parse(["-s", "R,cd"])
-    assert sacct.build_query(opts, now) == {"state": "R,cd", "start": str(int(now.timestamp()))}
+    assert sacct.build_query(opts, now) == {"state": "RUNNING,COMPLETED", "start": str(int(now.timestamp()))}
     opts = sacct.sacct_args.parse(["-j", "12,13", "--jobs=14_2", "-A", "a", "-A", "b"])
     assert sacct.build_query(opts, now) == {"job_id": "12,13,14_2", "all_users": "1", "account": "a,b"}
     opts = sacct.sacct_args.parse(["-u", "-1"])
@@ -243,9 +243,35 @@ def test_bad_input_is_refused_before_any_request(api, capsys, args, words):
 
 
 def test_the_api_s_refusal_is_printed(api, capsys):
-    api.routes[("GET", URL)] = (400, {"error": "unrecognized job state value XX"})
-    code, _, err = run(capsys, "-s", "XX")
-    assert code == 1 and "sacct: error: unrecognized job state value XX" in err
+    api.routes[("GET", URL)] = (400, {"error": "Invalid partition name specified"})
+    code, _, err = run(capsys, "-r", "nosuch")
+    assert code == 1 and "sacct: error: Invalid partition name specified" in err
+
+
+@pytest.mark.parametrize(
+    ("words", "fatal"),
+    [
+        ("XX", "unrecognized job state value 'XX'"),
+        ("r,bogus", "unrecognized job state value 'bogus'"),
+        ("cg", "job state cg is not supported / accounted"),
+        ("SPECIAL_EXIT", "job state SPECIAL_EXIT is not supported / accounted"),
+    ],
+)
+def test_a_state_sacct_does_not_account_is_fatal_before_the_header(api, capsys, words, fatal):
+    """src/sacct/options.c, _addto_state_char_list_internal: fatal() while the options are
+    read, so nothing is printed on stdout and nothing asked."""
+    code, out, err = run(capsys, "-s", words)
+    assert (code, out, err) == (1, "", f"sacct: fatal: {fatal}\n")
+    assert not api.requests
+
+
+def test_states_no_job_is_ever_in_are_valid_and_match_nothing(api, capsys):
+    api.routes[("GET", URL)] = (200, {"jobs": [job(4, "COMPLETED")], "next": None})
+    code, out, _ = run(capsys, "-s", "RS,rv", "-n")
+    assert (code, out) == (0, "")
+    assert not api.requests
+    run(capsys, "-s", "cd,rv", "-n")
+    assert "state=COMPLETED&" in api.requests[-1]["query"]
 
 
 def test_field_names_are_prefixes_in_slurm_s_order():
@@ -269,3 +295,37 @@ def test_an_array_s_tasks_that_never_started_print_as_one_line(api, capsys):
     api.routes[("GET", URL)] = (200, {"jobs": tasks, "next": None})
     _, out, _ = run(capsys, "-P", "-n", "-j", "200", "-o", "jobid,state")
     assert out.splitlines() == ["200_1|COMPLETED", "200_1.batch|COMPLETED", "200_[2-4,7]|PENDING"]
+
+
+def test_name_and_qos_become_query_parameters(api, capsys):
+    """sacct --name=list and -q/--qos=list (sacct(1)); both were unrecognized options."""
+    api.routes[("GET", URL)] = (200, {"jobs": [], "next": None})
+    code, _, _ = run(capsys, "--name=prep,solve", "-q", "high", "--qos=low", "-X")
+    assert code == 0
+    query = api.requests[-1]["query"]
+    assert "name=prep%2Csolve" in query or "name=prep,solve" in query
+    assert "qos=high%2Clow" in query or "qos=high,low" in query
+
+
+def test_uid_gid_and_group_of_the_job_s_user_on_this_host(api, capsys):
+    """UID, GID and Group (were "not kept by fsched"): the user's ids on this host, on the
+    job's line only, as sacct prints them (src/sacct/print.c: steps leave them empty)."""
+    import grp
+    import os
+    import pwd
+
+    me = pwd.getpwuid(os.getuid())
+    rows = [job(4, "COMPLETED", user=me.pw_name), job(5, "COMPLETED", user="no-such-user-here")]
+    api.routes[("GET", URL)] = (200, {"jobs": rows, "next": None})
+    code, out, _ = run(capsys, "-j", "4,5", "-P", "-n", "-o", "jobid,uid,gid,group")
+    assert code == 0
+    group = grp.getgrgid(me.pw_gid).gr_name
+    assert out.splitlines() == [f"4|{me.pw_uid}|{me.pw_gid}|{group}", "4.batch|||", "5|||", "5.batch|||"]
+
+
+def test_nodelist_is_sent_whole(api, capsys):
+    api.routes[("GET", URL)] = (200, {"jobs": [], "next": None})
+    assert run(capsys, "-N", "node[01-03],node07", "-X")[0] == 0
+    from urllib.parse import parse_qs
+
+    assert parse_qs(api.requests[-1]["query"])["nodelist"] == ["node[01-03],node07"]

@@ -78,7 +78,7 @@ def test_refusals_are_printed_per_job(api, capsys):
 def test_success_and_argument_errors(api, capsys):
     api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [1], "errors": []})
     assert main(["fsched", "scancel", "-u", "alice", "-t", "PD"]) == 0
-    assert api.requests[0]["body"] == {"user": "alice", "state": "PD"}
+    assert api.requests[-1]["body"] == {"user": "alice", "state": "PD"}
     assert main(["fsched", "scancel"]) == 1
     assert "scancel: error: No job identification provided" in capsys.readouterr().err
     assert main(["fsched", "scancel", "x1"]) == 1
@@ -89,8 +89,8 @@ def test_qos_filter_selects_jobs_first(api, objs):
     api.routes[("GET", "/api/jobs/")] = (200, api.page([objs.job(job_id=4), objs.job(job_id=6)]))
     api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [4, 6], "errors": []})
     assert main(["fsched", "scancel", "-q", "high", "-u", "alice"]) == 0
-    assert api.requests[0]["query"] == "qos=high&user=alice&limit=100000"
-    assert api.requests[1]["body"] == {"job_ids": [4, 6]}
+    assert api.requests[-2]["query"] == "qos=high&user=alice&limit=100000"
+    assert api.requests[-1]["body"] == {"job_ids": [4, 6]}
 
 
 def test_a_bad_state_is_refused_before_any_request(api, capsys):
@@ -101,3 +101,23 @@ def test_a_bad_state_is_refused_before_any_request(api, capsys):
         "Invalid job state specified: bogus\nValid job states are PENDING, RUNNING, and SUSPENDED\n"
     )
     assert api.requests == []
+
+
+def test_verbose_says_when_no_job_matches_the_filters(api, objs, capsys):
+    """scancel -v (src/scancel/scancel.c, _log_filter_err_msg/_filters2str): the filters in
+    its order, each "name=value " with its space; exit 0; silent without -v."""
+    api.routes[("GET", "/api/users/")] = (200, {"users": ["alice"]})
+    api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [], "errors": []})
+    assert main(["fsched", "scancel", "-v", "-u", "alice", "-n", "prep", "-t", "pd", "-p", "debug"]) == 0
+    assert capsys.readouterr().err == (
+        "scancel: error: No active jobs match ALL job filters, including: "
+        "job_name=prep partition=debug state=PENDING user_name=alice \n"
+    )
+    assert main(["fsched", "scancel", "-u", "alice", "-n", "prep"]) == 0
+    assert capsys.readouterr().err == ""
+    api.routes[("GET", "/api/jobs/")] = (200, api.page([]))
+    assert main(["fsched", "scancel", "-v", "-q", "high"]) == 0
+    assert capsys.readouterr().err.endswith("including: qos=high \n")
+    api.routes[("POST", "/api/jobs/cancel/")] = (200, {"cancelled": [4], "errors": []})
+    assert main(["fsched", "scancel", "-v", "-n", "prep"]) == 0
+    assert capsys.readouterr().err == "scancel: Terminating job 4\n"

@@ -137,7 +137,9 @@ def test_update_bodies():
     }
     with pytest.raises(ValueError, match="You must specify a reason when DOWNING or DRAINING a node"):
         node_update_body([("NodeName", "n1"), ("State", "DOWN")])
-    with pytest.raises(ValueError, match="Invalid node state specified: sleepy"):
+    with pytest.raises(
+        ValueError, match=r"^Invalid input: State=sleepy\nRequest aborted\nValid states are: "
+    ):
         node_update_body([("NodeName", "n1"), ("State", "sleepy")])
     assert job_update_body(
         [("TimeLimit", "2:00:00"), ("partition", "long"), ("Name", "x"), ("Priority", "5")]
@@ -147,8 +149,21 @@ def test_update_bodies():
         "name": "x",
         "priority": 5,
     }
-    with pytest.raises(ValueError, match="Update of this parameter is not supported: Foo=1"):
+    with pytest.raises(
+        ValueError, match=r"^Update of this parameter is not supported: Foo=1\nRequest aborted$"
+    ):
         job_update_body([("Foo", "1")])
+
+
+def test_a_refused_key_says_request_aborted(api, capsys):
+    """src/scontrol/update_job.c and update_node.c: the key's line, then "Request aborted"
+    (fprintf to stderr, no prefix), exit 1, nothing sent."""
+    assert main(["fsched", "scontrol", "update", "JobId=12", "Bogus=1"]) == 1
+    assert capsys.readouterr().err == "Update of this parameter is not supported: Bogus=1\nRequest aborted\n"
+    assert main(["fsched", "scontrol", "update", "NodeName=node01", "State=sleepy"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Invalid input: State=sleepy\nRequest aborted\nValid states are: NoResp DRAIN")
+    assert not api.requests
 
 
 def test_keyword_lookup():

@@ -134,3 +134,17 @@ def test_dead_and_responding_keep_the_nodes_by_their_not_responding_flag(api, ca
     assert set(capsys.readouterr().out.split()) == {n["name"] for n in nodes} - dead
     assert main(["fsched", "sinfo", "-h", "-N", "-o", "%N", "-d", "-r"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_partitions_are_kept_by_sinfo_itself(api, capsys, objs):
+    """sinfo loads every partition and keeps -p's (src/sinfo/sinfo.c): a name no partition
+    has prints the header alone and exits 0 (fsched asked the API, which refused it); a
+    node-centric listing keeps only those partitions' nodes."""
+    parts, nodes = cluster(objs)
+    api.routes[("GET", "/api/partitions/")] = (200, api.page(parts))
+    api.routes[("GET", "/api/nodes/")] = (200, api.page(nodes))
+    assert main(["fsched", "sinfo", "-p", "nosuch"]) == 0
+    assert capsys.readouterr().out == "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+    assert "partition" not in api.requests[-1]["query"]
+    assert main(["fsched", "sinfo", "-h", "-N", "-p", "long", "-o", "%N"]) == 0
+    assert capsys.readouterr().out == "node01\n"

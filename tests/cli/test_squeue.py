@@ -78,11 +78,20 @@ def test_sort_option(objs):
     assert format_jobs(jobs, "%i", header=False, sort="-i") == ["3", "2", "1"]
 
 
-def test_invalid_format_letter(capsys):
+def test_invalid_format_letter(api, capsys, objs):
+    """squeue's _parse_format (src/squeue/opts.c): error() about the letter, the directive
+    printed as it was written, and squeue goes on (exit 0)."""
     with pytest.raises(ValueError):
         format_jobs([], "%.5!")
-    assert main(["fsched", "squeue", "-o", "%!"]) == 1
-    assert "squeue: error: Invalid job format specification: !" in capsys.readouterr().err
+    api.routes[("GET", "/api/jobs/")] = (200, api.page([objs.job(job_id=4)]))
+    assert main(["fsched", "squeue", "-o", "%i|%.5!|%%"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "squeue: error: Invalid job format specification: !\n"
+    assert out.out == "JOBID|%.5!|%\n4|%.5!|%\n"
+    assert main(["fsched", "squeue", "-O", "jobid:3,bogus:.4|,username:5"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "squeue: error: Invalid job format specification: bogus\n"
+    assert out.out == "JOB|USER \n4  |alice\n"
 
 
 def test_filters_become_query_parameters(api, capsys, objs):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from cli.main import COMMANDS, main
 
 UTIL = {
@@ -56,3 +58,20 @@ def test_refusals(api, capsys):
     assert main(["fsched", "sreport", "-T", "x", "user", "topusage"]) == 1
     assert "tres: Invalid TRES 'x'" in capsys.readouterr().err
     assert not [r for r in api.requests if "start=whenever" in r["query"]]
+
+
+def test_flags_clustered_as_getopt_takes_them():
+    """sreport's getopt string "aM:hnpPQs:t:T:vV" (src/sreport/sreport.c): ``sreport -nP
+    cluster utilization``, as scripts write it, was "invalid option -- 'nP'"."""
+    from cli.client import CliError
+    from cli.sreport import split_options
+
+    opts, words = split_options(["-nP", "cluster", "utilization", "-t", "hours"])
+    assert (opts.header, opts.parsable, opts.time_format) == (False, "P", "hours")
+    assert words == ["cluster", "utilization"]
+    opts, _ = split_options(["-np", "-tpercent", "cluster", "utilization"])
+    assert (opts.header, opts.parsable, opts.time_format) == (False, "p", "percent")
+    with pytest.raises(CliError, match=r"^invalid option -- 'x'"):
+        split_options(["-nx", "cluster", "utilization"])
+    with pytest.raises(CliError, match=r"^unrecognized option '--bogus'"):
+        split_options(["--bogus", "cluster", "utilization"])

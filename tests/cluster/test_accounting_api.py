@@ -159,6 +159,16 @@ def test_account_and_partition_filters(demo, api):
     assert ids(get(api, "alice", job_id="70,71", partition="debug")) == [70]
 
 
+def test_name_and_qos_filters(demo, api):
+    """sacct --name and -q (src/sacct/options.c: jobname_list, qos_list)."""
+    make(72, name="prep", qos="normal")
+    make(73, name="solve", qos="high")
+    make(74, name="prep", qos="high")
+    assert ids(get(api, "alice", job_id="72,73,74", name="prep")) == [72, 74]
+    assert ids(get(api, "alice", job_id="72,73,74", qos="high")) == [73, 74]
+    assert ids(get(api, "alice", job_id="72,73,74", name="solve,nosuch", qos="high")) == [73]
+
+
 def test_pages_follow_the_cursor_to_the_end(demo, api):
     for job_id in range(100, 107):
         make(job_id)
@@ -207,3 +217,25 @@ def test_without_a_token_the_answer_is_401(demo, api):
 )
 def test_odd_parameters_never_make_a_500(demo, api, params):
     assert api("alice").get(URL, params).status_code in (200, 400)
+
+
+def test_nodelist_keeps_the_jobs_that_ran_on_any_of_the_nodes(demo, api):
+    """sacct -N node_list (src/sacct/options.c: a ranged hostlist); a page cut short by the
+    filter still hands on the cursor of the last job it read."""
+    make(80, node_list="node[01-02]")
+    make(81, node_list="node03")
+    make(82, node_list="", state="PENDING", start_time=None, end_time=None)
+    make(83, node_list="node02")
+    assert ids(get(api, "alice", job_id="80,81,82,83", nodelist="node02")) == [80, 83]
+    assert ids(get(api, "alice", job_id="80,81,82,83", nodelist="node[03-04]")) == [81]
+    body = get(api, "alice", job_id="80,81,82,83", nodelist="node03", limit=1)
+    assert (ids(body), body["next"]) == ([], 80)
+    answer = api("alice").get(URL, {"nodelist": "node[01-"})
+    assert answer.status_code == 400 and "Invalid node name specified" in answer.json()["error"]
+
+
+def test_nodelist_may_name_nodes_beyond_the_cluster_s_but_not_without_bound(demo, api):
+    make(84, node_list="gone07")
+    assert ids(get(api, "alice", job_id="84", nodelist="gone[01-99]")) == [84]
+    answer = api("alice").get(URL, {"nodelist": "n[1-999999999]"})
+    assert answer.status_code == 400 and "more than" in answer.json()["error"]
