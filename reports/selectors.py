@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db.models import Count, Q, QuerySet, Sum
 
@@ -49,19 +49,22 @@ class Window:
 
 
 def window(start: datetime | None, end: datetime | None, *, now: datetime | None = None) -> Window:
-    """sreport's range: by default yesterday (local days); the start rounded down and the end
-    up to whole hours, and at least one hour (slurmdb_report_set_start_end_time)."""
+    """sreport's range: by default yesterday (local days); a time given rounded to the
+    nearest hour, and at least one hour (slurmdb_report_set_start_end_time)."""
     now = now or clock.now()
-    if end is None:
-        end = day_start(now)
-    if start is None:
-        start = day_start(day_start(now) - timedelta(hours=1))
-    start = floor_hour(start)
-    up = floor_hour(end)
-    end = up if up == end.astimezone(UTC) else up + timedelta(hours=1)
+    end = day_start(now) if end is None else nearest_hour(end)
+    start = day_start(day_start(now) - timedelta(hours=1)) if start is None else nearest_hour(start)
     if end - start < timedelta(hours=1):
         end = start + timedelta(hours=1)
     return Window(start, end)
+
+
+def nearest_hour(t: datetime) -> datetime:
+    """As slurmdbd rounds a report's ends: 30 seconds or more round the minute up, then 30
+    minutes or more the hour (so 10:29:30 is 11:00)."""
+    minute = t.minute + (t.second >= 30)
+    hour = floor_hour(t)
+    return hour + timedelta(hours=1) if minute >= 30 else hour
 
 
 def _rows_in(model: type, w: Window) -> QuerySet:
