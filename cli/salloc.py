@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-from cli import fastargs
+from cli import fastargs, job_option_checks
 from cli.allocation import NOT_THE_JOBS
 
 PROG = "salloc"
@@ -43,7 +43,9 @@ def options() -> tuple[fastargs.Row, ...]:
 def build_parser():
     from cli.fmt import make_parser  # noqa: PLC0415 - argparse only when cli.fastargs gives up
 
-    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] [command(0) [args(0)...]]")
+    p = make_parser(
+        PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] [command(0) [args(0)...]]", int_words=True
+    )
     fastargs.add_rows(p, options())
     p.add_argument("command", nargs="?", help="command to run in the allocation (default: your shell)")
     p.add_argument("command_args", nargs="...", help="arguments passed to the command")
@@ -110,6 +112,8 @@ def main(argv: list[str]) -> int:
     for name, dest in INPUT_ENV.items():
         if os.environ.get(name) and opts.get(dest) is None:
             opts[dest] = True if dest == "exclusive" else os.environ[name]
+    if problem := job_option_checks.first_problem(opts):
+        return _err(problem)
     if opts.get("mem") is not None and opts.get("mem_per_cpu") is not None:
         from cli.sbatch import MEM_EXCLUSIVE  # noqa: PLC0415
 
