@@ -248,7 +248,7 @@ def node_record(node: dict) -> Record:
             ("BootTime", slurm_time(node.get("boot_time"), "None")),
             ("SlurmdStartTime", slurm_time(node.get("boot_time"), "None")),
         ],
-        [("LastBusyTime", slurm_time(node.get("last_busy_time"), "None")), ("ResumeAfterTime", "None")],
+        [("LastBusyTime", slurm_time(node.get("last_busy"), "None")), ("ResumeAfterTime", "None")],
         [("CfgTRES", node.get("cfg_tres") or "")],
         [("AllocTRES", node.get("alloc_tres") or "")],
         [("CurrentWatts", "0"), ("AveWatts", "0")],
