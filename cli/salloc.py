@@ -16,6 +16,7 @@ import sys
 
 from cli import fastargs, job_option_checks
 from cli.allocation import NOT_THE_JOBS
+from slurmwords.version import VERSION_LINE
 
 PROG = "salloc"
 POSITIONALS = ("command", "command_args")
@@ -106,7 +107,7 @@ def run_command(command: list[str], env: dict[str, str], alloc) -> int:
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     opts = {k: v for k, v in vars(ns).items() if k not in POSITIONALS}
     for name, dest in INPUT_ENV.items():

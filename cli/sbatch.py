@@ -14,6 +14,7 @@ import sys
 
 from cli import clusters, fastargs, job_option_checks
 from slurmwords.nice import DEFAULT_NICE, parse_nice
+from slurmwords.version import VERSION_LINE
 
 PROG = "sbatch"
 
@@ -391,7 +392,7 @@ def _namespace_dict(ns) -> dict:
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     cli_opts = _namespace_dict(ns)
     script = script_name = None
