@@ -130,11 +130,17 @@ def test_silent_node_goes_down_and_its_job_is_requeued_then_runs_again(demo, use
     assert node.state == "DOWN+NOT_RESPONDING" and node.reason == "Not responding"
     job.refresh_from_db()
     assert (job.state, job.restart_count, job.alloc) == ("PENDING", 1, {})
+    # Not eligible again before its last run's credentials expire (batch_requeue_fini).
+    assert job.begin_time == now + timedelta(seconds=21 + 6)  # the demo's cred_expire=5
     # The agent comes back, still running the first run: it is told to kill it.
-    later = now + timedelta(seconds=30)
+    later = now + timedelta(seconds=25)
     result = register(now=later, running=[{"job_id": job_id, "node": "node01", "run": 0}])
     assert result.kill == [job_id]
     assert Node.objects.get(name="node01").state == "IDLE"  # ReturnToService=1
+    schedule_pass(now=later)
+    job.refresh_from_db()
+    assert (job.state, job.reason) == ("PENDING", "BeginTime")
+    later = job.begin_time
     schedule_pass(now=later)
     job.refresh_from_db()
     assert (job.state, job.batch_host) == ("RUNNING", "node01")

@@ -6,6 +6,7 @@ job cancelled meanwhile has the result dropped and its revoke called."""
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db.models import F
@@ -178,7 +179,9 @@ def test_a_job_requeued_meanwhile_is_not_scheduled_again_until_it_ends(cluster, 
         job_requeue(actor=users["alice"], job_id=job_id)
         job = Job.objects.get(pk=job_id)
         assert job.state == JobState.PENDING
-        schedule_pass()
+        # Past the requeued job's begin time (batch_requeue_fini's cred_expire + 1).
+        eligible = job.begin_time + timedelta(seconds=1)
+        schedule_pass(now=eligible)
         assert Job.objects.get(pk=job_id).state == JobState.PENDING
         # The controller epilog of the run that ended sees it still running.
         calls = cluster.calls()
@@ -187,7 +190,7 @@ def test_a_job_requeued_meanwhile_is_not_scheduled_again_until_it_ends(cluster, 
         gate.touch()
         joined()
     assert "hres_controller_job_revoke qpu" in cluster.calls()  # its result dropped
-    schedule_pass()
+    schedule_pass(now=eligible)
     joined()
     assert Job.objects.get(pk=job_id).restart_count == 1
     assert Job.objects.get(pk=job_id).state == JobState.RUNNING
