@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import accounting, allocations, diag, tokens, views
+from cluster.api import accounting, allocations, diag, job_top, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -8,6 +8,7 @@ urlpatterns = [
     path("users/", views.UserNames.as_view()),
     path("jobs/", views.JobListCreate.as_view()),
     path("jobs/cancel/", views.JobBulkCancel.as_view()),
+    path("jobs/top/", job_top.JobTop.as_view()),
     path("jobs/<int:job_id>/", views.JobDetail.as_view()),
     path("jobs/<int:job_id>/explain/", views.JobExplain.as_view()),
     path("jobs/<int:job_id>/script/", views.JobScript.as_view()),
