@@ -186,6 +186,7 @@ class _Holder:
         self.prog = prog
         self.path = f"/api/jobs/{job_id}/allocation/"
         self.every = 1.0
+        self.seen = 0  # the last notification (scontrol notify) printed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -198,10 +199,15 @@ class _Holder:
             self.say(text)
 
     def renew(self, client: Client | None = None) -> dict:
-        answer = (client or self.client).post(self.path + "renew/")
+        answer = (client or self.client).post(self.path + "renew/", {"seen": self.seen})
         if not isinstance(answer, dict) or not isinstance(answer.get("job"), dict):
             raise CliError("Unexpected answer from the controller to an allocation's renewal")
         self.every = float(answer.get("renew_every") or 1.0)
+        for note in answer.get("notifications") or ():
+            # salloc's and srun's _user_msg_handler: info("%s", msg), so -Q keeps it quiet.
+            if isinstance(note, dict) and isinstance(note.get("id"), int) and note["id"] > self.seen:
+                self.seen = note["id"]
+                self.say(str(note.get("message", "")))
         return answer
 
     def wait_granted(self) -> dict:

@@ -1243,6 +1243,12 @@ def _scontrol_top(client, words: list[str], opts: Opts) -> int:
     return cmd_top(client, words, opts)
 
 
+def _scontrol_notify(client, words: list[str], opts: Opts) -> int:
+    from cli.scontrol_notify import cmd_notify  # noqa: PLC0415 - only scontrol notify pays for it
+
+    return cmd_notify(client, words, opts)
+
+
 # scontrol <verb>: add create, delete, power, ... here.
 VERBS: dict[str, Callable[..., int]] = {
     "show": cmd_show,
@@ -1258,6 +1264,7 @@ VERBS: dict[str, Callable[..., int]] = {
     "delete": cmd_delete,
     "write": batch_script.cmd_write,
     "top": _scontrol_top,
+    "notify": _scontrol_notify,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},
 }
 NO_CLIENT = frozenset({"version"})

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import accounting, allocations, diag, job_top, tokens, views
+from cluster.api import accounting, allocations, diag, job_notify, job_top, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/", views.JobDetail.as_view()),
     path("jobs/<int:job_id>/explain/", views.JobExplain.as_view()),
     path("jobs/<int:job_id>/script/", views.JobScript.as_view()),
+    path("jobs/<int:job_id>/notify/", job_notify.JobNotify.as_view()),
     path("jobs/<int:job_id>/allocation/renew/", allocations.AllocationRenew.as_view()),
     path("jobs/<int:job_id>/allocation/release/", allocations.AllocationRelease.as_view()),
     *[
