@@ -1,6 +1,7 @@
 """POST /api/jobs/{id}/allocation/renew/ and .../release/: an allocation's holder
 (salloc, srun outside an allocation) keeps it alive, then gives it back with its
-command's status (cluster/services/allocations.py).  A renewal also answers the
+command's status (cluster/services/allocations.py); ``.../keep/`` (salloc --no-shell) leaves it held
+without a holder.  A renewal also answers the
 notifications (scontrol notify) after the ``seen`` one, for the holder to print."""
 
 from __future__ import annotations
@@ -73,3 +74,15 @@ class AllocationRelease(APIView):
             signal=data.get("signal", 0),
         )
         return Response(JobSerializer(job).data)
+
+
+class AllocationKeep(APIView):
+    """salloc --no-shell: the allocation is kept without a holder (no lease)."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=None, responses=JobSerializer)
+    def post(self, request: Request, job_id: int) -> Response:
+        visible_job(request, job_id)
+        job = allocations.allocation_keep(actor=request.user, job_id=job_id)
+        return Response(JobSerializer(job, context={"request": request}).data)

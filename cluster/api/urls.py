@@ -15,6 +15,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/notify/", job_notify.JobNotify.as_view()),
     path("jobs/<int:job_id>/allocation/renew/", allocations.AllocationRenew.as_view()),
     path("jobs/<int:job_id>/allocation/release/", allocations.AllocationRelease.as_view()),
+    path("jobs/<int:job_id>/allocation/keep/", allocations.AllocationKeep.as_view()),
     *[
         path(f"jobs/<int:job_id>/{action}/", views.JobAction.as_view(action=action))
         for action in ("cancel", "hold", "release", "requeue", "suspend", "resume")
