@@ -15,8 +15,9 @@ def cmd_top(client, words: list[str], opts) -> int:
     from cli.client import ApiError  # noqa: PLC0415
 
     if len(words) != 1:
-        # scontrol's _printf_error: no "scontrol: error:" before it.
-        sys.stderr.write(f"too {'few' if not words else 'many'} arguments for keyword:top\n")
+        # scontrol's _printf_error: no "scontrol: error:" before it, nothing with -Q.
+        if not opts.quiet:
+            sys.stderr.write(f"too {'few' if not words else 'many'} arguments for keyword:top\n")
         return 1
     ids = words[0]
     for prefix in ("jobid=", "job="):

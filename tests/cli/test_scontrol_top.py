@@ -122,3 +122,4 @@ def test_refusals_in_scontrol_s_words(demo, live_cli, argv, err):
 
 def test_quiet_keeps_the_error_quiet(demo, live_cli):
     assert live_cli("admin", "scontrol", "-Q", "top", "999") == (1, "", "")
+    assert live_cli("admin", "scontrol", "-Q", "top") == (1, "", "")
