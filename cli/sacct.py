@@ -365,8 +365,10 @@ def main(argv: list[str]) -> int:
 
         for page in pages(client, params):
             out = []
-            jobs = page if cut is None else [sacct_truncate.truncated(job, *cut) for job in page]
-            for job in sacct_fields.fold_pending_tasks(jobs):
+            # Folded first: an array's tasks that never started are one record in Slurm's
+            # database, cut as one.
+            jobs = sacct_fields.fold_pending_tasks(page)
+            for job in jobs if cut is None else [sacct_truncate.truncated(j, *cut) for j in jobs]:
                 rows = sacct_fields.rows_of(
                     job, allocations=bool(opts["allocations"]), steps=steps_wanted(job, selection)
                 )

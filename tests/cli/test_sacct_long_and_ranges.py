@@ -143,6 +143,15 @@ def test_the_window_ends_at_now_when_later():
     assert sacct_truncate.window_end(400, 500) == 400
 
 
+def test_an_array_s_tasks_that_never_started_stay_one_line_when_cut(api, capsys):
+    tasks = [
+        job(200 + t, "PENDING", ran=False, end_time=None, array_job_id=200, array_task_id=t) for t in range(3)
+    ]
+    api.routes[("GET", URL)] = (200, {"jobs": tasks, "next": None})
+    code, out, _ = run(capsys, "-T", "-P", "-n", "-X", "-S", "2026-03-01T12:00:12", "-o", "jobid,state")
+    assert (code, out) == (0, "200_[0-2]|PENDING\n")
+
+
 def test_truncate_option_prints_the_cut_times(history, capsys):
     start = "2026-03-01T12:00:12"
     code, out, err = run(
