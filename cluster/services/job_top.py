@@ -32,6 +32,7 @@ from cluster.services.state import record_transition
 INVALID_JOB_ID = "Invalid job id specified"
 _LONG_MAX = 2**63 - 1
 _MAX_IDS = 10000
+_SHOWN_IDS = 100  # moved jobs named in each event
 
 
 def _job_ids(text: str) -> list[tuple[int, int | None]]:
@@ -114,6 +115,7 @@ def job_top(*, actor: Any, job_ids: str) -> list[Job]:
         [Ranked(j.pk, j.priority, j.nice) for j in others],
     )
     who = actor.get_username()
+    moved_ids = [m.pk for m in moved][:_SHOWN_IDS]
     changed = []
     for job in [*moved, *others]:
         before = (job.priority, job.nice)
@@ -124,11 +126,12 @@ def job_top(*, actor: Any, job_ids: str) -> list[Job]:
         record_transition(
             job,
             job.state,
-            why="top" if job in moved else f"top {','.join(str(m.pk) for m in moved)}",
+            why="top",
             user=who,
             detail={
                 "before": {"priority": before[0], "nice": before[1]},
                 "after": {"priority": job.priority, "nice": job.nice},
+                "moved": moved_ids,  # the jobs put first (this one among them, or below them)
             },
         )
         changed.append(job)

@@ -49,8 +49,12 @@ def test_an_administrator_moves_a_job_to_the_top_of_its_owner_s_jobs(demo, live_
     assert priorities(11, 12, 13, 14) == {11: (200, 100), 12: (100, 100), 13: (300, -200), 14: (250, 0)}
     event = Event.objects.filter(job_id=13, reason="top").get()
     assert event.user == "admin"
-    assert event.detail == {"before": {"priority": 100, "nice": 0}, "after": {"priority": 300, "nice": -200}}
-    assert Event.objects.filter(job_id=11, reason="top 13").exists()
+    assert event.detail == {
+        "before": {"priority": 100, "nice": 0},
+        "after": {"priority": 300, "nice": -200},
+        "moved": [13],
+    }
+    assert Event.objects.get(job_id=11, reason="top").detail["moved"] == [13]
 
 
 def test_jobid_prefix_and_several_jobs_in_order(demo, live_cli):
