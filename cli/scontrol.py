@@ -1281,7 +1281,11 @@ def build_parser():
     add("-o", "--oneliner", action="store_true", help="print information one line per record")
     add("-Q", "--quiet", action="store_true", help="disable printing of error messages")
     add("-V", "--version", action="store_true", help="print version information and exit")
-    add("command", nargs="...", help="show, update, hold, release, requeue, suspend, resume, reconfigure")
+    add(
+        "command",
+        nargs="...",
+        help="show, update, hold, release, requeue, suspend, resume, top, notify, reconfigure",
+    )
     return p
 
 
