@@ -350,7 +350,8 @@ def main(argv: list[str]) -> int:
             if opts["truncate"]:
                 from cli import sacct_truncate  # noqa: PLC0415 - only -T pays for it
 
-                jobs = [sacct_truncate.truncated(job, *_truncation(params)) for job in jobs]
+                window = _truncation(params)
+                jobs = [sacct_truncate.truncated(job, *window) for job in jobs]
             sys.stdout.write(sacct_json.render(jobs, ["sacct", *argv]))
             return 0
         if opts["batchscript"] or opts["envvars"]:
