@@ -302,3 +302,13 @@ def test_the_options_against_the_controller(demo, live_cli):
     assert out.splitlines() == ["501|00:30:00", "502|00:10:00"]
     status, out, _ = live_cli("alice", "sacct", "-l", *jobs)
     assert status == 0 and len(out.splitlines()[0].split("|")) == 54
+
+
+def test_truncate_cuts_the_json_document_s_times_too(history, capsys):
+    import json
+
+    code, out, _ = run(capsys, "--json", "-T", "-S", "2026-03-01T12:00:12", "-E", "2026-03-01T12:30:00")
+    assert code == 0
+    [timeout] = [j for j in json.loads(out)["jobs"] if j["job_id"] == 104]
+    times = timeout["time"]
+    assert (times["start"], times["end"], times["elapsed"]) == (START, END, 1788)
