@@ -50,6 +50,7 @@ from agent.spool import Spool
 from agent.steps import StepRunner
 from load.core.indices import SAMPLE_INTERVAL
 from slurmwords import agent_messages as am
+from slurmwords.version import SLURM_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,18 @@ HANDSHAKE_TIMEOUT = 10.0
 HELD_ELSEWHERE = "node is served by another agent"  # a rejection worth retrying later
 MAX_MESSAGE = 64 * MIB  # a launch carries a whole script and environment
 DEFAULT_KILL_WAIT = 30.0  # Slurm's KillWait default, if a cancel omits it
+
+
+def _host_system() -> tuple[str, str]:
+    """slurmd's Arch and OS: SLURM_ARCH and SLURM_OS when set, else uname's machine and
+    "sysname release version"."""
+    uname = os.uname()
+    arch = os.environ.get("SLURM_ARCH") or uname.machine
+    system = os.environ.get("SLURM_OS") or f"{uname.sysname} {uname.release} {uname.version}"
+    return arch, system
+
+
+HOST_ARCH, HOST_OS = _host_system()
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,9 @@ class NodeSpec:
             conf=self.conf or None,
             power_actions=power_actions,
             active_features=active_features,
+            arch=HOST_ARCH,
+            os=HOST_OS,
+            version=SLURM_VERSION,
         )
 
 

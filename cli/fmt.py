@@ -145,6 +145,11 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
     (``--license``/``--licenses``) are one option, not an ambiguity.
     """
     import argparse  # noqa: PLC0415 - keeps `import cli.fmt` cheap for the formatters
+    import re  # noqa: PLC0415
+
+    # sbatch, salloc and srun read whole numbers with slurm_opt.c's parse_int, whose
+    # refusal is one line and exit 1, without getopt's "Try --help".
+    int_words = kwargs.pop("int_words", False)
 
     # argparse's own formatter calls shutil.get_terminal_size(), and importing
     # shutil (zlib, bz2, lzma) costs several ms on every run: every
@@ -181,6 +186,12 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
                 if word == "--" or (stop_at_positional and not word.startswith("-")):
                     out += words[i:]
                     break
+                alone = self._optional_value_option(word)
+                if alone is not None:
+                    # getopt_long's optional_argument takes an attached value only; argparse's
+                    # nargs="?" would take the next word (``--exclusive job.sh``).
+                    out[-1] = f"{word}={alone.const}"
+                    continue
                 action = self._value_option(word)
                 if action is None or i == len(words):
                     continue
@@ -191,6 +202,18 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
                     out.append(value)
                 i += 1
             return out
+
+        def _optional_value_option(self, word: str):
+            """The action of ``word`` if it is a long option whose value is optional, alone."""
+            if not word.startswith("--") or "=" in word:
+                return None
+            action = self._option_string_actions.get(word)
+            if action is None:
+                found = {id(t[0]): t[0] for t in super()._get_option_tuples(word)}
+                action = next(iter(found.values())) if len(found) == 1 else None
+            if action is None or action.nargs != "?" or not isinstance(action.const, str):
+                return None
+            return action
 
         def _value_option(self, word: str):
             """The action of ``word`` if it is an option that takes one value, given apart."""
@@ -217,6 +240,13 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
             return list(unique.values())
 
         def error(self, message: str):  # type: ignore[override]
+            bad_int = re.match(r"argument (\S+): invalid int value: '(.*)'$", message, re.DOTALL)
+            if bad_int and int_words:
+                flags = bad_int.group(1).split("/")
+                flag = next((f for f in flags if f.startswith("--")), flags[-1])
+                value = bad_int.group(2)
+                sys.stderr.write(f'{self.prog}: error: Invalid numeric value "{value}" for {flag}.\n')
+                raise SystemExit(1)
             if message.startswith("unrecognized arguments:"):
                 first = message.split(":", 1)[1].split(maxsplit=1)[0]
                 matches = self.ambiguous.get(first)

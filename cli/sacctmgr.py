@@ -21,6 +21,7 @@ import os
 import sys
 
 from cli.client import ApiError, Client, CliError, quote
+from slurmwords.version import VERSION_LINE
 
 PROMPT = "Would you like to commit changes? (You have 30 seconds to decide)\n(N/y): "
 _VERBS = {
@@ -259,7 +260,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f'sacctmgr: {exc}\nTry "sacctmgr --help" for more information\n')
         return 1
     if flags.get("version"):
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     if flags.get("help") or not words:
         sys.stdout.write(USAGE)

@@ -14,8 +14,9 @@ import os
 import signal
 import sys
 
-from cli import fastargs
+from cli import fastargs, job_option_checks
 from cli.allocation import NOT_THE_JOBS
+from slurmwords.version import VERSION_LINE
 
 PROG = "salloc"
 POSITIONALS = ("command", "command_args")
@@ -49,7 +50,9 @@ def options() -> tuple[fastargs.Row, ...]:
 def build_parser():
     from cli.fmt import make_parser  # noqa: PLC0415 - argparse only when cli.fastargs gives up
 
-    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] [command(0) [args(0)...]]")
+    p = make_parser(
+        PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] [command(0) [args(0)...]]", int_words=True
+    )
     fastargs.add_rows(p, options())
     p.add_argument("command", nargs="?", help="command to run in the allocation (default: your shell)")
     p.add_argument("command_args", nargs="...", help="arguments passed to the command")
@@ -123,13 +126,15 @@ def _no_shell(opts: dict) -> int:
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     opts = {k: v for k, v in vars(ns).items() if k not in POSITIONALS}
     no_shell = bool(opts.pop("no_shell", None))
     for name, dest in INPUT_ENV.items():
         if os.environ.get(name) and opts.get(dest) is None:
             opts[dest] = True if dest == "exclusive" else os.environ[name]
+    if problem := job_option_checks.first_problem(opts):
+        return _err(problem)
     if opts.get("mem") is not None and opts.get("mem_per_cpu") is not None:
         from cli.sbatch import MEM_EXCLUSIVE  # noqa: PLC0415
 

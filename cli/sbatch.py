@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import sys
 
-from cli import clusters, fastargs
+from cli import clusters, fastargs, job_option_checks
 from slurmwords.nice import DEFAULT_NICE, parse_nice
+from slurmwords.version import VERSION_LINE
 
 PROG = "sbatch"
 
@@ -137,7 +138,13 @@ OPTIONS: tuple[fastargs.Row, ...] = (
     (("-D", "--chdir"), "chdir", str, "directory", "set working directory for batch script"),
     (("--deadline",), "deadline", str, "time", "remove the job if no ending possible before this deadline"),
     (("-e", "--error"), "error", str, "err", "file for batch script's standard error"),
-    (("--exclusive",), "exclusive", True, None, "allocate nodes in exclusive mode"),
+    (
+        ("--exclusive",),
+        "exclusive",
+        fastargs.OptionalValue("exclusive"),
+        "exclusive|oversubscribe",
+        "allocate nodes in exclusive mode",
+    ),
     (("--export",), "export", str, "names", "specify environment variables to export (ALL, NONE, list)"),
     (("--extra",), "extra", str, "string", "an arbitrary string"),
     # sbatch(1): --get-user-env[=timeout][mode]; alone, 8 seconds and a login shell.
@@ -193,7 +200,8 @@ POSITIONALS = ("script", "script_args")
 def build_parser():
     from cli.fmt import make_parser  # noqa: PLC0415 - argparse only when cli.fastargs gives up
 
-    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]")
+    usage = "%(prog)s [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]"
+    p = make_parser(PROG, usage=usage, int_words=True)
     fastargs.add_rows(p, OPTIONS)
     p.add_argument("script", nargs="?", help="batch script (read from stdin if omitted)")
     p.add_argument("script_args", nargs="...", help="arguments passed to the script")
@@ -384,7 +392,7 @@ def _namespace_dict(ns) -> dict:
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     cli_opts = _namespace_dict(ns)
     script = script_name = None
@@ -421,6 +429,8 @@ def main(argv: list[str]) -> int:
             opts.pop(other, None)
     if opts.get("mem") is not None and opts.get("mem_per_cpu") is not None:
         return _err(MEM_EXCLUSIVE)
+    if problem := job_option_checks.first_problem(opts):
+        return _err(problem)
     if opts.get("nice") is not None:
         try:
             opts["nice"] = parse_nice(opts["nice"])

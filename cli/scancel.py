@@ -11,6 +11,7 @@ import sys
 
 from cli import clusters
 from cli.fmt import make_parser
+from slurmwords.version import VERSION_LINE
 
 PROG = "scancel"
 
@@ -167,7 +168,7 @@ def error_line(item: dict) -> str:
 def main(argv: list[str]) -> int:
     ns = build_parser().parse_args(argv)
     if ns.version:
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     try:
         steps, job_words = split_steps(ns.job_ids)

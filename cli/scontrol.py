@@ -32,6 +32,7 @@ from slurmwords.durations import TIMESTAMP_FORMAT, format_duration_long, format_
 from slurmwords.hostlists import expand_hostlist, fold_ordered, natural_key
 from slurmwords.memory import format_memory_mb
 from slurmwords.reasons import scontrol_reason
+from slurmwords.version import VERSION_LINE
 
 PROG = "scontrol"
 Record = list[list[tuple[str, str]]]  # lines of (key, value) pairs
@@ -225,7 +226,7 @@ def node_record(node: dict) -> Record:
         [("ActiveFeatures", null(node.get("active_features")))],
         [("Gres", null(node.get("gres")))],
         *([[("GresUsed", node["gres_used"])]] if node.get("gres_used") else []),
-        [("NodeAddr", name), ("NodeHostName", host), ("Version", node.get("version") or "(null)")],
+        [("NodeAddr", name), ("NodeHostName", host), ("Version", node.get("slurmd_version") or "(null)")],
         [("OS", node.get("os") or "(null)")],
         [
             ("RealMemory", str(node.get("real_memory") or 0)),
@@ -248,7 +249,7 @@ def node_record(node: dict) -> Record:
             ("BootTime", slurm_time(node.get("boot_time"), "None")),
             ("SlurmdStartTime", slurm_time(node.get("boot_time"), "None")),
         ],
-        [("LastBusyTime", slurm_time(node.get("last_busy_time"), "None")), ("ResumeAfterTime", "None")],
+        [("LastBusyTime", slurm_time(node.get("last_busy"), "None")), ("ResumeAfterTime", "None")],
         [("CfgTRES", node.get("cfg_tres") or "")],
         [("AllocTRES", node.get("alloc_tres") or "")],
         [("CurrentWatts", "0"), ("AveWatts", "0")],
@@ -1233,7 +1234,7 @@ def show_hostlist(words: list[str], *, sort: bool) -> int:
 
 
 def cmd_version(client, words: list[str], opts: Opts) -> int:
-    sys.stdout.write("slurm 23.11.0 (fsched)\n")
+    sys.stdout.write(VERSION_LINE)
     return 0
 
 

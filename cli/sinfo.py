@@ -23,6 +23,7 @@ from cli.fmt import (
 from slurmwords.durations import format_minutes
 from slurmwords.hostlists import fold_hostlist, natural_key
 from slurmwords.node_state_filter import VALID_STATES, parse_node_states
+from slurmwords.version import VERSION_LINE
 
 PROG = "sinfo"
 DEFAULT_FORMAT = "%#P %.5a %.10l %.6D %.6t %N"
@@ -405,7 +406,7 @@ def _last_is_long(argv: list[str]) -> bool:
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     if ns.states:
         try:

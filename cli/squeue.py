@@ -25,6 +25,7 @@ from slurmwords.durations import format_duration, format_minutes
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.memory import format_memory_mb
 from slurmwords.reasons import slurm_reason
+from slurmwords.version import VERSION_LINE
 
 PROG = "squeue"
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
@@ -467,7 +468,7 @@ def literal_unknown(fmt: str) -> str:
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
-        sys.stdout.write("slurm 23.11.0 (fsched)\n")
+        sys.stdout.write(VERSION_LINE)
         return 0
     from cli.client import ApiError, Client, current_user  # noqa: PLC0415
 

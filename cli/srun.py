@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cli import sbatch
+from cli import job_option_checks, sbatch
 from cli.client import Client, CliError
 
 PROG = "srun"
@@ -49,7 +49,7 @@ def build_parser():
     from cli import fastargs  # noqa: PLC0415
     from cli.fmt import make_parser  # noqa: PLC0415
 
-    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] executable(0) [args(0)...]")
+    p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] executable(0) [args(0)...]", int_words=True)
     fastargs.add_rows(p, OPTIONS)
     p.add_argument("command", nargs=argparse.REMAINDER, help="the program to run and its arguments")
     return p
@@ -63,6 +63,9 @@ def job_options(ns) -> dict:
 
 def main(argv: list[str]) -> int:
     ns = build_parser().parse_args(argv)
+    if problem := job_option_checks.first_problem(vars(ns)):
+        sys.stderr.write(f"{PROG}: error: {problem}\n")
+        return 1
     if ns.exclusive and ns.overlap:
         sys.stderr.write("srun: fatal: --exclusive and --overlap are mutually exclusive\n")
         return 1

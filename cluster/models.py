@@ -123,6 +123,11 @@ class Node(models.Model):
     # What the agent reported.
     reported_cpus = models.PositiveIntegerField(null=True, blank=True)
     reported_memory = models.PositiveIntegerField(null=True, blank=True)
+    # What the node's agent reports of its host, as slurmd does (scontrol's Arch=, OS=,
+    # Version=); empty until it registers.
+    arch = models.CharField(max_length=64, blank=True, default="")
+    os = models.CharField(max_length=256, blank=True, default="")
+    slurmd_version = models.CharField(max_length=64, blank=True, default="")
     boot_time = models.DateTimeField(null=True, blank=True)
     slurmd_start_time = models.DateTimeField(null=True, blank=True)
     last_contact = models.DateTimeField(null=True, blank=True)

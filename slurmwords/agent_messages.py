@@ -86,6 +86,11 @@ class NodeInfo(Record):
     power_actions: dict[str, str] | None = None
     # NodeFeaturesPlugins=node_features/helpers: the active features its Helpers report.
     active_features: str | None = None
+    # The host's machine and system, as slurmd reports them (scontrol's Arch=, OS=), and
+    # the agent's Slurm-compatible version (Version=).
+    arch: str | None = None
+    os: str | None = None
+    version: str | None = None
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,9 @@ def agent_register(
         node.agent_id = agent_id
         node.reported_cpus = info.get("cpus")
         node.reported_memory = info.get("real_memory")
+        for key, attr in (("arch", "arch"), ("os", "os"), ("version", "slurmd_version")):
+            if isinstance(value := info.get(key), str):
+                setattr(node, attr, value[: Node._meta.get_field(attr).max_length])
         node.boot_time = _ts(info.get("boot_time"))
         for key, attr in CLOUD_ACCOUNTING.items():
             if info.get(key) is not None:

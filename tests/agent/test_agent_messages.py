@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from agent.daemon import NodeSpec
+from agent.daemon import HOST_ARCH, HOST_OS, NodeSpec
 from agent.spool import Completion as SpooledCompletion
 from slurmwords import agent_messages as am
+from slurmwords.version import SLURM_VERSION
 
 NONCE = "ab" * 32
 END = {
@@ -162,13 +163,15 @@ def test_the_wire_is_what_the_agent_sent_before() -> None:
     assert am.Completed(**measured.to_dict()).to_wire() == {
         "type": "completed", **END, "out_of_memory": True, "max_rss_kb": 2048, "total_cpu_secs": 1.5,
     }  # fmt: skip
+    # The host's Arch/OS/Version came later; an earlier controller ignores keys it does not know.
+    host = {"arch": HOST_ARCH, "os": HOST_OS, "version": SLURM_VERSION}
     spec = NodeSpec("node01", 4, 2048, features="a,b", conf="CPUs=4")
     assert spec.info(5.0).to_wire() == {
         "name": "node01", "cpus": 4, "real_memory": 2048, "boot_time": 5.0,
-        "features": "a,b", "conf": "CPUs=4",
+        "features": "a,b", "conf": "CPUs=4", **host,
     }  # fmt: skip
     assert NodeSpec("node02", 1, 10).info(5.0).to_wire() == {
-        "name": "node02", "cpus": 1, "real_memory": 10, "boot_time": 5.0,
+        "name": "node02", "cpus": 1, "real_memory": 10, "boot_time": 5.0, **host,
     }  # fmt: skip
     assert am.Cancel(job_id=3, kill_wait=0).to_wire() == {"type": "cancel", "job_id": 3, "kill_wait": 0}
     assert am.Signal(job_id=3, signal="STOP").to_wire() == {"type": "signal", "job_id": 3, "signal": "STOP"}

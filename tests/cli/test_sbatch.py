@@ -201,7 +201,8 @@ def test_script_sanity_checks():
             ["--c=x", "--wrap", "true"],
             "sbatch: option '--c=x' is ambiguous; possibilities: '--constraint' '--cpus-per-task'",
         ),  # getopt_long's word for a prefix of several options
-        (["-n", "two", "--wrap", "true"], "sbatch: error: argument -n/--ntasks: invalid int value: 'two'"),
+        # slurm_opt.c's parse_int, not argparse's words
+        (["-n", "two", "--wrap", "true"], 'sbatch: error: Invalid numeric value "two" for --ntasks.'),
         (["--wrap", "true", "script.sh"], "sbatch: error: script arguments not permitted with --wrap option"),
         (["/nonexistent/job.sh"], "sbatch: error: Unable to open file /nonexistent/job.sh"),
     ],
