@@ -270,6 +270,14 @@ class Containment:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
 
+    def tell(self, job_id: int, text: str) -> bool:
+        """Append ``text`` to the job's stderr file; False when it has none here."""
+        job = self.jobs.get(job_id)
+        if job is None or job.err_fd is None:
+            return False
+        self._tell_job(job, text)
+        return True
+
     @staticmethod
     def _tell_job(job: Contained, text: str) -> None:
         if job.err_fd is not None:

@@ -584,6 +584,8 @@ class Agent:
                     self.jobs.launch(msg.job)
                 case am.Signal():
                     self.jobs.signal(msg.job_id, msg.signal)
+                case am.Notify():
+                    self.jobs.notify(msg.job_id, msg.message)
                 case am.Cancel():
                     wait = msg.kill_wait
                     released = None

@@ -845,6 +845,13 @@ class JobManager:
         log.info("job %d: sending %s to process group %d", job_id, sig.name, job.state.pgid)
         self._send(job, (sig,))
 
+    def notify(self, job_id: int, message: str) -> None:
+        """scontrol notify: slurmstepd logs the message as an error, which a batch job's
+        stderr receives (src/slurmd/slurmstepd/req.c, _handle_notify_job)."""
+        told = job_id in self._running and self.containment.tell(job_id, f"slurmstepd: error: {message}\n")
+        if not told:
+            log.info("job %d: a notification for a job without a stderr file here, dropped", job_id)
+
     def cancel(self, job_id: int, kill_wait: float, status: tuple[int, int] | None = None) -> None:
         """TERM the job's process group, KILL it after ``kill_wait`` if it still lives.
         An allocation-only job ends at once: with ``status`` (exit code, signal) when its

@@ -186,6 +186,7 @@ class _Holder:
         self.prog = prog
         self.path = f"/api/jobs/{job_id}/allocation/"
         self.every = 1.0
+        self.seen = 0  # the last notification (scontrol notify) printed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -198,10 +199,15 @@ class _Holder:
             self.say(text)
 
     def renew(self, client: Client | None = None) -> dict:
-        answer = (client or self.client).post(self.path + "renew/")
+        answer = (client or self.client).post(self.path + "renew/", {"seen": self.seen})
         if not isinstance(answer, dict) or not isinstance(answer.get("job"), dict):
             raise CliError("Unexpected answer from the controller to an allocation's renewal")
         self.every = float(answer.get("renew_every") or 1.0)
+        for note in answer.get("notifications") or ():
+            # salloc's and srun's _user_msg_handler: info("%s", msg), so -Q keeps it quiet.
+            if isinstance(note, dict) and isinstance(note.get("id"), int) and note["id"] > self.seen:
+                self.seen = note["id"]
+                self.say(str(note.get("message", "")))
         return answer
 
     def wait_granted(self) -> dict:
@@ -270,6 +276,10 @@ class _Holder:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def keep(self) -> None:
+        """salloc --no-shell: the allocation stays when this process leaves."""
+        self.client.post(self.path + "keep/")
+
     def release(self, exit_code: int = 0, exit_signal: int = 0) -> None:
         body = {"exit_code": exit_code & 0xFF, "signal": exit_signal & 0xFF}
         self.client.post(self.path + "release/", body)
@@ -286,19 +296,19 @@ def _submit(client: Client, body: dict) -> int:
     return int(answer["job_id"])
 
 
-@contextmanager
-def allocate(client: Client, job_options: dict, *, prog: str, verbose: bool = False) -> Iterator[Allocation]:
-    """Submit an allocation request, wait for it, hold it while the body runs, release it.
+def _granted(
+    client: Client, job_options: dict, cwd: str, *, prog: str, verbose: bool
+) -> tuple[_Holder, dict]:
+    """Submit the request and wait until it runs on its nodes (Slurm's lines on the way).
 
     Ctrl-C (or SIGINT) while pending cancels the request and raises
     :class:`AllocationRevoked`, as does a request cancelled by someone else meanwhile."""
-    cwd = os.getcwd()
     job_id = _submit(client, request_body(job_options, environ=dict(os.environ), cwd=cwd))
     quiet = bool(job_options.get("quiet"))
     holder = _Holder(client, job_id, prog, quiet=quiet, verbose=verbose)
     holder.tell(f"Pending job allocation {job_id}")
     try:
-        info = holder.wait_granted()
+        return holder, holder.wait_granted()
     except KeyboardInterrupt:
         _cancel_quietly(holder)
         raise AllocationRevoked(prog, job_id) from None
@@ -307,6 +317,30 @@ def allocate(client: Client, job_options: dict, *, prog: str, verbose: bool = Fa
     except BaseException:
         _cancel_quietly(holder)
         raise
+
+
+def allocate_and_keep(client: Client, job_options: dict, *, prog: str) -> int:
+    """salloc --no-shell: the allocation granted (its nodes ready), then kept without this
+    process, which salloc.c leaves with exit(0) and no further line; its job id."""
+    holder, _info = _granted(client, job_options, os.getcwd(), prog=prog, verbose=False)
+    try:
+        holder.keep()
+    except (ApiError, ConnectError) as exc:
+        # Not kept: the lease runs out and the controller ends it, as it ends any
+        # allocation whose holder is gone.
+        raise CliError(f"Unable to keep job allocation {holder.job_id}: {exc.message}") from None
+    return holder.job_id
+
+
+@contextmanager
+def allocate(client: Client, job_options: dict, *, prog: str, verbose: bool = False) -> Iterator[Allocation]:
+    """Submit an allocation request, wait for it, hold it while the body runs, release it.
+
+    Ctrl-C (or SIGINT) while pending cancels the request and raises
+    :class:`AllocationRevoked`, as does a request cancelled by someone else meanwhile."""
+    cwd = os.getcwd()
+    holder, info = _granted(client, job_options, cwd, prog=prog, verbose=verbose)
+    job_id = holder.job_id
     import socket  # noqa: PLC0415 - only a granted allocation needs the host name
 
     alloc = Allocation(job_id, allocation_env(info, job_options, cwd=cwd, submit_host=socket.gethostname()))

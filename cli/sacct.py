@@ -25,12 +25,18 @@ Usage: sacct [options]
   -a, --allusers        jobs of every user (default: your own; all for root, or with -j)
   -A, --accounts=list   jobs charged to these accounts
   -b, --brief           --format=jobid,state,exitcode
+  -D, --duplicates      accepted: fsched never reuses a job id, so every job is listed
   -B, --batch-script    each job's batch script (kept with AccountingStoreFlags=job_script)
       --delimiter=chars separator of -p/-P output (default '|')
       --env-vars        each job's environment (kept with AccountingStoreFlags=job_env)
   -e, --helpformat      list the fields -o takes
   -E, --endtime=time    jobs eligible before this time (default now)
+  -i, --nnodes=min[-max] jobs allocated this many nodes (min alone: exactly min)
+  -I, --ncpus=min[-max] jobs allocated this many CPUs (min alone: exactly min)
   -j, --jobs=list       these jobs (N, N_T for an array task, N.step; an array's id: all tasks)
+  -k, --timelimit-min=time  jobs whose time limit is this (with -K: at least this)
+  -K, --timelimit-max=time  with -k: jobs whose time limit is at most this
+  -l, --long            sacct's long field list (fields fsched does not keep print empty)
   -L, --allclusters     jobs of every cluster (fsched's controller runs one)
   -M, --clusters=list   jobs of these clusters (all: every one)
       --json            print JSON
@@ -43,6 +49,7 @@ Usage: sacct [options]
   -r, --partition=list  jobs of these partitions
   -s, --state=list      jobs in these states during the time window (default start: now)
   -S, --starttime=time  jobs eligible after this time (default 00:00 today)
+  -T, --truncate        jobs' start and end cut to the time window
   -u, --user=list       jobs of these users (-1: every user)
       --units=[KMGTP]   print sizes in this unit
   -X, --allocations     the jobs' own lines only, no steps
@@ -172,6 +179,7 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
             params[name] = ",".join(values)
     if opts["nodelist"]:
         params["nodelist"] = opts["nodelist"]
+    _add_ranges(params, opts)
     if states := _split(opts["state"]):
         # "" when every state is one no fsched job is ever in: no job is asked for.
         params["state"] = ",".join(n for n in accounted_states(states) if n not in NEVER_HERE)
@@ -187,6 +195,29 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
     return params
 
 
+def _add_ranges(params: dict[str, str], opts: dict) -> None:
+    """-i, -I, -k/-K as the API's ``nnodes``, ``ncpus``, ``timelimit`` (``min[-max]``),
+    left out where slurmdbd would not filter (a minimum of 0, -K without -k)."""
+    from cli import sacct_ranges  # noqa: PLC0415 - only these options pay for it
+
+    try:
+        for option, name, what in (
+            ("nnodes", "nnodes", "requested node range"),
+            ("ncpus", "ncpus", "requested cpu range"),
+        ):
+            low, high = sacct_ranges.folded_range(opts[option], what)
+            if value := sacct_ranges.range_param(low, high):
+                params[name] = value
+    except sacct_ranges.RangeError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        limit = sacct_ranges.time_limit_param(opts["timelimit_min"], opts["timelimit_max"])
+    except sacct_ranges.RangeError as exc:
+        raise Fatal(str(exc)) from None
+    if limit:
+        params["timelimit"] = limit
+
+
 def names_the_local_cluster(client, opts: dict) -> bool:
     """Whether -M/-L let this controller's cluster's jobs in. Like Slurm's sacct, which
     asks the database for the named clusters' jobs, a name it does not know is no error:
@@ -200,13 +231,23 @@ def names_the_local_cluster(client, opts: dict) -> bool:
 
 
 def columns(opts: dict) -> list[sacct_fields.Column]:
+    """-o's fields, then -b's, then -l's (as sacct appends them); $SACCT_FORMAT or the
+    default where none. -l's fields fsched does not keep print empty: refused by name in
+    -o, they would make -l unusable."""
+    if opts["long"] and opts["format"]:
+        raise Fatal(
+            "Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry."
+        )
     specs = list(opts["format"])
     if opts["brief"]:
         specs.append(sacct_fields.BRIEF_FIELDS)
-    if not specs:
+    if not specs and not opts["long"]:
         specs.append(os.environ.get("SACCT_FORMAT") or sacct_fields.DEFAULT_FIELDS)
     try:
-        return sacct_fields.parse_fields(",".join(specs))
+        cols = sacct_fields.parse_fields(",".join(specs))
+        if opts["long"]:
+            cols += sacct_fields.parse_fields(sacct_fields.LONG_FIELDS, blank_unkept=True)
+        return cols
     except sacct_fields.FieldError as exc:
         raise UsageError(str(exc)) from None
 
@@ -245,6 +286,16 @@ def _scripts(client, opts: dict, params: dict[str, str]) -> int:
     for page in pages(client, params):
         sys.stdout.write("".join(sacct_scripts.text(client, job, kind, keep) for job in page))
     return 0
+
+
+def _truncation(params: dict[str, str]) -> tuple[int, int]:
+    """-T's window in epoch seconds: the query's start (0: none) and its end cut at now."""
+    import time  # noqa: PLC0415
+
+    from cli import sacct_truncate  # noqa: PLC0415 - only -T pays for it
+
+    end = int(params["end"]) if "end" in params else None
+    return int(params.get("start", 0)), sacct_truncate.window_end(end, int(time.time()))
 
 
 def main(argv: list[str]) -> int:
@@ -296,6 +347,11 @@ def main(argv: list[str]) -> int:
 
             local = names_the_local_cluster(client, opts)
             jobs = [job for page in pages(client, params) for job in page] if local else []
+            if opts["truncate"]:
+                from cli import sacct_truncate  # noqa: PLC0415 - only -T pays for it
+
+                window = _truncation(params)
+                jobs = [sacct_truncate.truncated(job, *window) for job in jobs]
             sys.stdout.write(sacct_json.render(jobs, ["sacct", *argv]))
             return 0
         if opts["batchscript"] or opts["envvars"]:
@@ -304,9 +360,16 @@ def main(argv: list[str]) -> int:
             sys.stdout.write(sacct_fields.header(cols, layout))
         if not names_the_local_cluster(client, opts):
             return 0
+        cut = _truncation(params) if opts["truncate"] else None
+        if cut is not None:
+            from cli import sacct_truncate  # noqa: PLC0415 - only -T pays for it
+
         for page in pages(client, params):
             out = []
-            for job in sacct_fields.fold_pending_tasks(page):
+            # Folded first: an array's tasks that never started are one record in Slurm's
+            # database, cut as one.
+            jobs = sacct_fields.fold_pending_tasks(page)
+            for job in jobs if cut is None else [sacct_truncate.truncated(j, *cut) for j in jobs]:
                 rows = sacct_fields.rows_of(
                     job, allocations=bool(opts["allocations"]), steps=steps_wanted(job, selection)
                 )

@@ -18,6 +18,17 @@ from slurmwords.durations import format_duration_long
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
 BRIEF_FIELDS = "jobid,state,exitcode"
+# sacct -l (src/sacct/sacct.h, LONG_FIELDS).
+LONG_FIELDS = (
+    "jobid,jobidraw,jobname,partition,maxvmsize,maxvmsizenode,maxvmsizetask,avevmsize,maxrss,"
+    "maxrssnode,maxrsstask,averss,maxpages,maxpagesnode,maxpagestask,avepages,mincpu,mincpunode,"
+    "mincputask,avecpu,ntasks,alloccpus,elapsed,state,exitcode,avecpufreq,reqcpufreqmin,"
+    "reqcpufreqmax,reqcpufreqgov,reqmem,consumedenergy,maxdiskread,maxdiskreadnode,"
+    "maxdiskreadtask,avediskread,maxdiskwrite,maxdiskwritenode,maxdiskwritetask,avediskwrite,"
+    "reqtres,alloctres,tresusageinave,tresusageinmax,tresusageinmaxn,tresusageinmaxt,"
+    "tresusageinmin,tresusageinminn,tresusageinmint,tresusageintot,tresusageoutmax,"
+    "tresusageoutmaxn,tresusageoutmaxt,tresusageoutave,tresusageouttot"
+)
 
 STR, DATE, UINT, SECS = "str", "date", "uint", "secs"
 
@@ -341,6 +352,22 @@ FIELDS: tuple[Column, ...] = tuple(
             lambda j, s, o: None if s is not None else str(j.get("time_limit") or "UNLIMITED"),
         ),
         ("TotalCPU", 10, STR, _total_cpu),
+        ("TRESUsageInAve", 14, STR, None),
+        ("TRESUsageInMax", 14, STR, None),
+        ("TRESUsageInMaxNode", 18, STR, None),
+        ("TRESUsageInMaxTask", 18, STR, None),
+        ("TRESUsageInMin", 14, STR, None),
+        ("TRESUsageInMinNode", 18, STR, None),
+        ("TRESUsageInMinTask", 18, STR, None),
+        ("TRESUsageInTot", 14, STR, None),
+        ("TRESUsageOutAve", 15, STR, None),
+        ("TRESUsageOutMax", 15, STR, None),
+        ("TRESUsageOutMaxNode", 19, STR, None),
+        ("TRESUsageOutMaxTask", 19, STR, None),
+        ("TRESUsageOutMin", 15, STR, None),
+        ("TRESUsageOutMinNode", 19, STR, None),
+        ("TRESUsageOutMinTask", 19, STR, None),
+        ("TRESUsageOutTot", 15, STR, None),
         ("UID", 6, UINT, _id_field(0)),
         ("User", 9, STR, lambda j, s, o: None if s is not None else j.get("user") or None),
         ("UserCPU", 10, STR, None),
@@ -355,10 +382,15 @@ class FieldError(ValueError):
     pass
 
 
-def parse_fields(spec: str) -> list[Column]:
+def _blank(_job: dict, _step: dict | None, _opts: Options) -> None:
+    return None
+
+
+def parse_fields(spec: str, *, blank_unkept: bool = False) -> list[Column]:
     """``-o``'s comma list: each name a case-insensitive prefix (first match in the table's
     order), with an optional ``%width`` (``state%20`` right-aligned, ``%-20`` left-aligned,
-    as sacct reads the number with ``atoi``); ``ALL`` is every field fsched keeps."""
+    as sacct reads the number with ``atoi``); ``ALL`` is every field fsched keeps.  A field
+    fsched does not keep is refused, or with ``blank_unkept`` (``-l``) printed empty."""
     out: list[Column] = []
     for raw in spec.split(","):
         word = raw.strip()
@@ -376,9 +408,10 @@ def parse_fields(spec: str) -> list[Column]:
         match = next((c for c in FIELDS if c.name.lower().startswith(name.lower())), None) if name else None
         if match is None:
             raise FieldError(f'Invalid field requested: "{name}"')
-        if match.value is None:
+        if match.value is None and not blank_unkept:
             raise FieldError(f'Invalid field requested: "{name}" ({match.name} is not kept by fsched)')
-        out.append(Column(match.name, match.width if width is None else width, match.kind, match.value))
+        value = match.value or _blank
+        out.append(Column(match.name, match.width if width is None else width, match.kind, value))
     return out
 
 

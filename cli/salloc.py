@@ -34,11 +34,17 @@ INPUT_ENV = {
 }
 
 
+# salloc's own options (src/common/slurm_opt.c, set_func_salloc).
+SALLOC_OPTIONS: tuple[fastargs.Row, ...] = (
+    (("--no-shell",), "no_shell", True, None, "immediately exit after allocating resources"),
+)
+
+
 def options() -> tuple[fastargs.Row, ...]:
-    """sbatch's table without the batch script's own options."""
+    """sbatch's table without the batch script's own options, and salloc's own."""
     from cli.sbatch import OPTIONS  # noqa: PLC0415
 
-    return tuple(row for row in OPTIONS if row[1] not in NOT_THE_JOBS)
+    return (*(row for row in OPTIONS if row[1] not in NOT_THE_JOBS), *SALLOC_OPTIONS)
 
 
 def build_parser():
@@ -104,12 +110,26 @@ def run_command(command: list[str], env: dict[str, str], alloc) -> int:
     return status
 
 
+def _no_shell(opts: dict) -> int:
+    """--no-shell: the allocation is granted and kept, and salloc exits 0 at once, running
+    no command (one given is not run, as salloc.c exits before it); the job is named
+    ``no-shell`` unless -J names it (src/salloc/opt.c)."""
+    from cli.allocation import allocate_and_keep  # noqa: PLC0415
+    from cli.client import Client  # noqa: PLC0415
+
+    if not opts.get("job_name"):
+        opts["job_name"] = "no-shell"
+    allocate_and_keep(Client(), opts, prog=PROG)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
     if ns.version:
         sys.stdout.write(VERSION_LINE)
         return 0
     opts = {k: v for k, v in vars(ns).items() if k not in POSITIONALS}
+    no_shell = bool(opts.pop("no_shell", None))
     for name, dest in INPUT_ENV.items():
         if os.environ.get(name) and opts.get(dest) is None:
             opts[dest] = True if dest == "exclusive" else os.environ[name]
@@ -130,6 +150,8 @@ def main(argv: list[str]) -> int:
         if dest.startswith("ignored_") and value is not None and not opts.get("quiet"):
             option = "--" + dest[len("ignored_") :].replace("_", "-")
             sys.stderr.write(f"{PROG}: warning: {option} is not supported by fsched; ignored\n")
+    if no_shell:
+        return _no_shell(opts)
     command = [ns.command, *ns.command_args] if ns.command else default_command(dict(os.environ))
     if ns.command and not opts.get("job_name"):
         opts["job_name"] = os.path.basename(ns.command)  # salloc names the job after it

@@ -1238,6 +1238,18 @@ def cmd_version(client, words: list[str], opts: Opts) -> int:
     return 0
 
 
+def _scontrol_top(client, words: list[str], opts: Opts) -> int:
+    from cli.scontrol_top import cmd_top  # noqa: PLC0415 - only scontrol top pays for it
+
+    return cmd_top(client, words, opts)
+
+
+def _scontrol_notify(client, words: list[str], opts: Opts) -> int:
+    from cli.scontrol_notify import cmd_notify  # noqa: PLC0415 - only scontrol notify pays for it
+
+    return cmd_notify(client, words, opts)
+
+
 # scontrol <verb>: add create, delete, power, ... here.
 VERBS: dict[str, Callable[..., int]] = {
     "show": cmd_show,
@@ -1252,9 +1264,13 @@ VERBS: dict[str, Callable[..., int]] = {
     "create": cmd_create,
     "delete": cmd_delete,
     "write": batch_script.cmd_write,
+    "top": _scontrol_top,
+    "notify": _scontrol_notify,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},
 }
 NO_CLIENT = frozenset({"version"})
+# Keywords Slurm takes only whole (xstrncasecmp with MAX(len, 3) on a three-letter word).
+WHOLE_WORDS = frozenset({"top"})
 
 
 def build_parser():
@@ -1266,7 +1282,11 @@ def build_parser():
     add("-o", "--oneliner", action="store_true", help="print information one line per record")
     add("-Q", "--quiet", action="store_true", help="disable printing of error messages")
     add("-V", "--version", action="store_true", help="print version information and exit")
-    add("command", nargs="...", help="show, update, hold, release, requeue, suspend, resume, reconfigure")
+    add(
+        "command",
+        nargs="...",
+        help="show, update, hold, release, requeue, suspend, resume, top, notify, reconfigure",
+    )
     return p
 
 
@@ -1290,6 +1310,8 @@ def main(argv: list[str]) -> int:
         return show_hostnames(ns.command[2:])
     if verb == "show" and len(ns.command) > 1 and ns.command[1].lower() in ("hostlist", "hostlistsorted"):
         return show_hostlist(ns.command[2:], sort=ns.command[1].lower() == "hostlistsorted")
+    if verb in WHOLE_WORDS and ns.command[0].lower() != verb:
+        verb = None
     if verb is None:
         sys.stderr.write(f"invalid keyword: {ns.command[0]}\n")
         return 1

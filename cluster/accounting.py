@@ -32,6 +32,8 @@ from cluster.models import Event, Job
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.reasons import slurm_reason
 
+# slurm.h's INFINITE: slurmdbd's time limit of a job that has none.
+INFINITE_MINUTES = 0xFFFFFFFF
 # Slurm's sacct -u root default: the user whose uid is 0 sees every user's jobs without -a.
 ROOT = "root"
 # States a job holds for a while without ending in them: matched by being in them now and
@@ -57,6 +59,11 @@ class Filters:
     states: list[str] = field(default_factory=list)
     start: datetime | None = None
     end: datetime | None = None
+    # sacct -i, -I, -k/-K: (min, max) inclusive, or (n, None) for exactly n; slurmdbd's
+    # nodes_alloc and tres_alloc's cpu count (0 for a job never started) and its time limit.
+    nnodes: tuple[int, int | None] | None = None
+    ncpus: tuple[int, int | None] | None = None
+    time_limit: tuple[int, int | None] | None = None  # minutes; INFINITE_MINUTES: none
 
 
 def accounting_jobs(
@@ -79,6 +86,8 @@ def accounting_jobs(
         qs = qs.filter(name__in=filters.names)
     if filters.qos:
         qs = qs.filter(qos__in=filters.qos)
+    if filters.time_limit is not None:
+        qs = qs.filter(_time_limit_q(*filters.time_limit))
     qs = qs.filter(_window(filters, now))
     rows = list(qs.order_by("id")[: limit + 1])
     more = len(rows) > limit
@@ -89,8 +98,28 @@ def accounting_jobs(
         rows = [job for job in rows if _ran_on(job, filters.nodes)]
     cancellers = _cancellers([j.id for j in rows if j.state == JobState.CANCELLED])
     out = [_job(job, viewer, cancellers, now) for job in rows]
+    # Counts fsched derives (a finished job's nodes from its node list): kept after
+    # reading, as -N's nodes are.
+    out = [j for j in out if _in_range(j["nnodes"] if j["start_time"] else 0, filters.nnodes)]
+    out = [j for j in out if _in_range(j["alloc_cpus"], filters.ncpus)]
     _add_srun_steps(out, now)
     return out, cursor
+
+
+def _in_range(value: int, wanted: tuple[int, int | None] | None) -> bool:
+    if wanted is None:
+        return True
+    low, high = wanted
+    return value == low if high is None else low <= value <= high
+
+
+def _time_limit_q(low: int, high: int | None) -> Q:
+    """slurmdbd's ``timelimit`` match: a job without a limit holds INFINITE."""
+    unlimited = Q(time_limit__isnull=True)
+    if high is None:
+        return unlimited if low == INFINITE_MINUTES else Q(time_limit=low)
+    q = Q(time_limit__gte=low, time_limit__lte=high)
+    return q | unlimited if low <= INFINITE_MINUTES <= high else q
 
 
 def _ran_on(job: Job, nodes: frozenset[str]) -> bool:

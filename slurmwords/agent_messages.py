@@ -394,6 +394,16 @@ class Signal(Message):
 
 
 @dataclass(frozen=True)
+class Notify(Message):
+    """scontrol notify for a running batch job: the line goes to its stderr, in
+    slurmstepd's words (``slurmstepd: error: <message>``)."""
+
+    TYPE = "notify"
+    job_id: int
+    message: str
+
+
+@dataclass(frozen=True)
 class Cancel(Message):
     TYPE = "cancel"
     job_id: int
@@ -563,6 +573,7 @@ CONTROLLER_MESSAGES = _by_type(
     Registered,
     Launch,
     Signal,
+    Notify,
     Cancel,
     Ack,
     PowerAction,

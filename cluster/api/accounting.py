@@ -2,8 +2,10 @@
 
 Query parameters, each optional: ``job_id`` (comma list of ``N``, ``N_T``; a ``.step`` suffix
 is the CLI's to apply), ``user``, ``account``, ``partition``, ``name``, ``qos``, ``state``
-(comma lists), ``nodelist`` (a hostlist), ``all_users=1``, ``start``/``end`` (Unix
-seconds), ``after`` (the cursor the previous page returned as ``next``) and ``limit``.
+(comma lists), ``nodelist`` (a hostlist), ``nnodes``, ``ncpus``, ``timelimit`` (``min``
+for exactly min or ``min-max``; timelimit in minutes, ``UNLIMITED`` for none),
+``all_users=1``, ``start``/``end`` (Unix seconds), ``after`` (the cursor the previous page
+returned as ``next``) and ``limit``.
 The answer is ``{"jobs": [...], "next": cursor|null}``.
 """
 
@@ -43,6 +45,25 @@ def _moment(request: Request, name: str) -> datetime | None:
     return datetime.fromtimestamp(_number(request, name, 0, _MAX_EPOCH), tz=UTC)
 
 
+def _range(request: Request, name: str, *, unlimited: int | None = None) -> tuple[int, int | None] | None:
+    """``min[-max]`` (sacct -i, -I, -k/-K), whole numbers; ``UNLIMITED`` where the
+    parameter takes it (``timelimit``)."""
+    raw = request.query_params.get(name, "")
+    if raw == "":
+        return None
+
+    def number(text: str) -> int:
+        if unlimited is not None and text.upper() == "UNLIMITED":
+            return unlimited
+        if not (text.isascii() and text.isdigit() and len(text) <= 10):
+            words = "whole numbers" + (" or UNLIMITED" if unlimited is not None else "")
+            raise ServiceError(f"Invalid {name}: {raw[:40]!r} (min or min-max, {words})", field=name)
+        return int(text)
+
+    low, dash, high = raw.partition("-")
+    return number(low), (number(high) if dash else None)
+
+
 def _nodes(request: Request) -> frozenset[str]:
     """``nodelist``: a hostlist (sacct -N ``node[01-04]``) of at most MAX_NODELIST names
     (or the cluster's hostlist bound, if larger)."""
@@ -80,6 +101,9 @@ class AccountingJobs(APIView):
             states=states,
             start=_moment(request, "start"),
             end=_moment(request, "end"),
+            nnodes=_range(request, "nnodes"),
+            ncpus=_range(request, "ncpus"),
+            time_limit=_range(request, "timelimit", unlimited=accounting.INFINITE_MINUTES),
         )
         if filters.start and filters.end and filters.start > filters.end:
             raise ServiceError("Start time requested is after end time.", field="start")

@@ -1,6 +1,8 @@
 """POST /api/jobs/{id}/allocation/renew/ and .../release/: an allocation's holder
 (salloc, srun outside an allocation) keeps it alive, then gives it back with its
-command's status (cluster/services/allocations.py)."""
+command's status (cluster/services/allocations.py); ``.../keep/`` (salloc --no-shell) leaves it held
+without a holder.  A renewal also answers the
+notifications (scontrol notify) after the ``seen`` one, for the holder to print."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from cluster.core.allocation_leases import renew_every
 from cluster.models import ClusterConfig
 from cluster.services import allocations
 from cluster.services.errors import ServiceError
+from cluster.services.job_notify import unseen_notifications
 
 
 def _body(request: Request) -> dict:
@@ -30,8 +33,13 @@ class AllocationRenew(APIView):
 
     parser_classes = [JSONParser]
 
-    @extend_schema(request=None, responses=dict)
+    @extend_schema(request=dict, responses=dict)
     def post(self, request: Request, job_id: int) -> Response:
+        # ``seen``: the last notification (scontrol notify) the holder has printed.
+        data = request.data if isinstance(request.data, dict) else {}
+        seen = data.get("seen", 0)
+        if isinstance(seen, bool) or not isinstance(seen, int) or not 0 <= seen < 2**63:
+            raise ServiceError("seen: the id of the last notification printed, a whole number", field="seen")
         visible_job(request, job_id)
         lease = allocations.allocation_renew(actor=request.user, job_id=job_id)
         job = lease.job
@@ -45,6 +53,7 @@ class AllocationRenew(APIView):
                 "cluster_name": ClusterConfig.current().cluster_name,
                 "lease_seconds": lease.seconds,
                 "renew_every": renew_every(lease.seconds),
+                "notifications": unseen_notifications(job_id, seen),
             }
         )
 
@@ -65,3 +74,15 @@ class AllocationRelease(APIView):
             signal=data.get("signal", 0),
         )
         return Response(JobSerializer(job).data)
+
+
+class AllocationKeep(APIView):
+    """salloc --no-shell: the allocation is kept without a holder (no lease)."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=None, responses=JobSerializer)
+    def post(self, request: Request, job_id: int) -> Response:
+        visible_job(request, job_id)
+        job = allocations.allocation_keep(actor=request.user, job_id=job_id)
+        return Response(JobSerializer(job, context={"request": request}).data)

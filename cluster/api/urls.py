@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import accounting, allocations, diag, tokens, views
+from cluster.api import accounting, allocations, diag, job_notify, job_top, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -8,11 +8,14 @@ urlpatterns = [
     path("users/", views.UserNames.as_view()),
     path("jobs/", views.JobListCreate.as_view()),
     path("jobs/cancel/", views.JobBulkCancel.as_view()),
+    path("jobs/top/", job_top.JobTop.as_view()),
     path("jobs/<int:job_id>/", views.JobDetail.as_view()),
     path("jobs/<int:job_id>/explain/", views.JobExplain.as_view()),
     path("jobs/<int:job_id>/script/", views.JobScript.as_view()),
+    path("jobs/<int:job_id>/notify/", job_notify.JobNotify.as_view()),
     path("jobs/<int:job_id>/allocation/renew/", allocations.AllocationRenew.as_view()),
     path("jobs/<int:job_id>/allocation/release/", allocations.AllocationRelease.as_view()),
+    path("jobs/<int:job_id>/allocation/keep/", allocations.AllocationKeep.as_view()),
     *[
         path(f"jobs/<int:job_id>/{action}/", views.JobAction.as_view(action=action))
         for action in ("cancel", "hold", "release", "requeue", "suspend", "resume")

@@ -90,6 +90,23 @@ def allocation_release(
     return job
 
 
+@transaction.atomic
+def allocation_keep(*, actor: AbstractBaseUser, job_id: int) -> Job:
+    """salloc --no-shell: the granted allocation outlives its holder, which exits.  As
+    Slurm's salloc then leaves slurmctld no port to ping, InactiveLimit no longer applies:
+    the job holds its nodes until scancel or its time limit."""
+    job, holder = _holder_job(actor, job_id)
+    if job.state in FINISHED_JOB_STATES or job.state == JobState.COMPLETING:
+        raise ServiceError("Job/step already completing or completed")
+    if job.state not in HOLDING_JOB_STATES:
+        raise ServiceError("Job is pending execution")
+    if holder is not None:
+        holder.delete()
+        who = actor.get_username()
+        record_transition(job, job.state, why="allocation kept (salloc --no-shell)", user=who)
+    return job
+
+
 def expire_holders(*, now: datetime | None = None) -> list[int]:
     """End the allocations whose holder let its lease run out (killed, its host lost): a
     pending request is cancelled, a running one ends TIMEOUT (Slurm's InactiveLimit)."""

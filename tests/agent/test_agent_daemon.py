@@ -439,3 +439,21 @@ def test_the_backoff_grows_again_after_a_connection_that_worked(tmp_path: Path, 
 
     asyncio.run(main())
     assert attempts == [0, 1, 2, 3]
+
+
+def test_notify_writes_slurmstepd_s_line_to_the_job_s_stderr(tmp_path: Path, work: Path) -> None:
+    """scontrol notify for a running batch job (slurmstepd's _handle_notify_job logs it as
+    an error, on the job's stderr); for a job not here it is dropped."""
+    script = "#!/bin/bash\necho before >&2\nsleep 0.6\necho after >&2\n"
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(31, script, work, std_err="job31.err")})
+        await ctl.expect("started", job_id=31)
+        await asyncio.sleep(0.2)
+        await ctl.send({"type": "notify", "job_id": 31, "message": "checkpoint soon"})
+        await ctl.send({"type": "notify", "job_id": 99, "message": "nobody"})
+        done = await ctl.expect("completed", job_id=31)
+        assert (done["exit_code"], done["signal"]) == (0, 0)
+        assert (work / "job31.err").read_text() == "before\nslurmstepd: error: checkpoint soon\nafter\n"
+
+    run_with_agent(tmp_path, scenario)

@@ -78,6 +78,7 @@ SAMPLES: list[am.Message] = [
     ),
     am.Launch.of(LAUNCH_JOB),
     am.Signal(job_id=7, signal="USR1"),
+    am.Notify(job_id=7, message="checkpoint soon"),
     am.Cancel(job_id=7, kill_wait=30),
     am.Ack(job_ids=[7, 8]),
     am.PowerAction(
@@ -112,7 +113,7 @@ def test_the_registry_is_the_protocol_both_ways() -> None:
         "step_done",
     }  # fmt: skip
     assert set(am.CONTROLLER_MESSAGES) == {
-        "challenge", "registered", "launch", "signal", "cancel", "ack", "power_action", "reboot",
+        "challenge", "registered", "launch", "signal", "notify", "cancel", "ack", "power_action", "reboot",
         "run_epilog", "run_prolog", "step_launch", "step_signal",
     }  # fmt: skip
     assert am.REGISTRY == {**am.AGENT_MESSAGES, **am.CONTROLLER_MESSAGES}

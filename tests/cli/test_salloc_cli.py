@@ -164,3 +164,42 @@ def test_a_closed_stderr_does_not_stop_the_allocation_s_release(monkeypatch):
     holder.tell("Relinquishing job allocation 8")
     holder.release()
     assert released == [{"exit_code": 0, "signal": 0}]
+
+
+def test_no_shell_is_salloc_s_own_flag():
+    assert salloc.parse_args(["--no-shell", "-N1"]).no_shell is True
+    assert salloc.parse_args(["-N1"]).no_shell is None
+
+
+def test_no_shell_waits_for_the_grant_keeps_it_and_says_nothing_more(monkeypatch, capsys):
+    """salloc.c: Pending, Granted, then exit(0): no command, no Relinquishing; the job is
+    named no-shell unless -J names it."""
+    from cli import allocation
+
+    monkeypatch.setattr(allocation, "POLL", 0)
+
+    class Controller:
+        def __init__(self) -> None:
+            self.posts: list[tuple[str, object]] = []
+
+        def post(self, path: str, body: object = None) -> dict:
+            self.posts.append((path, body))
+            if path == "/api/jobs/":
+                return {"job_id": 9}
+            job = {"job_id": 9, "state": "RUNNING", "node_list": "node01"}
+            return {"job": job, "launched": True, "renew_every": 1}
+
+        def close(self) -> None:
+            pass
+
+    ctl = Controller()
+    monkeypatch.setattr("cli.client.Client", lambda: ctl)
+    assert salloc.main(["--no-shell", "-N1", "echo", "never"]) == 0
+    assert capsys.readouterr().err == "salloc: Pending job allocation 9\nsalloc: Granted job allocation 9\n"
+    paths = [p for p, _ in ctl.posts]
+    assert paths[0] == "/api/jobs/" and paths[-1] == "/api/jobs/9/allocation/keep/"
+    assert ctl.posts[0][1]["name"] == "no-shell"
+    assert not any(p.endswith("/release/") for p in paths)
+    ctl.posts.clear()
+    salloc.main(["--no-shell", "-J", "mine"])
+    assert ctl.posts[0][1]["name"] == "mine"

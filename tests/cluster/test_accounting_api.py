@@ -239,3 +239,27 @@ def test_nodelist_may_name_nodes_beyond_the_cluster_s_but_not_without_bound(demo
     assert ids(get(api, "alice", job_id="84", nodelist="gone[01-99]")) == [84]
     answer = api("alice").get(URL, {"nodelist": "n[1-999999999]"})
     assert answer.status_code == 400 and "more than" in answer.json()["error"]
+
+
+def test_node_cpu_and_time_limit_ranges_follow_slurmdbd(demo, api):
+    """sacct -i, -I, -k/-K (as_mysql_jobacct_process.c): nodes and CPUs allocated (a job
+    never started has none), a minimum alone is that count exactly, a job without a time
+    limit holds INFINITE."""
+    make(90, node_list="node[01-02]", num_tasks=4)
+    make(91, node_list="node03", num_tasks=2, time_limit=30)
+    make(92, state="PENDING", start_time=None, end_time=None, node_list="", num_tasks=2)
+    make(93, node_list="node04", num_tasks=1, time_limit=None)
+    jobs = {"job_id": "90,91,92,93"}
+    assert ids(get(api, "alice", nnodes="2", **jobs)) == [90]
+    assert ids(get(api, "alice", nnodes="1", **jobs)) == [91, 93]
+    assert ids(get(api, "alice", nnodes="1-2", **jobs)) == [90, 91, 93]
+    assert ids(get(api, "alice", ncpus="2", **jobs)) == [91]
+    assert ids(get(api, "alice", ncpus="1-4", **jobs)) == [90, 91, 93]
+    assert ids(get(api, "alice", ncpus="4-1", **jobs)) == []
+    assert ids(get(api, "alice", timelimit="30", **jobs)) == [91]
+    assert ids(get(api, "alice", timelimit="31-UNLIMITED", **jobs)) == [90, 92, 93]
+    assert ids(get(api, "alice", timelimit="UNLIMITED", **jobs)) == [93]
+    answer = api("alice").get(URL, {"nnodes": "two"})
+    assert answer.status_code == 400 and "Invalid nnodes" in answer.json()["error"]
+    answer = api("alice").get(URL, {"ncpus": "1-UNLIMITED"})
+    assert answer.status_code == 400 and "Invalid ncpus" in answer.json()["error"]

@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -218,3 +219,50 @@ def test_a_batch_job_queries_its_own_job_with_its_credential_only(c: E2ECluster,
     assert after.returncode == 1
     assert f"Job credential expired: job {job_id} is not running." in after.stderr
     c.cli("scancel", str(other))
+
+
+def test_salloc_no_shell_keeps_the_allocation_and_exits(c: E2ECluster) -> None:
+    """salloc --no-shell (src/salloc/salloc.c: exit(0) once granted; no port for
+    slurmctld to ping, so InactiveLimit does not end it): the job holds its nodes until
+    scancel, named no-shell."""
+    done = c.cli("salloc", "--no-shell", "-N1", "echo", "never run")
+    assert done.stdout == ""
+    job_id = granted_id(done.stderr)
+    assert done.stderr.splitlines()[0] == f"salloc: Pending job allocation {job_id}"
+    assert done.stderr.splitlines()[-1] in (
+        f"salloc: Granted job allocation {job_id}",
+        f"salloc: Nodes {c.jobs(job_id)[job_id]['node_list']} are ready for job",
+    )
+    assert "Relinquishing" not in done.stderr
+    time.sleep(INACTIVE_LIMIT + 3)  # a lease's length and a health cycle: no holder to miss
+    assert state_of(c, job_id) == "RUNNING"
+    name = c.cli("squeue", "-h", "-j", str(job_id), "-o", "%j").stdout.strip()
+    assert name == "no-shell"
+    # Steps run in it, as in any allocation.
+    step = c.cli("srun", f"--jobid={job_id}", "sh", "-c", 'echo "$SLURM_JOB_ID"')
+    assert step.stdout.strip() == str(job_id)
+    # No holder to tell: scontrol notify says so, as slurmctld does for such a job.
+    told = c.cli("scontrol", "notify", str(job_id), "hello", check=False)
+    disabled = "job notify failure: Requested operation is presently disabled\n"
+    assert (told.returncode, told.stderr) == (1, disabled)
+    c.cli("scancel", str(job_id))
+    c.wait_for("the allocation to end", lambda: state_of(c, job_id) == "CANCELLED", timeout=30)
+
+
+def test_scontrol_notify_reaches_salloc_and_a_batch_job_s_stderr(c: E2ECluster) -> None:
+    proc = salloc(c, "-N1", "sleep", "30")
+    try:
+        job_id = granted_id(read_stderr_until(proc, "Granted job allocation"))
+        c.cli("scontrol", "notify", str(job_id), "save", "your", "work")
+        read_stderr_until(proc, "salloc: save your work")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    out = Path(c.state_dir) / "notified.out"
+    submitted = c.cli("sbatch", "--parsable", "-o", str(out), "--wrap", "sleep 4; echo done")
+    batch_id = int(submitted.stdout.strip())
+    c.wait_for("the batch job to run", lambda: state_of(c, batch_id) == "RUNNING", timeout=30)
+    time.sleep(0.5)  # its script started on the agent
+    c.cli("scontrol", "notify", str(batch_id), "checkpoint", "now")
+    c.wait_for("the batch job to end", lambda: state_of(c, batch_id) == "COMPLETED", timeout=30)
+    assert out.read_text() == "slurmstepd: error: checkpoint now\ndone\n"
