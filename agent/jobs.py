@@ -487,7 +487,9 @@ class JobManager:
         listed: that report reaches the controller before the ping, on the same connection.
         Killed at the controller's request (``registered.kill``): not the controller's any more."""
         ids = {job_id for job_id, j in self._running.items() if not j.silent}
-        ids.update(self._allocations, self._deferred, self._pending, self.hooks.starting_jobs())
+        # Ended, waiting for the flush: a silent one is not reported, so not listed either.
+        ids.update(job_id for job_id, (j, _) in self._pending.items() if not j.silent)
+        ids.update(self._allocations, self._deferred, self.hooks.starting_jobs())
         return sorted(ids)
 
     def unacknowledged(self) -> list[am.Completion]:

@@ -64,3 +64,24 @@ def test_a_ping_without_the_list_is_an_earlier_agents_and_decodes() -> None:
     new = am.Ping(time=1.0, nodes=["node01"], jobs=[7, 9], seen=12)
     assert am.decode(new.to_wire(), am.AGENT_MESSAGES) == new
     assert "jobs" not in am.Ping(time=1.0, nodes=[]).to_wire()
+
+
+def test_a_job_killed_silently_is_not_listed_while_its_end_waits_for_the_flush(tmp_path: Path) -> None:
+    at_flush: list[tuple[bool, list[int]]] = []
+
+    async def scenario(jobs: JobManager, sent: list[am.Message]) -> None:
+        flush = jobs.flush
+
+        def flush_seen() -> None:  # what a ping written just before this flush would list
+            at_flush.append((57 in jobs._pending, jobs.held()))
+            flush()
+
+        jobs.flush = flush_seen  # type: ignore[method-assign]
+        jobs.launch(launch_object(57, "#!/bin/bash\nsleep 30\n", tmp_path))
+        await until(lambda: 57 in jobs._running)
+        jobs.kill_silently([57])
+        await until(lambda: 57 not in jobs._running and 57 not in jobs._pending)
+
+    run(tmp_path, scenario)
+    ended = [held for pending, held in at_flush if pending]
+    assert ended and all(57 not in held for held in ended)
