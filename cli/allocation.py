@@ -83,7 +83,7 @@ def _say(prog: str, text: str, *, quiet: bool = False) -> None:
 
 def request_body(job_options: dict, *, environ: dict[str, str], cwd: str) -> dict:
     """The ``POST /api/jobs/`` body of an allocation request."""
-    from cli.sbatch import BODY_FIELDS, export_environment  # noqa: PLC0415
+    from cli.sbatch import BODY_FIELDS, export_environment, submitted_from  # noqa: PLC0415
 
     body: dict = {"allocation": True, "name": job_options.get("job_name") or "interactive"}
     for dest, field in BODY_FIELDS.items():
@@ -94,6 +94,7 @@ def request_body(job_options: dict, *, environ: dict[str, str], cwd: str) -> dic
     if job_options.get("hold"):
         body["hold"] = True
     body["environment"] = export_environment(job_options.get("export"), environ)
+    body.update(submitted_from())
     return body
 
 

@@ -350,11 +350,18 @@ def build_request(
     if opts.get("test_only"):
         body["test_only"] = True
     body["environment"] = export_environment(opts.get("export"), environ)
+    body.update(submitted_from())
     # sbatch(1): with --export=NONE "Slurm will then implicitly attempt to load the user's
     # environment on the node ..., as if --get-user-env was specified".
     if (opts.get("export") or "").strip().upper() == "NONE" and body.get("get_user_env") is None:
         body["get_user_env"] = _USER_ENV_ALONE.const
     return body
+
+
+def submitted_from() -> dict:
+    """AllocNode:Sid: this host and session, as libslurm's submit fills alloc_sid with
+    getsid(0) (the host: slurmctld takes the credential's; fsched the command's word)."""
+    return {"alloc_node": os.uname().nodename, "alloc_sid": os.getsid(0)}
 
 
 def check_script(script: str) -> str | None:

@@ -74,6 +74,11 @@ def _reason(job: dict) -> str:
     return scontrol_reason(job.get("reason"), job.get("reason_detail"))
 
 
+def alloc_node_sid(job: dict) -> str:
+    """``AllocNode:Sid=``: job_info.c's "%s:%u" (an unset host prints "(null)")."""
+    return f"{job.get('alloc_node') or '(null)'}:{job.get('alloc_sid') or 0}"
+
+
 def job_record(job: dict) -> Record:
     """``scontrol show job`` for one API job object (Slurm 23's keys and order)."""
     state = job.get("state") or "UNKNOWN"
@@ -133,7 +138,7 @@ def job_record(job: dict) -> Record:
             ("LastSchedEval", "Unknown"),
             ("Scheduler", "Main"),
         ],
-        [("Partition", null(job.get("partition"))), ("AllocNode:Sid", "(null)")],
+        [("Partition", null(job.get("partition"))), ("AllocNode:Sid", alloc_node_sid(job))],
     ]
     if job.get("reservation"):
         record.append([("Reservation", job["reservation"])])

@@ -267,6 +267,10 @@ class Job(models.Model):
     # sbatch's own options (slurmwords.job_options): Comment=, the output files' open mode
     # ("" is the default, truncate), TimeMin= in minutes, --signal as [R|B:]num@secs.
     comment = models.CharField(max_length=1024, blank=True, default="")
+    # Where it was submitted from: the host and session of sbatch/salloc/srun
+    # (scontrol show job's AllocNode:Sid=).
+    alloc_node = models.CharField(max_length=255, blank=True, default="")
+    alloc_sid = models.PositiveIntegerField(null=True, blank=True)
     open_mode = models.CharField(max_length=8, blank=True, default="")
     time_min = models.PositiveIntegerField(null=True, blank=True)
     signal = models.CharField(max_length=32, blank=True, default="")

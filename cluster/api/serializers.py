@@ -121,6 +121,8 @@ class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
             "extra",
             "layout",
             "comment",
+            "alloc_node",
+            "alloc_sid",
             "open_mode",
             "time_min",
             "signal",
@@ -262,6 +264,8 @@ class JobSubmitSerializer(serializers.Serializer):
     layout = serializers.CharField(required=False)
     nice = serializers.IntegerField(required=False, help_text="sbatch --nice: -2147483645 to 2147483645")
     comment = serializers.CharField(required=False, help_text="sbatch --comment")
+    alloc_node = serializers.CharField(required=False, help_text="the submitting host (AllocNode)")
+    alloc_sid = serializers.IntegerField(required=False, help_text="the submitting session (Sid)")
     open_mode = serializers.CharField(required=False, help_text="sbatch --open-mode: append or truncate")
     time_min = serializers.CharField(required=False, help_text="sbatch --time-min")
     signal = serializers.CharField(required=False, help_text="sbatch --signal=[{R|B}:]<sig_num>[@sig_time]")

@@ -37,7 +37,7 @@ SUBMIT_FIELDS = frozenset(
         "wckey",
         "exclusive", "oversubscribe", "extra", "layout", "nice", "dependency",
         "comment", "open_mode", "time_min", "signal", "mem_per_cpu", "ntasks_per_node", "deadline",
-        "get_user_env", "allocation", "mail_type", "mail_user",
+        "get_user_env", "allocation", "mail_type", "mail_user", "alloc_node", "alloc_sid",
         "gpus", "gpus_per_node", "gpus_per_task", "cpus_per_gpu",
     }
 )  # fmt: skip

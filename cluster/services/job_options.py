@@ -28,6 +28,8 @@ FIELDS = {
     "get_user_env": "--get-user-env",
     "mail_type": "--mail-type",
     "mail_user": "--mail-user",
+    "alloc_node": "alloc_node",
+    "alloc_sid": "alloc_sid",
 }
 # sbatch's fatal error for both (slurm_opt.c's validate_memory_options).
 MEM_EXCLUSIVE = "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
@@ -40,9 +42,17 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
         value = spec.get(name)
         if value in (None, ""):
             continue
+        if name == "alloc_sid":
+            try:
+                out[name] = jobspec.parse_count(value, "alloc_sid", maximum=jobspec.MAX_INT32, minimum=0)
+            except ValueError as exc:
+                raise jobspec.SpecError(str(exc), field=name) from None
+            continue
         text = jobspec.check_text(value, name, what, max_len=job_options.MAX_COMMENT)
         try:
-            if name in ("comment", "deadline"):  # the deadline is read against the submit time
+            if name == "alloc_node":
+                out[name] = _alloc_node(text)
+            elif name in ("comment", "deadline"):  # the deadline is read against the submit time
                 out[name] = text
             elif name == "open_mode":
                 out[name] = job_options.parse_open_mode(text)
@@ -66,6 +76,14 @@ def checked(spec: dict[str, Any]) -> dict[str, Any]:
         except ValueError as exc:
             raise jobspec.SpecError(str(exc), field=name) from None
     return out
+
+
+def _alloc_node(text: str) -> str:
+    """The submitting host (sbatch's gethostname), as slurmctld keeps job_desc's alloc_node."""
+    host = text.strip()
+    if not host or len(host) > 255 or any(c.isspace() or c in ",;:" for c in host):
+        raise ValueError(f"Invalid alloc_node: {text}")
+    return host
 
 
 def _mail_user(text: str) -> str:
@@ -151,6 +169,8 @@ def stored(
         )
     return {
         "comment": spec.get("comment", ""),
+        "alloc_node": spec.get("alloc_node", ""),
+        "alloc_sid": spec.get("alloc_sid"),
         "open_mode": spec.get("open_mode", ""),
         "time_min": time_min,
         "signal": spec.get("signal", ""),

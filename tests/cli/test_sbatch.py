@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import pytest
@@ -123,6 +124,8 @@ def test_request_body_for_a_script():
         "hold": True,
         "requeue": False,
         "environment": {"A": "1"},
+        "alloc_node": os.uname().nodename,  # AllocNode:Sid
+        "alloc_sid": os.getsid(0),
     }
 
 
@@ -143,6 +146,7 @@ def test_wrap_body_and_default_names():
         "requeue": True,
         "test_only": True,
         "environment": {},
+        **sbatch.submitted_from(),
     }
     from_stdin = sbatch.build_request(
         {}, script="#!/bin/sh\n", script_name=None, script_args=[], environ={}, cwd="/w"
