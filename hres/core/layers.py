@@ -51,12 +51,25 @@ from slurmwords.licenses import LicenseItem, parse_args
 INF = 1 << 62  # the avail of an infinite layer: every request fits
 
 
+# Past this many indices, a bitset is built as one string of binary digits: OR-ing each
+# bit into a growing int copies it every time (a 5,000-node partition's pool took 0.9 ms
+# a submission at 10,000 nodes, 0.15 ms so).
+_DIGITS_FROM = 32
+
+
 def mask_of(indices: Iterable[int]) -> int:
     """A bitset of node indices."""
-    m = 0
-    for i in indices:
-        m |= 1 << i
-    return m
+    idx = indices if isinstance(indices, list) else list(indices)
+    if len(idx) < _DIGITS_FROM:
+        m = 0
+        for i in idx:
+            m |= 1 << i
+        return m
+    top = max(idx)
+    digits = bytearray(b"0") * (top + 1)
+    for i in idx:
+        digits[top - i] = 49  # ord("1"), the most significant digit first
+    return int(digits, 2)
 
 
 def indices_of(mask: int) -> list[int]:
@@ -561,8 +574,8 @@ class HresState:
         return HresState(res, nodes, index)
 
     def mask(self, names: Iterable[str]) -> int:
-        idx = self.node_index
-        return mask_of(idx[n] for n in names if n in idx)
+        found = map(self.node_index.get, names)
+        return mask_of([i for i in found if i is not None])
 
     def names_of(self, mask: int) -> list[str]:
         return [self.nodes[i] for i in indices_of(mask)]
