@@ -3,6 +3,7 @@ few dozen indices: the same int as OR-ing each bit in, the old way, at every siz
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -46,3 +47,25 @@ def test_a_states_mask_skips_unknown_names():
     state = build_state(config, nodes)
     names = [*nodes[::3], "other", "n7", *nodes[50:90]]
     assert state.mask(names) == _ored(state.node_index[n] for n in names if n in state.node_index)
+
+
+class _Counted(dict):
+    gets = 0
+
+    def get(self, *args):
+        type(self).gets += 1
+        return super().get(*args)
+
+
+def test_the_mask_of_a_kept_tuple_of_names_is_computed_once():
+    nodes = tuple(f"n{i}" for i in range(100))
+    state = build_state(parse_resources(FLAT), nodes)
+    object.__setattr__(state, "node_index", _Counted(state.node_index))
+    pool = nodes[10:90]
+    first = state.mask(pool)
+    assert (_Counted.gets, state.mask(pool), _Counted.gets) == (80, first, 80)
+    # Another tuple of the same names, or a list, is looked up again: the same mask.
+    assert state.mask(tuple(list(pool))) == first and _Counted.gets == 160
+    assert state.mask(list(pool)) == first and _Counted.gets == 240
+    # A state copied by dataclasses.replace keeps none of them.
+    assert dataclasses.replace(state, nodes=nodes[::-1])._masks == {}
