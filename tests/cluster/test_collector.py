@@ -1,6 +1,6 @@
 """The controller's processes collect their youngest generation after 20,000 net
-allocations, not CPython's 700 (cluster/collector.py): the simulator's engine while it
-runs, restored after."""
+allocations, not CPython's 700 (cluster/collector.py): a Celery worker, and the simulator's
+engine while it runs, restored after."""
 
 from __future__ import annotations
 
@@ -43,3 +43,11 @@ def test_the_engine_runs_tuned(threshold, monkeypatch, tmp_path) -> None:
     engine.Engine(conf_dir=tmp_path, jobs=[], out_dir=tmp_path / "out", workload_name="t").run()
     assert seen == [(collector.YOUNGEST, 10, 10)]
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_celery_worker_starts_tuned(threshold) -> None:
+    from config import celery
+
+    gc.set_threshold(700, 10, 10)
+    celery._collector_for_worker()
+    assert gc.get_threshold() == (collector.YOUNGEST, 10, 10)
