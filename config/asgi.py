@@ -91,7 +91,7 @@ def _check_migrated() -> None:
 
 
 def _startup() -> None:
-    from cluster import cycles  # noqa: PLC0415
+    from cluster import collector, cycles  # noqa: PLC0415
     from cluster.services.configuration import config_load  # noqa: PLC0415
     from config.server import keys_problem  # noqa: PLC0415
 
@@ -106,6 +106,8 @@ def _startup() -> None:
             config_load(actor="slurmctld", recover=recover)
 
         with_database_retries(load, wait_for=settings.FSCHED_STARTUP_DB_WAIT)
+    # A worker lives long and holds the passes' kept state (cluster/collector.py).
+    collector.tune()
     if settings.FSCHED_RUN_CYCLES:
         cycles.start_embedded()
     # After the configuration is loaded: helpers read it from the database.

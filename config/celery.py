@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import beat_init
+from celery.signals import beat_init, worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -25,3 +25,11 @@ def _rows_for_beat(**_: object) -> None:
     from cluster.cycles import sync_rows  # noqa: PLC0415 - needs Django set up
 
     sync_rows()
+
+
+@worker_init.connect
+def _collector_for_worker(**_: object) -> None:
+    """The worker runs the passes and cycles and holds their kept state (cluster/collector.py)."""
+    from cluster import collector  # noqa: PLC0415
+
+    collector.tune()

@@ -278,7 +278,20 @@ def _node_names() -> tuple[str, ...]:
 
 
 def _read_node_names() -> tuple[str, ...]:
-    return tuple(name for (name,) in db_rows.select(Node, ("name",), order_by=("name",)))
+    """The names as read, or the tuple read last time when they are the same: every node
+    write reads them again, and current_state and configured_state compare node lists by
+    identity first (equal tuples of 10,000 names compared at every call were 0.75 ms a
+    submission, hashed as a cache key as much again)."""
+    global _names_read  # noqa: PLW0603 - one per process, replaced whole
+    names = tuple(name for (name,) in db_rows.select(Node, ("name",), order_by=("name",)))
+    last = _names_read
+    if names == last:
+        return last
+    _names_read = names
+    return names
+
+
+_names_read: tuple[str, ...] = ()
 
 
 def _layers_in_force() -> tuple[ResourcesFile, int, int]:

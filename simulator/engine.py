@@ -24,7 +24,7 @@ from typing import Any
 from auditlog.context import disable_auditlog
 from django.conf import settings
 
-from cluster import clock, cycles, publish, triggers
+from cluster import clock, collector, cycles, publish, triggers
 from cluster.services import pass_snapshot
 from cluster.services.errors import ServiceError
 from simulator import observe, world
@@ -160,7 +160,8 @@ class Engine:
         # extra read and an insert (profiled at 10,000 nodes: 50 of the first 180 s).
         # Every writer of the store is in this process: the passes keep their snapshot's
         # nodes and holding jobs between passes (cluster.services.pass_snapshot).
-        with disable_auditlog(), pass_snapshot.keep():
+        # The garbage collector as the server's workers run it (cluster.collector).
+        with disable_auditlog(), pass_snapshot.keep(), collector.tuned():
             return self._run()
 
     def _run(self) -> Summary:

@@ -78,14 +78,22 @@ def capable_nodes(request: Request, members: Sequence[NodeSize]) -> tuple[str, .
 
 
 def size_refusal(
-    request: Request, partition: str, members: Sequence[NodeSize], *, unnamed: int = 0
+    request: Request,
+    partition: str,
+    members: Sequence[NodeSize],
+    *,
+    unnamed: int = 0,
+    capable: Sequence[str] | None = None,
 ) -> Refused | None:
     """Fewer nodes that could hold the job than it asks for, whatever their state: Slurm's
     test of the job against the partition's configured nodes at submission fails with
     ``Requested node configuration is not available``.  ``unnamed``: names of the
-    partition that are no node yet."""
-    capable = len(capable_nodes(request, members)) + unnamed
-    if capable >= request.nodes:
+    partition that are no node yet; ``capable``: :func:`capable_nodes` of the request,
+    when the caller has it already."""
+    if capable is None:
+        capable = capable_nodes(request, members)
+    capable_count = len(capable) + unnamed
+    if capable_count >= request.nodes:
         return None
     if not unnamed and not any(n.cpus >= request.cpus_per_task for n in members):
         return Refused(
@@ -101,7 +109,7 @@ def size_refusal(
             "mem",
             MEMORY_UNSATISFIABLE,
         )
-    why = f"{capable} of the {len(members) + unnamed} nodes of partition {partition} could hold the job"
+    why = f"{capable_count} of the {len(members) + unnamed} nodes of partition {partition} could hold the job"
     return Refused(NODE_CONFIG_UNAVAILABLE, why, "nodes")
 
 

@@ -25,7 +25,7 @@ from cluster.core import hostlists
 from cluster.core.reservations import AccessList, ReservationView, maintenance_nodes, parse_flags
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeFlag
 from cluster.models import ClusterConfig, Event, Job, Node, Partition, Reservation
-from cluster.services import inputs, rows
+from cluster.services import inputs, pass_snapshot, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from cluster.services.state import sync_node_flag
 from slurmwords.begin_time import parse_begin_time
@@ -114,9 +114,18 @@ def _view(row: tuple[Any, ...]) -> ReservationView:
 def pass_views(now: datetime) -> list[ReservationView]:
     """The reservations a scheduler pass must know: those not ended yet (a future one
     keeps jobs that would run into it off its nodes)."""
-    # Read every pass: a plain statement, not a queryset compiled each time (rows).
-    found = rows.select(Reservation, _VIEW_FIELDS, {"end_time": rows.Above(now)}, order_by=_ORDER)
-    return [_view(row) for row in found]
+    return [view for end, view in _kept_views() if end > now]
+
+
+def _kept_views() -> list[tuple[datetime, ReservationView]]:
+    """Every reservation's end and view, in the table's order: kept between passes until
+    the table is written (every pass read it, and parsed its node lists again)."""
+    return pass_snapshot.kept_value("reservations.views", (Reservation,), _read_views)
+
+
+def _read_views() -> list[tuple[datetime, ReservationView]]:
+    # A plain statement, not a queryset compiled each time (rows).
+    return [(row[2], _view(row)) for row in rows.select(Reservation, _VIEW_FIELDS, order_by=_ORDER)]
 
 
 _ORDER = tuple(Reservation._meta.ordering)
