@@ -330,6 +330,8 @@ def build_request(
     cwd: str,
 ) -> dict:
     """The ``POST /api/jobs/`` body for merged options and a script (or ``--wrap``)."""
+    opts = dict(opts)
+    job_option_checks.settle_exclusive(opts)  # --exclusive's word as the request's flags
     body: dict = {}
     if opts.get("wrap") is not None:
         body["wrap"] = opts["wrap"]
