@@ -26,8 +26,9 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from operator import itemgetter
 
 INF = math.inf
@@ -155,11 +156,15 @@ class Timeline:
 
     def reserve(self, nodes: Iterable[int], start: float, duration: float) -> None:
         nodes = list(nodes)
+        resv = self.reservations
+        first = list(dict.fromkeys(i for i in nodes if not resv.get(i)))  # reserved from now on
         for i in nodes:
-            insort(self.reservations.setdefault(i, []), (start, start + duration))
+            insort(resv.setdefault(i, []), (start, start + duration))
         for index in self.indexes.values():
             for i in nodes:
                 index.drop(i)
+            members = index.members
+            index.reserved_nodes.extend(i for i in first if i in members)
 
     def _ready(self, i: int, cpus: int, mem: int) -> float:
         """Earliest time node ``i`` has ``cpus`` and ``mem`` free (ignoring reservations)."""
@@ -358,7 +363,7 @@ class Timeline:
         ends: list[float] = []
         reserved_ready: dict[int, float] = {}
         held = index.reserved
-        for i in index.reserved_members(self):
+        for i in index.reserved_nodes:
             ready = held.get(i)
             if ready is None:
                 ready = held[i] = self.ready_at(i, *self.needs(i, cpus, mem, whole_mem, whole_node))
@@ -366,10 +371,10 @@ class Timeline:
                 continue
             reserved_ready[i] = ready
             _starts_between(self.reservations[i], ready, duration, horizon, starts=extra, ends=ends)
-        pairs = index.sorted_ready
-        if len(pairs) + len(extra) < count:
+        times = index.times
+        if times.size + len(extra) < count:
             return None
-        starts: Iterable[float] = map(itemgetter(0), pairs)
+        starts: Iterable[float] = map(itemgetter(0), times.in_order())
         if extra:
             extra.sort()
             starts = heapq.merge(starts, extra)
@@ -382,7 +387,7 @@ class Timeline:
         start = max(start, self.now)
         if index.position is None:  # a candidate listed twice: walk them in order
             first = self._first_ready(
-                candidates, index.ready, reserved_ready, start=start, duration=duration, count=count
+                candidates, times.get, reserved_ready, start=start, duration=duration, count=count
             )
             return Plan(start, first)
         # The first ``count`` in preference order of the nodes free at ``start``: those
@@ -390,7 +395,7 @@ class Timeline:
         # ``count`` nodes as ``start`` is the count-th such time) and the reserved ones
         # clear at ``start``, rather than a walk of the candidates up to the last chosen.
         free = []
-        for ready, i in pairs:
+        for ready, i in times.in_order():
             if ready > start:
                 break
             free.append(i)
@@ -400,7 +405,7 @@ class Timeline:
     def _first_ready(
         self,
         candidates: Sequence[int],
-        ready: Mapping[int, float],
+        get: Callable[[int], float | None],
         reserved_ready: Mapping[int, float],
         *,
         start: float,
@@ -408,10 +413,9 @@ class Timeline:
         count: int,
     ) -> tuple[int, ...]:
         """:meth:`_first_free` over the two parts of ``_plan_indexed``'s ready times:
-        ``ready`` of nodes reserved for nobody (free at ``start`` once ready by then),
+        ``get`` of nodes reserved for nobody (free at ``start`` once ready by then),
         ``reserved_ready`` of the reserved ones (their reservations checked too)."""
         first: list[int] = []
-        get = ready.get
         for i in candidates:
             r = get(i)
             if r is None:
@@ -617,12 +621,118 @@ def _places(candidates: Sequence[int]) -> tuple[frozenset[int], dict[int, int] |
     return members, position
 
 
+_ABSENT = object()
+
+
+class _Times:
+    """Node -> time, and the ``(time, node)`` pairs in order, for the nodes at or before
+    ``horizon``: a sorted ``root`` (with ``root_at``, node -> its time there), shared and
+    never changed, under an overlay of the nodes whose time changed since (``over``: node
+    -> new time, or None when it has none) whose pairs are in ``extra``.  A change costs
+    a bisection into the overlay, not a shift of a list of all the candidates (as many
+    as a partition's nodes, thousands of times a pass); a root pair whose node is in the
+    overlay is passed over when read.  Only the overlay is copied to derive another."""
+
+    __slots__ = ("cut", "extra", "horizon", "lo", "over", "root", "root_at", "size")
+
+    def __init__(
+        self, root: list[tuple[float, int]], root_at: dict[int, float], horizon: float = INF
+    ) -> None:
+        self.root = root
+        self.root_at = root_at
+        self.horizon = horizon
+        # root[:cut] are the pairs at or before the horizon; root[:lo] are all overlaid.
+        self.cut = len(root) if horizon == INF else bisect_right(root, (horizon, INF))
+        self.lo = 0
+        self.over: dict[int, float | None] = {}
+        self.extra: list[tuple[float, int]] = []
+        self.size = self.cut  # how many nodes have a time
+
+    def derive(self, horizon: float) -> _Times:
+        """A copy to change, of the times at or before ``horizon`` (at most this one's)."""
+        new = object.__new__(_Times)
+        new.root = root = self.root
+        new.root_at = root_at = self.root_at
+        new.horizon = horizon
+        new.cut = cut = bisect_right(root, (horizon, INF), 0, self.cut)
+        new.lo = min(self.lo, cut)
+        new.over = over = {i: t if t is not None and t <= horizon else None for i, t in self.over.items()}
+        new.extra = extra = self.extra[: bisect_right(self.extra, (horizon, INF))]
+        hidden = 0
+        for i in over:
+            t = root_at.get(i)
+            if t is not None and t <= horizon:
+                hidden += 1
+        new.size = cut - hidden + len(extra)
+        return new
+
+    def get(self, i: int) -> float | None:
+        t = self.over.get(i, _ABSENT)
+        if t is _ABSENT:
+            t = self.root_at.get(i)
+            if t is not None and t > self.horizon:
+                return None
+        return t  # type: ignore[return-value]
+
+    def set(self, i: int, t: float | None) -> None:
+        """Node ``i``'s time is now ``t`` (None: it has none; a time past the horizon
+        counts as none)."""
+        if t is not None and t > self.horizon:
+            t = None
+        over = self.over
+        old = over.get(i, _ABSENT)
+        if old is _ABSENT:
+            r = self.root_at.get(i)
+            if r is not None and r <= self.horizon:
+                self.size -= 1
+            elif t is None:
+                return  # had none, has none
+        elif old is not None:
+            if old == t:
+                return
+            extra = self.extra
+            del extra[bisect_left(extra, (old, i))]
+            self.size -= 1
+        over[i] = t
+        if t is not None:
+            insort(self.extra, (t, i))
+            self.size += 1
+
+    def in_order(self) -> Iterator[tuple[float, int]]:
+        """The ``(time, node)`` pairs, sorted, read lazily."""
+        root = self.root
+        over = self.over
+        lo, cut = self.lo, self.cut
+        while lo < cut and root[lo][1] in over:
+            lo += 1  # a root pair overlaid stays so: never looked at again
+        self.lo = lo
+        pairs: Iterator[tuple[float, int]] = islice(root, lo, cut)
+        if over:
+            pairs = (p for p in pairs if p[1] not in over)
+            if self.extra:
+                return heapq.merge(pairs, self.extra)
+        return pairs
+
+    def compacted(self) -> _Times:
+        """The same times with the overlay merged into a new root."""
+        over = self.over
+        pairs = [p for p in islice(self.root, self.lo, self.cut) if p[1] not in over]
+        pairs.extend(self.extra)
+        pairs.sort()  # two sorted runs: a merge
+        return _Times(pairs, {i: t for t, i in pairs}, self.horizon)
+
+    def heavy(self) -> bool:
+        """Whether the overlay is worth merging (reading past it costs more than a merge)."""
+        return len(self.over) > 16 + self.cut // 16
+
+
 class _ReadyIndex:
     """One candidate list's ready times for one request (CPUs, memory, whole node/memory):
     for each candidate reserved for nobody, when it first has the share free (within the
-    window), and those times sorted.  A node leaves it for good once reserved (its
-    reservations are looked at job by job) and is looked at again when a start changes
-    what it has free (:meth:`Timeline.add_release`)."""
+    window), and those times sorted (``times``).  A node leaves it for good once reserved
+    (its reservations are looked at job by job: ``reserved_nodes``, the reserved
+    candidates in the order they were first reserved) and is looked at again when a start
+    changes what it has free (:meth:`Timeline.add_release`)."""
 
     __slots__ = (
         "candidates",
@@ -630,9 +740,9 @@ class _ReadyIndex:
         "mem",
         "members",
         "position",
-        "ready",
         "reserved",
-        "sorted_ready",
+        "reserved_nodes",
+        "times",
         "whole_mem",
         "whole_node",
     )
@@ -653,13 +763,14 @@ class _ReadyIndex:
         self.whole_mem = whole_mem
         self.whole_node = whole_node
         self.members, self.position = _places(candidates)
-        self.ready: dict[int, float] = {}
         # The reserved candidates' ready times as last asked for (what ready_at reads of a
         # node changes only with an add_release on it, which forgets its entry).
         self.reserved: dict[int, float] = {}
+        members = self.members
+        self.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
         # line.ready_at(i, *line.needs(i, ...)) for every candidate, inlined: an index
         # covers a whole partition, and is built once per request shape per pass.
-        ready_of = self.ready
+        ready_of: dict[int, float] = {}
         now = line.now
         horizon = line.horizon
         resv = line.reservations
@@ -696,7 +807,7 @@ class _ReadyIndex:
                         ready_of[i] = end
                     break
         # (ready time, node), sorted: the times in order, and which nodes are ready by when.
-        self.sorted_ready = sorted([(ready, i) for i, ready in ready_of.items()])
+        self.times = _Times(sorted([(ready, i) for i, ready in ready_of.items()]), ready_of, horizon)
 
     @classmethod
     def from_base(cls, line: Timeline, base: BaseReady) -> _ReadyIndex:
@@ -710,36 +821,21 @@ class _ReadyIndex:
         index.cpus, index.mem, index.whole_mem, index.whole_node = base.request
         index.members, index.position = _places(candidates)
         index.reserved = {}
-        ready = index.ready = dict(base.ready)
-        pairs = base.sorted_ready
-        horizon = line.horizon
-        cut = bisect_right(pairs, (horizon, INF))
-        for _, i in pairs[cut:]:
-            del ready[i]
-        pairs = index.sorted_ready = pairs[:cut]
         members = index.members
-        again = {i for i in line.dirty if i in members}
-        again.update(i for i, rl in line.reservations.items() if rl and i in members)
+        index.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
+        times = index.times = base.times.derive(line.horizon)
         needs = line.needs
-        for i in again:
-            old = ready.pop(i, None)
-            if old is not None:
-                del pairs[bisect_left(pairs, (old, i))]
+        request = base.request
+        for i in {i for i in line.dirty if i in members}.union(index.reserved_nodes):
             if line.reservations.get(i):
+                times.set(i, None)
                 continue
-            r = line.ready_at(i, *needs(i, index.cpus, index.mem, index.whole_mem, index.whole_node))
-            if r <= horizon:
-                ready[i] = r
-                insort(pairs, (r, i))
+            times.set(i, line.ready_at(i, *needs(i, *request)))
         return index
 
-    def reserved_members(self, line: Timeline) -> list[int]:
-        return [i for i, rl in line.reservations.items() if rl and i in self.members]
-
     def drop(self, i: int) -> None:
-        old = self.ready.pop(i, None)
-        if old is not None:
-            del self.sorted_ready[bisect_left(self.sorted_ready, (old, i))]
+        if i in self.members:
+            self.times.set(i, None)
 
     def refresh(self, line: Timeline, i: int) -> None:
         if i not in self.members:
@@ -747,11 +843,8 @@ class _ReadyIndex:
         if line.reservations.get(i):
             self.reserved.pop(i, None)
             return
-        self.drop(i)
-        ready = line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))
-        if ready <= line.horizon:
-            self.ready[i] = ready
-            insort(self.sorted_ready, (ready, i))
+        need = line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node)
+        self.times.set(i, line.ready_at(i, *need))
 
 
 class BaseReady:
@@ -759,26 +852,19 @@ class BaseReady:
     whole_node)`` against the holding jobs alone (free resources and release lists before
     any start of a pass, releases not raised to a pass's now), for the pass core to keep
     between passes: node -> -INF when the share is free, else the end of the release that
-    frees it (nodes it never frees left out), and ``(time, node)`` sorted.
+    frees it (nodes it never frees left out), and ``(time, node)`` sorted (``times``).
 
     A pass's ready time of such a node is ``max(now, kept)``: releases before now are
     raised to now, and when the share frees within them it frees at now; otherwise at the
     same release as before, all of them freeing CPUs and memory (none negative: the
     caller's to check).  Never changed once built (shared by passes)."""
 
-    __slots__ = ("candidates", "ready", "request", "sorted_ready")
+    __slots__ = ("candidates", "request", "times")
 
-    def __init__(
-        self,
-        candidates: Sequence[int],
-        request: Request,
-        ready: dict[int, float],
-        sorted_ready: list[tuple[float, int]],
-    ) -> None:
+    def __init__(self, candidates: Sequence[int], request: Request, times: _Times) -> None:
         self.candidates = candidates
         self.request = request
-        self.ready = ready
-        self.sorted_ready = sorted_ready
+        self.times = times
 
     @classmethod
     def build(
@@ -816,7 +902,7 @@ class BaseReady:
                 if free_c >= need_cpus and free_m >= need_mem:
                     ready[i] = end
                     break
-        return cls(candidates, request, ready, sorted([(t, i) for i, t in ready.items()]))
+        return cls(candidates, request, _Times(sorted([(t, i) for i, t in ready.items()]), ready))
 
     def patched(
         self,
@@ -828,19 +914,14 @@ class BaseReady:
     ) -> BaseReady:
         """These times with those of ``nodes`` (the ones whose holdings changed) anew."""
         members = _places(self.candidates)[0]
-        ready = dict(self.ready)
-        pairs = self.sorted_ready.copy()
+        times = self.times.derive(INF)
         for i in nodes:
-            if i not in members:
-                continue
-            old = ready.pop(i, None)
-            if old is not None:
-                del pairs[bisect_left(pairs, (old, i))]
-            t = _base_time(i, self.request, free, caps, releases)
-            if t != INF:
-                ready[i] = t
-                insort(pairs, (t, i))
-        return BaseReady(self.candidates, self.request, ready, pairs)
+            if i in members:
+                t = _base_time(i, self.request, free, caps, releases)
+                times.set(i, t if t != INF else None)
+        if times.heavy():
+            times = times.compacted()
+        return BaseReady(self.candidates, self.request, times)
 
 
 def _base_time(
