@@ -97,12 +97,13 @@ class Timeline:
         self.owned: set[int] | None = None
         # node index -> sorted [(start, end)] whole-node reservations of higher-priority jobs
         self.reservations: dict[int, list[tuple[float, float]]] = {}
-        # (id(candidates), request) -> (candidates, the candidates that still have one
-        # share of the request free now, in order).  The caller only ever takes resources
+        # (id(candidates), request) -> (candidates, a list whose items from the given
+        # position on are the candidates that still have one share of the request free
+        # now, in order).  The caller only ever takes resources
         # during a backfill pass (it starts jobs, none ends), so a node that lacks a share
         # once never has it again and no later start-now search of that request needs to
         # look at it: each search walks the nodes that fit, not the whole partition.
-        self.fitting: dict[tuple, tuple[Sequence[int], list[int]]] = {}
+        self.fitting: dict[tuple, tuple[Sequence[int], list[int], int]] = {}
         # (id(candidates), request) -> the candidates' ready times for that request: see
         # _ReadyIndex.  Kept current by add_release and reserve.
         self.indexes: dict[tuple, _ReadyIndex] = {}
@@ -459,10 +460,14 @@ class Timeline:
         stop_at = count if not required and not all_now else 0
         key = (id(candidates), cpus, mem, whole_mem, whole_node)
         entry = self.fitting.get(key)
-        fits = entry[1] if entry is not None and entry[0] is candidates else candidates
-        kept: list[int] = []  # the nodes of ``fits`` that still have a share free
+        if entry is not None and entry[0] is candidates:
+            _, fits, lo = entry
+            own = True
+        else:
+            fits, lo, own = candidates, 0, False
+        kept: list[int] = []  # the nodes of ``fits[lo:]`` walked that still have a share free
         now_ok: list[int] = []
-        for k, i in enumerate(fits):
+        for k, i in enumerate(islice(fits, lo, None), lo):
             need_mem = cap[i] if whole_mem else mem
             if capc is not None:
                 need_cpus = max(capc[i], cpus)
@@ -477,10 +482,17 @@ class Timeline:
                 continue
             now_ok.append(i)
             if len(now_ok) == stop_at:
-                kept.extend(fits[k + 1 :])
-                self.fitting[key] = (candidates, kept)
+                if own:
+                    # The walked nodes that still fit moved up against the rest, in place:
+                    # no copy of the (partition-long) rest per search.
+                    lo = k + 1 - len(kept)
+                    fits[lo : k + 1] = kept
+                    self.fitting[key] = (candidates, fits, lo)
+                else:
+                    kept.extend(fits[k + 1 :])
+                    self.fitting[key] = (candidates, kept, 0)
                 return Plan(now, tuple(now_ok), immediate=True)
-        self.fitting[key] = (candidates, kept)
+        self.fitting[key] = (candidates, kept, 0)
         if len(now_ok) >= count and set(required).issubset(now_ok):
             if all_now:
                 return Plan(now, tuple(now_ok), immediate=True)
