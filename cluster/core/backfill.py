@@ -162,10 +162,13 @@ class Timeline:
         for i in nodes:
             insort(resv.setdefault(i, []), (start, start + duration))
         for index in self.indexes.values():
-            for i in nodes:
-                index.drop(i)
             members = index.members
-            index.reserved_nodes.extend(i for i in first if i in members)
+            times = index.times
+            for i in nodes:
+                if i in members:
+                    times.drop(i)
+            if first:
+                index.reserved_nodes.extend(i for i in first if i in members)
 
     def _ready(self, i: int, cpus: int, mem: int) -> float:
         """Earliest time node ``i`` has ``cpus`` and ``mem`` free (ignoring reservations)."""
@@ -710,6 +713,22 @@ class _Times:
             insort(self.extra, (t, i))
             self.size += 1
 
+    def drop(self, i: int) -> None:
+        """:meth:`set` to None."""
+        over = self.over
+        old = over.get(i, _ABSENT)
+        if old is None:
+            return
+        if old is _ABSENT:
+            r = self.root_at.get(i)
+            if r is None or r > self.horizon:
+                return
+        else:
+            extra = self.extra
+            del extra[bisect_left(extra, (old, i))]
+        self.size -= 1
+        over[i] = None
+
     def in_order(self) -> Iterator[tuple[float, int]]:
         """The ``(time, node)`` pairs, sorted, read lazily."""
         root = self.root
@@ -718,12 +737,9 @@ class _Times:
         while lo < cut and root[lo][1] in over:
             lo += 1  # a root pair overlaid stays so: never looked at again
         self.lo = lo
-        pairs: Iterator[tuple[float, int]] = islice(root, lo, cut)
-        if over:
-            pairs = (p for p in pairs if p[1] not in over)
-            if self.extra:
-                return heapq.merge(pairs, self.extra)
-        return pairs
+        if not over:
+            return islice(root, lo, cut)
+        return _merged(islice(root, lo, cut), over, self.extra)
 
     def compacted(self) -> _Times:
         """The same times with the overlay merged into a new root."""
@@ -736,6 +752,22 @@ class _Times:
     def heavy(self) -> bool:
         """Whether the overlay is worth merging (reading past it costs more than a merge)."""
         return len(self.over) > 16 + self.cut // 16
+
+
+def _merged(
+    root: Iterator[tuple[float, int]], over: Mapping[int, float | None], extra: list[tuple[float, int]]
+) -> Iterator[tuple[float, int]]:
+    """The pairs of ``root`` whose node is not in ``over``, merged with ``extra``."""
+    j = 0
+    n = len(extra)
+    for p in root:
+        if p[1] in over:
+            continue
+        while j < n and extra[j] < p:
+            yield extra[j]
+            j += 1
+        yield p
+    yield from islice(extra, j, None)
 
 
 class _ReadyIndex:
@@ -840,14 +872,10 @@ class _ReadyIndex:
         request = base.request
         for i in {i for i in line.dirty if i in members}.union(index.reserved_nodes):
             if line.reservations.get(i):
-                times.set(i, None)
+                times.drop(i)
                 continue
             times.set(i, line.ready_at(i, *needs(i, *request)))
         return index
-
-    def drop(self, i: int) -> None:
-        if i in self.members:
-            self.times.set(i, None)
 
     def refresh(self, line: Timeline, i: int) -> None:
         if i not in self.members:
