@@ -72,8 +72,8 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from itertools import compress, islice
-from operator import is_not
+from itertools import compress, islice, repeat
+from operator import is_not, le
 
 from cluster.core import constraints, dependencies
 from cluster.core.backfill import INF, BaseReady, Request, Timeline
@@ -903,11 +903,13 @@ class _Pass:
         part.blocked = True
         mc = self.main_cpus
         mm = self.main_mem
-        for i in part.members:
-            if i in spare:
-                continue
-            mc[i] = -1
-            mm[i] = -1
+        kept = [(i, mc[i], mm[i]) for i in spare if i in part.members]
+        # Slice by slice (a partition is mostly a few runs of indexes), not node by node.
+        for a, b in self.side.spans(part.view):
+            mc[a:b] = mm[a:b] = [-1] * (b - a)
+        for i, c, m in kept:
+            mc[i] = c
+            mm[i] = m
 
     # -- main scheduler ------------------------------------------------------------------
 
@@ -943,7 +945,12 @@ class _Pass:
         picked: list[int] = []
         if want or full:
             skip = (exc or frozenset()) | frozenset(req) if (exc or req) else None
-            it = islice(usable, pos, None)
+            # Every test below asks for ``need`` CPUs free first: the nodes without them
+            # (most of a busy partition for a large request) are passed over at C speed.
+            it = compress(
+                islice(usable, pos, None),
+                map(le, repeat(need), map(mc.__getitem__, islice(usable, pos, None))),
+            )
             if whole:
                 # Nothing allocated on the node (an unusable or withheld node reads -1).
                 floor = max(mem, 0)
@@ -1138,6 +1145,7 @@ class _NodeSide:
         "nodes",
         "orders",
         "parts",
+        "spans_of",
         "usable",
     )
 
@@ -1171,6 +1179,7 @@ class _NodeSide:
         # per side (free arrays, backfill's ready times) is patched on those nodes.
         self.came_from: tuple[_NodeSide, frozenset[int]] | None = None
         self.parts: dict[str, tuple[PartitionView, frozenset[int]]] = {}
+        self.spans_of: dict[str, tuple[PartitionView, list[tuple[int, int]]]] = {}
         self.orders: dict[tuple[str, str], tuple[PartitionView, _Order | None]] = {}
 
     def updated(self, nodes: tuple[NodeView, ...]) -> _NodeSide | None:
@@ -1192,6 +1201,7 @@ class _NodeSide:
         side.alloc = self.alloc.copy()
         side.names = self.names
         side.parts = self.parts.copy()
+        side.spans_of = self.spans_of  # the members' runs: the same for the same size
         moved: set[int] = set()  # nodes whose place in an order or whose size changed
         base_ok = _BASE_USABLE
         for k in changed:
@@ -1240,6 +1250,20 @@ class _NodeSide:
         members = self._members(view)
         self.parts[view.name] = (view, members)
         return members
+
+    def spans(self, view: PartitionView) -> list[tuple[int, int]]:
+        """The partition's existing node indices as runs ``[a, b)``, in order."""
+        got = self.spans_of.get(view.name)
+        if got is not None and (got[0] is view or got[0].node_indices == view.node_indices):
+            return got[1]
+        spans: list[tuple[int, int]] = []
+        for i in sorted(self.members(view)):
+            if spans and spans[-1][1] == i:
+                spans[-1] = (spans[-1][0], i + 1)
+            else:
+                spans.append((i, i + 1))
+        self.spans_of[view.name] = (view, spans)
+        return spans
 
     def index_of(self) -> dict[str, int]:
         names = self.names
