@@ -71,6 +71,7 @@ class Timeline:
         "owned",
         "releases",
         "reservations",
+        "started_on",
     )
 
     def __init__(
@@ -105,7 +106,7 @@ class Timeline:
         # look at it: each search walks the nodes that fit, not the whole partition.
         self.fitting: dict[tuple, tuple[Sequence[int], list[int], int]] = {}
         # (id(candidates), request) -> the candidates' ready times for that request: see
-        # _ReadyIndex.  Kept current by add_release and reserve.
+        # _ReadyIndex.  Kept current by reserve, and by _plan_indexed for add_release.
         self.indexes: dict[tuple, _ReadyIndex] = {}
         # Ready times kept from earlier passes (BaseReady), when the caller has them:
         # (candidates, request) -> the kept times of a state that differs from this
@@ -114,6 +115,10 @@ class Timeline:
         # ``now``: releases before now not raised to it.
         self.base_ready: Callable[[Sequence[int], Request], BaseReady | None] | None = None
         self.dirty: set[int] = set()
+        # Every node of an add_release, in order: an index looks again at those added since
+        # it last did when it is next read (_plan_indexed), rather than every index at
+        # every start (most indexes are read a few times a pass, or never again).
+        self.started_on: list[int] = []
 
     def add_release(self, node: int, end: float, cpus: int, mem: int) -> None:
         """A job started on ``node`` now, until ``end``: the caller has taken its resources
@@ -128,8 +133,7 @@ class Timeline:
                 self.owned.add(node)
             insort(events, (max(end, self.now), cpus, mem))
         self.dirty.add(node)
-        for index in self.indexes.values():
-            index.refresh(self, node)
+        self.started_on.append(node)
 
     def load_releases(self, releases: Iterable[tuple[int, float, int, int]]) -> None:
         """Bulk :meth:`add_release` of ``(node, end, cpus, mem)``: one sort per node."""
@@ -360,6 +364,11 @@ class Timeline:
                 index = self.indexes[key] = _ReadyIndex(
                     self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
                 )
+        log = self.started_on
+        if index.seen != len(log):
+            for i in index.members.intersection(islice(log, index.seen, None)):
+                index.refresh(self, i)
+            index.seen = len(log)
         horizon = self.horizon
         # Only the reserved candidates are looked at job by job; the others' ready times
         # are read from the index in place, not copied (a partition's worth per job).
@@ -775,8 +784,9 @@ class _ReadyIndex:
     for each candidate reserved for nobody, when it first has the share free (within the
     window), and those times sorted (``times``).  A node leaves it for good once reserved
     (its reservations are looked at job by job: ``reserved_nodes``, the reserved
-    candidates in the order they were first reserved) and is looked at again when a start
-    changes what it has free (:meth:`Timeline.add_release`)."""
+    candidates in the order they were first reserved) and is looked at again, when the
+    index is next read, after a start changed what it has free (:meth:`Timeline.add_release`,
+    ``seen``)."""
 
     __slots__ = (
         "candidates",
@@ -786,6 +796,7 @@ class _ReadyIndex:
         "position",
         "reserved",
         "reserved_nodes",
+        "seen",
         "times",
         "whole_mem",
         "whole_node",
@@ -810,6 +821,7 @@ class _ReadyIndex:
         # The reserved candidates' ready times as last asked for (what ready_at reads of a
         # node changes only with an add_release on it, which forgets its entry).
         self.reserved: dict[int, float] = {}
+        self.seen = len(line.started_on)  # of the timeline's add_release nodes, looked at
         members = self.members
         self.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
         # line.ready_at(i, *line.needs(i, ...)) for every candidate, inlined: an index
@@ -865,6 +877,7 @@ class _ReadyIndex:
         index.cpus, index.mem, index.whole_mem, index.whole_node = base.request
         index.members, index.position = _places(candidates)
         index.reserved = {}
+        index.seen = len(line.started_on)
         members = index.members
         index.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
         times = index.times = base.times.derive(line.horizon)
@@ -878,13 +891,13 @@ class _ReadyIndex:
         return index
 
     def refresh(self, line: Timeline, i: int) -> None:
-        if i not in self.members:
-            return
+        """Look again at candidate ``i``, after a start on it."""
         if line.reservations.get(i):
             self.reserved.pop(i, None)
             return
-        need = line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node)
-        self.times.set(i, line.ready_at(i, *need))
+        self.times.set(
+            i, line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))
+        )
 
 
 class BaseReady:
