@@ -28,8 +28,8 @@ import math
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
-from operator import itemgetter
+from itertools import compress, islice, repeat
+from operator import itemgetter, le
 
 INF = math.inf
 
@@ -479,7 +479,14 @@ class Timeline:
             fits, lo, own = candidates, 0, False
         kept: list[int] = []  # the nodes of ``fits[lo:]`` walked that still have a share free
         now_ok: list[int] = []
-        for k, i in enumerate(islice(fits, lo, None), lo):
+        if own:
+            walk: Iterator[int] = islice(fits, lo, None)
+        else:
+            # The first search of the request: a node without ``cpus`` free (every share
+            # needs that many) never fits, so the partition's busy nodes are passed over
+            # at C speed, here and for the rest of the pass.
+            walk = compress(candidates, map(le, repeat(cpus), map(fc.__getitem__, candidates)))
+        for k, i in enumerate(walk, lo):
             need_mem = cap[i] if whole_mem else mem
             if capc is not None:
                 need_cpus = max(capc[i], cpus)
@@ -501,7 +508,7 @@ class Timeline:
                     fits[lo : k + 1] = kept
                     self.fitting[key] = (candidates, fits, lo)
                 else:
-                    kept.extend(fits[k + 1 :])
+                    kept.extend(walk)  # the rest of the candidates with the CPUs free
                     self.fitting[key] = (candidates, kept, 0)
                 return Plan(now, tuple(now_ok), immediate=True)
         self.fitting[key] = (candidates, kept, 0)
