@@ -508,7 +508,11 @@ class Timeline:
                     fits[lo : k + 1] = kept
                     self.fitting[key] = (candidates, fits, lo)
                 else:
-                    kept.extend(walk)  # the rest of the candidates with the CPUs free
+                    position = _places(candidates)[1]
+                    if position is None:  # a candidate listed twice: the rest filtered
+                        kept.extend(walk)
+                    else:  # the rest copied, at C speed too, the busy nodes left in
+                        kept.extend(candidates[position[i] + 1 :])
                     self.fitting[key] = (candidates, kept, 0)
                 return Plan(now, tuple(now_ok), immediate=True)
         self.fitting[key] = (candidates, kept, 0)
