@@ -1333,6 +1333,71 @@ _RUNNING = JobState.RUNNING.value
 _COMPLETING = JobState.COMPLETING.value
 
 Releases = dict[int, list[tuple[float, int, int]]]
+Mark = tuple[float, int, tuple[int, ...]]  # (expected end, job id, nodes)
+
+
+class _Marks:
+    """The RUNNING holding jobs' marks, sorted: a root list shared by the holdings derived
+    from one another, under an overlay of their own (marks added, root marks gone) merged
+    into a new root once it passes a sixteenth of it.  Deriving copies the overlay, not
+    62,000 marks, and a job started or ended is a bisection into the overlay, not a shift
+    of the whole list.  Never changed once a pass may read it but while being derived."""
+
+    __slots__ = ("added", "gone", "root")
+
+    def __init__(self, root: list[Mark]) -> None:
+        self.root = root
+        self.added: list[Mark] = []
+        self.gone: dict[Mark, int] = {}  # root mark -> how many of its copies are gone
+
+    def derived(self) -> _Marks:
+        new = object.__new__(_Marks)
+        if len(self.added) + len(self.gone) > 16 + len(self.root) // 16:
+            root = self._visible(self.root)
+            root += self.added
+            root.sort()  # two sorted runs: a merge
+            new.root, new.added, new.gone = root, [], {}
+        else:
+            new.root, new.added, new.gone = self.root, self.added.copy(), self.gone.copy()
+        return new
+
+    def add(self, mark: Mark) -> None:
+        insort(self.added, mark)
+
+    def remove(self, mark: Mark) -> bool:
+        """Take one copy of ``mark`` away; False when there is none."""
+        added = self.added
+        k = bisect_left(added, mark)
+        if k < len(added) and added[k] == mark:
+            del added[k]
+            return True
+        root = self.root
+        copies = bisect_right(root, mark) - bisect_left(root, mark)
+        gone = self.gone.get(mark, 0)
+        if copies <= gone:
+            return False
+        self.gone[mark] = gone + 1
+        return True
+
+    def before(self, bound: tuple) -> list[Mark]:
+        """The marks below ``bound``, in no particular order."""
+        root = self.root
+        out = self._visible(root[: bisect_left(root, bound)])
+        added = self.added
+        out += added[: bisect_left(added, bound)]
+        return out
+
+    def _visible(self, marks: list[Mark]) -> list[Mark]:
+        if not self.gone:
+            return marks.copy() if marks is self.root else marks
+        skip = self.gone.copy()
+        out = []
+        for mark in marks:
+            if skip.get(mark):
+                skip[mark] -= 1
+                continue
+            out.append(mark)
+        return out
 
 
 class _Holdings:
@@ -1348,7 +1413,8 @@ class _Holdings:
     time); never for paused jobs and those without a start or a limit; now for COMPLETING
     jobs and those past their limit.  The limit is resolved once per (partition, own
     limit).  Nothing here changes once built but what is filled on first need (``lists``,
-    ``free``, ``ready``; ``limit_at`` sorted once), each entry set whole."""
+    ``free``, ``ready``; ``limit_at`` sorted once, into :class:`_Marks`), each entry set
+    whole."""
 
     __slots__ = (
         "cap_cpus",
@@ -1510,7 +1576,8 @@ class _Holdings:
         new.free = {}
         new.used_cpus = self.used_cpus.copy()
         new.used_mem = self.used_mem.copy()
-        new.limit_at = self.limit_at.copy() if self.limit_sorted else sorted(self.limit_at)
+        marks = self.limit_at
+        new.limit_at = marks.derived() if isinstance(marks, _Marks) else _Marks(sorted(marks))
         new.limit_sorted = True
         new.looked = True
         new.others = self.others.copy()
@@ -1548,10 +1615,17 @@ class _Holdings:
         at = job.node_indices
         if end != INF:
             entry = (end, job.job_id, at)
-            marks = self.limit_at if job.state == _RUNNING and end != _ENDING else self.others
-            if sign > 0:
-                insort(marks, entry)
+            if job.state == _RUNNING and end != _ENDING:
+                limit_at = self.limit_at
+                assert isinstance(limit_at, _Marks)  # derived holdings have them sorted
+                if sign > 0:
+                    limit_at.add(entry)
+                elif not limit_at.remove(entry):
+                    return False
+            elif sign > 0:
+                insort(self.others, entry)
             else:
+                marks = self.others
                 k = bisect_left(marks, entry)
                 if k == len(marks) or marks[k] != entry:
                     return False
@@ -1658,11 +1732,12 @@ class _Holdings:
             if self.looked:
                 # A second pass on these: sorted once, for it and the next ones (the list
                 # replaced before the flag: a pass on another thread reads either).
-                self.limit_at = sorted(self.limit_at)
+                self.limit_at = _Marks(sorted(self.limit_at))
                 self.limit_sorted = True
             self.looked = True
-        if self.limit_sorted:
-            due = [j for _, j, _ in self.limit_at[: bisect_right(self.limit_at, (now, INF))]]
+        limit_at = self.limit_at
+        if isinstance(limit_at, _Marks):
+            due = [j for _, j, _ in limit_at.before((now, INF))]
         else:
             due = [j for end, j, _ in self.limit_at if end <= now]
         return tuple(Timeout(j) for j in sorted(due))
@@ -1695,10 +1770,11 @@ class _Holdings:
         # raised, and sorted again.
         before = (now,)  # below every (now, job id, nodes)
         past = self.others[: bisect_left(self.others, before)]
-        if self.limit_sorted:
-            past += self.limit_at[: bisect_left(self.limit_at, before)]
+        limit_at = self.limit_at
+        if isinstance(limit_at, _Marks):
+            past += limit_at.before(before)
         else:
-            past += [entry for entry in self.limit_at if entry[0] < now]
+            past += [entry for entry in limit_at if entry[0] < now]
         raised = {i for _, _, at in past for i in at if i in table}
         for i in raised:
             out[i] = sorted([(end if end > now else now, c, m) for end, c, m in table[i]])
