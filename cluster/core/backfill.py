@@ -479,6 +479,10 @@ class Timeline:
             fits, lo, own = candidates, 0, False
         kept: list[int] = []  # the nodes of ``fits[lo:]`` walked that still have a share free
         now_ok: list[int] = []
+        if not own and self.base_ready is not None:
+            base = self.base_ready(candidates, (cpus, mem, whole_mem, whole_node))
+            if base is not None and base.candidates is candidates and base.free_now is not None:
+                fits, lo, own = base.free_now.copy(), 0, True
         if own:
             walk: Iterator[int] = islice(fits, lo, None)
         else:
@@ -921,14 +925,21 @@ class BaseReady:
     A pass's ready time of such a node is ``max(now, kept)``: releases before now are
     raised to now, and when the share frees within them it frees at now; otherwise at the
     same release as before, all of them freeing CPUs and memory (none negative: the
-    caller's to check).  Never changed once built (shared by passes)."""
+    caller's to check).  ``free_now``: the candidates with the share free, in
+    their order (None when a candidate is listed twice): no node outside it has the share
+    free in a pass on these holdings, whose starts only take resources, so a pass's first
+    start-now search of the request walks a copy of it, not the whole candidate list.
+    Never changed once built (shared by passes)."""
 
-    __slots__ = ("candidates", "request", "times")
+    __slots__ = ("candidates", "free_now", "request", "times")
 
-    def __init__(self, candidates: Sequence[int], request: Request, times: _Times) -> None:
+    def __init__(
+        self, candidates: Sequence[int], request: Request, times: _Times, free_now: list[int] | None
+    ) -> None:
         self.candidates = candidates
         self.request = request
         self.times = times
+        self.free_now = free_now
 
     @classmethod
     def build(
@@ -942,6 +953,7 @@ class BaseReady:
     ) -> BaseReady:
         # _base_time for every candidate, inline: a whole partition, on a cold pass.
         ready: dict[int, float] = {}
+        free_now: list[int] = []
         cpus, mem, whole_mem, whole_node = request
         cap_cpus, cap_mem = caps
         fc, fm = free
@@ -956,6 +968,7 @@ class BaseReady:
             free_m = fm[i]
             if free_c >= need_cpus and free_m >= need_mem:
                 ready[i] = -INF
+                free_now.append(i)
                 continue
             rel = releases.get(i)
             if rel is None:
@@ -966,7 +979,8 @@ class BaseReady:
                 if free_c >= need_cpus and free_m >= need_mem:
                     ready[i] = end
                     break
-        return cls(candidates, request, _Times(sorted([(t, i) for i, t in ready.items()]), ready))
+        times = _Times(sorted([(t, i) for i, t in ready.items()]), ready)
+        return cls(candidates, request, times, free_now if _places(candidates)[1] is not None else None)
 
     def patched(
         self,
@@ -977,15 +991,47 @@ class BaseReady:
         releases: Mapping[int, list[tuple[float, int, int]]],
     ) -> BaseReady:
         """These times with those of ``nodes`` (the ones whose holdings changed) anew."""
-        members = _places(self.candidates)[0]
+        members, position = _places(self.candidates)
         times = self.times.derive(INF)
+        free_now = self.free_now
+        copied = False
         for i in nodes:
-            if i in members:
-                t = _base_time(i, self.request, free, caps, releases)
-                times.set(i, t if t != INF else None)
+            if i not in members:
+                continue
+            t = _base_time(i, self.request, free, caps, releases)
+            times.set(i, t if t != INF else None)
+            if free_now is None:
+                continue
+            assert position is not None
+            # Not the time: -INF too when a COMPLETING job's release frees the share.
+            fits = _share_free(i, self.request, free, caps)
+            k = bisect_left(free_now, position[i], key=position.__getitem__)
+            if fits == (k < len(free_now) and free_now[k] == i):
+                continue
+            if not copied:
+                free_now = free_now.copy()
+                copied = True
+            if fits:
+                free_now.insert(k, i)
+            else:
+                del free_now[k]
         if times.heavy():
             times = times.compacted()
-        return BaseReady(self.candidates, self.request, times)
+        return BaseReady(self.candidates, self.request, times, free_now)
+
+
+def _share_free(
+    i: int, request: Request, free: tuple[list[int], list[int]], caps: tuple[list[int], list[int]]
+) -> bool:
+    """Whether node ``i`` has one share of ``request`` free (:class:`BaseReady`'s test)."""
+    cpus, mem, whole_mem, whole_node = request
+    need_cpus, need_mem = cpus, mem
+    if whole_node:
+        need_cpus = max(caps[0][i], cpus)
+        need_mem = max(caps[1][i], mem)
+    elif whole_mem:
+        need_mem = caps[1][i]
+    return free[0][i] >= need_cpus and free[1][i] >= need_mem
 
 
 def _base_time(
