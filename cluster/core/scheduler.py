@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from itertools import compress, islice, repeat
@@ -945,12 +945,7 @@ class _Pass:
         picked: list[int] = []
         if want or full:
             skip = (exc or frozenset()) | frozenset(req) if (exc or req) else None
-            # Every test below asks for ``need`` CPUs free first: the nodes without them
-            # (most of a busy partition for a large request) are passed over at C speed.
-            it = compress(
-                islice(usable, pos, None),
-                map(le, repeat(need), map(mc.__getitem__, islice(usable, pos, None))),
-            )
+            it = self._fitting(usable, pos, need, mem, whole)
             if whole:
                 # Nothing allocated on the node (an unusable or withheld node reads -1).
                 floor = max(mem, 0)
@@ -981,6 +976,24 @@ class _Pass:
             return chosen
         self._start(job, shape, prio=prio, chosen=chosen, backfill=False)
         return None
+
+    def _fitting(self, usable: list[int], pos: int, need: int, mem: int, whole: bool) -> Iterator[int]:
+        """The nodes of ``usable[pos:]`` in order, but for some that cannot hold one share
+        of the request (``need`` CPUs at least 1, ``mem``, ``whole``) now: those that had
+        it free before the pass as backfill keeps them (BaseReady.free_now: the pass only
+        takes resources), else the nodes with ``need`` CPUs free, found at C speed.  Each
+        is tested again by the caller."""
+        mc = self.main_cpus
+        if need >= 1:
+            request = (need, max(mem, 0), mem == WHOLE_MEM, whole)
+            base = self.held.base_ready(self.side, usable, request)
+            if base is not None and base.candidates is usable and base.free_now is not None:
+                # Those of usable[:pos] it lists have no CPU left now: tested, passed over.
+                return iter(base.free_now)
+        return compress(
+            islice(usable, pos, None),
+            map(le, repeat(need), map(mc.__getitem__, islice(usable, pos, None))),
+        )
 
     def _select(
         self, job: JobView, candidates: Sequence[int], count: int, proposal: tuple[int, ...], req: list[int]
