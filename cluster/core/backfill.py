@@ -65,6 +65,7 @@ class Timeline:
         "fitting",
         "free_cpus",
         "free_mem",
+        "free_now",
         "horizon",
         "indexes",
         "now",
@@ -115,6 +116,9 @@ class Timeline:
         # ``now``: releases before now not raised to it.
         self.base_ready: Callable[[Sequence[int], Request], BaseReady | None] | None = None
         self.dirty: set[int] = set()
+        # As base_ready, for the start-now searches (BaseReady.free_now): may answer None
+        # where base_ready would build the times (a cold pass: not worth a build alone).
+        self.free_now: Callable[[Sequence[int], Request], BaseReady | None] | None = None
         # Every node of an add_release, in order: an index looks again at those added since
         # it last did when it is next read (_plan_indexed), rather than every index at
         # every start (most indexes are read a few times a pass, or never again).
@@ -479,8 +483,8 @@ class Timeline:
             fits, lo, own = candidates, 0, False
         kept: list[int] = []  # the nodes of ``fits[lo:]`` walked that still have a share free
         now_ok: list[int] = []
-        if not own and self.base_ready is not None:
-            base = self.base_ready(candidates, (cpus, mem, whole_mem, whole_node))
+        if not own and self.free_now is not None:
+            base = self.free_now(candidates, (cpus, mem, whole_mem, whole_node))
             if base is not None and base.candidates is candidates and base.free_now is not None:
                 fits, lo, own = base.free_now.copy(), 0, True
         if own:

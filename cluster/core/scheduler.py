@@ -986,7 +986,7 @@ class _Pass:
         mc = self.main_cpus
         if need >= 1:
             request = (need, max(mem, 0), mem == WHOLE_MEM, whole)
-            base = self.held.base_ready(self.side, usable, request)
+            base = self.held.base_ready(self.side, usable, request, build=not self.held.fresh)
             if base is not None and base.candidates is usable and base.free_now is not None:
                 # Those of usable[:pos] it lists have no CPU left now: tested, passed over.
                 return iter(base.free_now)
@@ -1058,6 +1058,7 @@ class _Pass:
         timeline.borrow_releases(*self._releases())
         # Ready times kept from earlier passes, but on the nodes this pass started jobs on.
         timeline.base_ready = partial(self.held.base_ready, self.side)
+        timeline.free_now = partial(self.held.base_ready, self.side, build=not self.held.fresh)
         timeline.dirty = {i for start in self.starts for i in start.node_indices}
 
         limit = self.cfg.bf_max_job_start
@@ -1432,6 +1433,7 @@ class _Holdings:
     __slots__ = (
         "cap_cpus",
         "free",
+        "fresh",
         "ids",
         "limit_at",
         "limit_sorted",
@@ -1462,6 +1464,9 @@ class _Holdings:
         # Free arrays per node side (the live pass's and a start estimate's node orders
         # differ, their nodes do not): see free_arrays.
         self.free: dict[_NodeSide, tuple[list[int], ...]] = {}
+        # Built, not derived: a pass on these is a cold one, whose start-now searches do
+        # not build backfill's kept times for their free nodes alone (see Timeline.free_now).
+        self.fresh = True
         # Backfill's ready times against these holdings (BaseReady), by (id(candidates),
         # request), for one node side; and those of the holdings these were derived from,
         # with the nodes changed since, to patch rather than build.
@@ -1587,6 +1592,7 @@ class _Holdings:
         new.partitions = self.partitions  # the same limits (limits compared): same ends
         new.resolved = self.resolved
         new.free = {}
+        new.fresh = False
         new.used_cpus = self.used_cpus.copy()
         new.used_mem = self.used_mem.copy()
         marks = self.limit_at
@@ -1707,9 +1713,12 @@ class _Holdings:
         self.free[side] = arrays
         return arrays
 
-    def base_ready(self, side: _NodeSide, candidates: Sequence[int], request: Request) -> BaseReady | None:
+    def base_ready(
+        self, side: _NodeSide, candidates: Sequence[int], request: Request, *, build: bool = True
+    ) -> BaseReady | None:
         """Backfill's kept ready times of ``candidates`` for ``request`` (None when some
-        release is negative, or there are no release lists)."""
+        release is negative, or there are no release lists; without ``build``, None too
+        when there is nothing kept to patch them from)."""
         key = (id(candidates), *request)
         got = self.ready.get(key)
         if got is not None and got[0] is side and got[1].candidates is candidates:
@@ -1729,8 +1738,10 @@ class _Holdings:
             base = was[1].patched(was[2], **state)
         elif was is not None and was[1].candidates is candidates and origin and was[0] is origin[0]:
             base = was[1].patched(was[2] | origin[1], **state)
-        else:
+        elif build:
             base = BaseReady.build(candidates, request, **state)
+        else:
+            return None
         self.ready[key] = (side, base)
         return base
 
