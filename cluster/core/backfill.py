@@ -26,9 +26,10 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import compress, islice, repeat
+from operator import itemgetter, le
 
 INF = math.inf
 
@@ -64,12 +65,14 @@ class Timeline:
         "fitting",
         "free_cpus",
         "free_mem",
+        "free_now",
         "horizon",
         "indexes",
         "now",
         "owned",
         "releases",
         "reservations",
+        "started_on",
     )
 
     def __init__(
@@ -96,14 +99,15 @@ class Timeline:
         self.owned: set[int] | None = None
         # node index -> sorted [(start, end)] whole-node reservations of higher-priority jobs
         self.reservations: dict[int, list[tuple[float, float]]] = {}
-        # (id(candidates), request) -> (candidates, the candidates that still have one
-        # share of the request free now, in order).  The caller only ever takes resources
+        # (id(candidates), request) -> (candidates, a list whose items from the given
+        # position on are the candidates that still have one share of the request free
+        # now, in order).  The caller only ever takes resources
         # during a backfill pass (it starts jobs, none ends), so a node that lacks a share
         # once never has it again and no later start-now search of that request needs to
         # look at it: each search walks the nodes that fit, not the whole partition.
-        self.fitting: dict[tuple, tuple[Sequence[int], list[int]]] = {}
+        self.fitting: dict[tuple, tuple[Sequence[int], list[int], int]] = {}
         # (id(candidates), request) -> the candidates' ready times for that request: see
-        # _ReadyIndex.  Kept current by add_release and reserve.
+        # _ReadyIndex.  Kept current by reserve, and by _plan_indexed for add_release.
         self.indexes: dict[tuple, _ReadyIndex] = {}
         # Ready times kept from earlier passes (BaseReady), when the caller has them:
         # (candidates, request) -> the kept times of a state that differs from this
@@ -112,6 +116,13 @@ class Timeline:
         # ``now``: releases before now not raised to it.
         self.base_ready: Callable[[Sequence[int], Request], BaseReady | None] | None = None
         self.dirty: set[int] = set()
+        # As base_ready, for the start-now searches (BaseReady.free_now): may answer None
+        # where base_ready would build the times (a cold pass: not worth a build alone).
+        self.free_now: Callable[[Sequence[int], Request], BaseReady | None] | None = None
+        # Every node of an add_release, in order: an index looks again at those added since
+        # it last did when it is next read (_plan_indexed), rather than every index at
+        # every start (most indexes are read a few times a pass, or never again).
+        self.started_on: list[int] = []
 
     def add_release(self, node: int, end: float, cpus: int, mem: int) -> None:
         """A job started on ``node`` now, until ``end``: the caller has taken its resources
@@ -126,8 +137,7 @@ class Timeline:
                 self.owned.add(node)
             insort(events, (max(end, self.now), cpus, mem))
         self.dirty.add(node)
-        for index in self.indexes.values():
-            index.refresh(self, node)
+        self.started_on.append(node)
 
     def load_releases(self, releases: Iterable[tuple[int, float, int, int]]) -> None:
         """Bulk :meth:`add_release` of ``(node, end, cpus, mem)``: one sort per node."""
@@ -155,11 +165,18 @@ class Timeline:
 
     def reserve(self, nodes: Iterable[int], start: float, duration: float) -> None:
         nodes = list(nodes)
+        resv = self.reservations
+        first = list(dict.fromkeys(i for i in nodes if not resv.get(i)))  # reserved from now on
         for i in nodes:
-            insort(self.reservations.setdefault(i, []), (start, start + duration))
+            insort(resv.setdefault(i, []), (start, start + duration))
         for index in self.indexes.values():
+            members = index.members
+            times = index.times
             for i in nodes:
-                index.drop(i)
+                if i in members:
+                    times.drop(i)
+            if first:
+                index.reserved_nodes.extend(i for i in first if i in members)
 
     def _ready(self, i: int, cpus: int, mem: int) -> float:
         """Earliest time node ``i`` has ``cpus`` and ``mem`` free (ignoring reservations)."""
@@ -351,6 +368,11 @@ class Timeline:
                 index = self.indexes[key] = _ReadyIndex(
                     self, candidates, cpus=cpus, mem=mem, whole_mem=whole_mem, whole_node=whole_node
                 )
+        log = self.started_on
+        if index.seen != len(log):
+            for i in index.members.intersection(islice(log, index.seen, None)):
+                index.refresh(self, i)
+            index.seen = len(log)
         horizon = self.horizon
         # Only the reserved candidates are looked at job by job; the others' ready times
         # are read from the index in place, not copied (a partition's worth per job).
@@ -358,7 +380,7 @@ class Timeline:
         ends: list[float] = []
         reserved_ready: dict[int, float] = {}
         held = index.reserved
-        for i in index.reserved_members(self):
+        for i in index.reserved_nodes:
             ready = held.get(i)
             if ready is None:
                 ready = held[i] = self.ready_at(i, *self.needs(i, cpus, mem, whole_mem, whole_node))
@@ -366,10 +388,10 @@ class Timeline:
                 continue
             reserved_ready[i] = ready
             _starts_between(self.reservations[i], ready, duration, horizon, starts=extra, ends=ends)
-        pairs = index.sorted_ready
-        if len(pairs) + len(extra) < count:
+        times = index.times
+        if times.size + len(extra) < count:
             return None
-        starts: Iterable[float] = map(itemgetter(0), pairs)
+        starts: Iterable[float] = map(itemgetter(0), times.in_order())
         if extra:
             extra.sort()
             starts = heapq.merge(starts, extra)
@@ -382,7 +404,7 @@ class Timeline:
         start = max(start, self.now)
         if index.position is None:  # a candidate listed twice: walk them in order
             first = self._first_ready(
-                candidates, index.ready, reserved_ready, start=start, duration=duration, count=count
+                candidates, times.get, reserved_ready, start=start, duration=duration, count=count
             )
             return Plan(start, first)
         # The first ``count`` in preference order of the nodes free at ``start``: those
@@ -390,7 +412,7 @@ class Timeline:
         # ``count`` nodes as ``start`` is the count-th such time) and the reserved ones
         # clear at ``start``, rather than a walk of the candidates up to the last chosen.
         free = []
-        for ready, i in pairs:
+        for ready, i in times.in_order():
             if ready > start:
                 break
             free.append(i)
@@ -400,7 +422,7 @@ class Timeline:
     def _first_ready(
         self,
         candidates: Sequence[int],
-        ready: Mapping[int, float],
+        get: Callable[[int], float | None],
         reserved_ready: Mapping[int, float],
         *,
         start: float,
@@ -408,10 +430,9 @@ class Timeline:
         count: int,
     ) -> tuple[int, ...]:
         """:meth:`_first_free` over the two parts of ``_plan_indexed``'s ready times:
-        ``ready`` of nodes reserved for nobody (free at ``start`` once ready by then),
+        ``get`` of nodes reserved for nobody (free at ``start`` once ready by then),
         ``reserved_ready`` of the reserved ones (their reservations checked too)."""
         first: list[int] = []
-        get = ready.get
         for i in candidates:
             r = get(i)
             if r is None:
@@ -455,10 +476,25 @@ class Timeline:
         stop_at = count if not required and not all_now else 0
         key = (id(candidates), cpus, mem, whole_mem, whole_node)
         entry = self.fitting.get(key)
-        fits = entry[1] if entry is not None and entry[0] is candidates else candidates
-        kept: list[int] = []  # the nodes of ``fits`` that still have a share free
+        if entry is not None and entry[0] is candidates:
+            _, fits, lo = entry
+            own = True
+        else:
+            fits, lo, own = candidates, 0, False
+        kept: list[int] = []  # the nodes of ``fits[lo:]`` walked that still have a share free
         now_ok: list[int] = []
-        for k, i in enumerate(fits):
+        if not own and self.free_now is not None:
+            base = self.free_now(candidates, (cpus, mem, whole_mem, whole_node))
+            if base is not None and base.candidates is candidates and base.free_now is not None:
+                fits, lo, own = base.free_now.copy(), 0, True
+        if own:
+            walk: Iterator[int] = islice(fits, lo, None)
+        else:
+            # The first search of the request: a node without ``cpus`` free (every share
+            # needs that many) never fits, so the partition's busy nodes are passed over
+            # at C speed, here and for the rest of the pass.
+            walk = compress(candidates, map(le, repeat(cpus), map(fc.__getitem__, candidates)))
+        for k, i in enumerate(walk, lo):
             need_mem = cap[i] if whole_mem else mem
             if capc is not None:
                 need_cpus = max(capc[i], cpus)
@@ -473,10 +509,21 @@ class Timeline:
                 continue
             now_ok.append(i)
             if len(now_ok) == stop_at:
-                kept.extend(fits[k + 1 :])
-                self.fitting[key] = (candidates, kept)
+                if own:
+                    # The walked nodes that still fit moved up against the rest, in place:
+                    # no copy of the (partition-long) rest per search.
+                    lo = k + 1 - len(kept)
+                    fits[lo : k + 1] = kept
+                    self.fitting[key] = (candidates, fits, lo)
+                else:
+                    position = _places(candidates)[1]
+                    if position is None:  # a candidate listed twice: the rest filtered
+                        kept.extend(walk)
+                    else:  # the rest copied, at C speed too, the busy nodes left in
+                        kept.extend(candidates[position[i] + 1 :])
+                    self.fitting[key] = (candidates, kept, 0)
                 return Plan(now, tuple(now_ok), immediate=True)
-        self.fitting[key] = (candidates, kept)
+        self.fitting[key] = (candidates, kept, 0)
         if len(now_ok) >= count and set(required).issubset(now_ok):
             if all_now:
                 return Plan(now, tuple(now_ok), immediate=True)
@@ -617,12 +664,148 @@ def _places(candidates: Sequence[int]) -> tuple[frozenset[int], dict[int, int] |
     return members, position
 
 
+_ABSENT = object()
+
+
+class _Times:
+    """Node -> time, and the ``(time, node)`` pairs in order, for the nodes at or before
+    ``horizon``: a sorted ``root`` (with ``root_at``, node -> its time there), shared and
+    never changed, under an overlay of the nodes whose time changed since (``over``: node
+    -> new time, or None when it has none) whose pairs are in ``extra``.  A change costs
+    a bisection into the overlay, not a shift of a list of all the candidates (as many
+    as a partition's nodes, thousands of times a pass); a root pair whose node is in the
+    overlay is passed over when read.  Only the overlay is copied to derive another."""
+
+    __slots__ = ("cut", "extra", "horizon", "lo", "over", "root", "root_at", "size")
+
+    def __init__(
+        self, root: list[tuple[float, int]], root_at: dict[int, float], horizon: float = INF
+    ) -> None:
+        self.root = root
+        self.root_at = root_at
+        self.horizon = horizon
+        # root[:cut] are the pairs at or before the horizon; root[:lo] are all overlaid.
+        self.cut = len(root) if horizon == INF else bisect_right(root, (horizon, INF))
+        self.lo = 0
+        self.over: dict[int, float | None] = {}
+        self.extra: list[tuple[float, int]] = []
+        self.size = self.cut  # how many nodes have a time
+
+    def derive(self, horizon: float) -> _Times:
+        """A copy to change, of the times at or before ``horizon`` (at most this one's)."""
+        new = object.__new__(_Times)
+        new.root = root = self.root
+        new.root_at = root_at = self.root_at
+        new.horizon = horizon
+        new.cut = cut = bisect_right(root, (horizon, INF), 0, self.cut)
+        new.lo = min(self.lo, cut)
+        new.over = over = {i: t if t is not None and t <= horizon else None for i, t in self.over.items()}
+        new.extra = extra = self.extra[: bisect_right(self.extra, (horizon, INF))]
+        hidden = 0
+        for i in over:
+            t = root_at.get(i)
+            if t is not None and t <= horizon:
+                hidden += 1
+        new.size = cut - hidden + len(extra)
+        return new
+
+    def get(self, i: int) -> float | None:
+        t = self.over.get(i, _ABSENT)
+        if t is _ABSENT:
+            t = self.root_at.get(i)
+            if t is not None and t > self.horizon:
+                return None
+        return t  # type: ignore[return-value]
+
+    def set(self, i: int, t: float | None) -> None:
+        """Node ``i``'s time is now ``t`` (None: it has none; a time past the horizon
+        counts as none)."""
+        if t is not None and t > self.horizon:
+            t = None
+        over = self.over
+        old = over.get(i, _ABSENT)
+        if old is _ABSENT:
+            r = self.root_at.get(i)
+            if r is not None and r <= self.horizon:
+                self.size -= 1
+            elif t is None:
+                return  # had none, has none
+        elif old is not None:
+            if old == t:
+                return
+            extra = self.extra
+            del extra[bisect_left(extra, (old, i))]
+            self.size -= 1
+        over[i] = t
+        if t is not None:
+            insort(self.extra, (t, i))
+            self.size += 1
+
+    def drop(self, i: int) -> None:
+        """:meth:`set` to None."""
+        over = self.over
+        old = over.get(i, _ABSENT)
+        if old is None:
+            return
+        if old is _ABSENT:
+            r = self.root_at.get(i)
+            if r is None or r > self.horizon:
+                return
+        else:
+            extra = self.extra
+            del extra[bisect_left(extra, (old, i))]
+        self.size -= 1
+        over[i] = None
+
+    def in_order(self) -> Iterator[tuple[float, int]]:
+        """The ``(time, node)`` pairs, sorted, read lazily."""
+        root = self.root
+        over = self.over
+        lo, cut = self.lo, self.cut
+        while lo < cut and root[lo][1] in over:
+            lo += 1  # a root pair overlaid stays so: never looked at again
+        self.lo = lo
+        if not over:
+            return islice(root, lo, cut)
+        return _merged(islice(root, lo, cut), over, self.extra)
+
+    def compacted(self) -> _Times:
+        """The same times with the overlay merged into a new root."""
+        over = self.over
+        pairs = [p for p in islice(self.root, self.lo, self.cut) if p[1] not in over]
+        pairs.extend(self.extra)
+        pairs.sort()  # two sorted runs: a merge
+        return _Times(pairs, {i: t for t, i in pairs}, self.horizon)
+
+    def heavy(self) -> bool:
+        """Whether the overlay is worth merging (reading past it costs more than a merge)."""
+        return len(self.over) > 16 + self.cut // 16
+
+
+def _merged(
+    root: Iterator[tuple[float, int]], over: Mapping[int, float | None], extra: list[tuple[float, int]]
+) -> Iterator[tuple[float, int]]:
+    """The pairs of ``root`` whose node is not in ``over``, merged with ``extra``."""
+    j = 0
+    n = len(extra)
+    for p in root:
+        if p[1] in over:
+            continue
+        while j < n and extra[j] < p:
+            yield extra[j]
+            j += 1
+        yield p
+    yield from islice(extra, j, None)
+
+
 class _ReadyIndex:
     """One candidate list's ready times for one request (CPUs, memory, whole node/memory):
     for each candidate reserved for nobody, when it first has the share free (within the
-    window), and those times sorted.  A node leaves it for good once reserved (its
-    reservations are looked at job by job) and is looked at again when a start changes
-    what it has free (:meth:`Timeline.add_release`)."""
+    window), and those times sorted (``times``).  A node leaves it for good once reserved
+    (its reservations are looked at job by job: ``reserved_nodes``, the reserved
+    candidates in the order they were first reserved) and is looked at again, when the
+    index is next read, after a start changed what it has free (:meth:`Timeline.add_release`,
+    ``seen``)."""
 
     __slots__ = (
         "candidates",
@@ -630,9 +813,10 @@ class _ReadyIndex:
         "mem",
         "members",
         "position",
-        "ready",
         "reserved",
-        "sorted_ready",
+        "reserved_nodes",
+        "seen",
+        "times",
         "whole_mem",
         "whole_node",
     )
@@ -653,13 +837,15 @@ class _ReadyIndex:
         self.whole_mem = whole_mem
         self.whole_node = whole_node
         self.members, self.position = _places(candidates)
-        self.ready: dict[int, float] = {}
         # The reserved candidates' ready times as last asked for (what ready_at reads of a
         # node changes only with an add_release on it, which forgets its entry).
         self.reserved: dict[int, float] = {}
+        self.seen = len(line.started_on)  # of the timeline's add_release nodes, looked at
+        members = self.members
+        self.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
         # line.ready_at(i, *line.needs(i, ...)) for every candidate, inlined: an index
         # covers a whole partition, and is built once per request shape per pass.
-        ready_of = self.ready
+        ready_of: dict[int, float] = {}
         now = line.now
         horizon = line.horizon
         resv = line.reservations
@@ -696,7 +882,7 @@ class _ReadyIndex:
                         ready_of[i] = end
                     break
         # (ready time, node), sorted: the times in order, and which nodes are ready by when.
-        self.sorted_ready = sorted([(ready, i) for i, ready in ready_of.items()])
+        self.times = _Times(sorted([(ready, i) for i, ready in ready_of.items()]), ready_of, horizon)
 
     @classmethod
     def from_base(cls, line: Timeline, base: BaseReady) -> _ReadyIndex:
@@ -710,48 +896,27 @@ class _ReadyIndex:
         index.cpus, index.mem, index.whole_mem, index.whole_node = base.request
         index.members, index.position = _places(candidates)
         index.reserved = {}
-        ready = index.ready = dict(base.ready)
-        pairs = base.sorted_ready
-        horizon = line.horizon
-        cut = bisect_right(pairs, (horizon, INF))
-        for _, i in pairs[cut:]:
-            del ready[i]
-        pairs = index.sorted_ready = pairs[:cut]
+        index.seen = len(line.started_on)
         members = index.members
-        again = {i for i in line.dirty if i in members}
-        again.update(i for i, rl in line.reservations.items() if rl and i in members)
+        index.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
+        times = index.times = base.times.derive(line.horizon)
         needs = line.needs
-        for i in again:
-            old = ready.pop(i, None)
-            if old is not None:
-                del pairs[bisect_left(pairs, (old, i))]
+        request = base.request
+        for i in {i for i in line.dirty if i in members}.union(index.reserved_nodes):
             if line.reservations.get(i):
+                times.drop(i)
                 continue
-            r = line.ready_at(i, *needs(i, index.cpus, index.mem, index.whole_mem, index.whole_node))
-            if r <= horizon:
-                ready[i] = r
-                insort(pairs, (r, i))
+            times.set(i, line.ready_at(i, *needs(i, *request)))
         return index
 
-    def reserved_members(self, line: Timeline) -> list[int]:
-        return [i for i, rl in line.reservations.items() if rl and i in self.members]
-
-    def drop(self, i: int) -> None:
-        old = self.ready.pop(i, None)
-        if old is not None:
-            del self.sorted_ready[bisect_left(self.sorted_ready, (old, i))]
-
     def refresh(self, line: Timeline, i: int) -> None:
-        if i not in self.members:
-            return
+        """Look again at candidate ``i``, after a start on it."""
         if line.reservations.get(i):
             self.reserved.pop(i, None)
             return
-        self.drop(i)
-        ready = line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))
-        if ready <= line.horizon:
-            self.ready[i] = ready
-            insort(self.sorted_ready, (ready, i))
+        self.times.set(
+            i, line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))
+        )
 
 
 class BaseReady:
@@ -759,26 +924,26 @@ class BaseReady:
     whole_node)`` against the holding jobs alone (free resources and release lists before
     any start of a pass, releases not raised to a pass's now), for the pass core to keep
     between passes: node -> -INF when the share is free, else the end of the release that
-    frees it (nodes it never frees left out), and ``(time, node)`` sorted.
+    frees it (nodes it never frees left out), and ``(time, node)`` sorted (``times``).
 
     A pass's ready time of such a node is ``max(now, kept)``: releases before now are
     raised to now, and when the share frees within them it frees at now; otherwise at the
     same release as before, all of them freeing CPUs and memory (none negative: the
-    caller's to check).  Never changed once built (shared by passes)."""
+    caller's to check).  ``free_now``: the candidates with the share free, in
+    their order (None when a candidate is listed twice): no node outside it has the share
+    free in a pass on these holdings, whose starts only take resources, so a pass's first
+    start-now search of the request walks a copy of it, not the whole candidate list.
+    Never changed once built (shared by passes)."""
 
-    __slots__ = ("candidates", "ready", "request", "sorted_ready")
+    __slots__ = ("candidates", "free_now", "request", "times")
 
     def __init__(
-        self,
-        candidates: Sequence[int],
-        request: Request,
-        ready: dict[int, float],
-        sorted_ready: list[tuple[float, int]],
+        self, candidates: Sequence[int], request: Request, times: _Times, free_now: list[int] | None
     ) -> None:
         self.candidates = candidates
         self.request = request
-        self.ready = ready
-        self.sorted_ready = sorted_ready
+        self.times = times
+        self.free_now = free_now
 
     @classmethod
     def build(
@@ -792,6 +957,7 @@ class BaseReady:
     ) -> BaseReady:
         # _base_time for every candidate, inline: a whole partition, on a cold pass.
         ready: dict[int, float] = {}
+        free_now: list[int] = []
         cpus, mem, whole_mem, whole_node = request
         cap_cpus, cap_mem = caps
         fc, fm = free
@@ -806,6 +972,7 @@ class BaseReady:
             free_m = fm[i]
             if free_c >= need_cpus and free_m >= need_mem:
                 ready[i] = -INF
+                free_now.append(i)
                 continue
             rel = releases.get(i)
             if rel is None:
@@ -816,7 +983,8 @@ class BaseReady:
                 if free_c >= need_cpus and free_m >= need_mem:
                     ready[i] = end
                     break
-        return cls(candidates, request, ready, sorted([(t, i) for i, t in ready.items()]))
+        times = _Times(sorted([(t, i) for i, t in ready.items()]), ready)
+        return cls(candidates, request, times, free_now if _places(candidates)[1] is not None else None)
 
     def patched(
         self,
@@ -827,20 +995,47 @@ class BaseReady:
         releases: Mapping[int, list[tuple[float, int, int]]],
     ) -> BaseReady:
         """These times with those of ``nodes`` (the ones whose holdings changed) anew."""
-        members = _places(self.candidates)[0]
-        ready = dict(self.ready)
-        pairs = self.sorted_ready.copy()
+        members, position = _places(self.candidates)
+        times = self.times.derive(INF)
+        free_now = self.free_now
+        copied = False
         for i in nodes:
             if i not in members:
                 continue
-            old = ready.pop(i, None)
-            if old is not None:
-                del pairs[bisect_left(pairs, (old, i))]
             t = _base_time(i, self.request, free, caps, releases)
-            if t != INF:
-                ready[i] = t
-                insort(pairs, (t, i))
-        return BaseReady(self.candidates, self.request, ready, pairs)
+            times.set(i, t if t != INF else None)
+            if free_now is None:
+                continue
+            assert position is not None
+            # Not the time: -INF too when a COMPLETING job's release frees the share.
+            fits = _share_free(i, self.request, free, caps)
+            k = bisect_left(free_now, position[i], key=position.__getitem__)
+            if fits == (k < len(free_now) and free_now[k] == i):
+                continue
+            if not copied:
+                free_now = free_now.copy()
+                copied = True
+            if fits:
+                free_now.insert(k, i)
+            else:
+                del free_now[k]
+        if times.heavy():
+            times = times.compacted()
+        return BaseReady(self.candidates, self.request, times, free_now)
+
+
+def _share_free(
+    i: int, request: Request, free: tuple[list[int], list[int]], caps: tuple[list[int], list[int]]
+) -> bool:
+    """Whether node ``i`` has one share of ``request`` free (:class:`BaseReady`'s test)."""
+    cpus, mem, whole_mem, whole_node = request
+    need_cpus, need_mem = cpus, mem
+    if whole_node:
+        need_cpus = max(caps[0][i], cpus)
+        need_mem = max(caps[1][i], mem)
+    elif whole_mem:
+        need_mem = caps[1][i]
+    return free[0][i] >= need_cpus and free[1][i] >= need_mem
 
 
 def _base_time(

@@ -69,11 +69,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from itertools import compress, islice
-from operator import is_not
+from itertools import compress, islice, repeat
+from operator import is_not, le
 
 from cluster.core import constraints, dependencies
 from cluster.core.backfill import INF, BaseReady, Request, Timeline
@@ -903,11 +903,13 @@ class _Pass:
         part.blocked = True
         mc = self.main_cpus
         mm = self.main_mem
-        for i in part.members:
-            if i in spare:
-                continue
-            mc[i] = -1
-            mm[i] = -1
+        kept = [(i, mc[i], mm[i]) for i in spare if i in part.members]
+        # Slice by slice (a partition is mostly a few runs of indexes), not node by node.
+        for a, b in self.side.spans(part.view):
+            mc[a:b] = mm[a:b] = [-1] * (b - a)
+        for i, c, m in kept:
+            mc[i] = c
+            mm[i] = m
 
     # -- main scheduler ------------------------------------------------------------------
 
@@ -943,7 +945,7 @@ class _Pass:
         picked: list[int] = []
         if want or full:
             skip = (exc or frozenset()) | frozenset(req) if (exc or req) else None
-            it = islice(usable, pos, None)
+            it = self._fitting(usable, pos, need, mem, whole)
             if whole:
                 # Nothing allocated on the node (an unusable or withheld node reads -1).
                 floor = max(mem, 0)
@@ -974,6 +976,24 @@ class _Pass:
             return chosen
         self._start(job, shape, prio=prio, chosen=chosen, backfill=False)
         return None
+
+    def _fitting(self, usable: list[int], pos: int, need: int, mem: int, whole: bool) -> Iterator[int]:
+        """The nodes of ``usable[pos:]`` in order, but for some that cannot hold one share
+        of the request (``need`` CPUs at least 1, ``mem``, ``whole``) now: those that had
+        it free before the pass as backfill keeps them (BaseReady.free_now: the pass only
+        takes resources), else the nodes with ``need`` CPUs free, found at C speed.  Each
+        is tested again by the caller."""
+        mc = self.main_cpus
+        if need >= 1:
+            request = (need, max(mem, 0), mem == WHOLE_MEM, whole)
+            base = self.held.base_ready(self.side, usable, request, build=not self.held.fresh)
+            if base is not None and base.candidates is usable and base.free_now is not None:
+                # Those of usable[:pos] it lists have no CPU left now: tested, passed over.
+                return iter(base.free_now)
+        return compress(
+            islice(usable, pos, None),
+            map(le, repeat(need), map(mc.__getitem__, islice(usable, pos, None))),
+        )
 
     def _select(
         self, job: JobView, candidates: Sequence[int], count: int, proposal: tuple[int, ...], req: list[int]
@@ -1038,6 +1058,7 @@ class _Pass:
         timeline.borrow_releases(*self._releases())
         # Ready times kept from earlier passes, but on the nodes this pass started jobs on.
         timeline.base_ready = partial(self.held.base_ready, self.side)
+        timeline.free_now = partial(self.held.base_ready, self.side, build=not self.held.fresh)
         timeline.dirty = {i for start in self.starts for i in start.node_indices}
 
         limit = self.cfg.bf_max_job_start
@@ -1138,6 +1159,7 @@ class _NodeSide:
         "nodes",
         "orders",
         "parts",
+        "spans_of",
         "usable",
     )
 
@@ -1171,6 +1193,7 @@ class _NodeSide:
         # per side (free arrays, backfill's ready times) is patched on those nodes.
         self.came_from: tuple[_NodeSide, frozenset[int]] | None = None
         self.parts: dict[str, tuple[PartitionView, frozenset[int]]] = {}
+        self.spans_of: dict[str, tuple[PartitionView, list[tuple[int, int]]]] = {}
         self.orders: dict[tuple[str, str], tuple[PartitionView, _Order | None]] = {}
 
     def updated(self, nodes: tuple[NodeView, ...]) -> _NodeSide | None:
@@ -1192,6 +1215,7 @@ class _NodeSide:
         side.alloc = self.alloc.copy()
         side.names = self.names
         side.parts = self.parts.copy()
+        side.spans_of = self.spans_of  # the members' runs: the same for the same size
         moved: set[int] = set()  # nodes whose place in an order or whose size changed
         base_ok = _BASE_USABLE
         for k in changed:
@@ -1240,6 +1264,20 @@ class _NodeSide:
         members = self._members(view)
         self.parts[view.name] = (view, members)
         return members
+
+    def spans(self, view: PartitionView) -> list[tuple[int, int]]:
+        """The partition's existing node indices as runs ``[a, b)``, in order."""
+        got = self.spans_of.get(view.name)
+        if got is not None and (got[0] is view or got[0].node_indices == view.node_indices):
+            return got[1]
+        spans: list[tuple[int, int]] = []
+        for i in sorted(self.members(view)):
+            if spans and spans[-1][1] == i:
+                spans[-1] = (spans[-1][0], i + 1)
+            else:
+                spans.append((i, i + 1))
+        self.spans_of[view.name] = (view, spans)
+        return spans
 
     def index_of(self) -> dict[str, int]:
         names = self.names
@@ -1309,6 +1347,71 @@ _RUNNING = JobState.RUNNING.value
 _COMPLETING = JobState.COMPLETING.value
 
 Releases = dict[int, list[tuple[float, int, int]]]
+Mark = tuple[float, int, tuple[int, ...]]  # (expected end, job id, nodes)
+
+
+class _Marks:
+    """The RUNNING holding jobs' marks, sorted: a root list shared by the holdings derived
+    from one another, under an overlay of their own (marks added, root marks gone) merged
+    into a new root once it passes a sixteenth of it.  Deriving copies the overlay, not
+    62,000 marks, and a job started or ended is a bisection into the overlay, not a shift
+    of the whole list.  Never changed once a pass may read it but while being derived."""
+
+    __slots__ = ("added", "gone", "root")
+
+    def __init__(self, root: list[Mark]) -> None:
+        self.root = root
+        self.added: list[Mark] = []
+        self.gone: dict[Mark, int] = {}  # root mark -> how many of its copies are gone
+
+    def derived(self) -> _Marks:
+        new = object.__new__(_Marks)
+        if len(self.added) + len(self.gone) > 16 + len(self.root) // 16:
+            root = self._visible(self.root)
+            root += self.added
+            root.sort()  # two sorted runs: a merge
+            new.root, new.added, new.gone = root, [], {}
+        else:
+            new.root, new.added, new.gone = self.root, self.added.copy(), self.gone.copy()
+        return new
+
+    def add(self, mark: Mark) -> None:
+        insort(self.added, mark)
+
+    def remove(self, mark: Mark) -> bool:
+        """Take one copy of ``mark`` away; False when there is none."""
+        added = self.added
+        k = bisect_left(added, mark)
+        if k < len(added) and added[k] == mark:
+            del added[k]
+            return True
+        root = self.root
+        copies = bisect_right(root, mark) - bisect_left(root, mark)
+        gone = self.gone.get(mark, 0)
+        if copies <= gone:
+            return False
+        self.gone[mark] = gone + 1
+        return True
+
+    def before(self, bound: tuple) -> list[Mark]:
+        """The marks below ``bound``, in no particular order."""
+        root = self.root
+        out = self._visible(root[: bisect_left(root, bound)])
+        added = self.added
+        out += added[: bisect_left(added, bound)]
+        return out
+
+    def _visible(self, marks: list[Mark]) -> list[Mark]:
+        if not self.gone:
+            return marks.copy() if marks is self.root else marks
+        skip = self.gone.copy()
+        out = []
+        for mark in marks:
+            if skip.get(mark):
+                skip[mark] -= 1
+                continue
+            out.append(mark)
+        return out
 
 
 class _Holdings:
@@ -1324,11 +1427,13 @@ class _Holdings:
     time); never for paused jobs and those without a start or a limit; now for COMPLETING
     jobs and those past their limit.  The limit is resolved once per (partition, own
     limit).  Nothing here changes once built but what is filled on first need (``lists``,
-    ``free``, ``ready``; ``limit_at`` sorted once), each entry set whole."""
+    ``free``, ``ready``; ``limit_at`` sorted once, into :class:`_Marks`), each entry set
+    whole."""
 
     __slots__ = (
         "cap_cpus",
         "free",
+        "fresh",
         "ids",
         "limit_at",
         "limit_sorted",
@@ -1359,6 +1464,9 @@ class _Holdings:
         # Free arrays per node side (the live pass's and a start estimate's node orders
         # differ, their nodes do not): see free_arrays.
         self.free: dict[_NodeSide, tuple[list[int], ...]] = {}
+        # Built, not derived: a pass on these is a cold one, whose start-now searches do
+        # not build backfill's kept times for their free nodes alone (see Timeline.free_now).
+        self.fresh = True
         # Backfill's ready times against these holdings (BaseReady), by (id(candidates),
         # request), for one node side; and those of the holdings these were derived from,
         # with the nodes changed since, to patch rather than build.
@@ -1484,9 +1592,11 @@ class _Holdings:
         new.partitions = self.partitions  # the same limits (limits compared): same ends
         new.resolved = self.resolved
         new.free = {}
+        new.fresh = False
         new.used_cpus = self.used_cpus.copy()
         new.used_mem = self.used_mem.copy()
-        new.limit_at = self.limit_at.copy() if self.limit_sorted else sorted(self.limit_at)
+        marks = self.limit_at
+        new.limit_at = marks.derived() if isinstance(marks, _Marks) else _Marks(sorted(marks))
         new.limit_sorted = True
         new.looked = True
         new.others = self.others.copy()
@@ -1524,10 +1634,17 @@ class _Holdings:
         at = job.node_indices
         if end != INF:
             entry = (end, job.job_id, at)
-            marks = self.limit_at if job.state == _RUNNING and end != _ENDING else self.others
-            if sign > 0:
-                insort(marks, entry)
+            if job.state == _RUNNING and end != _ENDING:
+                limit_at = self.limit_at
+                assert isinstance(limit_at, _Marks)  # derived holdings have them sorted
+                if sign > 0:
+                    limit_at.add(entry)
+                elif not limit_at.remove(entry):
+                    return False
+            elif sign > 0:
+                insort(self.others, entry)
             else:
+                marks = self.others
                 k = bisect_left(marks, entry)
                 if k == len(marks) or marks[k] != entry:
                     return False
@@ -1596,9 +1713,12 @@ class _Holdings:
         self.free[side] = arrays
         return arrays
 
-    def base_ready(self, side: _NodeSide, candidates: Sequence[int], request: Request) -> BaseReady | None:
+    def base_ready(
+        self, side: _NodeSide, candidates: Sequence[int], request: Request, *, build: bool = True
+    ) -> BaseReady | None:
         """Backfill's kept ready times of ``candidates`` for ``request`` (None when some
-        release is negative, or there are no release lists)."""
+        release is negative, or there are no release lists; without ``build``, None too
+        when there is nothing kept to patch them from)."""
         key = (id(candidates), *request)
         got = self.ready.get(key)
         if got is not None and got[0] is side and got[1].candidates is candidates:
@@ -1618,8 +1738,10 @@ class _Holdings:
             base = was[1].patched(was[2], **state)
         elif was is not None and was[1].candidates is candidates and origin and was[0] is origin[0]:
             base = was[1].patched(was[2] | origin[1], **state)
-        else:
+        elif build:
             base = BaseReady.build(candidates, request, **state)
+        else:
+            return None
         self.ready[key] = (side, base)
         return base
 
@@ -1634,11 +1756,12 @@ class _Holdings:
             if self.looked:
                 # A second pass on these: sorted once, for it and the next ones (the list
                 # replaced before the flag: a pass on another thread reads either).
-                self.limit_at = sorted(self.limit_at)
+                self.limit_at = _Marks(sorted(self.limit_at))
                 self.limit_sorted = True
             self.looked = True
-        if self.limit_sorted:
-            due = [j for _, j, _ in self.limit_at[: bisect_right(self.limit_at, (now, INF))]]
+        limit_at = self.limit_at
+        if isinstance(limit_at, _Marks):
+            due = [j for _, j, _ in limit_at.before((now, INF))]
         else:
             due = [j for end, j, _ in self.limit_at if end <= now]
         return tuple(Timeout(j) for j in sorted(due))
@@ -1671,10 +1794,11 @@ class _Holdings:
         # raised, and sorted again.
         before = (now,)  # below every (now, job id, nodes)
         past = self.others[: bisect_left(self.others, before)]
-        if self.limit_sorted:
-            past += self.limit_at[: bisect_left(self.limit_at, before)]
+        limit_at = self.limit_at
+        if isinstance(limit_at, _Marks):
+            past += limit_at.before(before)
         else:
-            past += [entry for entry in self.limit_at if entry[0] < now]
+            past += [entry for entry in limit_at if entry[0] < now]
         raised = {i for _, _, at in past for i in at if i in table}
         for i in raised:
             out[i] = sorted([(end if end > now else now, c, m) for end, c, m in table[i]])
