@@ -203,26 +203,26 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
                 i += 1
             return out
 
-        def _optional_value_option(self, word: str):
-            """The action of ``word`` if it is a long option whose value is optional, alone."""
-            if not word.startswith("--") or "=" in word:
-                return None
-            action = self._option_string_actions.get(word)
-            if action is None:
-                found = {id(t[0]): t[0] for t in super()._get_option_tuples(word)}
-                action = next(iter(found.values())) if len(found) == 1 else None
-            if action is None or action.nargs != "?" or not isinstance(action.const, str):
-                return None
-            return action
-
-        def _value_option(self, word: str):
-            """The action of ``word`` if it is an option that takes one value, given apart."""
+        def _action_of(self, word: str):
+            """The action a word given alone names (``-x``, ``--name`` or a prefix of one)."""
             if not word.startswith("-") or "=" in word or word == "-":
                 return None
             action = self._option_string_actions.get(word)
             if action is None and word.startswith("--"):
                 found = {id(t[0]): t[0] for t in super()._get_option_tuples(word)}
                 action = next(iter(found.values())) if len(found) == 1 else None
+            return action
+
+        def _optional_value_option(self, word: str):
+            """The action of ``word`` if it is a long option whose value is optional, alone."""
+            action = self._action_of(word) if word.startswith("--") else None
+            if action is None or action.nargs != "?" or not isinstance(action.const, str):
+                return None
+            return action
+
+        def _value_option(self, word: str):
+            """The action of ``word`` if it is an option that takes one value, given apart."""
+            action = self._action_of(word)
             if action is None or action.nargs is not None:
                 return None
             return action if isinstance(action, argparse._StoreAction | argparse._AppendAction) else None
@@ -244,8 +244,9 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
             if bad_int and int_words:
                 flags = bad_int.group(1).split("/")
                 flag = next((f for f in flags if f.startswith("--")), flags[-1])
-                value = bad_int.group(2)
-                sys.stderr.write(f'{self.prog}: error: Invalid numeric value "{value}" for {flag}.\n')
+                from cli.job_option_checks import numeric_value  # noqa: PLC0415
+
+                sys.stderr.write(f"{self.prog}: error: {numeric_value(bad_int.group(2), flag)}\n")
                 raise SystemExit(1)
             if message.startswith("unrecognized arguments:"):
                 first = message.split(":", 1)[1].split(maxsplit=1)[0]

@@ -8,13 +8,14 @@ The controller checks every field again: this only gives the refusal Slurm's wor
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 # parse_int(name, arg, positive=true): the value must be a whole number above zero.
 POSITIVE_INTS = (
     ("ntasks", "--ntasks"),
     ("cpus_per_task", "--cpus-per-task"),
     ("ntasks_per_node", "--ntasks-per-node"),
 )
-INT_FLAGS = dict(POSITIVE_INTS)
 
 
 def _is_count(text: str) -> bool:
@@ -42,46 +43,45 @@ def _node_count(text: str) -> str | None:
     return None
 
 
-def _time(text: str, flag: str) -> str | None:
-    from slurmwords.durations import parse_time_limit  # noqa: PLC0415 - only when given
-
-    try:
-        parse_time_limit(text)
-    except ValueError:
-        return f"Invalid {flag} specification"
-    return None
-
-
-def _memory(text: str, flag: str) -> str | None:
-    from slurmwords.memory import parse_memory_mb  # noqa: PLC0415
-
-    try:
-        parse_memory_mb(text)
-    except ValueError:
-        return f"Invalid {flag} specification"
-    return None
+# Options whose refusal is "Invalid <flag> specification".
+TEXT_OPTIONS = (
+    ("time", "--time"),
+    ("time_min", "--time-min"),
+    ("mem", "--mem"),
+    ("mem_per_cpu", "--mem-per-cpu"),
+    ("begin", "--begin"),
+    ("signal", "--signal"),
+)
 
 
-def _begin(text: str) -> str | None:
-    from datetime import datetime  # noqa: PLC0415
+def _parser(dest: str) -> Callable[[str], object]:
+    """The controller's own parser of an option, imported only when it is given (the
+    submission's start-up budget: begin_time and job_options import ``re``)."""
+    if dest in ("time", "time_min"):
+        from slurmwords.durations import parse_time_limit  # noqa: PLC0415
 
-    from slurmwords.begin_time import parse_begin_time  # noqa: PLC0415
+        return parse_time_limit
+    if dest in ("mem", "mem_per_cpu"):
+        from slurmwords.memory import parse_memory_mb  # noqa: PLC0415
 
-    try:
-        parse_begin_time(text, datetime.now().astimezone())
-    except ValueError:
-        return "Invalid --begin specification"
-    return None
+        return parse_memory_mb
+    if dest == "begin":
+        from datetime import datetime  # noqa: PLC0415
 
+        from slurmwords.begin_time import parse_begin_time  # noqa: PLC0415
 
-def _signal(text: str) -> str | None:
+        return lambda text: parse_begin_time(text, datetime.now().astimezone())
     from slurmwords.job_options import parse_signal  # noqa: PLC0415
 
+    return parse_signal
+
+
+def _parses(dest: str, text: str) -> bool:
     try:
-        parse_signal(text)
+        _parser(dest)(text)
     except ValueError:
-        return "Invalid --signal specification"
-    return None
+        return False
+    return True
 
 
 def settle_exclusive(opts: dict) -> str | None:
@@ -114,14 +114,7 @@ def first_problem(opts: dict) -> str | None:
         value = opts.get(dest)
         if isinstance(value, int) and value <= 0:
             return numeric_value(value, flag)
-    for dest, flag in (("time", "--time"), ("time_min", "--time-min")):
-        if isinstance(text := opts.get(dest), str) and (problem := _time(text, flag)):
-            return problem
-    for dest, flag in (("mem", "--mem"), ("mem_per_cpu", "--mem-per-cpu")):
-        if isinstance(text := opts.get(dest), str) and (problem := _memory(text, flag)):
-            return problem
-    if isinstance(text := opts.get("begin"), str) and (problem := _begin(text)):
-        return problem
-    if isinstance(text := opts.get("signal"), str) and (problem := _signal(text)):
-        return problem
+    for dest, flag in TEXT_OPTIONS:
+        if isinstance(text := opts.get(dest), str) and not _parses(dest, text):
+            return f"Invalid {flag} specification"
     return None

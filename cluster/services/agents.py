@@ -62,6 +62,13 @@ def _node_fields() -> tuple[str, ...]:
     return tuple(f.name for f in Node._meta.concrete_fields if not f.primary_key)
 
 
+@cache
+def _host_fields() -> tuple[tuple[str, str, int], ...]:
+    """(register's key, node field, its length): what the agent reports of its host."""
+    pairs = (("arch", "arch"), ("os", "os"), ("version", "slurmd_version"))
+    return tuple((key, attr, Node._meta.get_field(attr).max_length) for key, attr in pairs)
+
+
 def _ts(epoch: float | None) -> datetime | None:
     return datetime.fromtimestamp(epoch, UTC) if epoch else None
 
@@ -164,9 +171,9 @@ def agent_register(
         node.agent_id = agent_id
         node.reported_cpus = info.get("cpus")
         node.reported_memory = info.get("real_memory")
-        for key, attr in (("arch", "arch"), ("os", "os"), ("version", "slurmd_version")):
+        for key, attr, length in _host_fields():
             if isinstance(value := info.get(key), str):
-                setattr(node, attr, value[: Node._meta.get_field(attr).max_length])
+                setattr(node, attr, value[:length])
         node.boot_time = _ts(info.get("boot_time"))
         for key, attr in CLOUD_ACCOUNTING.items():
             if info.get(key) is not None:

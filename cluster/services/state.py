@@ -20,6 +20,7 @@ from cluster import clock, extensions, job_mail, publish
 from cluster.core.gres import launch_gres
 from cluster.core.hostlists import fold
 from cluster.core.prolog_conf import prolog_config
+from cluster.core.requeue_wait import requeued_begin
 from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import job_credentials, rows
@@ -270,29 +271,9 @@ def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None
     publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=kill_wait).to_wire())
 
 
-# slurm.conf AuthInfo=cred_expire=N (interfaces/cred.c): 120 s unless set, and under 5
-# refused for the default.
-DEFAULT_CRED_EXPIRE = 120
-MIN_CRED_EXPIRE = 5
-
-
-def cred_expire(cfg: ClusterConfig) -> int:
-    """AuthInfo's cred_expire=, in seconds."""
-    for item in str(cfg.options.get("AuthInfo") or "").split(","):
-        key, _, value = item.strip().partition("=")
-        if key == "cred_expire":
-            try:
-                seconds = int(value)
-            except ValueError:
-                return DEFAULT_CRED_EXPIRE
-            return seconds if seconds >= MIN_CRED_EXPIRE else DEFAULT_CRED_EXPIRE
-    return DEFAULT_CRED_EXPIRE
-
-
 def requeue_now(job: Job, *, now: datetime) -> None:
-    """Back to the queue. Not eligible again before the credentials of its last run have
-    expired, as slurmctld's batch_requeue_fini sets its begin time: cred_expire + 1
-    seconds from now (a later --begin stays); squeue shows it waiting on BeginTime."""
+    """Back to the queue, not eligible again before its last run's credentials expire
+    (cluster.core.requeue_wait); squeue shows it waiting on BeginTime."""
     if job.start_time is not None:
         job_mail.ended(job, JobState.REQUEUED, now=now, requeued=True)
     job.state = JobState.PENDING
@@ -308,8 +289,7 @@ def requeue_now(job: Job, *, now: datetime) -> None:
     job.final_state = ""
     job.exit_code = 0
     job.exit_signal = 0
-    if job.begin_time is None or job.begin_time <= now:
-        job.begin_time = now + timedelta(seconds=cred_expire(ClusterConfig.current()) + 1)
+    job.begin_time = requeued_begin(now, job.begin_time, ClusterConfig.current().options.get("AuthInfo"))
     job.eligible_time = job.begin_time
     job.prolog_nodes = []
     job.save()
