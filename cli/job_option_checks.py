@@ -8,8 +8,6 @@ The controller checks every field again: this only gives the refusal Slurm's wor
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 # parse_int(name, arg, positive=true): the value must be a whole number above zero.
 POSITIVE_INTS = (
     ("ntasks", "--ntasks"),
@@ -54,31 +52,28 @@ TEXT_OPTIONS = (
 )
 
 
-def _parser(dest: str) -> Callable[[str], object]:
-    """The controller's own parser of an option, imported only when it is given (the
-    submission's start-up budget: begin_time and job_options import ``re``)."""
-    if dest in ("time", "time_min"):
-        from slurmwords.durations import parse_time_limit  # noqa: PLC0415
-
-        return parse_time_limit
-    if dest in ("mem", "mem_per_cpu"):
-        from slurmwords.memory import parse_memory_mb  # noqa: PLC0415
-
-        return parse_memory_mb
-    if dest == "begin":
-        from datetime import datetime  # noqa: PLC0415
-
-        from slurmwords.begin_time import parse_begin_time  # noqa: PLC0415
-
-        return lambda text: parse_begin_time(text, datetime.now().astimezone())
-    from slurmwords.job_options import parse_signal  # noqa: PLC0415
-
-    return parse_signal
-
-
 def _parses(dest: str, text: str) -> bool:
+    """Whether the controller's own parser takes the option, imported only when the option
+    is given (the submission's start-up budget: begin_time and job_options import ``re``)."""
     try:
-        _parser(dest)(text)
+        if dest in ("time", "time_min"):
+            from slurmwords.durations import parse_time_limit  # noqa: PLC0415
+
+            parse_time_limit(text)
+        elif dest in ("mem", "mem_per_cpu"):
+            from slurmwords.memory import parse_memory_mb  # noqa: PLC0415
+
+            parse_memory_mb(text)
+        elif dest == "begin":
+            from datetime import datetime  # noqa: PLC0415
+
+            from slurmwords.begin_time import parse_begin_time  # noqa: PLC0415
+
+            parse_begin_time(text, datetime.now().astimezone())
+        else:
+            from slurmwords.job_options import parse_signal  # noqa: PLC0415
+
+            parse_signal(text)
     except ValueError:
         return False
     return True
