@@ -281,7 +281,7 @@ def reclaim(
                 users_of.setdefault(index[n], []).append(job_id)
     done: list[int] = []
     rows = Job.objects.filter(pk__in=list(waiting), state=JobState.PENDING)
-    for job in sorted(rows, key=lambda j: (-waiting[j.id].priority, j.id)):
+    for job in sorted(rows, key=lambda j: (-tiers.get(j.partition, 0), -waiting[j.id].priority, j.id)):
         items = _mode3_items(job.licenses, modes)
         if not items:
             continue

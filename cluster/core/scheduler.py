@@ -336,21 +336,23 @@ def node_order_key(node: NodeView) -> tuple[int, ...]:
     return (node.weight, node.index)
 
 
-_TIER_SCALE = 10**10
+# slurmctld's TOP_PRIORITY: priority/basic gives each new job one less than the last, from
+# here down, so the numbers stay in the 32 bits Slurm's tools print and parse.
+TOP_PRIORITY = 0xFFFF0000
 
 
 def job_priority(job: JobView, partition: PartitionView | None, now: float) -> int:
     """The job's priority (priority/basic): higher runs first.
 
-    An explicit ``job.priority`` wins.  Otherwise partition PriorityTier first, then submit
-    order: ``tier * 10**10 + (10**10 - job_id)``, positive and sorting the same way as
-    (tier, -job_id), less the job's nice as Slurm's priority/basic takes it off, and at
-    least 1 (0 is a held job's).  Multifactor priority replaces this function.
+    An explicit ``job.priority`` wins.  Otherwise submit order, counting down from
+    ``TOP_PRIORITY - 1`` by job id as slurmctld counts down from its last job, less the
+    job's nice as Slurm's priority/basic takes it off, and at least 1 (0 is a held job's).
+    PriorityTier is not in the number: the pass sorts by it first, as Slurm does.
+    Multifactor priority replaces this function.
     """
     if job.priority:
         return job.priority
-    tier = partition.priority_tier if partition is not None else 0
-    return max(1, tier * _TIER_SCALE + max(1, _TIER_SCALE - job.job_id) - job.nice)
+    return max(1, TOP_PRIORITY - job.job_id - job.nice)
 
 
 # --------------------------------------------------------------------------- per-job rules
@@ -1890,6 +1892,7 @@ def _proposal(nodes: Sequence[int], req: list[int], count: int) -> tuple[int, ..
 
 
 __all__ = [
+    "TOP_PRIORITY",
     "WHOLE_MEM",
     "Blocked",
     "JobView",

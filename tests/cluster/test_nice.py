@@ -34,7 +34,7 @@ def test_priority_basic_takes_the_nice_off():
     niced = scheduler.JobView(job_id=7, partition="p", user="u", submit_time=0.0, nice=40)
     assert scheduler.job_priority(plain, part, 0.0) - scheduler.job_priority(niced, part, 0.0) == 40
     # Never below 1 (0 is a held job's), and a negative nice raises it.
-    late = scheduler.JobView(10**10 - 5, "p", "u", 0.0, nice=40)  # a base of 5
+    late = scheduler.JobView(scheduler.TOP_PRIORITY - 5, "p", "u", 0.0, nice=40)  # a base of 5
     assert scheduler.job_priority(late, None, 0.0) == 1
     boosted = scheduler.JobView(7, "p", "u", 0.0, nice=-5)
     assert scheduler.job_priority(boosted, part, 0.0) == scheduler.job_priority(plain, part, 0.0) + 5

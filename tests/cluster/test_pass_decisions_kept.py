@@ -111,8 +111,19 @@ def random_snapshot(rng: random.Random) -> Snapshot:
     )
 
 
+def numbered_as_then(job: JobView, partition: PartitionView | None, now: float) -> int:
+    """priority/basic's numbers as the core gave them when the hashes were taken (the tier
+    times 10**10 plus the submit order); since session 19 the core counts down from
+    Slurm's TOP_PRIORITY instead.  The pass takes its priority function as a parameter,
+    so the hashes still check every other decision against the old core."""
+    if job.priority:
+        return job.priority
+    tier = partition.priority_tier if partition is not None else 0
+    return max(1, tier * 10**10 + max(1, 10**10 - job.job_id) - job.nice)
+
+
 def digest(snap: Snapshot) -> str:
-    r = schedule(snap)
+    r = schedule(snap, priority=numbered_as_then)
     text = repr((r.starts, r.pending, r.timeouts, r.stats, r.dependencies, r.expired))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from cluster.core.reservations import ReservationPlugin
 from cluster.core.scheduler import (
+    TOP_PRIORITY,
     Blocked,
     JobView,
     NodeView,
@@ -425,14 +426,20 @@ def test_partition_priority_tier_first_then_submit_order():
     assert list(started(r)) == [2]
     assert reasons(r) == {3: Reason.RESOURCES, 1: Reason.RESOURCES}
     prios = {p.job_id: p.priority for p in r.pending} | {s.job_id: s.priority for s in r.starts}
-    assert prios[2] > prios[3] > prios[1] > 0
+    # The tier orders the pass but is not in the number: priority/basic counts down by
+    # submission, in the 32 bits Slurm's tools print.
+    assert TOP_PRIORITY > prios[1] > prios[2] > prios[3] > 0
 
 
 def test_job_priority():
     p1 = PartitionView("a", (), priority_tier=1)
     p2 = PartitionView("b", (), priority_tier=2)
     assert job_priority(job(5), p1, NOW) > job_priority(job(6), p1, NOW) > 0
-    assert job_priority(job(10**6), p2, NOW) > job_priority(job(1), p1, NOW)
+    # slurmctld's first job gets TOP_PRIORITY - 1 (4294901759), the next one less: 32 bits,
+    # whatever the tier (the pass sorts by PriorityTier apart from the number).
+    assert job_priority(job(1), p1, NOW) == job_priority(job(1), p2, NOW) == 4294901759
+    assert job_priority(job(10**6), p2, NOW) == 4294901759 - 999_999
+    assert job_priority(job(TOP_PRIORITY + 5), p1, NOW) == 1
     assert job_priority(job(5, priority=42), p1, NOW) == 42
 
 
