@@ -728,7 +728,21 @@ JOB_KEYS = {
     "stdout": "std_out",
     "stderr": "std_err",
 }
-_INT_FIELDS = frozenset({"priority", "num_tasks", "num_cpus"})
+# update_job.c's parse_uint32 fields, with the name its error() prints whatever was typed.
+_INT_FIELDS = {"priority": "Priority", "num_tasks": "NumTasks", "num_cpus": "NumCPUs"}
+_NO_VAL = 0xFFFFFFFE
+
+
+def _uint32(name: str, value: str) -> int:
+    """parse_uint32 (proc_args.c): strtoll's whole text, 0 up to below NO_VAL (an empty
+    text is strtoll's 0, so ``Priority=`` holds the job as it does in Slurm)."""
+    if value == "":
+        return 0
+    text = value.lstrip(" \t\n\r\f\v")
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit() or not 0 <= int(text) < _NO_VAL:
+        raise ValueError(f"scontrol: error: Invalid {name} value: {value}")
+    return int(text)
 
 
 def _nice_value(key: str, value: str) -> int:
@@ -761,10 +775,7 @@ def job_update_body(pairs: list[tuple[str, str]]) -> dict:
         if field == "nice":
             body[field] = _nice_value(key, value)
         elif field in _INT_FIELDS:
-            try:
-                body[field] = int(value)
-            except ValueError:
-                raise ValueError(f"Invalid {key} value: {value}") from None
+            body[field] = _uint32(_INT_FIELDS[field], value)
         elif field == "requeue":
             body[field] = value.lower() not in ("0", "no", "false")
         else:
@@ -816,7 +827,8 @@ def update_job(client, pairs: list[tuple[str, str]], opts: Opts) -> int:
             for line in err_msg.splitlines() if isinstance(err_msg, str) else ():
                 sys.stderr.write(f"scontrol: error: {line}\n")
             message = getattr(exc, "message", None) or str(exc)
-            sys.stderr.write(f"slurm_update error: {message}\n")
+            # update_job.c (23.11) prints slurm_strerror and the job id as given.
+            sys.stderr.write(f"{message} for job {word}\n")
             status = 1
     return status
 

@@ -302,6 +302,9 @@ class Job(models.Model):
     paused_seconds = models.PositiveIntegerField(default=0)
     paused_at = models.DateTimeField(null=True, blank=True)
     priority = models.BigIntegerField(default=0)
+    # scontrol update Priority=N by an operator: the pass keeps N instead of computing one
+    # (slurmctld's direct_set_prio) until Priority=4294967295 (INFINITE) resets it.
+    priority_set = models.BooleanField(default=False)
     # sbatch --nice / scontrol update Nice=: subtracted from the priority the scheduler
     # computes (Slurm's nice, +/- 2147483645; negative only for operators).
     nice = models.IntegerField(default=0)

@@ -45,7 +45,7 @@ class LimitsExtension(ClusterExtension):
         return priority_report.priority_report(snap, ctx.plugins)
 
     def priority_type(self) -> str | None:
-        return selectors.MULTIFACTOR if selectors.context().multifactor_active else None
+        return selectors.MULTIFACTOR if selectors.context().multifactor else None
 
     def after_apply(self, ctx: PassContext, result: PassResult) -> None:
         services.apply_pass(result, ctx.plugins, ctx.now)

@@ -63,7 +63,6 @@ class LimitsContext:
     enforce: Enforce
     priority: PriorityConfig
     multifactor: bool  # PriorityType=priority/multifactor
-    multifactor_active: bool  # and worth replacing priority/basic (see :func:`context`)
     version: tuple[object, ...]
 
 
@@ -231,10 +230,9 @@ _POLICY_TABLES = (ClusterConfig, QOSRow, Association, Account, Cluster, LimitsUs
 def context(cfg: ClusterConfig | None = None) -> LimitsContext:
     """The limits in force for this cluster (cached until the next change).
 
-    ``multifactor_active``: priority/multifactor replaces the first version's priority
-    when PriorityType says so and there is something for it to work with (associations
-    enforced, or a PriorityWeight* option set); a cluster without accounting keeps the
-    submit-order priority it always had.
+    ``multifactor``: PriorityType=priority/multifactor, Slurm's default, replaces
+    priority/basic's submit order, weights or none (with every weight 0, as slurmctld
+    computes it, each job's priority is 1 less its nice, at least 1).
     """
     if cfg is None:
         # Every pass, cycle and submission asks; kept in the simulator's run until the
@@ -269,14 +267,12 @@ def _context(cfg: ClusterConfig | None = None) -> LimitsContext:
             log.error("accounting policy refused (%s); keeping the previous one", exc)
             policy = cached.policy if cached is not None else Policy(enforce=enforce)
         multifactor = option(options, "PriorityType", MULTIFACTOR) == MULTIFACTOR
-        weights = any(k.lower().startswith("priorityweight") for k in options)
         _cached = LimitsContext(
             cluster=cfg.cluster_name,
             policy=policy,
             enforce=enforce,
             priority=priority,
             multifactor=multifactor,
-            multifactor_active=multifactor and (enforce.associations or weights),
             version=version,
         )
         return _cached

@@ -1068,7 +1068,7 @@ def pass_priority(snapshot, active: Sequence[object]) -> dict[str, Any]:
     """``{"priority": MultifactorPriority}`` for :func:`cluster.core.scheduler.schedule` when
     PriorityType=priority/multifactor is in force, else ``{}`` (priority/basic)."""
     ctx = selectors.context()
-    if not ctx.multifactor_active:
+    if not ctx.multifactor:
         return {}
     plugin = next((p for p in active if isinstance(p, LimitsPlugin)), None)
     infos = plugin.jobs if plugin is not None else _job_infos()

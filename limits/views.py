@@ -103,7 +103,7 @@ def _tree_context(request: HttpRequest) -> dict:
     return {
         "rows": private_data.tree_rows(request.user, rows),
         "enforce": str(ctx.enforce),
-        "multifactor": ctx.multifactor_active,
+        "multifactor": ctx.multifactor,
         "held": held.order_by("id")[:200],
         "qos": console_rows.qos_rows(list(policy.qos.values())),
     }

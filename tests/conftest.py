@@ -40,6 +40,24 @@ def demo(db, settings):
 
 
 @pytest.fixture
+def demo_basic(db, settings, tmp_path):
+    """The demo configuration under PriorityType=priority/basic (the demo's says multifactor,
+    Slurm's default: with no weight set every job's priority is 1)."""
+    import shutil
+
+    from cluster.services.configuration import config_load
+
+    conf = tmp_path / "demo"
+    shutil.copytree(DEMO_CONF, conf)
+    slurm_conf = conf / "slurm.conf"
+    text = slurm_conf.read_text()
+    assert "PriorityType=priority/multifactor" in text
+    slurm_conf.write_text(text.replace("PriorityType=priority/multifactor", "PriorityType=priority/basic"))
+    settings.CONF_DIR = conf
+    return config_load(path=slurm_conf)
+
+
+@pytest.fixture
 def api(users):
     """api("alice") → a DRF client authenticated with a token of alice's (one per user)."""
     from rest_framework.test import APIClient

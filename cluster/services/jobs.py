@@ -32,7 +32,7 @@ from cluster.models import (
 )
 from cluster.services import dependencies as depend_services
 from cluster.services import gres as gres_services
-from cluster.services import job_account_update, job_options, job_request_update, rows
+from cluster.services import job_account_update, job_options, job_priority_update, job_request_update, rows
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError, storing_nothing
 from cluster.services.reservations import check_job_access
 from cluster.services.scheduling import estimate_start
@@ -943,12 +943,15 @@ def job_update(*, actor: AbstractBaseUser, job_id: int, changes: dict[str, Any])
         raise ServiceError(f"Update of {shown} is not supported", field=jobspec.quoted(min(unknown, key=str)))
     changes = dict(changes)
     nice = _checked_nice(changes.pop("nice")) if "nice" in changes else None
+    priority = job_priority_update.checked(changes.pop("priority")) if "priority" in changes else None
     changes = _checked_changes(changes)
     fields: list[str] = []
     before = {f.attname: getattr(job, f.attname) for f in Job._meta.concrete_fields}
     if nice is not None and nice != job.nice:
         _update_nice(actor, job, nice)
         fields += ["nice", "priority"]
+    if priority is not None:
+        fields += [f for f in job_priority_update.apply(actor, job, priority) if f not in fields]
     if "time_limit" in changes:
         try:
             limit = durations.parse_time_limit(changes["time_limit"])
@@ -1072,7 +1075,7 @@ def _check_moved_job(job: Job, partition: _PartitionRow, cfg: ClusterConfig) -> 
         _check_extensions_feasible(fields, request.nodes, pool, unnamed)
 
 
-_UPDATED_HERE = frozenset({"time_limit", "partition", "name", "licenses", "nice", "dependency"})
+_UPDATED_HERE = frozenset({"time_limit", "partition", "name", "licenses", "nice", "dependency", "priority"})
 _UPDATE_FIELDS = {
     "begin": ("StartTime", 256),
     "features": ("Features", 512),

@@ -78,6 +78,8 @@ PENDING_FIELDS = (
     "array_task_id",
     "deadline",
     "time_min",
+    "priority",
+    "priority_set",
 )
 QUEUED = {"state": JobState.PENDING, "hold": ""}
 # A job row re-read by key: what either view needs.
@@ -207,13 +209,15 @@ def pending_view(row: Sequence[Any]) -> scheduler.JobView:
         task_id,
         deadline,
         time_min,
+        priority,
+        priority_set,
     ) = row
     return scheduler.JobView(
         job_id=job_id,
         partition=part,
         user=user,
         submit_time=submit.timestamp(),
-        priority=0,
+        priority=priority if priority_set else 0,
         min_nodes=min_n,
         max_nodes=max_n,
         num_tasks=ntasks,

@@ -211,6 +211,9 @@ class JobPriorityInfo:
     tres: Mapping[str, float] = field(default_factory=dict)  # for PriorityWeightTRES
 
 
+_NO_INFO = JobPriorityInfo()
+
+
 class MultifactorPriority:
     """Callable with :func:`cluster.core.scheduler.job_priority`'s signature, so it can replace it.
 
@@ -240,6 +243,15 @@ class MultifactorPriority:
         factors = [p.priority_job_factor for p in policy.partitions.values()]
         self.max_job_factor = max_job_factor or max(factors, default=1) or 1
         self.max_qos = max((q.priority for q in policy.qos.values()), default=0)
+        # Slurm's default configuration sets no weight: every term is 0, only the nice counts.
+        self.weightless = not (
+            config.weight_age
+            or config.weight_fairshare
+            or config.weight_job_size
+            or config.weight_partition
+            or config.weight_qos
+            or any(config.weight_tres.values())
+        )
 
     def factors(self, job: JobView, partition: PartitionView | None, now: float) -> dict[str, float]:
         """Each factor in [0, 1] (what ``sprio`` shows, before weights)."""
@@ -285,6 +297,8 @@ class MultifactorPriority:
     def __call__(self, job: JobView, partition: PartitionView | None, now: float) -> int:
         if job.priority:
             return job.priority  # set by an administrator (scontrol update Priority=)
+        if self.weightless:
+            return max(1, -self.info.get(job.job_id, _NO_INFO).nice)
         w = self.weighted(job, partition, now)
         total = w["age"] + w["fairshare"] + w["jobsize"] + w["partition"] + w["qos"]
         total += sum(w["tres"].values())

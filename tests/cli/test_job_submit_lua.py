@@ -138,7 +138,7 @@ def test_slurm_job_modify_sees_scontrol_update_and_its_changes_are_applied(lua_c
     assert status == 1
     assert err == (
         "scontrol: error: at most 30 minutes for alice\n"
-        "slurm_update error: Requested time limit is invalid (missing or exceeds some limit)\n"
+        f"Requested time limit is invalid (missing or exceeds some limit) for job {job_id}\n"
     )
     assert Job.objects.get(pk=job_id).time_limit == 7
     status, _, err = live_cli("alice", "scontrol", "update", f"JobId={job_id}", "JobName=new", "TimeLimit=5")

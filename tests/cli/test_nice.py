@@ -117,7 +117,7 @@ def test_scontrol_update_nice(users, demo, live_cli):
     assert live_cli("alice", "scontrol", "update", f"JobId={job_id}", "Nice=-1") == (
         1,
         "",
-        "slurm_update error: Access/permission denied\n",
+        f"Access/permission denied for job {job_id}\n",
     )
     assert live_cli("bob", "scontrol", "update", f"JobId={job_id}", "Nice=5")[0] == 1
     assert nice_of(live_cli, job_id) == f"{job_id} 0\n"

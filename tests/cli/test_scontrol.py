@@ -196,7 +196,7 @@ def test_update_and_actions_over_http(api, capsys):
 
     api.routes[("PATCH", "/api/jobs/12/")] = (400, {"error": "Job is no longer pending execution"})
     assert main(["fsched", "scontrol", "update", "JobId=12", "Partition=long"]) == 1
-    assert capsys.readouterr().err == "slurm_update error: Job is no longer pending execution\n"
+    assert capsys.readouterr().err == "Job is no longer pending execution for job 12\n"
 
     api.routes[("POST", "/api/jobs/12/hold/")] = (200, {})
     api.routes[("POST", "/api/jobs/13/hold/")] = (400, {"error": "Job has already finished"})

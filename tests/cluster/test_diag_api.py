@@ -171,7 +171,6 @@ def test_priority_factors_refuse_a_bad_job_id(weighted, users, api):
     assert answer.json()["error"] == "Invalid job id: x"
 
 
-def test_priority_factors_under_priority_basic(demo, users, api):
-    # The demo sets no weight and enforces no association: the submit order decides.
+def test_priority_factors_under_priority_basic(demo_basic, users, api):
     body = api("alice").get("/api/priority/").json()
     assert body == {"priority_type": "priority/basic", "weights": None, "jobs": []}

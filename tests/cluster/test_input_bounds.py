@@ -287,7 +287,7 @@ def test_a_deeply_nested_body_is_400(demo, api, depth):
         ({"partition": "batch\ud800"}, "partition", "lone surrogate"),
         ({"comment": "a\x07b"}, "comment", "Invalid Comment specification"),
         ({"req_nodes": "node[1-"}, "req_nodes", "Invalid node name specified"),
-        ({"priority": "10"}, "priority", "Update of priority is not supported"),
+        ({"priority": "ten"}, "priority", "Invalid Priority value: ten"),
         ({"partiton": "batch"}, "partiton", "Update of partiton is not supported"),
     ],
 )

@@ -40,7 +40,7 @@ def test_priority_basic_takes_the_nice_off():
     assert scheduler.job_priority(boosted, part, 0.0) == scheduler.job_priority(plain, part, 0.0) + 5
 
 
-def test_the_pass_orders_by_the_priority_less_the_nice(demo, users):
+def test_the_pass_orders_by_the_priority_less_the_nice(demo_basic, users):
     first = submit(users["alice"], begin="now+3600", nice=10)
     second = submit(users["alice"], begin="now+3600")
     schedule_pass()
@@ -65,7 +65,7 @@ def test_the_api_takes_and_shows_the_nice(demo, users, api):
     assert api("admin").post("/api/jobs/", {"wrap": "true", "nice": "-3"}, format="json").status_code == 201
 
 
-def test_update_nice_of_a_running_job_moves_its_priority_under_basic(demo, users):
+def test_update_nice_of_a_running_job_moves_its_priority_under_basic(demo_basic, users):
     register()
     job_id = submit(users["alice"])
     schedule_pass()
@@ -90,3 +90,20 @@ def test_a_held_job_keeps_its_priority_of_0(demo, users):
     job_update(actor=users["alice"], job_id=job_id, changes={"nice": 5})
     job = Job.objects.get(pk=job_id)
     assert (job.nice, job.priority, job.reason) == (5, 0, "JobHeldUser")
+
+
+def test_multifactor_without_weights_gives_every_job_1(demo, users, api):
+    # The demo's PriorityType=priority/multifactor (Slurm's default) with no PriorityWeight*:
+    # every factor weighs 0, so a job's priority is 1 less its nice, at least 1, as
+    # slurmctld computes it; the pass then goes by tier and job id.
+    first = submit(users["alice"], begin="now+3600", nice=10)
+    second = submit(users["alice"], begin="now+3600")
+    boosted = job_submit(
+        user=users["admin"], spec={"wrap": "true", "work_dir": "/tmp", "nice": -5, "begin": "now+3600"}
+    )
+    schedule_pass()
+    prio = dict(Job.objects.filter(pk__in=[first, second, boosted.job_ids[0]]).values_list("id", "priority"))
+    assert prio == {first: 1, second: 1, boosted.job_ids[0]: 5}
+    body = api("alice").get("/api/priority/").json()
+    assert body["priority_type"] == "priority/multifactor"
+    assert {j["job_id"]: j["priority"] for j in body["jobs"]} == prio

@@ -163,3 +163,19 @@ def test_min_prio_threshold_overrides_bf_min_prio_reserve():
     assert not may_reserve(10, 20)
     assert may_reserve(10, 5, bf_min_prio_reserve=100)
     assert not may_reserve(10, None, bf_min_prio_reserve=100)
+
+
+@pytest.mark.parametrize("nice", [-2_000_000, -5, -1, 0, 1, 40, 10_000])
+def test_weightless_multifactor_is_the_sum_of_nothing_less_the_nice(nice):
+    # With no weight (Slurm's default) the pass's shortcut gives what the full sum gives:
+    # every factor times 0, less the nice, at least 1.
+    policy = Policy(associations=[Association("a", parent="root"), Association("a", "u")])
+    job = JobView(job_id=3, partition="p", user="u", submit_time=0.0, num_tasks=4, nice=nice)
+    info = {3: JobPriorityInfo(account="a", accrue_time=0.0, nice=nice)}
+    mf = MultifactorPriority(PriorityConfig(), policy, info=info, fairshare={assoc_key("a", "u"): 1.0})
+    assert mf.weightless
+    w = mf.weighted(job, PartitionView("p", ()), 1000.0)
+    full = max(1, int(w["age"] + w["fairshare"] + w["jobsize"] + w["partition"] + w["qos"] - w["nice"]))
+    assert mf(job, PartitionView("p", ()), 1000.0) == full == max(1, -nice)
+    weighted = MultifactorPriority(PriorityConfig(weight_age=1000), policy, info=info)
+    assert not weighted.weightless

@@ -20,6 +20,8 @@ from tests.load.test_config import EXAMPLE, write
 
 # Multifactor with only the partition's factor: every job of the partition has 1000.
 WEIGHTS = "PriorityWeightPartition=1000\nPriorityWeightAge=0\nPriorityWeightJobSize=0\n"
+# The example's slurm.conf names no PriorityType: Slurm's default, multifactor.
+BASIC = "PriorityType=priority/basic\n"
 
 
 def start_both(user, tmp_path, *, conf: str, nice: int) -> tuple[int, int]:
@@ -45,7 +47,7 @@ def start_both(user, tmp_path, *, conf: str, nice: int) -> tuple[int, int]:
         # Equal base priorities: the tie would stop the later job, the nice decides instead.
         (WEIGHTS, 10, (990, 1000)),
         # priority/basic: submit order gives the first 1 more, its nice of 2 takes 2 off.
-        ("", 2, None),
+        (BASIC, 2, None),
     ],
     ids=["multifactor", "basic"],
 )
@@ -67,7 +69,7 @@ def test_the_niced_job_is_stopped_first_and_continued_last(users, tmp_path, conf
 def test_a_new_nice_of_a_running_job_reorders_the_stops(users, tmp_path):
     from cluster.services.jobs import job_update
 
-    niced, _plain = start_both(users["alice"], tmp_path, conf="", nice=0)
+    niced, _plain = start_both(users["alice"], tmp_path, conf=BASIC, nice=0)
     # As started, the later job (plain) has the lower priority; a nice on the first one
     # moves its priority at once under priority/basic, as slurmctld's update_job does.
     job_update(actor=users["alice"], job_id=niced, changes={"nice": 50})
