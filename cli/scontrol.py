@@ -220,7 +220,11 @@ def node_record(node: dict) -> Record:
     cpus = node.get("cpus") or 0
     load = node.get("cpu_load")
     record: Record = [
-        [("NodeName", name), ("Arch", node.get("arch") or "(null)"), ("CoresPerSocket", "1")],
+        [
+            ("NodeName", name),
+            ("Arch", node.get("arch") or "(null)"),
+            ("CoresPerSocket", str(node.get("cores_per_socket") or 1)),
+        ],
         [
             ("CPUAlloc", str(node.get("cpus_alloc") or 0)),
             ("CPUEfctv", str(cpus)),
@@ -237,13 +241,13 @@ def node_record(node: dict) -> Record:
             ("RealMemory", str(node.get("real_memory") or 0)),
             ("AllocMem", str(node.get("alloc_memory") or 0)),
             ("FreeMem", "N/A" if node.get("free_mem") is None else str(node["free_mem"])),
-            ("Sockets", str(cpus)),
+            ("Sockets", str(node.get("sockets") or cpus or 1)),
             ("Boards", "1"),
         ],
         [
             ("State", node.get("state") or "UNKNOWN"),
-            ("ThreadsPerCore", "1"),
-            ("TmpDisk", "0"),
+            ("ThreadsPerCore", str(node.get("threads_per_core") or 1)),
+            ("TmpDisk", str(node.get("tmp_disk") or 0)),
             ("Weight", str(node.get("weight", 1))),
             ("Owner", "N/A"),
             ("MCS_label", "N/A"),

@@ -110,6 +110,7 @@ class Node(models.Model):
     # Configured (slurm.conf) resources; the scheduler uses these.
     cpus = models.PositiveIntegerField(default=1)
     real_memory = models.PositiveIntegerField(default=1, help_text="MB")
+    tmp_disk = models.PositiveIntegerField(default=0, help_text="MB (slurm.conf TmpDisk)")
     sockets = models.PositiveIntegerField(default=1)
     cores_per_socket = models.PositiveIntegerField(default=1)
     threads_per_core = models.PositiveIntegerField(default=1)

@@ -308,6 +308,7 @@ class NodeSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
             "cpus",
             "cpus_alloc",
             "real_memory",
+            "tmp_disk",
             "alloc_memory",
             "reported_cpus",
             "reported_memory",

@@ -95,6 +95,7 @@ def _apply(conf: SlurmConfig, *, actor: str) -> None:
             node = Node(name=nc.name)
         node.cpus = nc.cpus
         node.real_memory = nc.real_memory
+        node.tmp_disk = nc.tmp_disk
         node.sockets = nc.sockets
         node.cores_per_socket = nc.cores_per_socket
         node.threads_per_core = nc.threads_per_core

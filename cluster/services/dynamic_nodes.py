@@ -43,6 +43,7 @@ KEYS = {
     "cpus": "cpus",
     "procs": "cpus",
     "realmemory": "real_memory",
+    "tmpdisk": "tmp_disk",
     "feature": "features",
     "features": "features",
     "weight": "weight",
@@ -108,6 +109,8 @@ def _fields(params: object) -> dict[str, Any]:
     for key in ("cpus", "real_memory", "weight"):
         if key in out:
             out[key] = inputs.integer(out[key], given[key], low=1)
+    if "tmp_disk" in out:
+        out["tmp_disk"] = inputs.integer(out["tmp_disk"], given["tmp_disk"], low=0)
     # Checked here so a bad value refuses the creation / registration outright.
     check_node_fields(out)
     return out
@@ -120,6 +123,7 @@ def _make(fields: Mapping[str, Any], *, state: str, how: str, actor: str, now: d
         in_conf=False,
         cpus=fields.get("cpus", 1),
         real_memory=fields.get("real_memory", 1),
+        tmp_disk=fields.get("tmp_disk", 0),
         weight=fields.get("weight", 1),
         features=fields.get("features", ""),
         active_features=fields.get("features", ""),
