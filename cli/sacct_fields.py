@@ -195,6 +195,10 @@ def _max_rss(job: dict, step: dict | None, opts: Options) -> str | None:
     return None if step is None else _rss(step, opts)
 
 
+def _suspended(job: dict, step: dict | None, _opts: Options) -> str | None:
+    return secs_text((step if step is not None else job).get("suspended") or 0)
+
+
 def _nnodes(job: dict, step: dict | None, _opts: Options) -> str:
     return str((step if step is not None else job).get("nnodes") or 0)
 
@@ -259,9 +263,9 @@ FIELDS: tuple[Column, ...] = tuple(
         ("AveRSS", 10, STR, None),
         ("AveVMSize", 10, STR, None),
         ("BlockID", 16, STR, None),
-        ("Cluster", 10, STR, None),
+        ("Cluster", 10, STR, lambda j, s, o: j.get("cluster") or None),
         ("Comment", 14, STR, _job_only("comment")),
-        ("Constraints", 19, STR, None),
+        ("Constraints", 19, STR, _job_only("constraints")),
         ("ConsumedEnergy", 14, STR, None),
         ("ConsumedEnergyRaw", 17, UINT, None),
         ("Container", 19, STR, None),
@@ -288,7 +292,7 @@ FIELDS: tuple[Column, ...] = tuple(
         ("JobIDRaw", -12, STR, lambda j, s, o: str(j["job_id"]) + ("" if s is None else f".{s['step_id']}")),
         ("JobName", 10, STR, _either("name")),
         ("Layout", 9, STR, None),
-        ("Licenses", 10, STR, None),
+        ("Licenses", 10, STR, _job_only("licenses")),
         ("MaxDiskRead", 12, STR, None),
         ("MaxDiskReadNode", 15, STR, None),
         ("MaxDiskReadTask", 15, UINT, None),
@@ -316,7 +320,7 @@ FIELDS: tuple[Column, ...] = tuple(
         ("Planned", 10, SECS, None),
         ("PlannedCPU", 10, SECS, None),
         ("PlannedCPURAW", 13, UINT, None),
-        ("Priority", 10, UINT, None),
+        ("Priority", 10, UINT, _job_only("priority")),
         ("QOS", 10, STR, _job_only("qos")),
         ("QOSRAW", 6, UINT, None),
         ("QOSREQ", 10, STR, None),
@@ -329,9 +333,9 @@ FIELDS: tuple[Column, ...] = tuple(
         ("ReqMem", 10, STR, lambda j, s, o: None if s is not None else _req_mem(j, o)),
         ("ReqNodes", 8, STR, lambda j, s, o: str(j.get("nnodes") if s is None else s.get("nnodes"))),
         ("ReqTRES", 10, STR, _job_only("req_tres")),
-        ("Reservation", 20, STR, None),
+        ("Reservation", 20, STR, _job_only("reservation")),
         ("ReservationId", 8, UINT, None),
-        ("Restarts", 8, UINT, None),
+        ("Restarts", 8, UINT, _job_only("restarts")),
         ("SegmentSize", 11, UINT, None),
         ("SLUID", 14, STR, None),
         ("Start", 19, DATE, _date("start_time")),
@@ -341,7 +345,7 @@ FIELDS: tuple[Column, ...] = tuple(
         ("StdOut", 20, STR, None),
         ("Submit", 19, DATE, _date("submit_time", "start_time")),
         ("SubmitLine", 20, STR, None),
-        ("Suspended", 10, SECS, None),
+        ("Suspended", 10, SECS, _suspended),
         ("SystemComment", 15, STR, None),
         ("SystemCPU", 10, STR, None),
         ("Timelimit", 10, STR, lambda j, s, o: None if s is not None else _time_limit(j)),

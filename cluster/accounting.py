@@ -28,7 +28,7 @@ from cluster import extensions, visibility
 from cluster.core import job_steps
 from cluster.core.gres import job_gres_tres
 from cluster.core.states import FINISHED_JOB_STATES, JobState
-from cluster.models import Event, Job
+from cluster.models import ClusterConfig, Event, Job
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.reasons import slurm_reason
 
@@ -97,7 +97,8 @@ def accounting_jobs(
         # A page may come out short: the cursor is the last job read, not the last kept.
         rows = [job for job in rows if _ran_on(job, filters.nodes)]
     cancellers = _cancellers([j.id for j in rows if j.state == JobState.CANCELLED])
-    out = [_job(job, viewer, cancellers, now) for job in rows]
+    cluster = ClusterConfig.current().cluster_name
+    out = [_job(job, viewer, cancellers, now, cluster) for job in rows]
     # Counts fsched derives (a finished job's nodes from its node list): kept after
     # reading, as -N's nodes are.
     out = [j for j in out if _in_range(j["nnodes"] if j["start_time"] else 0, filters.nnodes)]
@@ -194,7 +195,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime) -> dict[str, Any]:
+def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime, cluster: str) -> dict[str, Any]:
     started = job.start_time is not None and job.state not in (JobState.PENDING, JobState.REQUEUED)
     nnodes = _node_count(job) if started else job.min_nodes
     alloc_cpus = job.num_cpus if started else 0
@@ -269,6 +270,14 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime) -> di
         },
         "work_dir": job.work_dir if private else None,
         "comment": job.comment,
+        # sacct's Cluster, Constraints, Licenses, Priority, Reservation, Restarts, Suspended.
+        "cluster": cluster,
+        "constraints": job.features,
+        "licenses": job.licenses,
+        "priority": job.priority,
+        "reservation": job.reservation,
+        "restarts": job.restart_count,
+        "suspended": facts.paused_seconds,
         "max_rss_kb": max_rss,
         "total_cpu_secs": total_cpu,
         "steps": [_step(s) for s in job_steps.job_steps(facts, now)],
