@@ -158,7 +158,8 @@ def job_record(job: dict) -> Record:
             ("ReqB:S:C:T", "0:0:*:*"),
         ],
         [("ReqTRES", tres)],
-        [("AllocTRES", tres if holding else "(null)")],
+        # Kept after the job ends, as slurmctld keeps tres_alloc_str until the record is purged.
+        [("AllocTRES", tres if holding or job.get("node_list") else "(null)")],
         [
             ("Socks/Node", "*"),
             ("NtasksPerN:B:S:C", f"{job.get('ntasks_per_node') or 0}:0:*:*"),

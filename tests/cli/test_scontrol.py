@@ -69,6 +69,15 @@ def test_pending_array_task_record(objs):
     assert "   AllocTRES=(null)\n" in text
 
 
+def test_an_ended_job_keeps_its_alloc_tres(objs):
+    # slurmctld keeps a job's tres_alloc_str after it ends (until MinJobAge purges it); a
+    # job cancelled while pending never had one.
+    ended = objs.job(state="COMPLETED", state_compact="CD", tres="cpu=2,mem=100M,node=1,billing=2")
+    assert "   AllocTRES=cpu=2,mem=100M,node=1,billing=2\n" in render_record(job_record(ended))
+    never = objs.pending(state="CANCELLED", state_compact="CA")
+    assert "   AllocTRES=(null)\n" in render_record(job_record(never))
+
+
 def test_a_pending_job_shows_backfill_s_plan(api, capsys, objs):
     start, end = "2030-01-01T10:00:00+00:00", "2030-01-01T10:05:00+00:00"
     planned = objs.pending(start_time=start, end_time=end, sched_nodes="node[01-08]")
