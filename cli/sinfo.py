@@ -208,9 +208,16 @@ def _nodes_aiot(rows: list[Row]) -> str:
     return f"{alloc}/{idle}/{other}/{alloc + idle + other}"
 
 
+def _host(node: dict) -> str:
+    """NodeHostName: the host its agent runs on (scontrol show node's), else its name."""
+    return (node.get("agent") or "").split(":")[0] or node.get("name") or ""
+
+
 def _aggregate(kind: str, rows: list[Row], width: int) -> str:
     names = [row.node["name"] for row in rows if row.node.get("name")]
-    if kind in ("N", "n", "o"):
+    if kind == "n":
+        return fold_hostlist(list(dict.fromkeys(_host(row.node) for row in rows if row.node.get("name"))))
+    if kind in ("N", "o"):
         return fold_hostlist(names)
     if kind == "D":
         return str(len(set(names)))
@@ -297,6 +304,8 @@ def format_sinfo(
         if per_node:
             key += (row.node.get("name"),)
         key += tuple(ROW_FIELDS[f.kind][1](row) for f in fields if f.kind in ROW_FIELDS)
+        if "n" in kinds:  # sinfo's hostnames_flag: a line's nodes share their host
+            key += (_host(row.node),)
         groups.setdefault(key, []).append(row)
     ordered = list(groups.values())
     if per_node:

@@ -148,3 +148,22 @@ def test_partitions_are_kept_by_sinfo_itself(api, capsys, objs):
     assert "partition" not in api.requests[-1]["query"]
     assert main(["fsched", "sinfo", "-h", "-N", "-p", "long", "-o", "%N"]) == 0
     assert capsys.readouterr().out == "node01\n"
+
+
+def test_hostnames_are_the_nodes_hosts(objs):
+    # %n is NodeHostName (scontrol show node's: the agent's host, else the node's name),
+    # each host once; with %n in the format a line's nodes share their host, as sinfo's
+    # hostnames_flag groups them.  %N and %o stay node names.
+    parts = [objs.partition("debug", default=True)]
+    nodes = [
+        objs.node("n1", agent="hostA:1"),
+        objs.node("n2", agent="hostA:1"),
+        objs.node("n3", agent="hostB:7"),
+        objs.node("n4", agent=""),
+    ]
+    assert format_sinfo(parts, nodes, "%P %N %n %o", header=False) == [
+        "debug* n[1-2] hostA n[1-2]",
+        "debug* n3 hostB n3",
+        "debug* n4 n4 n4",
+    ]
+    assert format_sinfo(parts, nodes, "%P %N", header=False) == ["debug* n[1-4]"]

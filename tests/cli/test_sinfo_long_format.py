@@ -34,9 +34,10 @@ def test_over_http_node_centric(api, capsys, objs):
     out = capsys.readouterr()
     assert out.err == "sinfo: error: Invalid job format specification: bogus\n"
     assert out.out.splitlines() == [
+        # NodeHost: the host the node's agent runs on (both here on host1).
         "HOSTNAMES CPUS(A/I/O/T) STATE               ",
-        "node01         1/3/0/4 mixed               ",
-        "node02         0/4/0/4 idle                ",
+        "host1          1/3/0/4 mixed               ",
+        "host1          0/4/0/4 idle                ",
     ]
 
 
