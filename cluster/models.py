@@ -291,8 +291,8 @@ class Job(models.Model):
     mail_type = models.CharField(max_length=160, blank=True, default="")
     mail_user = models.CharField(max_length=256, blank=True, default="")
 
-    # Indexed by Meta.indexes' (state, partition), which serves state-only queries too: every
-    # index is one more page written per submission.
+    # Indexed by Meta.indexes' (state, partition, id), which serves state-only queries too:
+    # every index is one more page written per submission.
     state = models.CharField(
         max_length=16, choices=[(s.value, s.value) for s in JobState], default=JobState.PENDING
     )
@@ -337,8 +337,12 @@ class Job(models.Model):
     class Meta:
         # (end_time): accounting's time window (cluster/accounting.py) skips the jobs that
         # ended before it without reading them.
+        # (state, partition, id): the id makes it covering for the job list's page of
+        # active jobs in id order (cluster/api/pagination.py), which read every active
+        # job's row for its id (its primary key is not SQLite's rowid): 2.3-2.9 ms against
+        # 0.15 with 550 active jobs, a statement of every ``GET /api/jobs/?limit=1``.
         indexes = [
-            models.Index(fields=["state", "partition"]),
+            models.Index(fields=["state", "partition", "id"]),
             models.Index(fields=["end_time"]),
         ]
 

@@ -152,7 +152,7 @@ def test_failed_launch_leaves_the_output_file_as_it_was(tmp_path: Path, work: Pa
 
 def _run_wrapper(tmp_path: Path, work_dir: str, **ids: object) -> subprocess.CompletedProcess[bytes]:
     job_dir = tmp_path / "job"
-    job_dir.mkdir(mode=0o700)
+    job_dir.mkdir(mode=0o700, exist_ok=True)
     (job_dir / "script").write_text("#!/bin/sh\npwd\n")
     (job_dir / "script").chmod(0o700)
     if ids:
@@ -181,6 +181,22 @@ def test_wrapper_that_cannot_chdir_goes_to_tmp_as_slurmstepd_does(tmp_path: Path
     )
     assert (tmp_path / "job" / "status").read_text() == "0\n"
     assert int((tmp_path / "job" / "pid").read_text()) > 0
+
+
+def test_wrapper_appends_its_pid_and_status_to_the_files_the_agent_emptied(tmp_path: Path) -> None:
+    """Never ``O_TRUNC``: on ext4 a truncated file's close writes its data at once
+    (auto_da_alloc), a millisecond of wall time or more per file and job. The files are
+    new or emptied by the agent (a kept directory), so an append writes the same bytes;
+    here each holds a mark first, which a truncating write would have removed."""
+    job_dir = tmp_path / "job"
+    job_dir.mkdir(mode=0o700)
+    for name in ("pid", "status"):
+        (job_dir / name).write_text("mark\n")
+    done = _run_wrapper(tmp_path, str(tmp_path))
+    assert done.returncode == 0
+    pid = (job_dir / "pid").read_text()
+    assert pid.startswith("mark\n") and int(pid.split("\n")[1]) > 0
+    assert (job_dir / "status").read_text() == "mark\n0\n"
 
 
 @as_root
