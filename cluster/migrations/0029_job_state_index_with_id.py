@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cluster', '0026_job_alloc_node'),
+        ('cluster', '0028_node_tmp_disk'),
     ]
 
     operations = [

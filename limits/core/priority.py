@@ -57,6 +57,19 @@ class PriorityConfig:
     flags: frozenset[str] = frozenset()
     bf_min_prio_reserve: int | None = None
 
+    @property
+    def weightless(self) -> bool:
+        """No weight set (Slurm's default configuration): every term is 0, only the nice
+        counts, so nothing about the jobs but their nice needs gathering."""
+        return not (
+            self.weight_age
+            or self.weight_fairshare
+            or self.weight_job_size
+            or self.weight_partition
+            or self.weight_qos
+            or any(self.weight_tres.values())
+        )
+
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> PriorityConfig:
         """From slurm.conf options (``SlurmConfig.options``), names case-insensitive.
@@ -243,15 +256,7 @@ class MultifactorPriority:
         factors = [p.priority_job_factor for p in policy.partitions.values()]
         self.max_job_factor = max_job_factor or max(factors, default=1) or 1
         self.max_qos = max((q.priority for q in policy.qos.values()), default=0)
-        # Slurm's default configuration sets no weight: every term is 0, only the nice counts.
-        self.weightless = not (
-            config.weight_age
-            or config.weight_fairshare
-            or config.weight_job_size
-            or config.weight_partition
-            or config.weight_qos
-            or any(config.weight_tres.values())
-        )
+        self.weightless = config.weightless
 
     def factors(self, job: JobView, partition: PartitionView | None, now: float) -> dict[str, float]:
         """Each factor in [0, 1] (what ``sprio`` shows, before weights)."""

@@ -107,3 +107,21 @@ def test_multifactor_without_weights_gives_every_job_1(demo, users, api):
     body = api("alice").get("/api/priority/").json()
     assert body["priority_type"] == "priority/multifactor"
     assert {j["job_id"]: j["priority"] for j in body["jobs"]} == prio
+
+
+def test_a_weightless_pass_gathers_only_the_nice(demo, users):
+    # With no weight every term is 0: the pass's priority reads nothing about the jobs but
+    # their nice (the accounts, QOS, accrue times, fair shares a weighted sum needs were
+    # gathered for every pending job, half again the pass's time at 1,000 pending).
+    from cluster import clock
+    from cluster.services.scheduling import build_snapshot
+    from limits import services
+
+    niced = submit(users["alice"], begin="now+3600", nice=3)
+    plain = submit(users["alice"], begin="now+3600")
+    snap, _names = build_snapshot(clock.now())
+    prio = services.pass_priority(snap, ())["priority"]
+    assert prio.weightless and set(prio.info) == {niced}
+    views = {j.job_id: j for j in snap.pending}
+    assert prio(views[plain], None, snap.now) == 1
+    assert prio(views[niced], None, snap.now) == 1
