@@ -40,15 +40,22 @@ class Request:
     cpus_per_task: int = 1
     mem_per_node: int | None = None  # MB; None or 0 (all of a node's memory): no minimum
     exc_nodes: frozenset[str] = frozenset()
+    num_tasks: int = 1
+
+    @property
+    def cpus_per_node(self) -> int:
+        """The CPUs the busiest node needs: the scheduler spreads the tasks evenly over the
+        nodes (cluster.core.scheduler.cpu_layout), at least one task a node."""
+        return -(-max(self.num_tasks, self.nodes) // max(self.nodes, 1)) * self.cpus_per_task
 
     def fits(self, node: NodeSize) -> bool:
-        """A node runs at least one task: one task's CPUs and the job's memory per node."""
-        return node.cpus >= self.cpus_per_task and node.real_memory >= (self.mem_per_node or 0)
+        """The busiest node's share of the tasks, and the job's memory per node."""
+        return node.cpus >= self.cpus_per_node and node.real_memory >= (self.mem_per_node or 0)
 
     @property
     def sized(self) -> bool:
         """Whether the answer depends on the nodes' sizes (or names), not only their number."""
-        return self.cpus_per_task > 1 or bool(self.mem_per_node) or bool(self.exc_nodes)
+        return self.cpus_per_node > 1 or bool(self.mem_per_node) or bool(self.exc_nodes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +102,10 @@ def size_refusal(
     capable_count = len(capable) + unnamed
     if capable_count >= request.nodes:
         return None
-    if not unnamed and not any(n.cpus >= request.cpus_per_task for n in members):
+    if not unnamed and not any(n.cpus >= request.cpus_per_node for n in members):
         return Refused(
             NODE_CONFIG_UNAVAILABLE,
-            f"no node of partition {partition} has {request.cpus_per_task} CPUs",
+            f"no node of partition {partition} has {request.cpus_per_node} CPUs",
             "cpus_per_task",
             CPUS_UNSATISFIABLE,
         )

@@ -147,6 +147,26 @@ def tasks_per_node(
     return ntasks, max(min_nodes, needed)
 
 
+def nodes_for_tasks(
+    ntasks: int, cpus_per_task: int, *, min_nodes: int, max_nodes: int | None, nodes_given: bool, largest: int
+) -> int:
+    """The node count of a job whose tasks outgrow a node.  Without ``-N`` (or with a range,
+    ``-N 1-4``) Slurm's select/cons_tres takes as many nodes as the tasks need, up to the
+    range's top: ``sbatch -n 8`` on 4-CPU nodes runs on two.  fsched fixes the count at
+    submission: the fewest of the partition's largest nodes (``largest`` CPUs) that hold
+    the tasks, spread evenly as the scheduler spreads them.  ``-N n`` alone keeps n (a job
+    that cannot fit is then refused, as Slurm refuses it)."""
+    if nodes_given and max_nodes is None:
+        return min_nodes
+    per_node = largest // max(cpus_per_task, 1)
+    if per_node < 1:
+        return min_nodes  # no node holds one task: the feasibility check refuses the job
+    needed = -(-ntasks // per_node)
+    if max_nodes is not None:
+        needed = min(needed, max_nodes)
+    return max(min_nodes, needed)
+
+
 def stored(
     spec: dict[str, Any], time_limit: int | None, *, now: datetime, begin: datetime | None
 ) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """``scontrol update JobId=N`` of a pending job's request (``StartTime=``, ``Features=``,
-``ReqNodeList=``/``NodeList=``, ``ExcNodeList=``, ``NumNodes=``, ``MinMemoryNode=``) and of
+``ReqNodeList=``/``NodeList=``, ``ExcNodeList=``, ``NumNodes=``, ``NumTasks=``,
+``MinMemoryNode=``) and of
 any job's ``Comment=``: each value read as sbatch reads the option, with slurmctld's
 words for a bad one.
 
@@ -21,10 +22,12 @@ from slurmwords import memory
 from slurmwords.begin_time import parse_begin_time
 
 # The changes a pending job only takes (Slurm: "Job is no longer pending execution").
-PENDING_ONLY = frozenset({"begin", "features", "req_nodes", "exc_nodes", "nodes", "mem"})
+PENDING_ONLY = frozenset({"begin", "features", "req_nodes", "exc_nodes", "nodes", "num_tasks", "mem"})
 FIELDS = PENDING_ONLY | {"comment"}
 # The request fields whose change the partition's check must see again.
-REQUEST_FIELDS = frozenset({"features", "req_nodes", "exc_nodes", "min_nodes", "max_nodes", "mem_per_node"})
+REQUEST_FIELDS = frozenset(
+    {"features", "req_nodes", "exc_nodes", "min_nodes", "max_nodes", "num_tasks", "mem_per_node"}
+)
 # Beyond this a begin time is refused: later dates overflow once a time limit is added.
 MAX_BEGIN_YEAR = 9000
 
@@ -53,6 +56,13 @@ def apply(job: Job, changes: dict[str, str], *, now: datetime, node_limit: int) 
         if job.min_nodes > node_limit:
             raise ServiceError("Node count specification invalid", field="nodes")
         fields += ["min_nodes", "max_nodes"]
+    if "num_tasks" in changes:
+        # slurmctld's ESLURM_BAD_TASK_COUNT for less than 1 (scontrol refuses what is no number).
+        text = changes["num_tasks"].strip()
+        if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= jobspec.MAX_INT32:
+            raise ServiceError("Task count specification invalid", field="num_tasks")
+        job.num_tasks = int(text)
+        fields.append("num_tasks")
     if "mem" in changes:
         job.mem_per_node, job.mem_per_cpu = parse_memory(changes["mem"]), None
         fields += ["mem_per_node", "mem_per_cpu"]

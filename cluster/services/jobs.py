@@ -277,7 +277,7 @@ def _capable(
     if seen is None:
         _capable_seen.clear()
         seen = _capable_seen[key] = {}
-    shape = (partition.name, request.cpus_per_task, request.mem_per_node or 0)
+    shape = (partition.name, request.cpus_per_node, request.mem_per_node or 0)
     found = seen.get(shape)
     if found is None:
         found = seen[shape] = feasibility.capable_nodes(request, members)
@@ -531,6 +531,16 @@ def _validate_submission(
             raise ServiceError(f"Invalid node name specified: {hostlists.fold(unknown)}", field=what)
     if len(req_nodes) > (max_nodes or min_nodes) and max_nodes is None:
         min_nodes = len(req_nodes)
+    if ntasks * cpus_per_task > 1 and not req_nodes and spec.get("ntasks_per_node") is None:
+        largest = max((n.cpus for n in _partition_sizes(partition, cfg)[0]), default=0)
+        min_nodes = job_options.nodes_for_tasks(
+            ntasks,
+            cpus_per_task,
+            min_nodes=min_nodes,
+            max_nodes=max_nodes,
+            nodes_given=_field(spec, "nodes") is not None,
+            largest=largest,
+        )
     if len(req_nodes & exc_nodes):
         raise ServiceError("Requested node configuration is not available", field="nodelist")
 
@@ -548,6 +558,7 @@ def _validate_submission(
         cpus_per_task=cpus_per_task,
         mem_per_node=mem,
         exc_nodes=frozenset(exc_nodes),
+        num_tasks=ntasks,
     )
     pool, unnamed = _never_runs(request, partition, cfg, hres=bool(licenses))
 
@@ -1082,6 +1093,7 @@ _UPDATE_FIELDS = {
     "req_nodes": ("ReqNodeList", hostlists.MAX_TEXT),
     "exc_nodes": ("ExcNodeList", hostlists.MAX_TEXT),
     "nodes": ("NumNodes", 64),
+    "num_tasks": ("NumTasks", 64),
     "mem": ("MinMemoryNode", 64),
     "comment": ("Comment", 1024),
     "account": ("Account", 64),
