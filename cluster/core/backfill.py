@@ -172,12 +172,9 @@ class Timeline:
         for index in self.indexes.values():
             members = index.members
             times = index.times
-            spans = index.spans.values()
             for i in nodes:
                 if i in members:
                     times.drop(i)
-                    for kept in spans:
-                        kept.pop(i, None)
             if first:
                 index.reserved_nodes.extend(i for i in first if i in members)
 
@@ -380,7 +377,8 @@ class Timeline:
         # The start is at the latest the count-th ready time of the nodes reserved for
         # nobody (free from then on, for good), or now (kept times may be past ones): a
         # reserved node's starts past it change neither the sweep nor the nodes chosen,
-        # so a reserved node ready later is not looked at.
+        # so none is listed (a reserved node ready later is not looked at, and a long
+        # reservation list is read only so far).
         horizon = self.horizon
         if times.size >= count:
             kth = next(islice(times.in_order(), count - 1, None), None)
@@ -392,12 +390,6 @@ class Timeline:
         ends: list[float] = []
         reserved_ready: dict[int, float] = {}
         held = index.reserved
-        # A reserved node's feasible starts for this run time, kept until its ready time or
-        # its reservations change: most of the reserved nodes are the same from one
-        # waiting job to the next (a planned job reserves a few more).
-        spans = index.spans.get(duration)
-        if spans is None:
-            spans = index.spans[duration] = {}
         for i in index.reserved_nodes:
             ready = held.get(i)
             if ready is None:
@@ -405,14 +397,7 @@ class Timeline:
             if ready > horizon:
                 continue
             reserved_ready[i] = ready
-            span = spans.get(i)
-            if span is None:
-                span = spans[i] = ([], [])
-                _starts_between(
-                    self.reservations[i], ready, duration, self.horizon, starts=span[0], ends=span[1]
-                )
-            extra += span[0]
-            ends += span[1]
+            _starts_between(self.reservations[i], ready, duration, horizon, starts=extra, ends=ends)
         if times.size + len(extra) < count:
             return None
         starts: Iterable[float] = map(itemgetter(0), times.in_order())
@@ -854,7 +839,6 @@ class _ReadyIndex:
         "reserved",
         "reserved_nodes",
         "seen",
-        "spans",
         "times",
         "whole_mem",
         "whole_node",
@@ -879,9 +863,6 @@ class _ReadyIndex:
         # The reserved candidates' ready times as last asked for (what ready_at reads of a
         # node changes only with an add_release on it, which forgets its entry).
         self.reserved: dict[int, float] = {}
-        # run time -> reserved node -> its feasible starts (_starts_between's two lists),
-        # forgotten with its ready time or when it is reserved again.
-        self.spans: dict[float, dict[int, tuple[list[float], list[float]]]] = {}
         self.seen = len(line.started_on)  # of the timeline's add_release nodes, looked at
         members = self.members
         self.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
@@ -938,7 +919,6 @@ class _ReadyIndex:
         index.cpus, index.mem, index.whole_mem, index.whole_node = base.request
         index.members, index.position = _places(candidates)
         index.reserved = {}
-        index.spans = {}
         index.seen = len(line.started_on)
         members = index.members
         index.reserved_nodes = [i for i, rl in line.reservations.items() if rl and i in members]
@@ -956,8 +936,6 @@ class _ReadyIndex:
         """Look again at candidate ``i``, after a start on it."""
         if line.reservations.get(i):
             self.reserved.pop(i, None)
-            for kept in self.spans.values():
-                kept.pop(i, None)
             return
         self.times.set(
             i, line.ready_at(i, *line.needs(i, self.cpus, self.mem, self.whole_mem, self.whole_node))

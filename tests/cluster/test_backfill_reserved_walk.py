@@ -2,10 +2,9 @@
 the nodes reserved for earlier jobs are looked at job by job, and at 10,000 nodes, where
 more multi-node jobs fit and reserve, they are most of a steady pass's work (#18, session
 19).  Checked here, by counting that work: a reserved node ready only after the start the
-nodes reserved for nobody already give is not read at all, one placed after the nodes
-already chosen does not have its reservations checked, and a reserved node's feasible
-starts are kept from one waiting job to the next until it is reserved again; the plans
-stay the ones their definition gives (``test_backfill_plan_oracle``)."""
+nodes reserved for nobody already give is not read at all, and one placed after the nodes
+already chosen does not have its reservations checked; the plans stay the ones their
+definition gives (``test_backfill_plan_oracle``)."""
 
 from __future__ import annotations
 
@@ -90,30 +89,3 @@ def test_a_reserved_node_placed_after_the_chosen_ones_is_not_checked():
     assert plan == oracle(case, first, WHOLE_ASK)
     assert plan is not None and plan.nodes == (5, 6)
     assert line.checked == 5
-
-
-def test_a_reserved_node_s_starts_are_kept_until_it_is_reserved_again(monkeypatch: pytest.MonkeyPatch):
-    case = _case(NOW + 50)  # the reserved nodes are ready first
-    walked: list[int] = []
-    real = backfill._starts_between
-
-    def counted(reservations, ready, duration, horizon, *, starts, ends):
-        walked.append(len(reservations))
-        real(reservations, ready, duration, horizon, starts=starts, ends=ends)
-
-    monkeypatch.setattr(backfill, "_starts_between", counted)
-    candidates = list(range(10))
-    plan, line = _plan(case, candidates)
-    assert plan == oracle(case, candidates, WHOLE_ASK)
-    assert plan is not None and plan.start == NOW + 50 and plan.nodes == (5, 6)
-    assert len(walked) == 5
-    # The next waiting job of the same run time reads them as kept: was 5 walks again.
-    assert line.plan(candidates, **ASK) == plan
-    assert len(walked) == 5
-    # Reserved for it, nodes 5 and 6 are walked again, and only they.
-    line.reserve(plan.nodes, plan.start, ASK["duration"])
-    case.reservations.append((list(plan.nodes), plan.start, ASK["duration"]))
-    again = line.plan(candidates, **ASK)
-    assert again == oracle(case, candidates, WHOLE_ASK)
-    assert again is not None and again.nodes == (7, 8)
-    assert walked == [1] * 5 + [2, 2]
