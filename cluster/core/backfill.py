@@ -373,7 +373,17 @@ class Timeline:
             for i in index.members.intersection(islice(log, index.seen, None)):
                 index.refresh(self, i)
             index.seen = len(log)
+        times = index.times
+        # The start is at the latest the count-th ready time of the nodes reserved for
+        # nobody (free from then on, for good), or now (kept times may be past ones): a
+        # reserved node's starts past it change neither the sweep nor the nodes chosen,
+        # so none is listed (a reserved node ready later is not looked at, and a long
+        # reservation list is read only so far).
         horizon = self.horizon
+        if times.size >= count:
+            kth = next(islice(times.in_order(), count - 1, None), None)
+            if kth is not None and kth[0] < horizon:
+                horizon = max(kth[0], self.now)
         # Only the reserved candidates are looked at job by job; the others' ready times
         # are read from the index in place, not copied (a partition's worth per job).
         extra: list[float] = []
@@ -388,7 +398,6 @@ class Timeline:
                 continue
             reserved_ready[i] = ready
             _starts_between(self.reservations[i], ready, duration, horizon, starts=extra, ends=ends)
-        times = index.times
         if times.size + len(extra) < count:
             return None
         starts: Iterable[float] = map(itemgetter(0), times.in_order())
@@ -416,8 +425,22 @@ class Timeline:
             if ready > start:
                 break
             free.append(i)
-        free.extend(i for i, ready in reserved_ready.items() if self._free_at(i, start, duration, ready))
-        return Plan(start, tuple(heapq.nsmallest(count, free, key=index.position.__getitem__)))
+        place = index.position.__getitem__
+        chosen = heapq.nsmallest(count, free, key=place)
+        if reserved_ready:
+            # Places are unique: a reserved node placed after the count-th free unreserved
+            # one cannot be chosen, so only those before it have their reservations
+            # checked (most of a partition's reserved nodes, where multi-node jobs hold
+            # reservations on many).
+            last = place(chosen[-1]) if chosen and len(chosen) == count else None
+            clear = [
+                i
+                for i, ready in reserved_ready.items()
+                if (last is None or place(i) < last) and self._free_at(i, start, duration, ready)
+            ]
+            if clear:
+                chosen = heapq.nsmallest(count, chosen + clear, key=place)
+        return Plan(start, tuple(chosen))
 
     def _first_ready(
         self,
