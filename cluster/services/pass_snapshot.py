@@ -127,8 +127,23 @@ _keeping = 0  # keep() depth: while 0 nothing is recorded or kept
 
 # Every table's writes counted while keeping, for the values other parts of a pass keep
 # between passes (``kept_value``); a rollback advances the epoch, which every key includes.
+# For the values that read a few columns (``kept_value``'s ``fields``): the writes that
+# may add, remove or change any row of a table (``_reshaped``: an INSERT, a DELETE, an
+# UPDATE not read, another process's write) and the UPDATEs by the columns they set.
 _generations: dict[str, int] = {}
+_reshaped: dict[str, int] = {}
+_columns_set: dict[tuple[str, str], int] = {}
 _epoch_count = 0
+
+
+def _count(table: str, columns: frozenset[str] | None) -> None:
+    """One write of ``table`` counted (under _lock); ``columns`` those it sets, None: any."""
+    _generations[table] = _generations.get(table, 0) + 1
+    if columns is None:
+        _reshaped[table] = _reshaped.get(table, 0) + 1
+        return
+    for column in columns:
+        _columns_set[table, column] = _columns_set.get((table, column), 0) + 1
 
 
 def forget() -> None:
@@ -158,7 +173,7 @@ def _catch_up() -> None:
             _epoch_count += 1
             return
         for table, ids in found.tables.items():
-            _generations[table] = _generations.get(table, 0) + 1
+            _count(table, None)  # the log names rows, not columns
             if table in watched:
                 target = watched[table][0]
                 _changes.add(target, ids)
@@ -166,14 +181,14 @@ def _catch_up() -> None:
                     _changes.add("reasons", ids)
 
 
-def _count_writes(tables: tuple[str, ...]) -> None:
+def _count_writes(tables: tuple[str, ...], columns: frozenset[str] | None) -> None:
     global _epoch_count  # noqa: PLW0603 - one count per process, under _lock
     with _lock:
         if statement_effects.ANY_TABLE in tables:
             _epoch_count += 1
             return
         for table in tables:
-            _generations[table] = _generations.get(table, 0) + 1
+            _count(table, columns)
 
 
 def _record(effect: statement_effects.Effect, params: Any, many: bool) -> None:
@@ -202,14 +217,15 @@ def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, conte
     if not tables:
         return execute(sql, params, many, context)
     effect = statement_effects.effect(sql)
+    columns = statement_effects.columns_set(sql)
     if not effect:
         try:
             return execute(sql, params, many, context)
         finally:
-            _count_writes(tables)
+            _count_writes(tables, columns)
             conn = context["connection"]
             if conn.in_atomic_block:
-                conn.on_commit(lambda: _count_writes(tables))
+                conn.on_commit(lambda: _count_writes(tables, columns))
     if many:
         params = list(params)  # an iterator would be spent by the statement
     try:
@@ -218,10 +234,10 @@ def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, conte
         # After the statement: a pass that took the mark before it ran would re-read the
         # old row and lose the change.
         _record(effect, params, many)
-        _count_writes(tables)
+        _count_writes(tables, columns)
         conn = context["connection"]
         if conn.in_atomic_block:
-            conn.on_commit(lambda: (_record(effect, params, many), _count_writes(tables)))
+            conn.on_commit(lambda: (_record(effect, params, many), _count_writes(tables, columns)))
 
 
 def watch(connection: Any, **_: Any) -> None:
@@ -290,13 +306,24 @@ def keep(*, live: bool = False) -> Iterator[None]:
 _values: dict[str, tuple[tuple[int, ...], Any]] = {}
 
 
-def kept_value(name: str, models: Sequence[type[Any]], compute: Callable[[], T]) -> T:
+@cache
+def _columns_of(
+    models: tuple[type[Any], ...], fields: tuple[str, ...]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((m._meta.db_table, tuple(m._meta.get_field(f).column for f in fields)) for m in models)
+
+
+def kept_value(
+    name: str, models: Sequence[type[Any]], compute: Callable[[], T], *, fields: Sequence[str] | None = None
+) -> T:
     """``compute()``'s value, kept inside ``keep()`` until one of those models' tables is
     written or anything is rolled back; computed every call outside ``keep()``.
 
     For what a pass or cycle reads every time though it rarely changes (the HRES state, the
     limits' policy): the value must depend on nothing but those tables' rows, and callers
-    must not change it (it is shared)."""
+    must not change it (it is shared).  ``fields``: the value reads only these fields of
+    the models' rows (each model has them all), so an UPDATE that sets none of them keeps
+    it; a row added or removed, or a write not read column by column, does not."""
     if not _keeping:
         return compute()
     tables = [m._meta.db_table for m in models]
@@ -305,7 +332,12 @@ def kept_value(name: str, models: Sequence[type[Any]], compute: Callable[[], T])
             return compute()
         _catch_up()
     with _lock:
-        key = (_epoch_count, *(_generations.get(t, 0) for t in tables))
+        if fields is None:
+            key = (_epoch_count, *(_generations.get(t, 0) for t in tables))
+        else:
+            key = (_epoch_count,)
+            for table, columns in _columns_of(tuple(models), tuple(fields)):
+                key += (_reshaped.get(table, 0), *(_columns_set.get((table, c), 0) for c in columns))
         held = _values.get(name)
     if held is not None and held[0] == key:
         return held[1]
