@@ -200,6 +200,25 @@ def columns_set(sql: str) -> frozenset[str] | None:
     return frozenset(columns)
 
 
+@lru_cache(maxsize=4096)
+def keyed_rows(sql: str) -> tuple[Any, ...] | None:
+    """Where the ids of the rows a statement writes are in its parameters (for
+    ``written_ids``): an UPDATE or DELETE whose WHERE starts with the primary key, an
+    INSERT naming its ids; None when it may write rows it does not name."""
+    m = _head(sql)
+    if (
+        not m
+        or re.search(r"\bSELECT\b", sql[m.end() :], re.IGNORECASE)
+        or re.match(r"\s*\w+\s+OR\s", sql, re.IGNORECASE)
+    ):
+        return None  # ``INSERT OR REPLACE`` deletes the rows it collides with, unnamed
+    table = m.group(4)
+    if m.group(1) or m.group(2):  # UPDATE, DELETE
+        where = re.search(r"\sWHERE\s", sql, re.IGNORECASE)
+        return _by_key(sql, where.end(), table) if where else None
+    return _insert_ids(sql, m.end()) if m.group(3) else None
+
+
 def written_ids(where: tuple[Any, ...], params: Sequence[Any]) -> list[Any]:
     """The ids in one row of a statement's parameters, ``where`` an ``Effect`` found them."""
     if where[0] == "one":
