@@ -31,6 +31,10 @@ asked each partition for its head, though between two passes a submission or a s
 changes one or two of its rows.  The pass's own writes of reasons and priorities touch no
 column either view reads.
 
+What other parts of a pass read every time is kept the same way: a value until one of its
+tables is written (``kept_value``; with ``fields``, until a write may change those
+columns), rows of a table brought up to date from the rows written since (``kept_rows``).
+
 The holding jobs' tuple is made anew only when one of them changed, and with it what changed
 (``running_change``: the views gone and come since the last tuple), which the pass core
 uses to bring what it keeps of the holding jobs up to date from those views alone.
