@@ -17,7 +17,8 @@ table is read once (its text is cached) for the rows it writes:
 Any other table written is named whole (``tables_written``), for the values kept until
 their tables are written (``pass_snapshot.kept_value``), with the columns an UPDATE sets
 (``columns_set``) for the values that read a few columns only (the node names, which the
-nodes' state writes at every start and end leave alone).
+nodes' state writes at every start and end leave alone), and the rows it names by key
+(``keyed_rows``) for the rows kept and read again by key (``pass_snapshot.kept_rows``).
 """
 
 from __future__ import annotations
