@@ -142,23 +142,24 @@ class EventLog:
 
     # -- what the engine saw ----------------------------------------------------------------
 
+    # The job's row after a submission and a start, read without the ORM's compiler (it
+    # compiled the same two queries again for every job: 4% of a run at 10,000 nodes).
+
     def submitted(self, job: SimJob, fsched_id: int) -> None:
-        row = Job.objects.filter(pk=fsched_id).values_list("user", "account", "partition", "reason").first()
-        user, account, partition, reason = row if row else (job.user, job.account, job.partition, "")
+        found = plain_rows.select(Job, ("user", "account", "partition", "reason"), {"pk": fsched_id})
+        user, account, partition, reason = found[0] if found else (job.user, job.account, job.partition, "")
         self.write(
             "submit", job=job.job_id, fsched_id=fsched_id, user=user, account=account, partition=partition
         )
         self._reason(fsched_id, job.job_id, reason)
 
     def started(self, fsched_id: int, sim: SimJob | None) -> None:
-        row = (
-            Job.objects.filter(pk=fsched_id)
-            .values_list("user", "account", "partition", "alloc", "start_time", "submit_time")
-            .first()
+        found = plain_rows.select(
+            Job, ("user", "account", "partition", "alloc", "start_time", "submit_time"), {"pk": fsched_id}
         )
-        if row is None or sim is None:
+        if not found or sim is None:
             return
-        user, account, partition, alloc, start, submit = row
+        user, account, partition, alloc, start, submit = found[0]
         self.reasons.pop(fsched_id, None)
         self.layers_dirty = True
         self.write(

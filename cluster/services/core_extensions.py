@@ -18,17 +18,25 @@ from cluster.models import Job
 from cluster.services import pass_snapshot, rows
 from cluster.services import reservations as reservation_services
 
+_LICENSE_ROW = ("id", "licenses", "licenses_alloc", "reservation")
+
 
 def holding_license_rows() -> list[tuple[int, str, str, str]]:
     """(id, licenses, licenses_alloc, reservation) of the jobs holding resources that
-    asked for licenses: every pass reads them (the licenses' and HRES' plugins), kept
-    between passes until the job table is written (shared: read-only)."""
-    return pass_snapshot.kept_value("licenses.holding_rows", (Job,), _read_holding_license_rows)
+    asked for licenses, by id: every pass reads them (the licenses' and HRES' plugins) and
+    the simulator's log after each instant, kept between passes and brought up to date
+    from the job rows written since (a submission or a start wrote the job table before
+    nearly every pass, and all of them were read again: 4% of a simulated run at 10,000
+    nodes; shared: read-only)."""
+    return pass_snapshot.kept_rows("licenses.holding_rows", Job, _LICENSE_ROW, _holding_with_licenses())
 
 
 def _read_holding_license_rows() -> list[tuple[int, str, str, str]]:
-    where = {"state": _HOLDING, "licenses": rows.Not("")}
-    return rows.select(Job, ("id", "licenses", "licenses_alloc", "reservation"), where)
+    return rows.select(Job, _LICENSE_ROW, _holding_with_licenses(), order_by=("id",))
+
+
+def _holding_with_licenses() -> rows.Where:
+    return {"state": _HOLDING, "licenses": rows.Not("")}
 
 
 # The last rows parsed and what they hold: the kept rows are the same list until the job

@@ -31,6 +31,10 @@ asked each partition for its head, though between two passes a submission or a s
 changes one or two of its rows.  The pass's own writes of reasons and priorities touch no
 column either view reads.
 
+What other parts of a pass read every time is kept the same way: a value until one of its
+tables is written (``kept_value``; with ``fields``, until a write may change those
+columns), rows of a table brought up to date from the rows written since (``kept_rows``).
+
 The holding jobs' tuple is made anew only when one of them changed, and with it what changed
 (``running_change``: the views gone and come since the last tuple), which the pass core
 uses to bring what it keeps of the holding jobs up to date from those views alone.
@@ -127,8 +131,53 @@ _keeping = 0  # keep() depth: while 0 nothing is recorded or kept
 
 # Every table's writes counted while keeping, for the values other parts of a pass keep
 # between passes (``kept_value``); a rollback advances the epoch, which every key includes.
+# For the values that read a few columns (``kept_value``'s ``fields``): the writes that
+# may add, remove or change any row of a table (``_reshaped``: an INSERT, a DELETE, an
+# UPDATE not read, another process's write) and the UPDATEs by the columns they set.
 _generations: dict[str, int] = {}
+_reshaped: dict[str, int] = {}
+_columns_set: dict[tuple[str, str], int] = {}
 _epoch_count = 0
+
+
+# The rows kept by ``kept_rows``, each name's: its table, the columns it reads (its fields
+# and its conditions'), the ids written since its last look (None: read everything again)
+# and what it read.
+class _RowsKept:
+    def __init__(self, table: str, columns: frozenset[str]) -> None:
+        self.table = table
+        self.columns = columns
+        self.dirty: set[Any] | None = None
+        self.rows: dict[Any, tuple[Any, ...]] = {}
+        self.listed: list[tuple[Any, ...]] = []
+
+
+_rows_kept: dict[str, _RowsKept] = {}
+_rows_reading = threading.Lock()  # one kept_rows brought up to date at a time
+
+
+def _rows_written(table: str, columns: frozenset[str] | None, ids: Any) -> None:
+    """A write of ``table`` (under _lock): ``ids`` the rows (None: any), ``columns`` those
+    set (None: any), marked for every ``kept_rows`` of that table that reads them."""
+    for kept in _rows_kept.values():
+        if kept.table != table or kept.dirty is None:
+            continue
+        if columns is not None and not (columns & kept.columns):
+            continue
+        if ids is None:
+            kept.dirty = None
+        else:
+            kept.dirty.update(ids)
+
+
+def _count(table: str, columns: frozenset[str] | None) -> None:
+    """One write of ``table`` counted (under _lock); ``columns`` those it sets, None: any."""
+    _generations[table] = _generations.get(table, 0) + 1
+    if columns is None:
+        _reshaped[table] = _reshaped.get(table, 0) + 1
+        return
+    for column in columns:
+        _columns_set[table, column] = _columns_set.get((table, column), 0) + 1
 
 
 def forget() -> None:
@@ -137,6 +186,8 @@ def forget() -> None:
     with _lock:
         _changes.forget()
         _epoch_count += 1
+        for kept in _rows_kept.values():
+            kept.dirty = None
     _reader.restart()
 
 
@@ -156,9 +207,12 @@ def _catch_up() -> None:
         if found.everything:
             _changes.forget()
             _epoch_count += 1
+            for kept in _rows_kept.values():
+                kept.dirty = None
             return
         for table, ids in found.tables.items():
-            _generations[table] = _generations.get(table, 0) + 1
+            _count(table, None)  # the log names rows, not columns
+            _rows_written(table, None, ids)
             if table in watched:
                 target = watched[table][0]
                 _changes.add(target, ids)
@@ -166,14 +220,38 @@ def _catch_up() -> None:
                     _changes.add("reasons", ids)
 
 
-def _count_writes(tables: tuple[str, ...]) -> None:
+def _count_writes(
+    tables: tuple[str, ...],
+    columns: frozenset[str] | None,
+    keyed: Any = None,
+    params: Any = None,
+    many: bool = False,
+) -> None:
+    """The writes of one statement counted, and its rows marked for ``kept_rows``: ``keyed``
+    where its ids are in ``params`` (statement_effects.keyed_rows; None: any row)."""
     global _epoch_count  # noqa: PLW0603 - one count per process, under _lock
     with _lock:
         if statement_effects.ANY_TABLE in tables:
             _epoch_count += 1
+            for kept in _rows_kept.values():
+                kept.dirty = None
             return
         for table in tables:
-            _generations[table] = _generations.get(table, 0) + 1
+            _count(table, columns)
+        if not _rows_kept:
+            return
+        ids = None
+        if keyed is not None and params is not None:
+            try:
+                ids = (
+                    [i for p in params for i in statement_effects.written_ids(keyed, p)]
+                    if many
+                    else statement_effects.written_ids(keyed, params)
+                )
+            except (IndexError, TypeError, KeyError):
+                ids = None
+        for table in tables:
+            _rows_written(table, columns, ids)
 
 
 def _record(effect: statement_effects.Effect, params: Any, many: bool) -> None:
@@ -202,26 +280,30 @@ def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, conte
     if not tables:
         return execute(sql, params, many, context)
     effect = statement_effects.effect(sql)
+    columns = statement_effects.columns_set(sql)
+    keyed = statement_effects.keyed_rows(sql)
+    if many:
+        params = list(params)  # an iterator would be spent by the statement
     if not effect:
         try:
             return execute(sql, params, many, context)
         finally:
-            _count_writes(tables)
+            _count_writes(tables, columns, keyed, params, many)
             conn = context["connection"]
             if conn.in_atomic_block:
-                conn.on_commit(lambda: _count_writes(tables))
-    if many:
-        params = list(params)  # an iterator would be spent by the statement
+                conn.on_commit(lambda: _count_writes(tables, columns, keyed, params, many))
     try:
         return execute(sql, params, many, context)
     finally:
         # After the statement: a pass that took the mark before it ran would re-read the
         # old row and lose the change.
         _record(effect, params, many)
-        _count_writes(tables)
+        _count_writes(tables, columns, keyed, params, many)
         conn = context["connection"]
         if conn.in_atomic_block:
-            conn.on_commit(lambda: (_record(effect, params, many), _count_writes(tables)))
+            conn.on_commit(
+                lambda: (_record(effect, params, many), _count_writes(tables, columns, keyed, params, many))
+            )
 
 
 def watch(connection: Any, **_: Any) -> None:
@@ -283,6 +365,7 @@ def keep(*, live: bool = False) -> Iterator[None]:
                 _kept.clear()
                 _values.clear()
                 _reasons.clear()
+                _rows_kept.clear()
 
 
 # --------------------------------------------------------------------------- kept values
@@ -290,13 +373,24 @@ def keep(*, live: bool = False) -> Iterator[None]:
 _values: dict[str, tuple[tuple[int, ...], Any]] = {}
 
 
-def kept_value(name: str, models: Sequence[type[Any]], compute: Callable[[], T]) -> T:
+@cache
+def _columns_of(
+    models: tuple[type[Any], ...], fields: tuple[str, ...]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((m._meta.db_table, tuple(m._meta.get_field(f).column for f in fields)) for m in models)
+
+
+def kept_value(
+    name: str, models: Sequence[type[Any]], compute: Callable[[], T], *, fields: Sequence[str] | None = None
+) -> T:
     """``compute()``'s value, kept inside ``keep()`` until one of those models' tables is
     written or anything is rolled back; computed every call outside ``keep()``.
 
     For what a pass or cycle reads every time though it rarely changes (the HRES state, the
     limits' policy): the value must depend on nothing but those tables' rows, and callers
-    must not change it (it is shared)."""
+    must not change it (it is shared).  ``fields``: the value reads only these fields of
+    the models' rows (each model has them all), so an UPDATE that sets none of them keeps
+    it; a row added or removed, or a write not read column by column, does not."""
     if not _keeping:
         return compute()
     tables = [m._meta.db_table for m in models]
@@ -305,7 +399,12 @@ def kept_value(name: str, models: Sequence[type[Any]], compute: Callable[[], T])
             return compute()
         _catch_up()
     with _lock:
-        key = (_epoch_count, *(_generations.get(t, 0) for t in tables))
+        if fields is None:
+            key = (_epoch_count, *(_generations.get(t, 0) for t in tables))
+        else:
+            key = (_epoch_count,)
+            for table, columns in _columns_of(tuple(models), tuple(fields)):
+                key += (_reshaped.get(table, 0), *(_columns_set.get((table, c), 0) for c in columns))
         held = _values.get(name)
     if held is not None and held[0] == key:
         return held[1]
@@ -316,6 +415,55 @@ def kept_value(name: str, models: Sequence[type[Any]], compute: Callable[[], T])
         if _keeping:
             _values[name] = (key, value)
     return value
+
+
+def kept_rows(name: str, model: type[Any], fields: Sequence[str], where: rows.Where) -> list[tuple[Any, ...]]:
+    """``rows.select(model, fields, where, order_by=("id",))``, kept inside ``keep()`` and
+    brought up to date by reading again only the rows written since the last call (by
+    their ids, as the statement watch finds them in each write; a write naming no rows, a
+    rollback or another process's write the log cannot name reads them all again).  A
+    write that sets none of the fields' or the conditions' columns reads nothing.
+
+    For the few rows of a large table that every pass reads, of which a pass changes one or
+    two (the holding jobs with licenses, among thousands pending).  ``fields`` start with
+    ``id``; the same list is returned while nothing changed (shared: read-only)."""
+    if not _keeping:
+        return rows.select(model, fields, where, order_by=("id",))
+    table = model._meta.db_table
+    if _live:
+        if table not in _logged():
+            return rows.select(model, fields, where, order_by=("id",))
+        _catch_up()
+    with _rows_reading:
+        with _lock:
+            kept = _rows_kept.get(name)
+            if kept is None:
+                kept = _rows_kept[name] = _RowsKept(table, _columns_read(model, tuple(fields), tuple(where)))
+            dirty, kept.dirty = kept.dirty, set()
+        try:
+            if dirty is None:
+                found = rows.select(model, fields, where, order_by=("id",))
+                kept.rows = {row[0]: row for row in found}
+                kept.listed = found
+            elif dirty:
+                for key in dirty:
+                    kept.rows.pop(key, None)
+                for row in select_in(model, fields, sorted(dirty), where):
+                    kept.rows[row[0]] = row
+                kept.listed = [kept.rows[key] for key in sorted(kept.rows)]
+        except BaseException:
+            with _lock:
+                kept.dirty = None
+            raise
+        return kept.listed
+
+
+@cache
+def _columns_read(model: type[Any], fields: tuple[str, ...], conditions: tuple[str, ...]) -> frozenset[str]:
+    meta = model._meta
+    return frozenset(
+        meta.pk.column if f == "pk" else meta.get_field(f).column for f in (*fields, *conditions)
+    )
 
 
 # --------------------------------------------------------------------------- the kept views
@@ -537,9 +685,10 @@ def running_change(running: tuple[scheduler.JobView, ...]) -> scheduler.RunningC
 def _after_fork_in_child() -> None:
     """A forked process (a Celery pool's replacement child) starts with nothing kept and
     its own locks: one another thread held at the fork would never be released in it."""
-    global _lock, _refreshing, _reader, _keeping, _live, _for_life  # noqa: PLW0603 - reset in the child
+    global _lock, _refreshing, _rows_reading, _reader, _keeping, _live, _for_life  # noqa: PLW0603 - reset in the child
     _lock = threading.Lock()
     _refreshing = threading.Lock()
+    _rows_reading = threading.Lock()
     _reader = change_log.Reader()
     _keeping = 0
     _live = False
@@ -548,6 +697,7 @@ def _after_fork_in_child() -> None:
     _kept.clear()
     _values.clear()
     _reasons.clear()
+    _rows_kept.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

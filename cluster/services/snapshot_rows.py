@@ -276,12 +276,15 @@ def fresh() -> Resources:
 _CHUNK = 512
 
 
-def select_in(model: type[Any], fields: Sequence[str], keys: list[Any]) -> list[tuple[Any, ...]]:
-    """Rows by primary key; the IN lists padded to powers of two, so that a handful of
-    statement shapes serve every count (rows.select keeps a plan per shape)."""
+def select_in(
+    model: type[Any], fields: Sequence[str], keys: list[Any], where: rows.Where | None = None
+) -> list[tuple[Any, ...]]:
+    """Rows by primary key (of those, the ones ``where`` matches); the IN lists padded to
+    powers of two, so that a handful of statement shapes serve every count (rows.select
+    keeps a plan per shape)."""
     out = []
     for start in range(0, len(keys), _CHUNK):
         part = keys[start : start + _CHUNK]
         size = 1 << (len(part) - 1).bit_length()
-        out += rows.select(model, fields, {"pk": part + part[-1:] * (size - len(part))})
+        out += rows.select(model, fields, {**(where or {}), "pk": part + part[-1:] * (size - len(part))})
     return out

@@ -15,7 +15,10 @@ table is read once (its text is cached) for the rows it writes:
   a node inserted) marks the whole table changed: slower, never stale.
 
 Any other table written is named whole (``tables_written``), for the values kept until
-their tables are written (``pass_snapshot.kept_value``).
+their tables are written (``pass_snapshot.kept_value``), with the columns an UPDATE sets
+(``columns_set``) for the values that read a few columns only (the node names, which the
+nodes' state writes at every start and end leave alone), and the rows it names by key
+(``keyed_rows``) for the rows kept and read again by key (``pass_snapshot.kept_rows``).
 """
 
 from __future__ import annotations
@@ -155,6 +158,66 @@ def tables_written(sql: str) -> tuple[str, ...]:
     if m is None:
         return (ANY_TABLE,)
     return (m.group(4),)
+
+
+_SET = re.compile(r"\s*SET\s", re.IGNORECASE)
+_SET_END = re.compile(r"\s(?:WHERE|RETURNING)\s", re.IGNORECASE)
+_ASSIGNMENT = re.compile(r'\s*"?(\w+)"?\s*=(?!=)', re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def columns_set(sql: str) -> frozenset[str] | None:
+    """The columns an UPDATE sets, when its SET clause reads as plain ``column = value``
+    assignments; None for any other write (an INSERT or a DELETE adds or removes rows, a
+    statement not read here may change anything).  Slower when unsure, never short: a
+    string literal, a subquery, an ``UPDATE ... FROM`` or an ``UPDATE OR REPLACE`` (which
+    deletes the rows it collides with) are None."""
+    m = _head(sql)
+    if not m or not m.group(1) or "'" in sql or re.search(r"\b(?:SELECT|FROM)\b", sql, re.IGNORECASE):
+        return None
+    start = _SET.match(sql, m.end())
+    if start is None:
+        return None
+    end = _SET_END.search(sql, start.end())
+    clause = sql[start.end() : end.start() if end else len(sql)]
+    if clause.count("(") != clause.count(")"):
+        return None  # a WHERE inside parentheses: not the statement's
+    pieces, depth, begin = [], 0, 0
+    for i, char in enumerate(clause):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            pieces.append(clause[begin:i])
+            begin = i + 1
+    pieces.append(clause[begin:])
+    columns = []
+    for piece in pieces:
+        assignment = _ASSIGNMENT.match(piece)
+        if assignment is None:
+            return None  # a row value ``(a, b) = ...``, or anything unread
+        columns.append(assignment.group(1))
+    return frozenset(columns)
+
+
+@lru_cache(maxsize=4096)
+def keyed_rows(sql: str) -> tuple[Any, ...] | None:
+    """Where the ids of the rows a statement writes are in its parameters (for
+    ``written_ids``): an UPDATE or DELETE whose WHERE starts with the primary key, an
+    INSERT naming its ids; None when it may write rows it does not name."""
+    m = _head(sql)
+    if (
+        not m
+        or re.search(r"\bSELECT\b", sql[m.end() :], re.IGNORECASE)
+        or re.match(r"\s*\w+\s+OR\s", sql, re.IGNORECASE)
+    ):
+        return None  # ``INSERT OR REPLACE`` deletes the rows it collides with, unnamed
+    table = m.group(4)
+    if m.group(1) or m.group(2):  # UPDATE, DELETE
+        where = re.search(r"\sWHERE\s", sql, re.IGNORECASE)
+        return _by_key(sql, where.end(), table) if where else None
+    return _insert_ids(sql, m.end()) if m.group(3) else None
 
 
 def written_ids(where: tuple[Any, ...], params: Sequence[Any]) -> list[Any]:

@@ -92,3 +92,38 @@ def test_a_write_to_another_table_named_without_quotes_keeps_it():
             cursor.execute("UPDATE cluster_partition SET state = 'UP'")  # unquoted, still seen
         pass_snapshot.kept_value("t", (Partition,), compute)
         assert compute.calls == 2
+
+
+def test_a_value_of_some_fields_is_kept_through_updates_of_the_others():
+    # ``fields``: only a write that may change those columns, or add or remove a row,
+    # computes it again (the HRES node names, kept through the nodes' state writes).
+    compute = Counted()
+
+    def names():
+        return pass_snapshot.kept_value("t", (Partition,), compute, fields=("name",))
+
+    _partition("a")
+    with pass_snapshot.keep():
+        assert names() == ["a"]
+        Partition.objects.filter(name="a").update(state="DOWN", max_time=5)
+        part = Partition.objects.get(name="a")
+        part.priority_tier = 3
+        part.save(update_fields=["priority_tier"])
+        assert names() == ["a"]
+        assert compute.calls == 1
+        Partition.objects.filter(name="a").update(name="b")
+        assert names() == ["b"]
+        _partition("c")
+        assert names() == ["b", "c"]
+        Partition.objects.filter(name="c").delete()
+        assert names() == ["b"]
+        assert compute.calls == 4
+        with connection.cursor() as cursor:  # a statement not read column by column
+            cursor.execute("UPDATE cluster_partition SET state = 'UP'")
+        names()
+        assert compute.calls == 5
+        with pytest.raises(RuntimeError), transaction.atomic():
+            Partition.objects.filter(name="b").update(state="DOWN")
+            raise RuntimeError
+        names()
+        assert compute.calls == 6  # a rollback forgets every value

@@ -57,3 +57,30 @@ def test_the_kept_state_follows_updates_reconfigures_and_node_lists(settings):
     config_load(path=CONF / "slurm.conf")
     again = services.configured_state()
     assert again == afresh()
+
+
+class _Names(tuple):
+    """A node list that counts how often it is hashed or compared."""
+
+    uses = 0
+
+    def __hash__(self):
+        type(self).uses += 1
+        return super().__hash__()
+
+    def __eq__(self, other):
+        type(self).uses += 1
+        return super().__eq__(other)
+
+
+def test_the_kept_state_is_found_without_hashing_the_node_list(settings):
+    # Every submission asking for a resource reads it with the kept node list (10,000 names
+    # at #18's size): found by identity, the list neither hashed nor compared.
+    settings.CONF_DIR = CONF
+    config_load(path=CONF / "slurm.conf")
+    nodes = _Names(services._node_names())
+    first = services.configured_state(nodes)
+    _Names.uses = 0
+    assert services.configured_state(nodes) is first
+    assert _Names.uses == 0
+    assert services.configured_state(tuple(nodes)) is first  # an equal list: the same state
