@@ -303,9 +303,11 @@ class Job(models.Model):
     paused_seconds = models.PositiveIntegerField(default=0)
     paused_at = models.DateTimeField(null=True, blank=True)
     priority = models.BigIntegerField(default=0)
-    # scontrol update Priority=N by an operator: the pass keeps N instead of computing one
-    # (slurmctld's direct_set_prio) until Priority=4294967295 (INFINITE) resets it.
-    priority_set = models.BooleanField(default=False)
+    # scontrol update Priority=N by an operator: N, which the pass keeps instead of computing
+    # one (slurmctld's direct_set_prio) until Priority=4294967295 (INFINITE) resets it to 0.
+    # A column of its own: passes write ``priority`` and read this, so their writes do not
+    # make the kept queue read the jobs again.
+    priority_set = models.BigIntegerField(default=0)
     # sbatch --nice / scontrol update Nice=: subtracted from the priority the scheduler
     # computes (Slurm's nice, +/- 2147483645; negative only for operators).
     nice = models.IntegerField(default=0)

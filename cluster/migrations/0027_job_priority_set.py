@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='job',
             name='priority_set',
-            field=models.BooleanField(default=False),
+            field=models.BigIntegerField(default=0),
         ),
     ]

@@ -65,8 +65,7 @@ def apply(actor: AbstractBaseUser, job: Job, value: int) -> list[str]:
         job.nice = 0
         fields.append("nice")
     if value == INFINITE:
-        job.priority_set = False  # the pass computes it again from the next one
+        job.priority_set = 0  # the pass computes it again from the next one
         return ["priority_set", *fields[2:]]
-    job.priority = value
-    job.priority_set = True
+    job.priority = job.priority_set = value
     return fields

@@ -1079,6 +1079,7 @@ def _check_moved_job(job: Job, partition: _PartitionRow, cfg: ClusterConfig) -> 
         cpus_per_task=job.cpus_per_task,
         mem_per_node=job.mem_per_node,
         exc_nodes=frozenset(NodeSet(job.exc_nodes)) if job.exc_nodes else frozenset(),
+        num_tasks=job.num_tasks,
     )
     pool, unnamed = _never_runs(request, partition, cfg, hres=bool(job.licenses))
     if job.licenses:

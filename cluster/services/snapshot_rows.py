@@ -78,7 +78,6 @@ PENDING_FIELDS = (
     "array_task_id",
     "deadline",
     "time_min",
-    "priority",
     "priority_set",
 )
 QUEUED = {"state": JobState.PENDING, "hold": ""}
@@ -209,7 +208,6 @@ def pending_view(row: Sequence[Any]) -> scheduler.JobView:
         task_id,
         deadline,
         time_min,
-        priority,
         priority_set,
     ) = row
     return scheduler.JobView(
@@ -217,7 +215,7 @@ def pending_view(row: Sequence[Any]) -> scheduler.JobView:
         partition=part,
         user=user,
         submit_time=submit.timestamp(),
-        priority=priority if priority_set else 0,
+        priority=priority_set,
         min_nodes=min_n,
         max_nodes=max_n,
         num_tasks=ntasks,

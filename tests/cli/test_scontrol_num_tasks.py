@@ -36,7 +36,11 @@ def test_a_pending_job_takes_a_new_task_count(users, demo, live_cli):
     )
     # More tasks on one node than any node of the partition has CPUs: never runs there.
     status, _, err = live_cli("alice", "scontrol", "update", f"JobId={job_id}", "NumTasks=64", "NumNodes=1")
-    assert (status, err) == (1, f"Requested node configuration is not available for job {job_id}\n")
+    assert (status, err) == (
+        1,
+        "scontrol: error: CPU count per node can not be satisfied\n"
+        f"Requested node configuration is not available for job {job_id}\n",
+    )
     assert Job.objects.get(pk=job_id).num_tasks == 3
 
 

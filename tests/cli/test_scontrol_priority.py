@@ -37,7 +37,7 @@ def test_an_operator_sets_a_priority_the_pass_keeps(users, demo, live_cli):
     schedule_pass()
     assert priority_of(live_cli, first) == "5000 BeginTime"
     job = Job.objects.get(pk=first)
-    assert (job.priority, job.priority_set, job.nice) == (5000, True, 0)  # the nice reset, as slurmctld does
+    assert (job.priority, job.priority_set, job.nice) == (5000, 5000, 0)  # the nice reset, as slurmctld does
     event = Event.objects.filter(job_id=first).latest("id")
     assert event.user == "admin" and event.detail["after"]["priority"] == 5000
     # The job's user may not raise it, and a lowering would not last: refused, unchanged.
@@ -79,4 +79,4 @@ def test_scontrol_refuses_a_value_parse_uint32_refuses(users, demo, live_cli, va
         "",
         f"scontrol: error: Invalid Priority value: {value}\n",
     )
-    assert Job.objects.get(pk=job_id).priority_set is False
+    assert Job.objects.get(pk=job_id).priority_set == 0

@@ -20,10 +20,10 @@ def test_the_api_refuses_a_value_out_of_range(users, demo, api):
         assert answer.json()["error"] == f"Invalid Priority value: {bad}"
     # 4294967295 (INFINITE, what scontrol release sends) gives the job back to the plugin.
     assert api("admin").patch(f"/api/jobs/{job_id}/", {"priority": 77}, format="json").status_code == 200
-    assert Job.objects.get(pk=job_id).priority_set
+    assert Job.objects.get(pk=job_id).priority_set == 77
     assert (
         api("admin").patch(f"/api/jobs/{job_id}/", {"priority": 2**32 - 1}, format="json").status_code == 200
     )
     schedule_pass()
     job = Job.objects.get(pk=job_id)
-    assert (job.priority_set, job.priority) == (False, 1)
+    assert (job.priority_set, job.priority) == (0, 1)
