@@ -98,6 +98,7 @@ from agent.gres_env import gres_environment
 from agent.prolog import NodeHooks, TaskEdits
 from agent.spool import SCRIPT_NAME, Completion, JobState, Spool, SpoolLocked
 from slurmwords import agent_messages as am
+from slurmwords import step_layout
 
 FLUSH_WINDOW = 0.01  # seconds
 log = logging.getLogger(__name__)
@@ -316,6 +317,7 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
     env.update(gres_environment(job))  # CUDA_VISIBLE_DEVICES and the like (agent/gres_env.py)
     if job.get("ntasks_per_node"):  # sbatch sets it only for --ntasks-per-node
         env["SLURM_NTASKS_PER_NODE"] = str(job["ntasks_per_node"])
+    env.update(_layout_environment(job, env))
     # A job submitted from inside an array task must not inherit its array identity.
     env.pop("SLURM_ARRAY_JOB_ID", None)
     env.pop("SLURM_ARRAY_TASK_ID", None)
@@ -323,6 +325,32 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         env["SLURM_ARRAY_JOB_ID"] = str(job.get("array_job_id") or job["job_id"])
         env["SLURM_ARRAY_TASK_ID"] = str(job["array_task_id"])
     return env
+
+
+def _layout_environment(job: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:
+    """What slurmd's env_array_for_batch_job adds about the allocation: the CPUs per node,
+    the tasks per node of a block layout (SLURM_NTASKS as sbatch set it, else
+    SLURM_NTASKS_PER_NODE on every node, else as many tasks as the CPUs hold), and
+    ENVIRONMENT=BATCH, HOSTNAME the node's name."""
+    out = {"ENVIRONMENT": "BATCH"}
+    if job.get("batch_host"):
+        out["HOSTNAME"] = str(job["batch_host"])
+    try:
+        cpus = [int(c) for c in job.get("cpus_per_node") or ()]
+        per_task = max(1, int(env.get("SLURM_CPUS_PER_TASK") or 1))
+        slots = [max(1, c // per_task) for c in cpus]
+        if env.get("SLURM_NTASKS"):
+            ntasks = int(env["SLURM_NTASKS"])
+        elif env.get("SLURM_NTASKS_PER_NODE"):
+            ntasks = int(env["SLURM_NTASKS_PER_NODE"]) * len(cpus)
+        else:
+            ntasks = sum(slots)
+        if cpus:
+            out["SLURM_JOB_CPUS_PER_NODE"] = step_layout.compress_counts(cpus)
+            out["SLURM_TASKS_PER_NODE"] = step_layout.compress_counts(step_layout.block_counts(ntasks, slots))
+    except (TypeError, ValueError):  # a count the job's own environment spelt wrong
+        pass
+    return out
 
 
 def _check_work_dir(work_dir: str) -> None:

@@ -352,6 +352,12 @@ def build_request(
     if opts.get("test_only"):
         body["test_only"] = True
     body["environment"] = export_environment(opts.get("export"), environ)
+    # sbatch's set_envs (src/sbatch/opt.c): the counts it puts in the job's environment
+    # itself, whatever --export says.
+    if opts.get("cpus_per_task") is not None:
+        body["environment"]["SLURM_CPUS_PER_TASK"] = str(opts["cpus_per_task"])
+    if opts.get("ntasks") is not None:
+        body["environment"]["SLURM_NTASKS"] = body["environment"]["SLURM_NPROCS"] = str(opts["ntasks"])
     body.update(submitted_from())
     # sbatch(1): with --export=NONE "Slurm will then implicitly attempt to load the user's
     # environment on the node ..., as if --get-user-env was specified".

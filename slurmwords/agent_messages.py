@@ -202,6 +202,9 @@ class LaunchJob(Record):
     # async_running, layers), in resources.yaml's order, fixed at the job's start, for the
     # node callbacks (agent/hres_node.py); None: the job uses no resource with a plugin.
     hres: list[dict[str, Any]] | None = None
+    # The CPUs the job holds on each of its nodes, in node_list's order: the batch step's
+    # SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE (None from an older controller).
+    cpus_per_node: list[int] | None = None
 
 
 # -- the handshake -----------------------------------------------------------------

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from cluster import clock, extensions, job_mail, publish
 from cluster.core.gres import launch_gres
-from cluster.core.hostlists import fold
+from cluster.core.hostlists import expand, fold
 from cluster.core.prolog_conf import prolog_config
 from cluster.core.requeue_wait import requeued_begin
 from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState, NodeBase, NodeFlag, Reason
@@ -751,6 +751,14 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
         end_job(job, JobState.NODE_FAIL, now=now, why=why, reason=Reason.NODE_FAIL, node=node)
 
 
+def _cpus_per_node(job: Job) -> list[int]:
+    """The job's CPUs on each node, in its node list's order (a one-node job's at once)."""
+    if len(job.alloc) <= 1:
+        return [int(v[0]) for v in job.alloc.values()]
+    order = expand(job.node_list, limit=len(job.alloc)) if job.node_list else sorted(job.alloc)
+    return [int(job.alloc[n][0]) for n in order if n in job.alloc]
+
+
 def launch_payload(
     job: Job, credential: str | None = None, added: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -797,6 +805,7 @@ def launch_payload(
         ),
         allocation=not job.batch,
         credential=credential,
+        cpus_per_node=_cpus_per_node(job),
         **added,
     )
     # Launch.of(launch).to_wire(), without walking the job's wire form (its environment, a

@@ -54,6 +54,23 @@ def test_environment_overrides_submitter_slurm_variables() -> None:
     assert (env["HOME"], env["USER"], env["LOGNAME"]) == ("/home/alice", "alice", "alice")
 
 
+def test_the_batch_step_sees_its_allocation_as_slurmd_describes_it() -> None:
+    # env_array_for_batch_job: the CPUs per node, a block layout's tasks per node (from
+    # sbatch's SLURM_NTASKS, else SLURM_NTASKS_PER_NODE, else what the CPUs hold),
+    # ENVIRONMENT=BATCH and HOSTNAME the node's name.
+    alice = Account(name="alice", home="/home/alice")
+    job = {"job_id": 5, "batch_host": "n1", "node_list": "n[1-2]", "num_nodes": 2, "cpus_per_node": [4, 4]}
+    env = job_environment({**job, "environment": {"SLURM_NTASKS": "5"}}, alice)
+    assert (env["SLURM_JOB_CPUS_PER_NODE"], env["SLURM_TASKS_PER_NODE"]) == ("4(x2)", "3,2")
+    assert (env["ENVIRONMENT"], env["HOSTNAME"]) == ("BATCH", "n1")
+    env = job_environment({**job, "environment": {"SLURM_CPUS_PER_TASK": "2"}}, alice)
+    assert env["SLURM_TASKS_PER_NODE"] == "2(x2)" and "SLURM_NTASKS" not in env
+    env = job_environment({**job, "cpus_per_node": [4, 2], "ntasks_per_node": 1, "environment": {}}, alice)
+    assert (env["SLURM_JOB_CPUS_PER_NODE"], env["SLURM_TASKS_PER_NODE"]) == ("4,2", "1(x2)")
+    # From a controller that sends no CPUs per node: nothing made up.
+    assert "SLURM_TASKS_PER_NODE" not in job_environment({"job_id": 6, "batch_host": "n1"}, alice)
+
+
 def test_process_identity_from_ticks_read_around_the_fork() -> None:
     before = boot_ticks()
     proc = subprocess.Popen(["sleep", "5"])

@@ -123,7 +123,8 @@ def test_request_body_for_a_script():
         "work_dir": "/home/u/sub",
         "hold": True,
         "requeue": False,
-        "environment": {"A": "1"},
+        # sbatch's set_envs: -n and -c in the job's environment as sbatch puts them there.
+        "environment": {"A": "1", "SLURM_NTASKS": "4", "SLURM_NPROCS": "4", "SLURM_CPUS_PER_TASK": "2"},
         "alloc_node": os.uname().nodename,  # AllocNode:Sid
         "alloc_sid": os.getsid(0),
     }

@@ -14,6 +14,7 @@ from cluster.services.errors import ServiceError
 from cluster.services.job_options import nodes_for_tasks
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
+from cluster.services.state import launch_payload
 
 
 def register():
@@ -50,6 +51,9 @@ def test_the_tasks_take_the_nodes_they_need(demo, users, spec, nodes, layout):
     job.refresh_from_db()
     assert job.state in ("RUNNING", "CONFIGURING"), job.reason
     assert sorted((cpus for cpus, _mem in job.alloc.values()), reverse=True) == layout
+    # The launch names each node's CPUs in the node list's order (SLURM_JOB_CPUS_PER_NODE).
+    in_order = [job.alloc[n][0] for n in sorted(job.alloc)]
+    assert launch_payload(job)["job"]["cpus_per_node"] == in_order
 
 
 @pytest.mark.parametrize("nodes", ["1", "1-3"])  # -N 1-3 -n 16: 6 CPUs a node at most
