@@ -304,11 +304,15 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         "SLURM_JOB_NUM_NODES": num_nodes,
         "SLURM_NNODES": num_nodes,
         "SLURM_CPUS_ON_NODE": str(job.get("cpus_on_node") or 1),
-        "SLURM_SUBMIT_DIR": str(job.get("work_dir") or ""),
+        # sbatch's own (its cwd, whatever --chdir says); the working directory from an
+        # older client.
+        "SLURM_SUBMIT_DIR": env.get("SLURM_SUBMIT_DIR") or str(job.get("work_dir") or ""),
         "SLURM_JOB_PARTITION": str(job.get("partition") or ""),
         "SLURM_JOB_ACCOUNT": str(job.get("account") or ""),
         "SLURM_JOB_QOS": str(job.get("qos") or ""),
         "SLURM_JOB_USER": str(job.get("user") or ""),
+        "SLURM_JOB_UID": str(account.uid if account.uid is not None else os.getuid()),
+        "SLURM_JOB_GID": str(account.gid if account.gid is not None else os.getgid()),
         # Slurm's count of the job's requeues: which run of the job this is.
         "SLURM_RESTART_COUNT": str(int(job.get("run") or 0)),
         "SLURMD_NODENAME": host,

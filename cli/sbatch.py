@@ -358,6 +358,9 @@ def build_request(
         body["environment"]["SLURM_CPUS_PER_TASK"] = str(opts["cpus_per_task"])
     if opts.get("ntasks") is not None:
         body["environment"]["SLURM_NTASKS"] = body["environment"]["SLURM_NPROCS"] = str(opts["ntasks"])
+    # sbatch.c's _set_submit_dir_env: where it was run from (a --chdir does not change it).
+    body["environment"]["SLURM_SUBMIT_DIR"] = cwd
+    body["environment"]["SLURM_SUBMIT_HOST"] = os.uname().nodename
     body.update(submitted_from())
     # sbatch(1): with --export=NONE "Slurm will then implicitly attempt to load the user's
     # environment on the node ..., as if --get-user-env was specified".

@@ -67,6 +67,17 @@ def test_the_batch_step_sees_its_allocation_as_slurmd_describes_it() -> None:
     assert env["SLURM_TASKS_PER_NODE"] == "2(x2)" and "SLURM_NTASKS" not in env
     env = job_environment({**job, "cpus_per_node": [4, 2], "ntasks_per_node": 1, "environment": {}}, alice)
     assert (env["SLURM_JOB_CPUS_PER_NODE"], env["SLURM_TASKS_PER_NODE"]) == ("4,2", "1(x2)")
+    # sbatch's submit directory (not the job's --chdir), the job's uid and gid.
+    env = job_environment(
+        {**job, "work_dir": "/elsewhere", "environment": {"SLURM_SUBMIT_DIR": "/home/a"}}, alice
+    )
+    assert env["SLURM_SUBMIT_DIR"] == "/home/a"
+    assert (env["SLURM_JOB_UID"], env["SLURM_JOB_GID"]) == (str(os.getuid()), str(os.getgid()))
+    as_bob = Account(name="bob", home="/home/bob", uid=1234, gid=99)
+    assert (job_environment(job, as_bob)["SLURM_JOB_UID"], job_environment(job, as_bob)["SLURM_JOB_GID"]) == (
+        "1234",
+        "99",
+    )
     # From a controller that sends no CPUs per node: nothing made up.
     assert "SLURM_TASKS_PER_NODE" not in job_environment({"job_id": 6, "batch_host": "n1"}, alice)
 

@@ -124,7 +124,15 @@ def test_request_body_for_a_script():
         "hold": True,
         "requeue": False,
         # sbatch's set_envs: -n and -c in the job's environment as sbatch puts them there.
-        "environment": {"A": "1", "SLURM_NTASKS": "4", "SLURM_NPROCS": "4", "SLURM_CPUS_PER_TASK": "2"},
+        # and where it was run from, on which host (sbatch.c's _set_submit_dir_env).
+        "environment": {
+            "A": "1",
+            "SLURM_NTASKS": "4",
+            "SLURM_NPROCS": "4",
+            "SLURM_CPUS_PER_TASK": "2",
+            "SLURM_SUBMIT_DIR": "/home/u",
+            "SLURM_SUBMIT_HOST": os.uname().nodename,
+        },
         "alloc_node": os.uname().nodename,  # AllocNode:Sid
         "alloc_sid": os.getsid(0),
     }
@@ -146,7 +154,7 @@ def test_wrap_body_and_default_names():
         "work_dir": "/w",
         "requeue": True,
         "test_only": True,
-        "environment": {},
+        "environment": {"SLURM_SUBMIT_DIR": "/w", "SLURM_SUBMIT_HOST": os.uname().nodename},
         **sbatch.submitted_from(),
     }
     from_stdin = sbatch.build_request(
