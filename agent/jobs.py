@@ -311,8 +311,8 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         "SLURM_JOB_ACCOUNT": str(job.get("account") or ""),
         "SLURM_JOB_QOS": str(job.get("qos") or ""),
         "SLURM_JOB_USER": str(job.get("user") or ""),
-        "SLURM_JOB_UID": str(account.uid if account.uid is not None else os.getuid()),
-        "SLURM_JOB_GID": str(account.gid if account.gid is not None else os.getgid()),
+        "SLURM_JOB_UID": str(account.uid if account.uid is not None else os.geteuid()),
+        "SLURM_JOB_GID": str(account.gid if account.gid is not None else os.getegid()),
         # Slurm's count of the job's requeues: which run of the job this is.
         "SLURM_RESTART_COUNT": str(int(job.get("run") or 0)),
         "SLURMD_NODENAME": host,
@@ -730,6 +730,8 @@ class JobManager:
             return
         account = resolve_account(str(job.get("user") or ""), root_jobs=self.root_jobs)
         env = job_environment(job, account)
+        if self.hooks.cluster:  # slurm.conf's ClusterName, as the registration gave it
+            env["SLURM_CLUSTER_NAME"] = self.hooks.cluster
         env.update(credential_env(job, self.api_url))
         path = env.get("PATH")  # job_environment's, with Slurm's commands, unless it set none
         try:

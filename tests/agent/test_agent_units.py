@@ -72,7 +72,7 @@ def test_the_batch_step_sees_its_allocation_as_slurmd_describes_it() -> None:
         {**job, "work_dir": "/elsewhere", "environment": {"SLURM_SUBMIT_DIR": "/home/a"}}, alice
     )
     assert env["SLURM_SUBMIT_DIR"] == "/home/a"
-    assert (env["SLURM_JOB_UID"], env["SLURM_JOB_GID"]) == (str(os.getuid()), str(os.getgid()))
+    assert (env["SLURM_JOB_UID"], env["SLURM_JOB_GID"]) == (str(os.geteuid()), str(os.getegid()))
     as_bob = Account(name="bob", home="/home/bob", uid=1234, gid=99)
     assert (job_environment(job, as_bob)["SLURM_JOB_UID"], job_environment(job, as_bob)["SLURM_JOB_GID"]) == (
         "1234",

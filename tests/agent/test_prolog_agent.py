@@ -233,3 +233,16 @@ def test_a_failing_run_prolog_is_reported_failed(tmp_path: Path) -> None:
         assert "exited with status 1" in msg["error"]
 
     run_with_agent(tmp_path, scenario, rules=_rules(prolog=(prolog,)))
+
+
+def test_the_job_sees_the_cluster_s_name(tmp_path: Path, work: Path) -> None:
+    # env_array_for_batch_job's SLURM_CLUSTER_NAME: slurm.conf's ClusterName, which the
+    # registration's answer gave the agent.
+    seen = work / "job.env"
+
+    async def scenario(ctl: FakeController, agent: Agent) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(12, f"#!/bin/bash\nenv > {seen}\n", work)})
+        await ctl.expect("completed", job_id=12)
+        assert _env_file(seen)["SLURM_CLUSTER_NAME"] == "testcluster"
+
+    run_with_agent(tmp_path, scenario, rules=_rules())
