@@ -95,7 +95,9 @@ def test_counts_within_range_still_pass(demo, api):
     assert response.status_code == 201, response.json()
     job = Job.objects.get()
     # -1 is INFINITE as in Slurm's time_str2mins; a maximum above the cluster is cut to it.
-    assert (job.min_nodes, job.max_nodes, job.num_tasks, job.time_limit) == (2, 36, 8, None)
+    # 8 tasks of 2 CPUs on the demo's 4-CPU nodes take 4 nodes of the range, as
+    # select/cons_tres would give them (job_options.nodes_for_tasks).
+    assert (job.min_nodes, job.max_nodes, job.num_tasks, job.time_limit) == (4, 36, 8, None)
 
 
 def test_slurm_takes_unchecked_time_fields(demo, api):
