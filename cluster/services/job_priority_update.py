@@ -60,12 +60,10 @@ def apply(actor: AbstractBaseUser, job: Job, value: int) -> list[str]:
         return ["hold", "reason", "priority"]
     if not operator:
         raise ServiceError("Changes to job priority are not persistent, change nice instead", field=FIELD)
-    fields = ["priority", "priority_set"]
-    if job.nice:
-        job.nice = 0
-        fields.append("nice")
+    fields = ["nice"] if job.nice else []
+    job.nice = 0
     if value == INFINITE:
         job.priority_set = 0  # the pass computes it again from the next one
-        return ["priority_set", *fields[2:]]
+        return ["priority_set", *fields]
     job.priority = job.priority_set = value
-    return fields
+    return ["priority", "priority_set", *fields]

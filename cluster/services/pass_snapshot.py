@@ -240,18 +240,20 @@ def _count_writes(
             _count(table, columns)
         if not _rows_kept:
             return
-        ids = None
-        if keyed is not None and params is not None:
-            try:
-                ids = (
-                    [i for p in params for i in statement_effects.written_ids(keyed, p)]
-                    if many
-                    else statement_effects.written_ids(keyed, params)
-                )
-            except (IndexError, TypeError, KeyError):
-                ids = None
+        ids = _written_ids(keyed, params, many) if keyed is not None and params is not None else None
         for table in tables:
             _rows_written(table, columns, ids)
+
+
+def _written_ids(where: Any, params: Any, many: bool) -> list[Any] | None:
+    """The row ids a statement's WHERE names with these parameters (each set of an
+    executemany's); None when they cannot be read from them (all rows, then)."""
+    try:
+        if many:
+            return [i for p in params for i in statement_effects.written_ids(where, p)]
+        return statement_effects.written_ids(where, params)
+    except (IndexError, TypeError, KeyError):
+        return None
 
 
 def _record(effect: statement_effects.Effect, params: Any, many: bool) -> None:
@@ -262,15 +264,7 @@ def _record(effect: statement_effects.Effect, params: Any, many: bool) -> None:
             elif where is None or params is None:
                 _changes.add(target, None)
             else:
-                try:
-                    ids = (
-                        [i for p in params for i in statement_effects.written_ids(where, p)]
-                        if many
-                        else statement_effects.written_ids(where, params)
-                    )
-                except (IndexError, TypeError, KeyError):
-                    ids = None
-                _changes.add(target, ids)
+                _changes.add(target, _written_ids(where, params, many))
 
 
 def _watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:

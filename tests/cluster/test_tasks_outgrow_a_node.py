@@ -9,23 +9,12 @@ from __future__ import annotations
 import pytest
 
 from cluster.models import Job
-from cluster.services import agents
 from cluster.services.errors import ServiceError
 from cluster.services.job_options import nodes_for_tasks
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
 from cluster.services.state import launch_payload
-
-
-def register():
-    agents.agent_register(
-        agent_id="test:1",
-        nodes=[
-            {"name": f"node{i:02d}", "cpus": 4, "real_memory": 2000, "boot_time": 1.0} for i in range(1, 33)
-        ],
-        running=[],
-        completions=[],
-    )
+from tests.cluster.test_nice import register
 
 
 def submit(user, **spec) -> Job:
