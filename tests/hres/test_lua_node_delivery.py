@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.db.models import F
 
 from cluster.core.states import JobState, NodeFlag
 from cluster.models import ClusterConfig, Job, Node
@@ -73,10 +72,9 @@ def test_the_run_epilog_of_the_other_nodes_carries_the_preps(cluster, users, mon
     monkeypatch.setattr("cluster.publish.to_agents", sent.extend)  # caught on its way out
     cluster.script("qpu", hres_controller_job_prerun=PRERUN)
     started(cluster, "qpu")
-    cfg = ClusterConfig.current()
-    ClusterConfig.objects.filter(pk=1).update(
-        options={**cfg.options, "Epilog": "/etc/slurm/epilog"}, revision=F("revision") + 1
-    )
+    cfg = ClusterConfig.for_update()
+    cfg.options = {**cfg.options, "Epilog": "/etc/slurm/epilog"}
+    cfg.save(update_fields=["options"])
     job = running(users["alice"], "qpu:1", nodes="2", nodelist="node01,node02")
     finish(job.id)
     [payload] = [p for _n, p in sent if p["type"] == "run_epilog"]
