@@ -308,16 +308,23 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         # older client.
         "SLURM_SUBMIT_DIR": env.get("SLURM_SUBMIT_DIR") or str(job.get("work_dir") or ""),
         "SLURM_JOB_PARTITION": str(job.get("partition") or ""),
-        "SLURM_JOB_ACCOUNT": str(job.get("account") or ""),
-        "SLURM_JOB_QOS": str(job.get("qos") or ""),
         "SLURM_JOB_USER": str(job.get("user") or ""),
         "SLURM_JOB_UID": str(account.uid if account.uid is not None else os.geteuid()),
         "SLURM_JOB_GID": str(account.gid if account.gid is not None else os.getegid()),
         # Slurm's count of the job's requeues: which run of the job this is.
         "SLURM_RESTART_COUNT": str(int(job.get("run") or 0)),
         "SLURMD_NODENAME": host,
+        # The batch step is task 0 of node 0 (slurmstepd's setup_env for the batch task).
+        "SLURM_PROCID": "0",
+        "SLURM_LOCALID": "0",
+        "SLURM_NODEID": "0",
+        "SLURM_GTIDS": "0",
+        # No topology plugin: the node's own name at the top of the tree.
+        "SLURM_TOPOLOGY_ADDR": host,
+        "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
     }
     env.update(values)
+    env.update(_credential_environment(job))
     env.update(gres_environment(job))  # CUDA_VISIBLE_DEVICES and the like (agent/gres_env.py)
     if job.get("ntasks_per_node"):  # sbatch sets it only for --ntasks-per-node
         env["SLURM_NTASKS_PER_NODE"] = str(job["ntasks_per_node"])
@@ -329,6 +336,28 @@ def job_environment(job: Mapping[str, Any], account: Account) -> dict[str, str]:
         env["SLURM_ARRAY_JOB_ID"] = str(job.get("array_job_id") or job["job_id"])
         env["SLURM_ARRAY_TASK_ID"] = str(job["array_task_id"])
     return env
+
+
+# Launch fields set only when they hold something, as env_array_for_batch_job and
+# setup_env test each before setting it.
+_SET_WHEN_GIVEN = (
+    ("account", "SLURM_JOB_ACCOUNT"),
+    ("qos", "SLURM_JOB_QOS"),
+    ("reservation", "SLURM_JOB_RESERVATION"),
+    ("licenses", "SLURM_JOB_LICENSES"),
+    ("mem_per_cpu", "SLURM_MEM_PER_CPU"),
+    ("mem_per_node", "SLURM_MEM_PER_NODE"),
+    ("start_time", "SLURM_JOB_START_TIME"),
+    ("end_time", "SLURM_JOB_END_TIME"),
+)
+
+
+def _credential_environment(job: Mapping[str, Any]) -> dict[str, str]:
+    """What slurmd takes from the launch and the job's credential, each only when set."""
+    out = {name: str(job[key]) for key, name in _SET_WHEN_GIVEN if job.get(key)}
+    if "SLURM_MEM_PER_CPU" in out:  # the request is one or the other, never both
+        out.pop("SLURM_MEM_PER_NODE", None)
+    return out
 
 
 def _layout_environment(job: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, str]:

@@ -205,6 +205,16 @@ class LaunchJob(Record):
     # The CPUs the job holds on each of its nodes, in node_list's order: the batch step's
     # SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE (None from an older controller).
     cpus_per_node: list[int] | None = None
+    # What slurmd puts in the batch step's environment from the launch and the job's
+    # credential: SLURM_MEM_PER_NODE / SLURM_MEM_PER_CPU (the request, MB),
+    # SLURM_JOB_LICENSES, SLURM_JOB_RESERVATION, SLURM_JOB_START_TIME and
+    # SLURM_JOB_END_TIME (epoch seconds). None: not asked for, or an older controller.
+    mem_per_node: int | None = None
+    mem_per_cpu: int | None = None
+    licenses: str | None = None
+    reservation: str | None = None
+    start_time: int | None = None
+    end_time: int | None = None
 
 
 # -- the handshake -----------------------------------------------------------------

@@ -759,6 +759,15 @@ def _cpus_per_node(job: Job) -> list[int]:
     return [int(job.alloc[n][0]) for n in order if n in job.alloc]
 
 
+def _expected_end(job: Job) -> int | None:
+    """The end the job's credential names (SLURM_JOB_END_TIME): its start and time limit, a
+    year past the start without a limit, as slurmctld sets an INFINITE job's end_time."""
+    if job.start_time is None:
+        return None
+    limit = timedelta(minutes=job.time_limit) if job.time_limit else timedelta(days=365)
+    return int((job.start_time + limit).timestamp())
+
+
 def launch_payload(
     job: Job, credential: str | None = None, added: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -806,6 +815,12 @@ def launch_payload(
         allocation=not job.batch,
         credential=credential,
         cpus_per_node=_cpus_per_node(job),
+        mem_per_node=None if job.mem_per_cpu else job.mem_per_node or None,
+        mem_per_cpu=job.mem_per_cpu or None,
+        licenses=job.licenses or None,
+        reservation=job.reservation or None,
+        start_time=int(job.start_time.timestamp()) if job.start_time else None,
+        end_time=_expected_end(job),
         **added,
     )
     # Launch.of(launch).to_wire(), without walking the job's wire form (its environment, a

@@ -82,6 +82,33 @@ def test_the_batch_step_sees_its_allocation_as_slurmd_describes_it() -> None:
     assert "SLURM_TASKS_PER_NODE" not in job_environment({"job_id": 6, "batch_host": "n1"}, alice)
 
 
+def test_the_batch_step_sees_what_its_credential_holds() -> None:
+    # env_array_for_batch_job and slurmstepd's setup_env: the memory asked for (per CPU or
+    # per node, never both), licenses, reservation, the start and expected end, the task's
+    # ids as task 0 of node 0, the topology address; account and QOS only when the job has
+    # them.
+    alice = Account(name="alice", home="/home/alice")
+    job = {"job_id": 5, "batch_host": "n1", "node_list": "n1", "num_nodes": 1, "qos": "normal",
+           "mem_per_node": 500, "licenses": "fluent:2", "reservation": "maint",
+           "start_time": 1_780_000_000, "end_time": 1_780_000_600}  # fmt: skip
+    env = job_environment(job, alice)
+    assert (env["SLURM_MEM_PER_NODE"], env["SLURM_JOB_LICENSES"], env["SLURM_JOB_RESERVATION"]) == (
+        "500",
+        "fluent:2",
+        "maint",
+    )
+    assert (env["SLURM_JOB_START_TIME"], env["SLURM_JOB_END_TIME"]) == ("1780000000", "1780000600")
+    assert [env[k] for k in ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_GTIDS")] == ["0"] * 4
+    assert (env["SLURM_TOPOLOGY_ADDR"], env["SLURM_TOPOLOGY_ADDR_PATTERN"]) == ("n1", "node")
+    assert env["SLURM_JOB_QOS"] == "normal" and "SLURM_JOB_ACCOUNT" not in env
+    per_cpu = job_environment({**job, "mem_per_cpu": 250, "account": "physics"}, alice)
+    assert (per_cpu["SLURM_MEM_PER_CPU"], per_cpu["SLURM_JOB_ACCOUNT"]) == ("250", "physics")
+    assert "SLURM_MEM_PER_NODE" not in per_cpu
+    bare = job_environment({"job_id": 6, "batch_host": "n1"}, alice)
+    unset = {"SLURM_MEM_PER_NODE", "SLURM_JOB_LICENSES", "SLURM_JOB_START_TIME", "SLURM_JOB_QOS"}
+    assert not unset & set(bare)
+
+
 def test_process_identity_from_ticks_read_around_the_fork() -> None:
     before = boot_ticks()
     proc = subprocess.Popen(["sleep", "5"])

@@ -280,9 +280,9 @@ def test_task_prologs_and_task_epilog_run_around_the_task_with_its_environment(
         # env: looked up by name (the job's id), never iterated (0 fields), not changed by a write.
         assert log.read_text().splitlines() == [
             "task_prolog token=21 0 0 31 - yes 0",
-            "user_task_prolog token=21 0 0 31 - yes 0",
+            "user_task_prolog token=21 0 0 31 0 yes 0",  # the batch task is task 0
             "task_prolog(slurm.conf)",
-            "task_epilog token=21 0 0 31 - yes 0",
+            "task_epilog token=21 0 0 31 0 yes 0",
         ]
         out = (work / "slurm-31.out").read_text().splitlines()
         assert out == ["from the user task prolog", "from TaskProlog", "job"]
