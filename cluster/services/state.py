@@ -291,6 +291,9 @@ def requeue_now(job: Job, *, now: datetime) -> None:
     job.exit_signal = 0
     job.begin_time = requeued_begin(now, job.begin_time, ClusterConfig.current().options.get("AuthInfo"))
     job.eligible_time = job.begin_time
+    # A new submission as far as accounting and squeue tell (slurmctld's batch_requeue_fini),
+    # a second later than the last one so that the two runs' records differ.
+    job.submit_time = max(now, job.submit_time + timedelta(seconds=1)) if job.submit_time else now
     job.prolog_nodes = []
     job.save()
 

@@ -130,8 +130,10 @@ def test_silent_node_goes_down_and_its_job_is_requeued_then_runs_again(demo, use
     assert node.state == "DOWN+NOT_RESPONDING" and node.reason == "Not responding"
     job.refresh_from_db()
     assert (job.state, job.restart_count, job.alloc) == ("PENDING", 1, {})
-    # Not eligible again before its last run's credentials expire (batch_requeue_fini).
+    # Not eligible again before its last run's credentials expire (batch_requeue_fini),
+    # and submitted anew as accounting tells it.
     assert job.begin_time == now + timedelta(seconds=21 + 6)  # the demo's cred_expire=5
+    assert job.submit_time == now + timedelta(seconds=21)
     # The agent comes back, still running the first run: it is told to kill it.
     later = now + timedelta(seconds=25)
     result = register(now=later, running=[{"job_id": job_id, "node": "node01", "run": 0}])
