@@ -304,6 +304,7 @@ class StepRunner:
             tasks_per_node=msg.tasks_per_node, cpus_per_task=msg.cpus_per_task,
         ))  # fmt: skip
         env["SLURM_LAUNCH_NODE_IPADDR"] = msg.io_host  # where srun runs, as Slurm sets it
+        env["SLURM_GTIDS"] = ",".join(map(str, msg.tasks))  # the node's tasks, not the batch task's
         return env
 
     async def _task_prologs(

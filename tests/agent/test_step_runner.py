@@ -15,6 +15,7 @@ import socket
 import sys
 
 from agent.containment import Containment
+from agent.jobs import resolve_account
 from agent.prolog import NodeHooks
 from agent.steps import StepRunner
 from cli import step_output
@@ -225,3 +226,12 @@ def test_task_epilog_runs_after_each_task_with_its_environment(tmp_path) -> None
     for task in (0, 1):  # there when srun returned: srun hears of the exit after the epilog
         assert (tmp_path / f"epilog.{task}").read_text() == f"epilog_task 0 {os.getuid()}\n"
     assert status == 0 and emitted[0].exit_code == 0 and emitted[0].error == ""
+
+
+def test_a_step_task_sees_its_node_s_task_ids(tmp_path) -> None:
+    # setup_env's SLURM_GTIDS: every global task id of the node, not the batch task's 0.
+    msg = dataclasses.replace(launch(1, step_io.new_key(), tmp_path), tasks=[2, 3], node_index=1)
+    job = {**msg.job, "environment": {}, "batch_host": NODE}
+    env = StepRunner._task_env(msg, job, resolve_account(ME, root_jobs=True), 1, 3)
+    ids = [env[k] for k in ("SLURM_GTIDS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID")]
+    assert ids == ["2,3", "3", "1", "1"]
