@@ -8,7 +8,11 @@ their output and exits to srun over that connection: task output never goes thro
 controller. Once every task has ended it tells the controller ``step_done``.
 
 ``-o/-e/-i`` (srun's file name patterns, expanded per task) are opened here, as the job's
-user; a task without them writes to srun.
+user; a task without them writes to srun. Under ``srun --pty`` task 0 runs on a
+pseudo-terminal the agent opens (its session's controlling terminal, of the size srun's
+terminal has, resized by srun's WINCH frames): its output is read from the terminal and
+srun's input written to it; the other tasks' output and input are /dev/null, as srun's
+``--pty`` sets them.
 
 slurm.conf's TaskProlog and TaskEpilog run around every task, as slurmstepd runs them,
 through the batch script's own path (agent/prolog.NodeHooks.run_task): TaskProlog in the
@@ -24,10 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import signal
+import struct
 import subprocess
+import termios
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +59,7 @@ log = logging.getLogger("fsched.agent.steps")
 
 CONNECT_TIMEOUT = 10.0
 READ_SIZE = 1 << 16
+TERMINAL_DRAIN = 1.0  # seconds a task's terminal is read after the task ended
 
 
 class ExecFailed(LaunchError):
@@ -69,6 +77,30 @@ class Task:
     exit_code: int = 0
     signal: int = 0
     env: dict[str, str] = field(default_factory=dict)  # before TaskProlog's edits: TaskEpilog's
+    pty: int | None = None  # srun --pty: the terminal's master side, task 0's output and input
+
+
+def _open_pty(rows: int | None, cols: int | None, account: Account) -> tuple[int, int]:
+    """A pseudo-terminal of srun's terminal's size, its task side the job user's."""
+    master, slave = os.openpty()
+    os.set_blocking(master, False)
+    if rows and cols:
+        _resize(master, rows, cols)
+    if account.switches:
+        with contextlib.suppress(OSError):
+            os.fchown(slave, account.uid, account.gid)  # type: ignore[arg-type]
+    return master, slave
+
+
+def _resize(fd: int, rows: int, cols: int) -> None:
+    """TIOCSWINSZ: the kernel then sends SIGWINCH to the terminal's foreground processes."""
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def _take_terminal() -> None:
+    """In the task's child, between fork and exec (after setsid): its standard input, the
+    pseudo-terminal, becomes the session's controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 @dataclass
@@ -379,6 +411,7 @@ class StepRunner:
             opened.append(fd)
             return fd
 
+        master: int | None = None
         try:
             with effective(account):
                 # Tasks of one node writing one file share it: appended, never truncated
@@ -387,6 +420,12 @@ class StepRunner:
                 out = named(msg.std_out, flags, "stdout")
                 err = named(msg.std_err, flags, "stderr")
                 stdin = named(msg.std_in, os.O_RDONLY, "stdin")
+            if msg.pty and task == 0:
+                master, slave = _open_pty(msg.pty_rows, msg.pty_cols, account)
+                opened.append(slave)
+                out = err = stdin = slave
+            elif msg.pty:
+                out = err = stdin = named(os.devnull, os.O_RDWR, "/dev/null")
             if out is not None:
                 edits.write(out)  # TaskProlog's print lines, at the start of the task's output
             ids: dict[str, Any] = {}
@@ -408,9 +447,13 @@ class StepRunner:
                     cwd=work_dir,
                     start_new_session=True,
                     close_fds=True,
+                    # Only an ioctl of the child's own fd 0, no lock of this process taken.
+                    preexec_fn=_take_terminal if master is not None else None,  # noqa: PLW1509
                     **ids,
                 )
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, subprocess.SubprocessError) as exc:
+                if master is not None:
+                    os.close(master)
                 why = getattr(exc, "strerror", None) or exc
                 raise ExecFailed(
                     f"execve(): {msg.argv[0]}: {why}", getattr(exc, "errno", None) or 1
@@ -423,7 +466,7 @@ class StepRunner:
                 os.close(fd)
         self._contain(msg.job_id, popen.pid)
         log.info("step %d.%d task %d: pid %d on %s", msg.job_id, msg.step_id, task, popen.pid, msg.node)
-        return Task(task=task, popen=popen)
+        return Task(task=task, popen=popen, pty=master)
 
     def _contain(self, job_id: int, pid: int) -> None:
         """On the batch host, a task joins the job's cgroup: the job's memory limit holds it
@@ -452,12 +495,48 @@ class StepRunner:
             finally:
                 transport.close()
 
-        await asyncio.gather(*(forward(s, k) for s, k in streams), _exited(t.popen))
+        if t.pty is not None:
+            await self._pump_terminal(t, writer)
+        else:
+            await asyncio.gather(*(forward(s, k) for s, k in streams), _exited(t.popen))
         status = t.popen.wait()
         t.exit_code, t.signal = (0, -status) if status < 0 else (status, 0)
         await self._task_epilog(step, t)  # as slurmstepd, before srun hears of the exit
         writer.write(step_io.pack_exit(t.task, t.exit_code, t.signal))
         await writer.drain()
+
+    async def _pump_terminal(self, t: Task, writer: asyncio.StreamWriter) -> None:
+        """Task 0's terminal to srun until the task has ended and the terminal is drained
+        (its last holder gone: EIO), or a moment after the task's end when a process it left
+        behind keeps the terminal open."""
+        assert t.pty is not None
+        loop = asyncio.get_running_loop()
+        drained = loop.create_future()
+
+        def readable() -> None:
+            try:
+                data = os.read(t.pty, READ_SIZE)  # type: ignore[arg-type]
+            except BlockingIOError:
+                return
+            except OSError:  # EIO: no process holds the terminal any more
+                data = b""
+            if not data:
+                loop.remove_reader(t.pty)  # type: ignore[arg-type]
+                if not drained.done():
+                    drained.set_result(None)
+                return
+            writer.write(step_io.pack(step_io.OUT, t.task, data))
+
+        loop.add_reader(t.pty, readable)
+        try:
+            await _exited(t.popen)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(drained), TERMINAL_DRAIN)
+            await writer.drain()
+        finally:
+            loop.remove_reader(t.pty)
+            os.close(t.pty)
+            t.pty = None
 
     async def _feed(self, step: RunningStep, reader: asyncio.StreamReader) -> None:
         """srun's standard input to each task of the node that reads it from srun (no -i)."""
@@ -471,8 +550,12 @@ class StepRunner:
         try:
             while data := await reader.read(READ_SIZE):
                 for kind, _task, payload in frames.feed(data):
+                    if kind == step_io.WINCH:
+                        self._winch(step, *step_io.unpack_winch(payload))
+                        continue
                     if kind != step_io.IN:
                         raise step_io.FrameError(f"srun sent a frame of kind {kind}")
+                    self._to_terminal(step, payload)
                     for pipe in pipes:
                         if payload and not pipe.is_closing():
                             pipe.write(payload)
@@ -484,6 +567,22 @@ class StepRunner:
         finally:
             for pipe in pipes:
                 pipe.close()
+
+    @staticmethod
+    def _to_terminal(step: RunningStep, payload: bytes) -> None:
+        """srun's input typed at task 0's terminal; its end, an end-of-file character (the
+        terminal stays: a hang-up would kill the task)."""
+        for t in step.tasks:
+            if t.pty is not None:
+                with contextlib.suppress(OSError):
+                    os.write(t.pty, payload or b"\x04")
+
+    @staticmethod
+    def _winch(step: RunningStep, rows: int, cols: int) -> None:
+        for t in step.tasks:
+            if t.pty is not None and rows and cols:
+                with contextlib.suppress(OSError):
+                    _resize(t.pty, rows, cols)
 
     def _release(self, job_id: int) -> None:
         """The job's CPU ids on nodes other than its batch host are freed with its last step."""

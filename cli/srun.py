@@ -13,6 +13,7 @@ import sys
 
 from cli import job_option_checks, sbatch
 from cli.client import Client, CliError
+from cli.fastargs import OptionalValue
 
 PROG = "srun"
 
@@ -33,6 +34,13 @@ OPTIONS = (
     (("--mpi",), "mpi", str, "type", "type of MPI being used (none; list)"),
     (("--jobid",), "jobid", int, "id", "run under already allocated job"),
     (("-v", "--verbose"), "verbose", True, None, "verbose mode: the allocation's lines, as salloc's"),
+    (
+        ("--pty",),
+        "pty",
+        OptionalValue(""),
+        "fd",
+        "run task zero in pseudo terminal [or in requested terminal given by fd]",
+    ),
     (
         ("-u", "--unbuffered"),
         "unbuffered",
@@ -55,6 +63,13 @@ def build_parser():
     return p
 
 
+def parse(argv: list[str]):
+    ns = build_parser().parse_args(argv)
+    if ns.command[:1] == ["--"]:  # getopt's end of the options: the command follows it
+        ns.command = ns.command[1:]
+    return ns
+
+
 def job_options(ns) -> dict:
     """The sbatch-shaped options of a job srun makes itself (outside an allocation)."""
     keep = {row[1] for row in sbatch.OPTIONS}
@@ -62,12 +77,18 @@ def job_options(ns) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    ns = build_parser().parse_args(argv)
+    ns = parse(argv)
     if problem := job_option_checks.first_problem(vars(ns)):
         sys.stderr.write(f"{PROG}: error: {problem}\n")
         return 1
     if ns.exclusive and ns.overlap:
         sys.stderr.write("srun: fatal: --exclusive and --overlap are mutually exclusive\n")
+        return 1
+    if ns.pty is not None and (ns.output or ns.error or ns.input):
+        sys.stderr.write("srun: error: --error/--input/--output are incompatible with --pty\n")
+        return 1
+    if ns.pty and not ns.pty.isdigit():
+        sys.stderr.write(f"srun: fatal: --pty={ns.pty} must be numeric file descriptor\n")
         return 1
     if not ns.command and ns.mpi != "list":
         sys.stderr.write("srun: fatal: No command given to execute.\n")

@@ -16,8 +16,10 @@ import os
 import signal
 import socket
 import sys
+import termios
 import threading
 import time
+import tty
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,12 +99,35 @@ def shape(opts: Any, environ: Mapping[str, str]) -> dict[str, int | None]:
     return {"ntasks": ntasks, "nodes": nodes, "ntasks_per_node": per_node, "cpus_per_task": cpus}
 
 
-def step_request(opts: Any, command: list[str], host: str, port: int, key: str) -> dict[str, Any]:
+def terminal(opts: Any) -> int | None:
+    """srun --pty[=fd]: the terminal task 0's pseudo-terminal stands for (standard input,
+    or the fd given), or None, with srun's error, when that is not a terminal."""
+    pty = _opt(opts, "pty")
+    if pty is None:
+        return None
+    fd = int(pty) if pty else 0
+    if not os.isatty(fd):
+        _err(f"srun: error: Not using a pseudo-terminal, disregarding --pty{'=' if pty else ''}{pty} option")
+        return None
+    return fd
+
+
+def step_request(
+    opts: Any, command: list[str], host: str, port: int, key: str, *, pty_fd: int | None = None
+) -> dict[str, Any]:
+    environment = dict(os.environ)
+    size = {}
+    if pty_fd is not None:
+        cols, rows = os.get_terminal_size(pty_fd)
+        size = {"pty": True, "pty_rows": rows or None, "pty_cols": cols or None}
+        # setup_env's, from srun's terminal: the task's programs read them for its size.
+        environment.update(SLURM_PTY_WIN_ROW=str(rows), SLURM_PTY_WIN_COL=str(cols))
     return {
+        **size,
         **shape(opts, os.environ),
         "overlap": bool(_opt(opts, "overlap", False)),
         "argv": list(command),
-        "environment": dict(os.environ),
+        "environment": environment,
         "work_dir": os.path.abspath(_opt(opts, "chdir") or os.getcwd()),
         "name": _opt(opts, "job_name"),
         "std_out": stream_target(opts, "output"),
@@ -171,15 +196,16 @@ def run_step(client: Any, job_id: int, opts: Any, command: list[str]) -> int:
         # kept and heard then, rather than killing srun with the step just created.
         interrupts: list[float] = []
         previous = signal.signal(signal.SIGINT, lambda *_: interrupts.append(time.monotonic()))
+        pty_fd = terminal(opts)
         try:
-            body = step_request(opts, command, host, sock.getsockname()[1], key)
+            body = step_request(opts, command, host, sock.getsockname()[1], key, pty_fd=pty_fd)
             step = create(client, job_id, body, interrupts)
         except CliError as exc:
             _err(f"srun: error: {exc}")
             return 1
         finally:
             signal.signal(signal.SIGINT, previous)
-        session = Session(client, job_id, step, key, opts)
+        session = Session(client, job_id, step, key, opts, pty_fd=pty_fd)
         return asyncio.run(session.run(sock, interrupts))
     finally:
         sock.close()
@@ -188,8 +214,21 @@ def run_step(client: Any, job_id: int, opts: Any, command: list[str]) -> int:
 class Session:
     """The running step as srun sees it: the nodes' connections, the output, the exits."""
 
-    def __init__(self, client: Any, job_id: int, step: dict[str, Any], key: str, opts: Any) -> None:
+    def __init__(
+        self,
+        client: Any,
+        job_id: int,
+        step: dict[str, Any],
+        key: str,
+        opts: Any,
+        *,
+        pty_fd: int | None = None,
+    ) -> None:
         self.client = client
+        # srun --pty: the local terminal, raw while the step runs (its keys, Ctrl-C too, go
+        # to task 0's terminal), and read for the input.
+        self.tty = pty_fd
+        self.input_fd = 0 if pty_fd is None else pty_fd
         self.job_id = job_id
         self.step_id = int(step["step_id"])
         self.name = f"{job_id}.{self.step_id}"
@@ -228,9 +267,12 @@ class Session:
     async def run(self, sock: socket.socket, interrupts: list[float] | None = None) -> int:
         loop = asyncio.get_running_loop()
         server = await asyncio.start_server(self._serve, sock=sock)
+        saved = self._raw()
         if self.forward_input:
             threading.Thread(target=self._read_input, args=(loop,), daemon=True).start()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        if self.tty is not None:
+            loop.add_signal_handler(signal.SIGWINCH, self._winch)
         for when in interrupts or ():  # those that came while the step was being created
             self._interrupt(when)
         poller = asyncio.create_task(self._poll())
@@ -242,6 +284,10 @@ class Session:
                 await asyncio.wait(self._tasks, timeout=30)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            if self.tty is not None:
+                loop.remove_signal_handler(signal.SIGWINCH)
+            if saved is not None:
+                termios.tcsetattr(self.tty, termios.TCSANOW, saved)  # srun's _pty_restore
             poller.cancel()
             server.close()
         for line in step_output.exit_report(self.by_node):
@@ -251,12 +297,32 @@ class Session:
         missing = [(1, 0)] * (self.ntasks - len(self.exits))
         return step_output.exit_status([*self.exits.values(), *missing])
 
+    def _raw(self) -> list[Any] | None:
+        """The local terminal in raw mode (cfmakeraw, as srun sets it); its settings before."""
+        if self.tty is None:
+            return None
+        try:
+            saved = termios.tcgetattr(self.tty)
+            tty.setraw(self.tty, termios.TCSANOW)
+        except termios.error:
+            return None
+        return saved
+
+    def _winch(self) -> None:
+        """The local terminal was resized: task 0's follows."""
+        assert self.tty is not None
+        cols, rows = os.get_terminal_size(self.tty)
+        frame = step_io.pack_winch(rows, cols)
+        for writer in self.writers:
+            if not writer.is_closing():
+                writer.write(frame)
+
     def _read_input(self, loop: asyncio.AbstractEventLoop) -> None:
         """srun's standard input, read in a thread (a terminal or a file alike), handed to
         the loop chunk by chunk; an empty chunk is its end."""
         while True:
             try:
-                chunk = os.read(0, step_io.MAX_PAYLOAD)
+                chunk = os.read(self.input_fd, step_io.MAX_PAYLOAD)
             except OSError:  # no standard input at all
                 chunk = b""
             try:

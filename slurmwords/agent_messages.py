@@ -514,6 +514,11 @@ class StepLaunch(Message):
     # signal number and when to send it (epoch seconds, the job's limit less sig_time).
     warn_signal: int | None = None
     warn_at: float | None = None
+    # srun --pty: task 0 runs on a pseudo-terminal of this size (the other tasks' output
+    # and input are /dev/null, as srun's --pty sets them).
+    pty: bool = False
+    pty_rows: int | None = None
+    pty_cols: int | None = None
 
     def check(self, kind: str) -> None:
         if not self.argv:

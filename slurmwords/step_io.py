@@ -11,8 +11,10 @@ the agents' handshake does (HMAC-SHA256 over both nonces, domain-separated):
 
 Then the agent sends OUT/ERR frames (a task's bytes, in the order it wrote them) and one
 EXIT frame per task; srun sends IN frames, its own standard input for every task of the
-node (an empty one is its end), as srun's default ``--input=all``. A frame: kind (1 byte), task id
-(4 bytes), length (4 bytes), payload; all big-endian.
+node (an empty one is its end), as srun's default ``--input=all``, and under ``srun --pty``
+WINCH frames, its terminal's new size (rows and columns, 2 bytes each), for task 0's
+pseudo-terminal. A frame: kind (1 byte), task id (4 bytes), length (4 bytes), payload; all
+big-endian.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import secrets
 import struct
 from typing import Any
 
-HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT, IN = 1, 2, 3, 4, 5, 6, 7
-KINDS = frozenset({HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT, IN})
+HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT, IN, WINCH = 1, 2, 3, 4, 5, 6, 7, 8
+KINDS = frozenset({HELLO, CHALLENGE, AUTH, OUT, ERR, EXIT, IN, WINCH})
 HEADER = struct.Struct("!BII")
 EXIT_BODY = struct.Struct("!ii")  # exit code, signal (0: none)
+WINCH_BODY = struct.Struct("!HH")  # rows, columns
 MAX_PAYLOAD = 1 << 16
 NO_TASK = 0xFFFFFFFF
 
@@ -79,6 +82,16 @@ def unpack_exit(payload: bytes) -> tuple[int, int]:
     if len(payload) != EXIT_BODY.size:
         raise FrameError("an exit frame holds 8 bytes")
     return EXIT_BODY.unpack(payload)
+
+
+def pack_winch(rows: int, cols: int) -> bytes:
+    return pack(WINCH, NO_TASK, WINCH_BODY.pack(rows, cols))
+
+
+def unpack_winch(payload: bytes) -> tuple[int, int]:
+    if len(payload) != WINCH_BODY.size:
+        raise FrameError("a window size frame holds 4 bytes")
+    return WINCH_BODY.unpack(payload)
 
 
 def unpack_json(payload: bytes) -> dict[str, Any]:

@@ -106,6 +106,20 @@ def _io(data: Mapping[str, Any]) -> tuple[str, int, str]:
     return str(host), port, key
 
 
+def _terminal(data: Mapping[str, Any], streams: Mapping[str, str | None]) -> dict[str, Any]:
+    """srun --pty: task 0 on a pseudo-terminal of srun's terminal's size; srun's own
+    refusal when its output, error or input is also named."""
+    pty = data.get("pty", False)
+    if not isinstance(pty, bool):
+        raise ServiceError("pty must be true or false", field="pty")
+    if not pty:
+        return {}
+    if any(streams.values()):
+        raise ServiceError("--error/--input/--output are incompatible with --pty", field="pty")
+    size = {k: _int(data, k, high=65535) for k in ("pty_rows", "pty_cols")}
+    return {"pty": True, **size}
+
+
 def _job_for(actor: Any, job_id: int, *, lock: bool) -> Job:
     qs = Job.objects.select_for_update() if lock else Job.objects
     job = qs.filter(pk=job_id).first()
@@ -147,6 +161,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
     name = _text(data, "name", limit=256) or argv[0].rsplit("/", 1)[-1]
     streams = {k: _text(data, k) for k in ("std_out", "std_err", "std_in")}
     io_host, io_port, io_key = _io(data)
+    terminal = _terminal(data, streams)
     with transaction.atomic():
         job = _job_for(actor, job_id, lock=True)  # the job's lock orders its steps' ids
         if not _may_run_as(actor, job):
@@ -218,6 +233,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
                     cpus_per_task=_int(data, "cpus_per_task", high=10_000),
                     **streams,
                     **warn,
+                    **terminal,
                 ).to_wire(),
             )
             for i, (node, tasks, ids) in enumerate(zip(plan.nodes, plan.tasks, plan.cpus, strict=True))

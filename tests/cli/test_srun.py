@@ -3,8 +3,12 @@ labels and exit statuses as Slurm's srun prints them."""
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
 import signal
+import struct
+import termios
 
 import pytest
 
@@ -23,6 +27,9 @@ def test_the_command_keeps_its_own_options() -> None:
     assert (ns.ntasks, ns.label, ns.kill_on_bad_exit, ns.overlap, ns.mpi) == (4, True, True, True, "none")
     assert ns.command == ["hostname", "-f"]
     assert srun.build_parser().parse_args(["-u", "-c", "2", "-J", "x", "true"]).cpus_per_task == 2
+    # "--" ends srun's options, as getopt's: the command is what follows it.
+    assert srun.parse(["-n", "2", "--", "bash", "-l"]).command == ["bash", "-l"]
+    assert srun.parse(["--pty", "--", "bash"]).command == ["bash"]
 
 
 def test_exclusive_with_overlap_and_no_command_are_refused(capsys, monkeypatch) -> None:
@@ -97,3 +104,39 @@ def test_inside_a_batch_job_the_counts_default_to_the_job_s_as_slurm_s_srun_read
         "ntasks_per_node": None,
         "cpus_per_task": None,
     }
+
+
+def test_pty_as_srun_reads_it(capsys, monkeypatch) -> None:
+    parse = srun.build_parser().parse_args
+    given = [parse(argv).pty for argv in (["--pty", "bash"], ["--pty=3", "bash"], ["bash"])]
+    assert given == ["", "3", None]
+    monkeypatch.setenv("SLURM_JOB_ID", "1")
+    assert srun.main(["--pty", "-o", "out", "bash"]) == 1
+    assert srun.main(["--pty=x", "bash"]) == 1
+    err = capsys.readouterr().err
+    assert "srun: error: --error/--input/--output are incompatible with --pty\n" in err
+    assert "srun: fatal: --pty=x must be numeric file descriptor\n" in err
+    # Not a terminal: srun says so and runs the step without one.
+    reader, writer = os.pipe()
+    try:
+        assert step_run.terminal({"pty": str(reader)}) is None
+    finally:
+        os.close(reader)
+        os.close(writer)
+    said = f"srun: error: Not using a pseudo-terminal, disregarding --pty={reader} option\n"
+    assert capsys.readouterr().err == said
+
+
+def test_the_step_asks_for_a_terminal_of_srun_s_size() -> None:
+    master, slave = os.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        assert step_run.terminal({"pty": str(slave)}) == slave
+        body = step_run.step_request({}, ["bash"], "127.0.0.1", 1, "k", pty_fd=slave)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert (body["pty"], body["pty_rows"], body["pty_cols"]) == (True, 30, 100)
+    env = body["environment"]
+    assert (env["SLURM_PTY_WIN_ROW"], env["SLURM_PTY_WIN_COL"]) == ("30", "100")
+    assert "pty" not in step_run.step_request({}, ["bash"], "127.0.0.1", 1, "k")

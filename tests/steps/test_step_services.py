@@ -270,3 +270,27 @@ def test_a_step_launch_carries_the_job_s_start_moved_by_its_suspensions_and_its_
     launches = [p for p in listener.payloads() if p["type"] == "step_launch"]
     assert launches and all(p["job"]["time_limit"] == 30 for p in launches)
     assert {p["job"]["start_time"] for p in launches} == {job.start_time.timestamp() + 90}
+
+
+def test_srun_pty_reaches_every_node_with_srun_s_terminal_size(
+    demo, users, api, django_capture_on_commit_callbacks
+) -> None:
+    job = running_job(users["alice"])
+    listener = Listener(*job.alloc)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api("alice").post(
+            f"/api/jobs/{job.id}/steps/", body(pty=True, pty_rows=30, pty_cols=100), format="json"
+        )
+    assert answer.status_code == 201, answer.json()
+    launches = [p for p in listener.payloads() if p["type"] == "step_launch"]
+    assert len(launches) == 2
+    assert all((p["pty"], p["pty_rows"], p["pty_cols"]) == (True, 30, 100) for p in launches)
+    # srun's own refusal; a value that is not a flag or a size, a 400 naming it.
+    for bad, field in ((body(pty=True, std_out="x"), "pty"), (body(pty="yes"), "pty"),
+                       (body(pty=True, pty_rows=0), "pty_rows")):  # fmt: skip
+        answer = api("alice").post(f"/api/jobs/{job.id}/steps/", bad, format="json")
+        assert answer.status_code == 400, answer.json()
+        assert field in str(answer.json())
+    assert Step.objects.filter(job=job).count() == 1
+    refused = api("alice").post(f"/api/jobs/{job.id}/steps/", body(pty=True, std_in="f"), format="json")
+    assert refused.json()["error"] == "--error/--input/--output are incompatible with --pty"
