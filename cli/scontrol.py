@@ -135,8 +135,8 @@ def job_record(job: dict) -> Record:
         [
             ("SuspendTime", "None"),
             ("SecsPreSuspend", "0"),
-            ("LastSchedEval", "Unknown"),
-            ("Scheduler", "Main"),
+            ("LastSchedEval", slurm_time(job.get("last_sched_eval"), "Unknown")),
+            ("Scheduler", "Backfill" if job.get("started_by_backfill") else "Main"),
         ],
         [("Partition", null(job.get("partition"))), ("AllocNode:Sid", alloc_node_sid(job))],
     ]

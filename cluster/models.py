@@ -314,6 +314,10 @@ class Job(models.Model):
     submit_time = models.DateTimeField()
     eligible_time = models.DateTimeField(null=True, blank=True)
     start_time = models.DateTimeField(null=True, blank=True)
+    # The pass that started it, as slurmctld's last_sched_eval and BACKFILL_SCHED flag
+    # (scontrol's LastSchedEval=, Scheduler=Backfill).
+    last_sched_eval = models.DateTimeField(null=True, blank=True)
+    started_by_backfill = models.BooleanField(default=False)
     end_time = models.DateTimeField(null=True, blank=True)
     exit_code = models.IntegerField(default=0)
     exit_signal = models.IntegerField(default=0)
@@ -478,6 +482,8 @@ class SchedulerStats(models.Model):
     bf_queue_len = models.BigIntegerField(default=0)
     bf_queue_len_sum = models.BigIntegerField(default=0)
     bf_last_when = models.DateTimeField(null=True, blank=True)
+    # When the last main pass ran (not an sdiag figure: a pending job's LastSchedEval).
+    main_last_when = models.DateTimeField(null=True, blank=True)
     bf_backfilled_jobs = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:

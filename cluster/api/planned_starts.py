@@ -9,15 +9,21 @@ job, so the plain listings (and clients polling them) never pay it.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 from rest_framework.request import Request
 
 from cluster.core.states import JobState
+from cluster.services import diagnostics
 from cluster.services.start_plan import planned_starts
 
 _YES = frozenset({"1", "true", "yes"})
+# Pending for these, a job is not in the queue slurmctld's passes build, so no pass weighs
+# it (build_job_queue leaves out held, dependent and not yet eligible jobs).
+_NOT_QUEUED = frozenset(
+    {"JobHeldUser", "JobHeldAdmin", "Dependency", "DependencyNeverSatisfied", "BeginTime"}
+)
 
 
 def wanted(request: Request) -> bool:
@@ -27,12 +33,16 @@ def wanted(request: Request) -> bool:
 def add_planned_starts(jobs: list[dict]) -> None:
     """Set each pending job's ``start_time``, ``end_time`` (start + time limit, None when
     unlimited) and ``sched_nodes`` ("" when backfill names none) from one dry run; a
-    pending job without a plan keeps no start, as Slurm shows ``N/A``/``Unknown``."""
+    pending job without a plan keeps no start, as Slurm shows ``N/A``/``Unknown``. Its
+    ``last_sched_eval``: the last pass's time, when that pass weighed it."""
     pending = [job for job in jobs if job.get("state") == JobState.PENDING]
     if not pending:
         return
     plan = planned_starts(timezone.now())
+    last_pass = diagnostics.last_pass_time()
     for job in pending:
+        if last_pass is not None and _weighed(job, last_pass):
+            job["last_sched_eval"] = last_pass.isoformat()
         estimate = plan.get(job.get("job_id"))
         job["sched_nodes"] = estimate.nodes if estimate else ""
         if estimate is None:
@@ -41,3 +51,10 @@ def add_planned_starts(jobs: list[dict]) -> None:
         limit = job.get("time_limit")
         end = None if limit is None else estimate.start + timedelta(minutes=int(limit))
         job["end_time"] = end.isoformat() if end else None
+
+
+def _weighed(job: dict, last_pass: datetime) -> bool:
+    if job.get("reason") in _NOT_QUEUED or job.get("hold"):
+        return False
+    submitted = job.get("submit_time")
+    return bool(submitted) and datetime.fromisoformat(submitted) <= last_pass

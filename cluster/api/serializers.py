@@ -95,6 +95,8 @@ class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
             "eligible_time",
             "start_time",
             "end_time",
+            "last_sched_eval",
+            "started_by_backfill",
             "run_time",
             "exit_code",
             "max_rss_kb",

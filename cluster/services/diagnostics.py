@@ -142,6 +142,7 @@ def _pass_update(figures: PassFigures, *, backfill: bool, now: datetime) -> tupl
     else:
         fresh_or_add("main_cycles", 1)
         plain("main_last_us", us)
+        plain("main_last_when", meta.get_field("main_last_when").get_db_prep_value(now, connection))
         fresh_or_max("main_max_us", us)
         fresh_or_add("main_sum_us", us)
         fresh_or_add("main_depth_sum", depth)
@@ -155,6 +156,13 @@ def _pass_update(figures: PassFigures, *, backfill: bool, now: datetime) -> tupl
     sql = f"UPDATE {table} SET {', '.join(sets)} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608 - columns from the model
     params.append(_ROW)
     return sql, params
+
+
+def last_pass_time() -> datetime | None:
+    """When the last scheduler pass, main or backfill, ran (None: none yet)."""
+    row = SchedulerStats.objects.filter(pk=_ROW).values_list("main_last_when", "bf_last_when").first()
+    times = [t for t in row or () if t is not None]
+    return max(times) if times else None
 
 
 def reset(*, now: datetime | None = None) -> datetime:

@@ -254,6 +254,7 @@ def _placement(start: scheduler.Start, allocation: Allocation, job_id: int) -> P
         gres_alloc=allocation.gres.get(job_id, {}),
         # Given powered-down nodes, it waits for them, CONFIGURING.
         configuring=job_id in allocation.waiting,
+        backfill=start.backfill,
     )
 
 

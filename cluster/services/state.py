@@ -314,6 +314,8 @@ STARTED_FIELDS = (
     "launched",
     "licenses_alloc",
     "prolog_nodes",
+    "last_sched_eval",
+    "started_by_backfill",
 )
 
 
@@ -330,6 +332,7 @@ class Placement:
     # Some of its nodes are powering up: the job waits for them, CONFIGURING.
     configuring: bool = False
     gres_alloc: Mapping[str, list] = field(default_factory=dict)  # GRES devices per node
+    backfill: bool = False  # started by the backfill phase (scontrol's Scheduler=Backfill)
 
 
 def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> None:
@@ -351,6 +354,8 @@ def start_jobs(placed: Sequence[tuple[Job, Placement]], *, now: datetime) -> Non
         job.reason = Reason.NONE
         job.reason_detail = ""
         job.start_time = now
+        job.last_sched_eval = now
+        job.started_by_backfill = place.backfill
         job.time_limit = place.time_limit
         job.priority = place.priority
         hosts = tuple(place.hosts)

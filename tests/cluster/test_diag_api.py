@@ -83,6 +83,20 @@ def test_backfilled_jobs_are_those_backfill_started_ahead(demo, users, api):
     assert Job.objects.get(pk=big).state == "PENDING"
     bf = diag(api)["backfill"]
     assert (bf["backfilled_jobs"], bf["cycle_counter"], bf["last_depth"]) == (1, 1, 2)
+    # scontrol's Scheduler=Backfill and LastSchedEval=: which pass started a job, and when
+    # a pending one was last weighed (the last pass).
+    jobs = {j["job_id"]: j for j in api("alice").get("/api/jobs/", {"start": "1"}).json()["results"]}
+    started = Job.objects.get(pk=small)
+    assert (jobs[small]["started_by_backfill"], jobs[small]["last_sched_eval"]) == (
+        True,
+        started.start_time.isoformat().replace("+00:00", "Z"),
+    )
+    first = min(jobs)
+    assert jobs[first]["started_by_backfill"] is False and jobs[first]["last_sched_eval"]
+    assert jobs[big]["last_sched_eval"] == diagnostics.last_pass_time().isoformat()
+    held = submit(users["alice"], hold=True)
+    shown = api("alice").get(f"/api/jobs/{held}/", {"start": "1"}).json()
+    assert shown["last_sched_eval"] is None  # held: no pass weighs it
 
 
 def test_a_pass_is_counted_with_one_statement(demo, users):
