@@ -78,6 +78,14 @@ def test_an_ended_job_keeps_its_alloc_tres(objs):
     assert "   AllocTRES=(null)\n" in render_record(job_record(never))
 
 
+def test_the_pass_that_weighed_or_started_the_job(objs):
+    started = objs.job(last_sched_eval="2030-01-01T10:00:00+00:00", started_by_backfill=True)
+    text = render_record(job_record(started))
+    assert " SecsPreSuspend=0 LastSchedEval=2030-01-01T10:00:00 Scheduler=Backfill\n" in text
+    never = render_record(job_record(objs.pending()))
+    assert " LastSchedEval=Unknown Scheduler=Main\n" in never
+
+
 def test_a_pending_job_shows_backfill_s_plan(api, capsys, objs):
     start, end = "2030-01-01T10:00:00+00:00", "2030-01-01T10:05:00+00:00"
     planned = objs.pending(start_time=start, end_time=end, sched_nodes="node[01-08]")
