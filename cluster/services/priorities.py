@@ -2,11 +2,12 @@
 
 The factors come from the extension that gives priorities (the limits' multifactor),
 on the snapshot a scheduler pass would read now, with the pass's own plugins: the
-same jobs (pending, not held) and the same figures.
+same jobs (pending, not held, eligible) and the same figures.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from cluster import clock, extensions
@@ -20,6 +21,11 @@ def priority_report(*, now: datetime | None = None) -> tuple[PriorityReport | No
     """The report (None under priority/basic) and each pending job's (user, partition)."""
     now = now or clock.now()
     snap, _ = build_snapshot(now, backfill=False)
+    # sprio leaves out a job not eligible yet (its begin time ahead), as slurmctld's
+    # priority_p_get_priority_factors_list does: no pass orders it before then.
+    eligible = tuple(j for j in snap.pending if j.begin_time is None or j.begin_time <= snap.now)
+    if len(eligible) != len(snap.pending):
+        snap = dataclasses.replace(snap, pending=eligible)
     ctx = pass_context(now)
     for ext in extensions.active():
         snap = ext.adjust_snapshot(ctx, snap)

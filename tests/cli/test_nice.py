@@ -12,6 +12,7 @@ import pytest
 from cli import sbatch
 from cli.squeue_long_format import to_format
 from cluster.models import Job
+from cluster.services.nodes import node_update
 from cluster.services.scheduling import schedule_pass
 from tests.limits.test_nice_priority import WEIGHTS
 
@@ -142,10 +143,13 @@ def test_sprio_shows_the_job_s_nice(users, conf_dir, settings, live_cli):
     conf.write_text(conf.read_text() + WEIGHTS)
     settings.CONF_DIR = conf_dir
     config_load(path=conf)
-    job_id = submitted(live_cli("alice", "sbatch", "--nice=300", "--begin=now+3600", "--wrap", "true"))
+    # Waiting on drained nodes, eligible: sprio shows it (not a job whose --begin is ahead).
+    node_update(actor=users["admin"], nodes="node[01-32]", state="DRAIN", reason="test")
+    job_id = submitted(live_cli("alice", "sbatch", "--nice=300", "--wrap", "true"))
+    later = submitted(live_cli("alice", "sbatch", "--begin=now+3600", "--wrap", "true"))
     schedule_pass()
     status, out, err = live_cli("alice", "sprio", "-h", "-o", "%i %Y %N")
     assert (status, err) == (0, ""), err
-    shown_id, priority, nice = out.split()
-    assert (int(shown_id), nice) == (job_id, "300")
+    shown_id, priority, nice = out.split()  # one job: not the later one
+    assert (int(shown_id), nice) == (job_id, "300") and later != job_id
     assert int(priority) == Job.objects.get(pk=job_id).priority == 5000 - 300

@@ -15,6 +15,7 @@ from cluster.models import Job
 from cluster.services import agents, diagnostics
 from cluster.services.configuration import config_load
 from cluster.services.jobs import job_cancel, job_submit
+from cluster.services.nodes import node_update
 
 NODES = [f"node{i:02d}" for i in range(1, 33)]
 WEIGHTS = (
@@ -146,9 +147,12 @@ def weighted(db, settings, conf_dir):
 
 
 def test_priority_factors_are_the_schedulers(weighted, users, api):
+    # Every node drained: the jobs wait, eligible (sprio shows them).
     register()
-    small = submit(users["alice"], begin="now+3600")
-    wide = submit(users["bob"], begin="now+3600", nodes="4", partition="long")
+    node_update(actor=users["admin"], nodes="node[01-32]", state="DRAIN", reason="test")
+    small = submit(users["alice"])
+    wide = submit(users["bob"], nodes="4", partition="long")
+    later = submit(users["bob"], begin="now+3600")  # not eligible yet: sprio leaves it out
     cycles.run_schedule()
     answer = api("alice").get("/api/priority/")
     assert answer.status_code == 200, answer.content
@@ -163,7 +167,7 @@ def test_priority_factors_are_the_schedulers(weighted, users, api):
         "tres": "",
     }
     jobs = {j["job_id"]: j for j in body["jobs"]}
-    assert set(jobs) == {small, wide}
+    assert set(jobs) == {small, wide} and later not in jobs
     # long's PriorityJobFactor=2 is the highest: its factor is 1, debug's 1/2.
     assert jobs[wide]["partition_factor"] == 10000 and jobs[small]["partition_factor"] == 5000
     # 4 of 36 nodes against 1 CPU of 144 for the small one.

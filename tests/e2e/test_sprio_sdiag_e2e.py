@@ -32,9 +32,13 @@ def figure(text: str, label: str, nth: int = 0) -> int:
 
 def test_sprio_shows_the_schedulers_priorities(cluster):
     cli = cluster.cli
-    later = ["--begin=now+3600", "--wrap", "true"]
-    small = int(cli("sbatch", "--parsable", *later).stdout)
-    wide = int(cli("sbatch", "--parsable", "-p", "long", "-N", "4", *later).stdout)
+    # Waiting on drained nodes, eligible: sprio shows them; a job whose --begin is ahead it
+    # leaves out, as Slurm's does.
+    cli("scontrol", "update", "NodeName=node[01-32]", "State=DRAIN", "Reason=sprio test")
+    waiting = ["--wrap", "true"]
+    small = int(cli("sbatch", "--parsable", *waiting).stdout)
+    wide = int(cli("sbatch", "--parsable", "-p", "long", "-N", "4", *waiting).stdout)
+    later = int(cli("sbatch", "--parsable", "--begin=now+3600", *waiting).stdout)
 
     def priorities():
         out = cli("squeue", "-h", "-j", f"{small},{wide}", "-o", "%i %Q").stdout.split()
@@ -49,6 +53,7 @@ def test_sprio_shows_the_schedulers_priorities(cluster):
 
     table = cli("sprio").stdout.splitlines()
     assert table[0].split() == ["JOBID", "PARTITION", "PRIORITY", "SITE", "AGE", "JOBSIZE", "PARTITION"]
+    assert sorted(int(line.split()[0]) for line in table[1:]) == [small, wide]
     weights = cli("sprio", "-w").stdout.splitlines()
     assert weights[1] == "        Weights                               1       1000     100000      10000"
     long = cli("sprio", "-l", "-j", str(wide)).stdout.splitlines()
@@ -58,7 +63,8 @@ def test_sprio_shows_the_schedulers_priorities(cluster):
     assert cli("sprio", "-j", "999999").stdout == "Unable to find jobs matching user/id(s) specified\n"
     bad = cli("sprio", "-o", "%i %z", check=False)
     assert (bad.returncode, bad.stderr) == (1, "sprio: error: Invalid job format specification: z\n")
-    cli("scancel", str(small), str(wide))
+    cli("scancel", str(small), str(wide), str(later))
+    cli("scontrol", "update", "NodeName=node[01-32]", "State=RESUME")
 
 
 def test_sdiag_figures_follow_real_passes_and_jobs(cluster):

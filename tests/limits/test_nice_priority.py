@@ -8,6 +8,7 @@ import pytest
 from cluster.models import Job
 from cluster.services.configuration import config_load
 from cluster.services.jobs import job_submit, job_update
+from cluster.services.nodes import node_update
 from cluster.services.scheduling import schedule_pass
 
 # No age or job size: equal jobs have equal priorities, whenever the pass runs.
@@ -24,12 +25,14 @@ def weighted(db, settings, conf_dir):
 
 def submit(user, **spec) -> int:
     spec = {"wrap": "true", "work_dir": "/tmp", "begin": "now+3600", **spec}
-    return job_submit(user=user, spec=spec).job_ids[0]
+    return job_submit(user=user, spec={k: v for k, v in spec.items() if v is not None}).job_ids[0]
 
 
 def test_multifactor_takes_the_job_s_nice_off(weighted, users, api):
-    plain = submit(users["alice"])
-    niced = submit(users["alice"], nice=700)
+    # Waiting on drained nodes, eligible: sprio shows them (not jobs whose --begin is ahead).
+    node_update(actor=users["admin"], nodes="node[01-32]", state="DRAIN", reason="test")
+    plain = submit(users["alice"], begin=None)
+    niced = submit(users["alice"], nice=700, begin=None)
     schedule_pass()
     body = api("alice").get("/api/priority/").json()
     assert body["priority_type"] == "priority/multifactor"
