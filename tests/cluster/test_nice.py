@@ -9,6 +9,7 @@ from cluster.core import scheduler
 from cluster.models import Event, Job
 from cluster.services import agents
 from cluster.services.jobs import job_submit, job_update
+from cluster.services.nodes import node_update
 from cluster.services.scheduling import schedule_pass
 from slurmwords.nice import MAX_NICE
 
@@ -95,12 +96,12 @@ def test_a_held_job_keeps_its_priority_of_0(demo, users):
 def test_multifactor_without_weights_gives_every_job_1(demo, users, api):
     # The demo's PriorityType=priority/multifactor (Slurm's default) with no PriorityWeight*:
     # every factor weighs 0, so a job's priority is 1 less its nice, at least 1, as
-    # slurmctld computes it; the pass then goes by tier and job id.
-    first = submit(users["alice"], begin="now+3600", nice=10)
-    second = submit(users["alice"], begin="now+3600")
-    boosted = job_submit(
-        user=users["admin"], spec={"wrap": "true", "work_dir": "/tmp", "nice": -5, "begin": "now+3600"}
-    )
+    # slurmctld computes it; the pass then goes by tier and job id. The nodes drained: the
+    # jobs wait, eligible (sprio shows them).
+    node_update(actor=users["admin"], nodes="node[01-32]", state="DRAIN", reason="test")
+    first = submit(users["alice"], nice=10)
+    second = submit(users["alice"])
+    boosted = job_submit(user=users["admin"], spec={"wrap": "true", "work_dir": "/tmp", "nice": -5})
     schedule_pass()
     prio = dict(Job.objects.filter(pk__in=[first, second, boosted.job_ids[0]]).values_list("id", "priority"))
     assert prio == {first: 1, second: 1, boosted.job_ids[0]: 5}
