@@ -429,6 +429,9 @@ def show_job(client, name: str | None, opts: Opts) -> int:
             jobs = client.get_all("/api/jobs/", {"start": "1"})
         elif name.isdigit():
             jobs = [client.get(f"/api/jobs/{int(name)}/", {"start": "1"})]
+            if jobs[0].get("array_job_id") == int(name):
+                # The array's own id: every task of it, as scontrol shows an array job.
+                jobs = client.get_all("/api/jobs/", {"array_job_id": name, "state": "all", "start": "1"})
         else:
             jobs = client.get_all("/api/jobs/", {"job_id": name, "state": "all", "start": "1"})
     except ApiError as exc:

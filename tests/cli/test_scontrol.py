@@ -191,6 +191,20 @@ def test_keyword_lookup():
     assert lookup(table, "x") is None
 
 
+def test_an_array_s_own_id_shows_every_task(api, capsys, objs):
+    tasks = [objs.job(job_id=12 + i, array_job_id=12, array_task_id=i + 1) for i in range(3)]
+    api.routes[("GET", "/api/jobs/12/")] = (200, tasks[0])
+    api.routes[("GET", "/api/jobs/")] = (200, {"count": 3, "next": None, "results": tasks})
+    assert main(["fsched", "scontrol", "show", "job", "12"]) == 0
+    shown = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("JobId=")]
+    assert shown == ["JobId=12", "JobId=13", "JobId=14"]
+    assert "array_job_id=12" in api.requests[-1]["query"]
+    api.routes[("GET", "/api/jobs/13/")] = (200, tasks[1])  # a task's own id: that task
+    assert main(["fsched", "scontrol", "show", "job", "13"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.splitlines() if line.startswith("JobId=")] == ["JobId=13"]
+
+
 def test_show_over_http(api, capsys, objs):
     api.routes[("GET", "/api/jobs/12/")] = (200, objs.job())
     assert main(["fsched", "scontrol", "show", "job", "12", "-o"]) == 0
