@@ -1,0 +1,95 @@
+"""The running steps' use the agent reports with its heartbeats (agent/step_usage.py): a
+real batch job that fills memory and burns CPU is reported with its figures, the largest
+kept once the job gives its memory back, and an empty report says once that it ended."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from agent import rss_watch
+from agent.step_usage import read_io, task_usage
+from slurmwords import agent_messages as am
+from tests.agent.harness import FakeController, launch_object, run_with_agent
+
+# 64 MiB written (touched, so resident), 1.5 s of CPU, then the memory given back.
+HOG = (
+    "import time\n"
+    "data = b'\\x01' * (64 << 20)\n"
+    "t = time.process_time()\n"
+    "while time.process_time() - t < 1.5: pass\n"
+    "del data\n"
+    "time.sleep({hold})\n"
+)
+
+
+def hog_script(hold: float) -> str:
+    return f"#!{sys.executable}\n{HOG.format(hold=hold)}"
+
+
+def real_report(tmp_path: Path, job_id: int, *, hold: float = 30.0) -> dict[str, Any]:
+    """The first ``step_usage`` of a real agent running a real hog as ``job_id`` in which
+    the job's CPU time is past one second (the raw message, as the controller receives it)."""
+    found: dict[str, Any] = {}
+
+    async def scenario(ctl: FakeController, agent: Any) -> None:
+        await ctl.send({"type": "launch", "job": launch_object(job_id, hog_script(hold), tmp_path)})
+        while True:
+            msg = await ctl.expect("step_usage", timeout=20)
+            tasks = [t for s in msg["steps"] if s["job_id"] == job_id for t in s["tasks"]]
+            if tasks and tasks[0]["cpu_secs"] >= 1.0:
+                found.update(msg)
+                return
+
+    run_with_agent(tmp_path, scenario, usage_interval=0.2)
+    return found
+
+
+def test_a_running_batch_job_is_reported_with_its_memory_and_cpu(tmp_path: Path) -> None:
+    msg = real_report(tmp_path, 71)
+    decoded = am.decode(msg, am.AGENT_MESSAGES)
+    assert isinstance(decoded, am.StepUsage)
+    assert decoded.nodes == ["node01", "node02"]
+    (step,) = decoded.steps
+    assert (step.job_id, step.step, step.node) == (71, "batch", "node01")
+    (task,) = step.tasks
+    assert task.task == 0 and task.pids
+    # The 64 MiB were resident at their peak, and were given back before the report.
+    assert task.max_rss_kb >= 64 * 1024 > task.rss_kb
+    assert task.max_vmem_kb >= task.max_rss_kb
+    assert task.cpu_secs >= 1.0
+    # As root or as the job's own user the agent reads /proc/PID/io.
+    assert task.read_bytes is not None and task.max_read_bytes is not None
+
+
+def test_the_report_says_once_that_the_step_ended_then_nothing(tmp_path: Path) -> None:
+    async def scenario(ctl: FakeController, agent: Any) -> None:
+        assert agent.usage.report(["node01"], 0.0) is None  # nothing ran: nothing said
+        await ctl.send({"type": "launch", "job": launch_object(72, hog_script(0), tmp_path)})
+        while not agent.usage.tasks:
+            await asyncio.sleep(0.05)
+        running = agent.usage.report(["node01"], 1.0)
+        assert running is not None and [s.job_id for s in running.steps] == [72]
+        await ctl.expect("completed", timeout=20)
+        ended = agent.usage.report(["node01"], 2.0)
+        assert ended is not None and ended.steps == []  # the controller drops its rows
+        assert agent.usage.report(["node01"], 3.0) is None  # and nothing more until a step starts
+
+    run_with_agent(tmp_path, scenario, usage_interval=0.2)
+
+
+def test_a_tasks_largest_figures_are_kept_across_samples(tmp_path: Path) -> None:
+    me = os.getpid()
+    big = rss_watch.ProcStat(me, 1, me, rss_kb=900, cpu_ticks=100, vsize_kb=2000, majflt=7)
+    small = rss_watch.ProcStat(me, 1, me, rss_kb=300, cpu_ticks=250, vsize_kb=1500, majflt=9)
+    first = task_usage(3, [me], {me: big}, {me: (10, 20)}, None)
+    later = task_usage(3, [me], {me: small}, {me: None}, first)
+    assert (later.rss_kb, later.max_rss_kb, later.vmem_kb, later.max_vmem_kb) == (300, 900, 1500, 2000)
+    assert (later.pages, later.max_pages) == (9, 9)
+    assert later.cpu_secs == round(250 / rss_watch.CLOCK_TICKS, 2)
+    # /proc/PID/io unreadable this time: no current figure, the largest read still stands.
+    assert (later.read_bytes, later.max_read_bytes, later.max_write_bytes) == (None, 10, 20)
+    assert read_io(me) is not None and read_io(2**30) is None
