@@ -97,10 +97,12 @@ SAMPLES: list[am.Message] = [
     ),
     am.StepSignal(job_id=7, step_id=0, node="node02", signal="KILL"),
     am.StepDone(job_id=7, step_id=0, node="node02", exit_code=3, signal=0, time=1699999999.5, error=""),
-    am.StepUsage(time=1699999999.5, nodes=["node01"], steps=[am.StepUsageRecord(job_id=7, step="batch", node="node01",
-        tasks=[am.TaskUsage(task=0, pids=[41, 42], rss_kb=2048, max_rss_kb=4096, vmem_kb=9000, max_vmem_kb=9100,
-                            pages=1, max_pages=2, cpu_secs=3.25, read_bytes=None, max_read_bytes=None,
-                            write_bytes=10, max_write_bytes=10)])]),
+    am.StepUsage(time=1699999999.5, nodes=["node01"], steps=[am.StepUsageRecord(
+        job_id=7, step="batch", node="node01",
+        tasks=[am.TaskUsage(task=0, pids=[41, 42], rss_kb=2048, max_rss_kb=4096, vmem_kb=9000,
+                            max_vmem_kb=9100, pages=1, max_pages=2, cpu_secs=3.25, read_bytes=None,
+                            max_read_bytes=None, write_bytes=10, max_write_bytes=10)],
+    )]),
 ]
 
 

@@ -79,10 +79,12 @@ def test_another_users_job_is_refused_and_an_operator_sees_it(demo, live_cli) ->
     status, out, err = live_cli("bob", "sstat", "-n", "-P", "-j", "82.batch", "-o", "jobid,maxrss")
     assert (status, out) == (0, "")
     assert err == (
-        "sstat: error: slurm_job_step_stat: there was an error with the request to node01 rc = Invalid user id\n"
+        "sstat: error: slurm_job_step_stat: there was an error with the request to node01 "
+        "rc = Invalid user id\n"
         "sstat: error: problem getting step_layout for StepId=82.batch: Invalid user id\n"
     )
-    status, out, err = live_cli("admin", "sstat", "-n", "-P", "-j", "82.batch", "-o", "jobid,maxrss,avecpu,averss")
+    fields = "jobid,maxrss,avecpu,averss"
+    status, out, err = live_cli("admin", "sstat", "-n", "-P", "-j", "82.batch", "-o", fields)
     assert (status, out, err) == (0, "82.batch|4M|00:01:05|2M\n", "")
 
 
@@ -112,7 +114,8 @@ def test_a_report_replaces_its_nodes_rows_and_drops_ended_steps(demo) -> None:
     batch = am.StepUsageRecord(job_id=85, step="batch", node="node01", tasks=[one])
     stranger = am.StepUsageRecord(job_id=85, step="0", node="node09", tasks=[one])  # not its node
     unknown = am.StepUsageRecord(job_id=999, step="batch", node="node01", tasks=[one])
-    usage_reported(nodes=["node01"], msg=am.StepUsage(time=0.0, nodes=["node01"], steps=[batch, stranger, unknown]))
+    report = am.StepUsage(time=0.0, nodes=["node01"], steps=[batch, stranger, unknown])
+    usage_reported(nodes=["node01"], msg=report)
     assert list(StepUsage.objects.values_list("job_id", "step", "node")) == [(85, "batch", "node01")]
     usage_reported(nodes=["node01"], msg=am.StepUsage(time=1.0, nodes=["node01"], steps=[]))
     assert not StepUsage.objects.exists()
