@@ -5,15 +5,24 @@ kept once the job gives its memory back, and an empty report says once that it e
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import io
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 from agent import rss_watch
-from agent.step_usage import read_io, task_usage
+from agent.containment import Containment
+from agent.step_usage import StepUsageWatch, read_io, task_usage
+from agent.steps import StepRunner
+from cli import step_output
+from cli.step_run import Session
 from slurmwords import agent_messages as am
+from slurmwords import step_io
 from tests.agent.harness import FakeController, launch_object, run_with_agent
+from tests.agent.test_step_runner import NODE, launch
 
 # 64 MiB written (touched, so resident), 1.5 s of CPU, then the memory given back.
 HOG = (
@@ -93,3 +102,41 @@ def test_a_tasks_largest_figures_are_kept_across_samples(tmp_path: Path) -> None
     # /proc/PID/io unreadable this time: no current figure, the largest read still stands.
     assert (later.read_bytes, later.max_read_bytes, later.max_write_bytes) == (None, 10, 20)
     assert read_io(me) is not None and read_io(2**30) is None
+
+
+def test_an_srun_steps_tasks_are_reported_each_with_its_own_figures(tmp_path: Path) -> None:
+    """A real step (agent/steps.py talking to a real srun session): each task's own
+    processes, apart from each other and from any batch job."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+
+    async def go() -> list[am.StepUsage]:
+        key = step_io.new_key()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        session = Session(None, 5, {"step_id": 0, "num_tasks": 2, "nodes": [{"name": NODE, "tasks": [0, 1]}]},
+                          key, {"input": "none"})  # fmt: skip
+        session.out = step_output.TaskOutput(io.BytesIO(), io.BytesIO(), ntasks=2, label=True)
+        containment = Containment(usable=sorted(os.sched_getaffinity(0)), interval=0.1)
+        runner = StepRunner([NODE], containment, lambda _m: None, clock=lambda: 1.0, root_jobs=True)
+        watch = StepUsageWatch(containment, runner)
+        containment.watchers.append(watch)
+        runner.launch(dataclasses.replace(launch(sock.getsockname()[1], key, tmp_path),
+                                          argv=[sys.executable, "-c", burn]))  # fmt: skip
+        srun = asyncio.create_task(session.run(sock))
+        reports = []
+        while not srun.done():
+            containment.sample()  # what the containment's loop does every interval
+            report = watch.report([NODE], 1.0)
+            if report is not None and report.steps:
+                reports.append(report)
+            await asyncio.wait({srun}, timeout=0.1)
+        return reports
+
+    reports = asyncio.run(go())
+    assert reports
+    (step,) = reports[-1].steps
+    assert (step.job_id, step.step, step.node) == (5, "0", NODE)
+    assert [t.task for t in step.tasks] == [0, 1]
+    assert not set(step.tasks[0].pids) & set(step.tasks[1].pids)
+    assert all(t.cpu_secs > 0 and t.max_rss_kb > 0 for t in step.tasks)
