@@ -76,7 +76,7 @@ class Fatal(Exception):
 
 
 def parse_step(word: str) -> tuple[int, str | None]:
-    """``12``, ``12.3``, ``12.batch``, ``12.extern``: (job, step or None), as
+    """``12``, ``12.3``, ``12.batch``, ``12.extern``, ``12_3``: (job, step or None), as
     slurm_parse_step_str reads them (atoi: leading digits)."""
     if not word[:1].isdigit():
         raise Fatal(f"Bad job/step specified: {word}")
@@ -90,10 +90,9 @@ def parse_step(word: str) -> tuple[int, str | None]:
         else:
             raise Fatal(f"Bad step specified: {name}")
     number, under, task = name.partition("_")
-    if under:
-        if not task[:1].isdigit():
-            raise Fatal(f"Bad job array element specified: {number}")
-        raise Fatal(f"Bad job/step specified: {word} (fsched's sstat takes a job id, not an array task)")
+    if under and not task[:1].isdigit():
+        raise Fatal(f"Bad job array element specified: {number}")
+    # sstat asks for the steps of the number before the "_" alone: 12_3 stats job 12.
     digits = number[: len(number) - len(number.lstrip(NORMAL_STEP))]
     return int(digits), chosen
 

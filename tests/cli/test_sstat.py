@@ -119,3 +119,23 @@ def test_a_report_replaces_its_nodes_rows_and_drops_ended_steps(demo) -> None:
     assert list(StepUsage.objects.values_list("job_id", "step", "node")) == [(85, "batch", "node01")]
     usage_reported(nodes=["node01"], msg=am.StepUsage(time=1.0, nodes=["node01"], steps=[]))
     assert not StepUsage.objects.exists()
+
+
+def test_the_usage_endpoint_refuses_bad_requests_with_4xx(demo, users) -> None:
+    from rest_framework.test import APIClient
+
+    from cluster.services.api_tokens import token_issue
+
+    running_job(86)
+    anonymous = APIClient()
+    assert anonymous.get("/api/jobs/86/usage/").status_code == 401
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(users['alice'])[1]}")
+    huge = client.get(f"/api/jobs/{2**70}/usage/")
+    assert huge.status_code in (400, 404), huge.content
+    missing = client.get("/api/jobs/999/usage/")
+    assert missing.status_code == 404
+    assert missing.json() == {"error": "Invalid job id specified", "field": "job_id"}
+    ok = client.get("/api/jobs/86/usage/")
+    batch = {"step": "batch", "node_list": "node01", "ntasks": 1, "nodes": []}
+    assert ok.json() == {"job_id": 86, "state": "RUNNING", "steps": [batch]}

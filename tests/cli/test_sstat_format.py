@@ -89,7 +89,7 @@ def test_helpformat_lists_the_fields_four_to_a_line() -> None:
 @pytest.mark.parametrize(
     ("words", "jobs"),
     [(["12"], [(12, None)]), (["12.3,12.batch", "12.3"], [(12, "3"), (12, "batch")]),
-     (["7.extern"], [(7, "extern")]), (["12abc"], [(12, None)])],
+     (["7.extern"], [(7, "extern")]), (["12abc"], [(12, None)]), (["12_3.batch"], [(12, "batch")])],
 )  # fmt: skip
 def test_job_lists_read_as_slurm_parse_step_str(words, jobs) -> None:
     assert sstat.job_list(words) == jobs
