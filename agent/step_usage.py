@@ -6,8 +6,9 @@ a batch job's one task (task 0, the wrapper's tree and session) and each srun ta
 agent started (its own tree and session). Like Slurm's jobacct_gather it keeps, per task,
 the current value and the largest seen since the task started: RSS, virtual size and
 major page faults from ``/proc/PID/stat``, CPU time (user + system, of the processes and
-the children they reaped), and bytes read and written (``rchar``/``wchar`` of
-``/proc/PID/io``, where the agent may read it).
+the children they reaped), bytes read and written (``rchar``/``wchar`` of
+``/proc/PID/io``, where the agent may read it), and the CPU frequency that CPU time ran
+at, weighted by it (:class:`CpuFrequency`).
 
 The report goes with each heartbeat rather than on request: the controller answers sstat
 from what it holds, with no round trip to a node inside an API request, and Slurm's own
@@ -19,6 +20,7 @@ one empty report says so and the agent falls silent until a step starts.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -49,6 +51,42 @@ def read_io(pid: int, proc_root: str = "/proc") -> tuple[int, int] | None:
     if len(found) != 2:
         return None
     return found[b"rchar"], found[b"wchar"]
+
+
+class CpuFrequency:
+    """The frequency of a CPU as Slurm's jobacct_gather reads it: the CPU's
+    ``cpufreq/cpuinfo_cur_freq`` (kHz) while the host scales frequencies; otherwise the
+    first ``cpu MHz`` of /proc/cpuinfo (MHz), read once and kept, as Slurm keeps it."""
+
+    def __init__(self, proc_root: str = "/proc", sys_root: str = "/sys") -> None:
+        self.proc_root = proc_root
+        self.sys_root = sys_root
+        self.static: int | None = None
+
+    def __call__(self, cpu: int) -> int:
+        if self.static is not None:
+            return self.static
+        if cpu >= 0:
+            try:
+                with open(f"{self.sys_root}/devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_cur_freq", "rb") as f:
+                    return int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        self.static = 0
+        with contextlib.suppress(OSError), open(f"{self.proc_root}/cpuinfo", "rb") as f:
+            for line in f:
+                name, _, value = line.partition(b":")
+                if name.strip() == b"cpu MHz":
+                    with contextlib.suppress(ValueError):
+                        self.static = int(float(value))
+                    break
+        return self.static
+
+
+def weighted_frequency(weight: int, cpu_ms: int, freq: int) -> int:
+    """Slurm's ``_update_weighted_freq``: the frequencies met, weighted by the CPU time
+    spent at each (``weight``: their sum of products); the one met now before any CPU time."""
+    return weight // cpu_ms if cpu_ms else freq
 
 
 def _larger(a: int | None, b: int | None) -> int | None:
@@ -100,6 +138,8 @@ class StepUsageWatch:
         self.steps = steps
         self.proc_root = proc_root
         self.tasks: dict[TaskKey, am.TaskUsage] = {}
+        self.frequency = CpuFrequency(proc_root)
+        self._freq_weight: dict[TaskKey, int] = {}  # CPU ms times frequency, summed over samples
         self._reported_any = False
 
     def _roots(self) -> dict[TaskKey, int]:
@@ -121,13 +161,21 @@ class StepUsageWatch:
     def observe(self, procs: Mapping[int, rss_watch.ProcStat], children: Mapping[int, Iterable[int]]) -> None:
         """One walk of /proc: every running task's use now."""
         seen: dict[TaskKey, am.TaskUsage] = {}
+        weights: dict[TaskKey, int] = {}
         for key, root in self._roots().items():
             pids = rss_watch.job_usage(procs, root, children).pids
             if not pids:
                 continue
             io = {pid: read_io(pid, self.proc_root) for pid in pids}
-            seen[key] = task_usage(key[3], pids, procs, io, self.tasks.get(key))
+            before = self.tasks.get(key)
+            usage = task_usage(key[3], pids, procs, io, before)
+            freq = self.frequency(procs[root].last_cpu if root in procs else -1)
+            spent = round((usage.cpu_secs - (before.cpu_secs if before else 0)) * 1000)
+            weights[key] = self._freq_weight.get(key, 0) + spent * freq
+            cpu_freq = weighted_frequency(weights[key], round(usage.cpu_secs * 1000), freq)
+            seen[key] = dataclasses.replace(usage, cpu_freq=cpu_freq)
         self.tasks = seen
+        self._freq_weight = weights
 
     def report(self, nodes: list[str], now: float) -> am.StepUsage | None:
         """The message for this heartbeat; None when nothing ran since the last empty one."""
@@ -146,4 +194,4 @@ class StepUsageWatch:
         return am.StepUsage(time=now, nodes=list(nodes), steps=steps)
 
 
-__all__ = ["BATCH", "StepUsageWatch", "read_io", "task_usage"]
+__all__ = ["BATCH", "CpuFrequency", "StepUsageWatch", "read_io", "task_usage", "weighted_frequency"]

@@ -12,8 +12,8 @@ The field table is sstat's (src/sstat/sstat.c): names, default widths (negative:
 aligned), printers; ``-o`` names are case-insensitive prefixes matched in the table's
 order. The printing is Slurm's: sizes by ``convert_num_unit`` (exact: ``100M``, ``2.50K``;
 ``--noconvert``: bytes), CPU times by sstat's ``_elapsed_time`` (``00:01:05``,
-``1-02:03:04``), TRES lists sorted by name. AveCPUFreq is not measured by fsched and prints
-empty; fsched takes no ``--cpu-freq``, so ReqCPUFreq* print Slurm's ``Unknown``.
+``1-02:03:04``), TRES lists sorted by name, AveCPUFreq the tasks' mean from kilo by
+1000 (``2.60M``). fsched takes no ``--cpu-freq``, so ReqCPUFreq* print Slurm's ``Unknown``.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class Stats:
     out_max: dict[str, Extreme] = field(default_factory=dict)
     out_min: dict[str, Extreme] = field(default_factory=dict)
     out_tot: dict[str, int] = field(default_factory=dict)
+    cpu_freq: int | None = None  # the tasks' frequencies summed (None: none reported)
 
     def ave(self, tot: dict[str, int]) -> dict[str, int]:
         return {k: v // self.ntasks for k, v in tot.items()} if self.ntasks else {}
@@ -124,6 +125,8 @@ def step_stats(job_id: int, step: dict) -> Stats:
             _tally(peaks, lows, tot, ENERGY, 0, 0, Extreme(0, node, None))
         for task in tasks:
             where = Extreme(0, node, int(task["task"]))
+            if task.get("cpu_freq") is not None:
+                stats.cpu_freq = (stats.cpu_freq or 0) + int(task["cpu_freq"])
             fin, out = _task_figures(task)
             for name, (peak, now) in fin.items():
                 _tally(stats.in_max, stats.in_min, stats.in_tot, name, peak, now, where)
@@ -145,6 +148,20 @@ def convert_num(value: float, *, noconvert: bool = False, unit: int = 0) -> str:
             value /= 1024
             unit += 1
     letter = "\0KMGTP?"[min(unit, 6)].replace("\0", "")
+    return f"{int(value)}{letter}" if int(value) == value else f"{value:.2f}{letter}"
+
+
+def convert_kilo(value: float, *, noconvert: bool = False) -> str:
+    """AveCPUFreq's ``convert_num_unit2`` from kilo by 1000, converting as far as it goes
+    (not exactly): ``2.60M``; ``--noconvert``: ``2596K``."""
+    if int(value) == 0:
+        return "0"
+    unit = 1
+    if not noconvert:
+        while value >= 1000:
+            value /= 1000
+            unit += 1
+    letter = "\0KMGTP?"[min(unit, 6)]
     return f"{int(value)}{letter}" if int(value) == value else f"{value:.2f}{letter}"
 
 
@@ -263,6 +280,12 @@ def _tres(attr: str, how: str) -> Getter:
     return get
 
 
+def _cpu_freq(s: Stats, o: Options) -> str | None:
+    if s.cpu_freq is None or not s.ntasks:
+        return None
+    return convert_kilo(s.cpu_freq / s.ntasks, noconvert=o.noconvert)
+
+
 def _const(text: str | None) -> Getter:
     return lambda _s, _o: text
 
@@ -277,7 +300,7 @@ class Column:
 
 _FIELDS: tuple[tuple[int, str, str, Getter], ...] = (
     (10, "AveCPU", STR, _cpu("ave")),
-    (10, "AveCPUFreq", STR, _const(None)),  # not measured by fsched
+    (10, "AveCPUFreq", STR, _cpu_freq),
     (12, "AveDiskRead", STR, _size("ave", DISK, disk=True)),
     (12, "AveDiskWrite", STR, _out_size("ave")),
     (10, "AvePages", STR, _size("ave", PAGES)),

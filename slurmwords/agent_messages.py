@@ -559,6 +559,10 @@ class TaskUsage(Record):
     max_read_bytes: int | None
     write_bytes: int | None
     max_write_bytes: int | None
+    # The CPU frequency its CPU time ran at, weighted by that time, as Slurm's jobacct_gather
+    # reads it: the task's CPU's cpufreq/cpuinfo_cur_freq (kHz), else /proc/cpuinfo's first
+    # "cpu MHz" (MHz: Slurm mixes the two). Absent from an agent that does not read it.
+    cpu_freq: int | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from agent import rss_watch
 from agent.containment import Containment
-from agent.step_usage import StepUsageWatch, read_io, task_usage
+from agent.step_usage import CpuFrequency, StepUsageWatch, read_io, task_usage, weighted_frequency
 from agent.steps import StepRunner
 from cli import step_output
 from cli.step_run import Session
@@ -72,6 +72,7 @@ def test_a_running_batch_job_is_reported_with_its_memory_and_cpu(tmp_path: Path)
     assert task.cpu_secs >= 1.0
     # As root or as the job's own user the agent reads /proc/PID/io.
     assert task.read_bytes is not None and task.max_read_bytes is not None
+    assert task.cpu_freq == CpuFrequency()(0)  # this host's one frequency, weighted or not
 
 
 def test_the_report_says_once_that_the_step_ended_then_nothing(tmp_path: Path) -> None:
@@ -134,9 +135,26 @@ def test_an_srun_steps_tasks_are_reported_each_with_its_own_figures(tmp_path: Pa
         return reports
 
     reports = asyncio.run(go())
-    assert reports
-    (step,) = reports[-1].steps
-    assert (step.job_id, step.step, step.node) == (5, "0", NODE)
-    assert [t.task for t in step.tasks] == [0, 1]
-    assert not set(step.tasks[0].pids) & set(step.tasks[1].pids)
-    assert all(t.cpu_secs > 0 and t.max_rss_kb > 0 for t in step.tasks)
+    assert {(s.job_id, s.step, s.node) for r in reports for s in r.steps} == {(5, "0", NODE)}
+    # Each task's latest figures (a task that ended first leaves the later reports).
+    last = {t.task: t for r in reports for s in r.steps for t in s.tasks}
+    assert sorted(last) == [0, 1]
+    assert not set(last[0].pids) & set(last[1].pids)
+    assert all(t.cpu_secs > 0 and t.max_rss_kb > 0 for t in last.values())
+
+
+def test_the_cpu_frequency_is_read_as_slurms_jobacct_gather_reads_it(tmp_path: Path) -> None:
+    proc, sys_root = tmp_path / "proc", tmp_path / "sys"
+    proc.mkdir()
+    cpuinfo = "processor\t: 0\ncpu MHz\t\t: 2596.126\n\nprocessor\t: 1\ncpu MHz\t\t: 1200.0\n"
+    (proc / "cpuinfo").write_text(cpuinfo)
+    scaled = sys_root / "devices/system/cpu/cpu1/cpufreq"
+    scaled.mkdir(parents=True)
+    (scaled / "cpuinfo_cur_freq").write_text("2100000\n")
+    freq = CpuFrequency(str(proc), str(sys_root))
+    assert freq(1) == 2100000  # scaling on that CPU: its kHz
+    assert freq(0) == 2596  # none: /proc/cpuinfo's first "cpu MHz", whole MHz
+    assert freq(1) == 2596  # and kept from then on, as Slurm keeps it
+    # 1 s at 1000, then 3 s at 2000: 1750; before any CPU time, the one met now.
+    assert weighted_frequency(1000 * 1000 + 3000 * 2000, 4000, 2000) == 1750
+    assert weighted_frequency(0, 0, 2596) == 2596

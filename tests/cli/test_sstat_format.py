@@ -64,6 +64,16 @@ def test_a_steps_figures_add_up_over_nodes_and_tasks_as_slurms() -> None:
     )
 
 
+def test_ave_cpu_freq_is_the_tasks_mean_from_kilo_by_1000() -> None:
+    tasks = [task(0, 1, 1, 1.0, cpu_freq=2596), task(1, 1, 1, 1.0, cpu_freq=2600)]
+    step = {**BATCH, "nodes": [{"node": "node01", "sampled_at": "", "tasks": tasks}]}
+    cols = sstat_fields.parse_fields("avecpufreq")
+    s = sstat_fields.step_stats(12, step)
+    assert sstat_fields.line(cols, s, "P", sstat_fields.Options()) == "2.60M\n"
+    assert sstat_fields.line(cols, s, "P", sstat_fields.Options(noconvert=True)) == "2598K\n"
+    assert sstat_fields.line(cols, sstat_fields.step_stats(12, BATCH), "P", sstat_fields.Options()) == "\n"
+
+
 def test_fields_are_prefixes_with_widths_and_unknown_ones_are_refused() -> None:
     cols = sstat_fields.parse_fields("JOBID%-20,maxrss,avec%5,ntasks%0")
     assert [(c.name, c.width) for c in cols] == [("JobID", -20), ("MaxRSS", 10), ("AveCPU", 5), ("NTasks", 8)]
