@@ -36,7 +36,7 @@ import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agent import cpusets, rss_watch
 from agent.cgroups import CgroupTree
@@ -55,6 +55,14 @@ class JobUsage:
     out_of_memory: bool = False
     max_rss_kb: int | None = None
     total_cpu_secs: float | None = None
+
+
+class UsageWatcher(Protocol):
+    """Takes each walk of /proc too (agent/step_usage.py): one walk serves every reader."""
+
+    def busy(self) -> bool: ...  # whether it needs a walk when no batch job runs
+
+    def observe(self, procs: Mapping[int, rss_watch.ProcStat], children: Mapping[int, list[int]]) -> None: ...
 
 
 @dataclass
@@ -94,6 +102,7 @@ class Containment:
         self.proc_root = proc_root
         self.book = cpusets.CpuBook()
         self.jobs: dict[int, Contained] = {}
+        self.watchers: list[UsageWatcher] = []
         self.record_dir = Path(record_dir) if record_dir is not None else None
         if self.record_dir is not None:
             self.record_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -241,10 +250,12 @@ class Containment:
 
     def sample(self) -> None:
         """One /proc walk: every job's RSS and CPU time; kill the jobs over their memory."""
-        if not self.jobs:
+        if not self.jobs and not any(w.busy() for w in self.watchers):
             return
         procs = rss_watch.scan(self.proc_root)
         children = rss_watch.children_of(procs)
+        for watcher in self.watchers:
+            watcher.observe(procs, children)
         for job in list(self.jobs.values()):
             if job.pid <= 0 or job.oom:
                 continue

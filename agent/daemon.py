@@ -47,6 +47,7 @@ from agent.power import PowerActions
 from agent.prolog import NodeHooks
 from agent.reboot import Reboots
 from agent.spool import Spool
+from agent.step_usage import StepUsageWatch
 from agent.steps import StepRunner
 from load.core.indices import SAMPLE_INTERVAL
 from slurmwords import agent_messages as am
@@ -205,6 +206,8 @@ class Agent:
             root_jobs=config.rules.root_jobs,
             hooks=self.jobs.hooks,
         )
+        self.usage = StepUsageWatch(self.jobs.containment, self.steps)
+        self.jobs.containment.watchers.append(self.usage)
         self.power = PowerActions(self.node_names, self._emit, config.rules, clock=clock)
         self.load = ProcLoad(config.proc_root)
         self.reboots = Reboots(self.node_names, self._emit, config.rules, self.spool, clock=clock)
@@ -496,6 +499,8 @@ class Agent:
         while True:
             await asyncio.sleep(self.ping_interval)
             self._emit(self._ping())
+            if (usage := self.usage.report(self.node_names, self.clock())) is not None:
+                self._emit(usage)  # sstat's figures, as fresh as the heartbeat
 
     async def _resender(self) -> None:
         """Send again the completions the controller has not acknowledged for a while.

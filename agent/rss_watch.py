@@ -29,6 +29,9 @@ class ProcStat:
     sid: int
     rss_kb: int
     cpu_ticks: int  # utime + stime + cutime + cstime
+    vsize_kb: int = 0
+    majflt: int = 0  # major page faults (Slurm's "pages")
+    last_cpu: int = -1  # the CPU it last ran on
 
 
 @dataclass(frozen=True)
@@ -52,9 +55,13 @@ def parse_stat(pid: int, data: bytes, page_kb: int = PAGE_KB) -> ProcStat | None
         # fields 14-17 (utime stime cutime cstime) and 24 (rss, pages)
         ticks = sum(int(x) for x in rest[11:15])
         rss = int(rest[21]) * page_kb
+        # fields 12 (majflt), 23 (vsize, bytes) and 39 (processor)
+        majflt, vsize = int(rest[9]), int(rest[20]) // 1024
+        last_cpu = int(rest[36]) if len(rest) > 36 else -1
     except ValueError:
         return None
-    return ProcStat(pid=pid, ppid=ppid, sid=sid, rss_kb=max(rss, 0), cpu_ticks=ticks)
+    return ProcStat(pid=pid, ppid=ppid, sid=sid, rss_kb=max(rss, 0), cpu_ticks=ticks,
+                    vsize_kb=max(vsize, 0), majflt=max(majflt, 0), last_cpu=last_cpu)  # fmt: skip
 
 
 def read_stat(pid: int, proc_root: str = "/proc") -> ProcStat | None:

@@ -24,6 +24,7 @@ COMMANDS = {
     "sdiag": "cli.sdiag",
     "sreport": "cli.sreport",
     "sacct": "cli.sacct",
+    "sstat": "cli.sstat",
     "srun": "cli.srun",
     "explain": "cli.explain",
     "login": "cli.login",

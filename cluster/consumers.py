@@ -14,7 +14,7 @@ from django.conf import settings
 from agent import handshake
 from cluster import agent_keys, extensions, liveness, publish
 from cluster.consumer_base import ReadingConsumer
-from cluster.services import agents, prolog_epilog, reboots
+from cluster.services import agents, prolog_epilog, reboots, step_usage
 from cluster.services.errors import DATABASE_UNREACHABLE
 from slurmwords import agent_messages as am
 
@@ -373,6 +373,8 @@ class AgentConsumer(ReadingConsumer):
                         await self._flush(started, completions)
                         started, completions = [], []
                         await self._db(prolog_epilog.report, msg=msg)
+                case am.StepUsage():
+                    await self._db(step_usage.usage_reported, nodes=list(self.nodes), msg=msg)
                 case am.Drain():
                     await self._db(
                         agents.agent_drain,

@@ -60,6 +60,9 @@ __all__ = [
     "StepDone",
     "StepLaunch",
     "StepSignal",
+    "StepUsage",
+    "StepUsageRecord",
+    "TaskUsage",
     "decode",
 ]
 
@@ -552,6 +555,53 @@ class StepDone(Message):
 
 
 @dataclass(frozen=True)
+class TaskUsage(Record):
+    """One task's use, summed over its processes, as Slurm's jobacct_gather counts a task:
+    the current value and the largest sampled since the task started (KiB, major page
+    faults, CPU seconds, bytes read and written). The disk counters are None where the
+    agent could not read the processes' /proc/PID/io."""
+
+    task: int
+    pids: list[int]
+    rss_kb: int
+    max_rss_kb: int
+    vmem_kb: int
+    max_vmem_kb: int
+    pages: int
+    max_pages: int
+    cpu_secs: float
+    read_bytes: int | None
+    max_read_bytes: int | None
+    write_bytes: int | None
+    max_write_bytes: int | None
+    # The CPU frequency its CPU time ran at, weighted by that time, as Slurm's jobacct_gather
+    # reads it: the task's CPU's cpufreq/cpuinfo_cur_freq (kHz), else /proc/cpuinfo's first
+    # "cpu MHz" (MHz: Slurm mixes the two). Absent from an agent that does not read it.
+    cpu_freq: int | None = None
+
+
+@dataclass(frozen=True)
+class StepUsageRecord(Record):
+    """A running step's tasks on one node; ``step`` is ``batch`` or the step's number."""
+
+    job_id: int
+    step: str
+    node: str
+    tasks: list[TaskUsage]
+
+
+@dataclass(frozen=True)
+class StepUsage(Message):
+    """With each heartbeat: every step running on ``nodes`` and its tasks' use, the whole
+    set (a step of these nodes not in it has ended), for sstat."""
+
+    TYPE = "step_usage"
+    time: float
+    nodes: list[str]
+    steps: list[StepUsageRecord]
+
+
+@dataclass(frozen=True)
 class RunProlog(Message):
     """PrologFlags=Alloc: run slurm.conf's Prolog on ``node``, one of a multi-node job's
     nodes other than its batch host, at allocation; the batch launch waits for every
@@ -585,6 +635,7 @@ AGENT_MESSAGES = _by_type(
     RebootDone,
     PrologEpilog,
     StepDone,
+    StepUsage,
 )
 CONTROLLER_MESSAGES = _by_type(
     Challenge,

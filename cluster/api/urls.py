@@ -1,6 +1,6 @@
 from django.urls import path
 
-from cluster.api import accounting, allocations, diag, job_notify, job_top, tokens, views
+from cluster.api import accounting, allocations, diag, job_notify, job_top, step_usage, tokens, views
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/explain/", views.JobExplain.as_view()),
     path("jobs/<int:job_id>/script/", views.JobScript.as_view()),
     path("jobs/<int:job_id>/notify/", job_notify.JobNotify.as_view()),
+    path("jobs/<int:job_id>/usage/", step_usage.JobStepUsage.as_view()),
     path("jobs/<int:job_id>/allocation/renew/", allocations.AllocationRenew.as_view()),
     path("jobs/<int:job_id>/allocation/release/", allocations.AllocationRelease.as_view()),
     path("jobs/<int:job_id>/allocation/keep/", allocations.AllocationKeep.as_view()),

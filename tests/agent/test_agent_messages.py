@@ -97,6 +97,12 @@ SAMPLES: list[am.Message] = [
     ),
     am.StepSignal(job_id=7, step_id=0, node="node02", signal="KILL"),
     am.StepDone(job_id=7, step_id=0, node="node02", exit_code=3, signal=0, time=1699999999.5, error=""),
+    am.StepUsage(time=1699999999.5, nodes=["node01"], steps=[am.StepUsageRecord(
+        job_id=7, step="batch", node="node01",
+        tasks=[am.TaskUsage(task=0, pids=[41, 42], rss_kb=2048, max_rss_kb=4096, vmem_kb=9000,
+                            max_vmem_kb=9100, pages=1, max_pages=2, cpu_secs=3.25, read_bytes=None,
+                            max_read_bytes=None, write_bytes=10, max_write_bytes=10)],
+    )]),
 ]
 
 
@@ -110,7 +116,7 @@ def test_the_registry_is_the_protocol_both_ways() -> None:
     assert set(am.AGENT_MESSAGES) == {
         "hello", "auth", "register", "started", "started_batch", "launch_failed", "completed",
         "completed_batch", "ping", "drain", "power_action_done", "reboot_done", "prolog_epilog",
-        "step_done",
+        "step_done", "step_usage",
     }  # fmt: skip
     assert set(am.CONTROLLER_MESSAGES) == {
         "challenge", "registered", "launch", "signal", "notify", "cancel", "ack", "power_action", "reboot",

@@ -1,0 +1,113 @@
+"""sstat's data: the running steps' use as the agents report it (``step_usage``, with each
+heartbeat; agent/step_usage.py), kept as the latest per step and node (StepUsage rows).
+
+- :func:`usage_reported`: an agent's report replaces its nodes' rows; a step of those nodes
+  missing from the report has ended there, and its row goes. Reports about jobs that are
+  not running here (ended meanwhile, or never this controller's) are not kept.
+- :func:`job_step_usage`: a job's running steps (``batch`` for a batch job, then srun's
+  ``N.0``, ``N.1`` ... from the extensions that keep them) with each node's tasks. Who may
+  ask is slurmd's rule for a step's statistics (the job's owner, and those who may act on
+  any of its jobs: operators, the account's coordinators): anyone else who may see the job
+  learns its running steps, as ``squeue -s`` shows them, and is refused their figures with
+  slurmd's ``Invalid user id``.  A job they may not see is ``Invalid job id specified``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from cluster import clock, extensions, visibility
+from cluster.core.states import JobState
+from cluster.models import Job, StepUsage
+from cluster.services.errors import NotFound
+from slurmwords import agent_messages as am
+
+INVALID_JOB_ID = "Invalid job id specified"
+INVALID_USER_ID = "Invalid user id"  # slurmd's ESLURM_USER_ID_MISSING to a stranger's sstat
+RUNNING_JOB = (JobState.RUNNING, JobState.SUSPENDED)
+
+
+@dataclass
+class RunningStep:
+    step: str  # "batch" or the step number
+    node_list: str
+    ntasks: int
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # [{node, tasks, sampled_at}]
+
+
+@dataclass
+class JobUsage:
+    job_id: int
+    state: str
+    steps: list[RunningStep]
+    refused: str = ""  # the step figures are not this user's to see: why
+
+
+@transaction.atomic
+def usage_reported(*, nodes: Sequence[str], msg: am.StepUsage) -> None:
+    """An agent's report for its ``nodes`` (only those: another agent's nodes are not its say)."""
+    mine = [r for r in msg.steps if r.node in nodes]
+    running = set(
+        Job.objects.filter(pk__in={r.job_id for r in mine}, state__in=RUNNING_JOB).values_list(
+            "pk", flat=True
+        )
+    )
+    now = clock.now()
+    rows = [
+        StepUsage(
+            job_id=r.job_id, step=r.step, node=r.node, tasks=[t.to_wire() for t in r.tasks], sampled_at=now
+        )
+        for r in mine
+        if r.job_id in running
+    ]
+    kept = {(row.job_id, row.step, row.node) for row in rows}
+    gone = [
+        pk
+        for pk, job_id, step, node in StepUsage.objects.filter(node__in=list(nodes)).values_list(
+            "pk", "job_id", "step", "node"
+        )
+        if (job_id, step, node) not in kept
+    ]
+    if gone:
+        StepUsage.objects.filter(pk__in=gone).delete()
+    if rows:
+        StepUsage.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["job", "step", "node"],
+            update_fields=["tasks", "sampled_at"],
+        )
+
+
+def _running_steps(job: Job) -> list[RunningStep]:
+    if job.state not in RUNNING_JOB:
+        return []
+    steps = [RunningStep("batch", job.batch_host, 1)] if job.batch and job.batch_host else []
+    now = clock.now()
+    for ext in extensions.active():
+        for s in ext.job_steps([job.pk], now).get(job.pk, ()):
+            if s.state == JobState.RUNNING:
+                steps.append(RunningStep(str(s.step_id), s.node_list, s.ntasks))
+    return steps
+
+
+def job_step_usage(*, actor: Any, job_id: int) -> JobUsage:
+    """The running steps of job ``job_id`` and their use, for ``actor``."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or not visibility.may_see(actor, job):
+        raise NotFound(INVALID_JOB_ID, field="job_id")
+    steps = _running_steps(job)
+    if not visibility.may_manage(actor, job):
+        return JobUsage(job.pk, job.state, steps, refused=INVALID_USER_ID)
+    by_step: dict[str, list[dict[str, Any]]] = {}
+    for row in StepUsage.objects.filter(job=job).order_by("node"):
+        by_step.setdefault(row.step, []).append(
+            {"node": row.node, "tasks": row.tasks, "sampled_at": row.sampled_at.isoformat()}
+        )
+    for s in steps:
+        s.nodes = by_step.get(s.step, [])
+    return JobUsage(job.pk, job.state, steps)

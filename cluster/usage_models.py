@@ -1,0 +1,31 @@
+"""The latest use of each running step's tasks on each node, as the agents report it with
+their heartbeats (``step_usage``): what sstat prints.
+
+Imported by :mod:`cluster.models` so that Django registers it with the ``cluster`` app.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class StepUsage(models.Model):
+    """One step's tasks on one node: ``tasks`` is the report's list as received (each
+    task's id, pids and current and largest figures, slurmwords.agent_messages.TaskUsage).
+    A row is replaced by each report of its node's agent and removed once a report no
+    longer holds its step."""
+
+    job = models.ForeignKey("cluster.Job", on_delete=models.CASCADE, related_name="step_usage")
+    step = models.CharField(max_length=16, help_text='"batch" or the step number')
+    node = models.CharField(max_length=128)
+    tasks = models.JSONField(default=list)
+    sampled_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "step", "node"], name="cluster_step_usage_one_per_node")
+        ]
+        indexes = [models.Index(fields=["node"])]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}.{self.step} on {self.node}"
