@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("cluster", "0029_job_state_index_with_id"),
+        ("cluster", "0030_job_last_sched_eval"),
     ]
 
     operations = [
