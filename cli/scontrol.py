@@ -1053,19 +1053,48 @@ def resolve_job_ids(client, word: str) -> list[int]:
     return out
 
 
-# action verb -> (API path segment, how Slurm words a failure)
-JOB_ACTIONS = {
-    "hold": ("hold", "{message} for job {job}"),
-    "uhold": ("hold", "{message} for job {job}"),
-    "release": ("release", "{message} for job {job}"),
-    "requeue": ("requeue", "slurm_requeue error: {message}"),
-    "suspend": ("suspend", "slurm_suspend error: {message}"),
-    "resume": ("resume", "slurm_resume error: {message}"),
+# action verb -> (API path segment, the request's body); scontrol 23.11 words every failure
+# "<error> for job <id>".
+JOB_ACTIONS: dict[str, tuple[str, dict | None]] = {
+    "hold": ("hold", None),
+    "uhold": ("hold", None),
+    "release": ("release", None),
+    "requeue": ("requeue", None),
+    "requeuehold": ("requeue", {"hold": True}),
+    "suspend": ("suspend", None),
+    "resume": ("resume", None),
 }
+WORDING = "{message} for job {job}"
+
+
+def _requeue_flags(verb: str, words: list[str]) -> list[str] | None:
+    """scontrol's parse_requeue_flags: the leading ``Incomplete`` and ``State=SpecialExit``
+    words of requeue and requeuehold, taken off the job list (None: one fsched refuses)."""
+    if verb not in ("requeue", "requeuehold"):
+        return words
+    while words:
+        word = words[0].lower()
+        if word and "incomplete".startswith(word):
+            # Requeue only a job that did not complete: fsched requeues what it is asked to.
+            words = words[1:]
+        elif word.startswith("state=") and ("specialexit".startswith(word[6:]) or word[6:8] == "se"):
+            sys.stderr.write("scontrol: error: State=SpecialExit is not supported by fsched\n")
+            return None
+        else:
+            break
+    return words
+
+
+def _bare_id(word: str) -> str:
+    """scontrol takes ``JobId=12`` and ``Job=12`` for ``12``."""
+    for prefix in ("jobid=", "job="):
+        if word.lower().startswith(prefix):
+            return word[len(prefix) :]
+    return word
 
 
 def job_action(verb: str) -> Callable[..., int]:
-    segment, wording = JOB_ACTIONS[verb]
+    segment, body = JOB_ACTIONS[verb]
 
     def handler(client, words: list[str], opts: Opts) -> int:
         from cli.client import ApiError  # noqa: PLC0415
@@ -1073,15 +1102,18 @@ def job_action(verb: str) -> Callable[..., int]:
         if not words:
             sys.stderr.write(f"scontrol: error: too few arguments for keyword:{verb}\n")
             return 1
+        listed = _requeue_flags(verb, words)
+        if listed is None:
+            return 1
         status = 0
-        for word in (w for arg in words for w in arg.split(",") if w):
+        for word in (_bare_id(w) for arg in listed for w in arg.split(",") if w):
             try:
                 for job_id in resolve_job_ids(client, word):
                     try:
-                        client.post(f"/api/jobs/{job_id}/{segment}/")
+                        client.post(f"/api/jobs/{job_id}/{segment}/", body)
                     except ApiError as exc:
                         message = "Invalid job id specified" if exc.status == 404 else exc.message
-                        sys.stderr.write(wording.format(message=message, job=job_id) + "\n")
+                        sys.stderr.write(WORDING.format(message=message, job=job_id) + "\n")
                         status = 1
             except ValueError as exc:
                 sys.stderr.write(f"{exc}\n")
@@ -1310,7 +1342,7 @@ def build_parser():
     add(
         "command",
         nargs="...",
-        help="show, update, hold, release, requeue, suspend, resume, top, notify, reconfigure",
+        help="show, update, hold, release, requeue, requeuehold, suspend, resume, top, notify, reconfigure",
     )
     return p
 

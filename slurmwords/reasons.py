@@ -21,13 +21,16 @@ RESERVED_FOR_MAINTENANCE = "Reserved for maintenance"
 MAY_BE_RESERVED = "May be reserved for other job"
 JOB_HELD_USER = "JobHeldUser"
 LAUNCH_FAILED_REQUEUED_HELD = "launch failed requeued held"  # slurmctld's, after a failed Prolog
+REQUEUED_HELD = "job requeued in held state"  # slurmctld's, after scontrol requeuehold
+# Held for these, squeue prints slurmctld's description of the hold in place of the code.
+_HELD_DESCRIBED = frozenset({LAUNCH_FAILED_REQUEUED_HELD, REQUEUED_HELD})
 
 
 def slurm_reason(reason: str | None, detail: str | None = "") -> str:
     """The reason Slurm's squeue (``%r``) prints for a job: the code alone, or Slurm's long
     form for ``ReqNodeNotAvail`` (see the module's docstring)."""
     code = reason or "None"
-    if code == JOB_HELD_USER and detail == LAUNCH_FAILED_REQUEUED_HELD:
+    if code == JOB_HELD_USER and detail in _HELD_DESCRIBED:
         return detail
     if code != REQ_NODE_NOT_AVAIL or not detail:
         return code

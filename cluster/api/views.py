@@ -251,6 +251,11 @@ class JobAction(APIView):
             job = job_services.job_cancel(
                 actor=request.user, job_id=job_id, signal=data.get("signal"), scope=_scope(data)
             )
+        elif self.action == "requeue":
+            hold = _body(request).get("hold", False)
+            if not isinstance(hold, bool):
+                raise ServiceError("hold must be true or false", field="hold")
+            job = job_services.job_requeue(actor=request.user, job_id=job_id, hold=hold)
         else:
             job = self._services[self.action](actor=request.user, job_id=job_id)
         return Response(JobSerializer(job).data)

@@ -909,7 +909,9 @@ def job_release(*, actor: AbstractBaseUser, job_id: int) -> Job:
 
 
 @transaction.atomic
-def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
+def job_requeue(*, actor: AbstractBaseUser, job_id: int, hold: bool = False) -> Job:
+    """scontrol requeue; ``hold``: requeuehold, back to the queue held by its user's hold
+    (slurmctld's JOB_REQUEUE_HOLD, whoever asks), until ``scontrol release``."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state not in HOLDING_JOB_STATES and job.state not in FINISHED_JOB_STATES:
@@ -920,6 +922,10 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
         raise ServiceError("Job can not be altered now, try again later")
     now = clock.now()
     old = job.state
+    if hold:
+        # Kept through the run's end: requeue_now holds a job that has it.
+        job.hold = "user"
+        job.save(update_fields=["hold"])
     if job.state == JobState.CONFIGURING and not job.launched:
         # Its nodes power up or run their allocation Prolog: no process to wait for.
         held = list(job.alloc)
@@ -931,7 +937,7 @@ def job_requeue(*, actor: AbstractBaseUser, job_id: int) -> Job:
         terminate_running(job, final_state=JobState.REQUEUED, now=now)
     else:
         requeue_now(job, now=now)
-    record_transition(job, old, now=now, why="requeue", user=actor.get_username())
+    record_transition(job, old, now=now, why="requeuehold" if hold else "requeue", user=actor.get_username())
     publish.console_changed("jobs")
     return job
 

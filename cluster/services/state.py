@@ -25,6 +25,7 @@ from cluster.core.states import HOLDING_JOB_STATES, PAUSED_JOB_STATES, JobState,
 from cluster.models import ClusterConfig, Event, Job, Node
 from cluster.services import job_credentials, rows
 from slurmwords.agent_messages import Cancel, Launch, LaunchJob, RunEpilog, RunProlog, Signal
+from slurmwords.reasons import REQUEUED_HELD
 
 
 def transition_row(
@@ -295,6 +296,10 @@ def requeue_now(job: Job, *, now: datetime) -> None:
     # a second later than the last one so that the two runs' records differ.
     job.submit_time = max(now, job.submit_time + timedelta(seconds=1)) if job.submit_time else now
     job.prolog_nodes = []
+    if job.hold:  # scontrol requeuehold: held by its user, with slurmctld's description
+        job.reason = Reason.JOB_HELD_USER
+        job.reason_detail = REQUEUED_HELD
+        job.priority = 0
     job.save()
 
 
