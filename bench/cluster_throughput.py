@@ -9,7 +9,8 @@
 * latency of one ``fsched sbatch --wrap=true``, the CLI's start-up included.
 
 Each figure is the median of several runs; the end-to-end ones also give the CPU per job
-of the server, the agent and the jobs' processes (from /proc).  ``--profile DIR`` runs
+of the server, the agent and the jobs' processes (from /proc), and the scheduler's passes
+per 1,000 jobs with the main pass's mean wall time (sdiag's counters).  ``--profile DIR`` runs
 the server's and the agent's every thread under cProfile with each thread's CPU time as
 its clock (bench/thread_profile.py) and writes, per end-to-end run, the CPU per job of
 each thread and a pstats file per process (``DIR/<figure>-<run>-<process>.prof``).  Usage:
@@ -139,8 +140,14 @@ class Bench:
         self.cluster = cluster
         self.profiles = profiles
         self.submit_cpu_ms: list[float] = []
-        # Per end-to-end figure: ms of CPU a job of the server, the agent, the jobs.
-        self.job_cpu_ms: dict[str, list[tuple[float, float, float]]] = {}
+        # Per end-to-end figure: ms of CPU a job of the server, the agent, the jobs, and
+        # of the server's own process (without its helpers).
+        self.job_cpu_ms: dict[str, list[tuple[float, ...]]] = {}
+        # Per end-to-end figure: the scheduler's passes (main, backfill) per 1,000 jobs and
+        # the main pass's mean wall time (ms), from sdiag's counters.
+        self.passes: dict[str, list[tuple[float, float, float]]] = {}
+        # Per singles run: the share of its time (%) until the last submission was answered.
+        self.submitted_share: list[float] = []
         creds = json.loads(Path(cluster.env["FSCHED_CLI_CONFIG"]).read_text())
         self.token = creds["token"]
 
@@ -172,13 +179,20 @@ class Bench:
         helpers = sorted(descendants(server, parent) - {server})
         return {"server": server, **{f"helper-{p}": p for p in helpers}, "agent": self.cluster.agent.pid}
 
-    def cpu(self) -> tuple[float, float, float]:
-        """CPU seconds so far of the server with its helpers, the agent itself, and the
-        agent's reaped children (the jobs)."""
+    def pass_counters(self) -> tuple[int, int, int]:
+        """sdiag's main passes, their summed wall time (us) and backfill passes so far."""
+        diag = self.api("GET", "/api/diag/")
+        main, backfill = diag["schedule"], diag["backfill"]
+        return main["cycle_counter"], main["cycle_sum"], backfill["cycle_counter"]
+
+    def cpu(self) -> tuple[float, float, float, float]:
+        """CPU seconds so far of the server with its helpers, the agent itself, the
+        agent's reaped children (the jobs), and the server's own process alone (where the
+        passes, the agents' messages and the event loop run; its helpers take requests)."""
         assert self.cluster.server is not None and self.cluster.agent is not None
         parent, used = _proc_table()
         server = sum(used[p][0] for p in descendants(self.cluster.server.pid, parent) if p in used)
-        return (server, *used[self.cluster.agent.pid])
+        return (server, *used[self.cluster.agent.pid], used[self.cluster.server.pid][0])
 
     def end_to_end(self, key: str, n: int, run: Callable[[int], float]) -> float:
         """``run(n)``, with the CPU per job it cost each process (and its profile)."""
@@ -186,11 +200,17 @@ class Bench:
         label = f"{key}-{len(self.job_cpu_ms.get(key, ())) + 1}"
         if self.profiles is not None:
             self.profiles.dump(pids, f"before-{label}")
+        passes_before = self.pass_counters()
         before = self.cpu()
         rate = run(n)
         after = self.cpu()
-        server, agent, jobs = ((a - b) / n * 1000 for a, b in zip(after, before, strict=True))
-        self.job_cpu_ms.setdefault(key, []).append((server, agent, jobs))
+        passes_after = self.pass_counters()
+        per_job = tuple((a - b) / n * 1000 for a, b in zip(after, before, strict=True))
+        self.job_cpu_ms.setdefault(key, []).append(per_job)
+        main, main_us, backfill = (a - b for a, b in zip(passes_after, passes_before, strict=True))
+        self.passes.setdefault(key, []).append(
+            (main / n * 1000, backfill / n * 1000, main_us / main / 1000 if main else 0.0)
+        )
         if self.profiles is not None:
             pids = self.pids()  # with the helpers started meanwhile
             self.profiles.dump(pids, f"after-{label}")
@@ -244,9 +264,12 @@ class Bench:
     def singles(self, n: int) -> float:
         start = time.perf_counter()
         body = {"wrap": "true", "output": "/dev/null", "work_dir": "/tmp", "partition": PARTITION}
-        self.parallel(n, 8, body)
+        submitted = self.parallel(n, 8, body)
         self.wait_idle()
-        return n / (time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        # Whether the submissions or the runs that follow them hold the rate back.
+        self.submitted_share.append(submitted / elapsed * 100)
+        return n / elapsed
 
     def submit_rate(self, n: int) -> float:
         assert self.cluster.server is not None
@@ -354,8 +377,14 @@ def measure(benches: dict[str, Bench], args: argparse.Namespace) -> dict[str, di
         if bench.submit_cpu_ms:
             figures[mode]["API submission: server CPU per job (ms)"] = bench.submit_cpu_ms
         for key, runs in bench.job_cpu_ms.items():
-            for i, who in enumerate(("server", "agent", "jobs' processes")):
+            for i, who in enumerate(("server", "agent", "jobs' processes", "server without its helpers")):
                 figures[mode][f"{key}: CPU per job, {who} (ms)"] = [r[i] for r in runs]
+        if bench.submitted_share:
+            figures[mode]["singles: all submitted after (% of the run)"] = bench.submitted_share
+        for key, runs in bench.passes.items():
+            for i, what in enumerate(("main passes per 1,000 jobs", "backfill passes per 1,000 jobs")):
+                figures[mode][f"{key}: {what}"] = [r[i] for r in runs]
+            figures[mode][f"{key}: main pass, mean wall time (ms)"] = [r[2] for r in runs]
     return figures
 
 

@@ -6,13 +6,15 @@ used once must not change the next)."""
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
 from rest_framework import serializers
 from rest_framework.test import APIRequestFactory
 
-from cluster.api.serializers import JobSerializer, NodeSerializer, PartitionSerializer
+from cluster.api import serializers as api_serializers
+from cluster.api.serializers import JobSerializer, NodeSerializer, PartitionSerializer, shallow_copy
 from cluster.models import Job, Node, Partition
 from cluster.services.jobs import job_cancel, job_hold, job_submit
 from cluster.services.scheduling import schedule_pass
@@ -64,3 +66,43 @@ def test_representations_agree_with_fields_built_for_each_serializer(demo, users
                 )
                 one = rng.choice(objects)
                 assert cls(one, context=context).data == old(one, context=context).data
+
+
+class Copying(serializers.Field):
+    """A field that says how it is copied: shallow_copy must leave it to copy.copy."""
+
+    def __copy__(self):  # type: ignore[no-untyped-def]
+        new = type(self)()
+        new.copied = True
+        return new
+
+
+class Slotted(serializers.Field):
+    __slots__ = ("extra",)
+
+
+def test_shallow_copy_is_copy_copy_for_every_field():
+    for cls in (JobSerializer, NodeSerializer, PartitionSerializer):
+        cls().get_fields()
+        for name, field in cls._fields_built.items():
+            mine, theirs = shallow_copy(field), copy.copy(field)
+            assert type(mine) is type(theirs), name
+            assert mine.__dict__ == theirs.__dict__, name
+            assert mine is not field and mine.__dict__ is not field.__dict__, name
+    assert shallow_copy(Copying()).copied is True
+    slotted = Slotted()
+    slotted.extra = 5
+    assert shallow_copy(slotted).extra == 5
+
+
+def test_a_page_copies_its_fields_without_the_copy_protocol(demo, users, monkeypatch):
+    """copy.copy cost 1.7 us a field: a job list page's serializer copies seventy-odd."""
+    job_submit(user=users["alice"], spec={"wrap": "true", "work_dir": "/tmp"})
+    calls = []
+    real = copy.copy
+    monkeypatch.setattr(api_serializers.copy, "copy", lambda x: calls.append(x) or real(x))
+    request = APIRequestFactory().get("/api/jobs/")
+    request.user = users["alice"]
+    data = JobSerializer(list(Job.objects.all()), many=True, context={"request": request}).data
+    assert len(data) == 1 and data[0]["user"] == "alice"
+    assert calls == []
