@@ -81,6 +81,14 @@ _WIDTHS = {
     "MaxTRESPU": 13,
     "MaxTRESPA": 13,
     "TresDecayHalfLife": 17,
+    "ParentName": 10,
+    "GrpNodes": 8,
+    "GrpCPUs": 8,
+    "GrpMem": 7,
+    "GrpCPUMins": 11,
+    "MaxNodes": 8,
+    "MaxCPUs": 8,
+    "MaxCPUMins": 11,
 }
 
 USAGE = """usage: sacctmgr [-i] [-n] [-p|-P] <command> <entity> [specs]
@@ -222,9 +230,13 @@ def _table(columns: list[tuple[str, int | None]], rows: list[dict], flags: dict[
 def _show(client: Client, entity: str, words: list[str], flags: dict[str, bool]) -> int:
     fmt = ""
     where = []
+    withassoc = False
     for w in words:
         low = w.lower()
-        if low in ("where", "withassoc", "tree"):
+        if low == "withassoc" or (len(low) >= 5 and "withassoc".startswith(low)):
+            withassoc = True
+            continue
+        if low in ("where", "tree"):
             continue
         if low.startswith("format="):
             fmt = w.split("=", 1)[1]
@@ -232,7 +244,7 @@ def _show(client: Client, entity: str, words: list[str], flags: dict[str, bool])
             where.append(w)
         else:
             where.append(f"name={w}")
-    query = "&".join(f"where={quote(w)}" for w in where)
+    query = "&".join([f"where={quote(w)}" for w in where] + ["withassoc=1"] * withassoc)
     answer = client.get(f"/api/limits/show/{entity}/" + (f"?{query}" if query else ""))
     rows = answer.get("rows", [])
     default = answer.get("columns", [])

@@ -128,8 +128,14 @@ class Show(APIView):
         if word not in selectors.DEFAULT_COLUMNS:
             raise ServiceError(f"Unknown entity '{entity}'")
         where = services.parse_where(request.query_params.getlist("where"))
-        rows = private_data.show_rows(request.user, word, selectors.list_rows(word, where))
-        return Response({"columns": selectors.default_columns(word), "rows": rows})
+        asked = request.query_params.get("withassoc") in ("1", "true")
+        withassoc = asked and word in selectors.WITH_ASSOC_COLUMNS
+        rows = selectors.list_rows(word, where)
+        if withassoc:
+            rows = selectors.with_assoc_rows(word, rows)
+        # Association rows name both an account and a user: both rules of PrivateData apply.
+        rows = private_data.show_rows(request.user, "association" if withassoc else word, rows)
+        return Response({"columns": selectors.default_columns(word, withassoc=withassoc), "rows": rows})
 
 
 class Share(APIView):

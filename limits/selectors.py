@@ -334,7 +334,7 @@ DEFAULT_COLUMNS = {
         "MaxTRESMins", "QOS", "Def QOS", "GrpTRESRunMins",
     ),
     "account": ("Account", "Descr", "Org"),
-    "user": ("User", "Def Acct", "Def QOS", "Admin"),
+    "user": ("User", "Def Acct", "Admin"),
     "wckey": ("Name", "Cluster", "User"),
     "qos": (
         "Name", "Priority", "GraceTime", "Flags", "UsageFactor", "GrpTRES", "GrpTRESMins", "GrpTRESRunMins",
@@ -346,10 +346,38 @@ DEFAULT_COLUMNS = {
 }  # fmt: skip
 
 
-def default_columns(entity: str) -> list[str]:
+# ``sacctmgr show user|account withassoc``: the association's columns after the entity's
+# (user_functions.c's and account_functions.c's default format lists).
+WITH_ASSOC_COLUMNS = {
+    "user": (
+        "Cluster", "Account", "Partition", "Share", "Priority", "MaxJobs", "MaxNodes", "MaxCPUs",
+        "MaxSubmit", "MaxWall", "MaxCPUMins", "QOS", "Def QOS",
+    ),
+    "account": (
+        "Cluster", "ParentName", "User", "Share", "Priority", "GrpJobs", "GrpNodes", "GrpCPUs", "GrpMem",
+        "GrpSubmit", "GrpWall", "GrpCPUMins", "MaxJobs", "MaxNodes", "MaxCPUs", "MaxSubmit", "MaxWall",
+        "MaxCPUMins", "QOS", "Def QOS",
+    ),
+}  # fmt: skip
+# The pre-TRES columns sacctmgr still prints: one TRES of a limit (column, its TRES, name).
+_TRES_COUNT_COLUMNS = (
+    ("GrpNodes", "grp_tres", "node"),
+    ("GrpCPUs", "grp_tres", "cpu"),
+    ("GrpMem", "grp_tres", "mem"),
+    ("GrpCPUMins", "grp_tres_mins", "cpu"),
+    ("MaxNodes", "max_tres_per_job", "node"),
+    ("MaxCPUs", "max_tres_per_job", "cpu"),
+    ("MaxCPUMins", "max_tres_mins_per_job", "cpu"),
+)
+
+
+def default_columns(entity: str, *, withassoc: bool = False) -> list[str]:
     """The columns ``sacctmgr show <entity>`` prints without format=: a user's default
-    WCKey too when WCKeys are tracked, as sacctmgr does."""
+    WCKey too when WCKeys are tracked, as sacctmgr does; with ``withassoc`` the
+    association's after them."""
     columns = list(DEFAULT_COLUMNS[entity])
+    if withassoc and entity in WITH_ASSOC_COLUMNS:
+        columns += WITH_ASSOC_COLUMNS[entity]
     if entity == "user":
         cfg = ClusterConfig.current()
         tracked = option(cfg.options or {}, "TrackWCKey")
@@ -388,6 +416,44 @@ def assoc_row(a: Association) -> dict[str, str]:
         "TresDecayHalfLife": a.tres_decay_half_life,
     }
     out.update({name: _value(a, column) for name, column in _ASSOC_COLUMNS})
+    out.update({name: tres_count(getattr(a, column), tres) for name, column, tres in _TRES_COUNT_COLUMNS})
+    return out
+
+
+def tres_count(spec: str | None, name: str) -> str:
+    """One TRES's count out of a limit's ``cpu=4,mem=2000M,node=2`` (memory in MB, as
+    sacctmgr prints GrpMem); empty when the limit does not name it."""
+    for item in (spec or "").split(","):
+        key, _, value = item.partition("=")
+        if key.strip().lower() != name or not value:
+            continue
+        value = value.strip()
+        if name == "mem" and value[-1:].upper() in _MB:
+            return str(int(float(value[:-1]) * _MB[value[-1:].upper()]))
+        return value
+    return ""
+
+
+_MB = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+
+
+def with_assoc_rows(entity: str, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``withassoc``: each user's (or account's) row once per association of it, the
+    association's columns beside the entity's (a user's or account's without one, alone)."""
+    key = "User" if entity == "user" else "Account"
+    names = [r[key] for r in rows]
+    assocs = Association.objects.select_related("cluster", "account", "user", "parent", "default_qos")
+    if entity == "user":
+        assocs = assocs.filter(user__name__in=names)
+    else:
+        assocs = assocs.filter(account__name__in=names)
+    by_name: dict[str, list[dict[str, str]]] = {}
+    for a in _tree_order(list(assocs)):
+        by_name.setdefault(a.user.name if entity == "user" else a.account.name, []).append(assoc_row(a))
+    out = []
+    for row in rows:
+        for assoc in by_name.get(row[key], [{}]):
+            out.append({**assoc, **row})
     return out
 
 

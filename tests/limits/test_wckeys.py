@@ -71,7 +71,7 @@ def test_show_user_has_the_default_wckey_column_when_wckeys_are_tracked(keyed, a
 
     assert "Def WCKey" not in columns()
     enforce("associations", TrackWCKey="yes")
-    assert columns() == ["User", "Def Acct", "Def QOS", "Def WCKey", "Admin"]
+    assert columns() == ["User", "Def Acct", "Def WCKey", "Admin"]
     rows = api("admin").get("/api/limits/show/user/?where=name=alice").json()["rows"]
     assert rows[0]["Def WCKey"] == "w1"
 
