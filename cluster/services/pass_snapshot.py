@@ -33,7 +33,8 @@ column either view reads.
 
 What other parts of a pass read every time is kept the same way: a value until one of its
 tables is written (``kept_value``; with ``fields``, until a write may change those
-columns), rows of a table brought up to date from the rows written since (``kept_rows``).
+columns), rows of a table brought up to date from the rows written since (``kept_rows``;
+``kept_by_key`` for a value of a few tables sharing one key, the jobs and their accounting).
 
 The holding jobs' tuple is made anew only when one of them changed, and with it what changed
 (``running_change``: the views gone and come since the last tuple), which the pass core
