@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -974,35 +974,61 @@ def _submitted_groups(
 
 def _job_infos() -> dict[int, JobLimitsInfo]:
     """The limits' fields of every active job, with its accounting (accrue time, booked
-    UsageFactor).  Every pass reads them: kept between passes until the job or the
-    accounting table is written (shared: read-only)."""
-    return pass_snapshot.kept_value("limits.job_infos", (Job, JobAccounting), _read_job_infos)
+    UsageFactor).  Every pass reads them: kept between passes and read again for the jobs
+    whose row or accounting was written since (a submission reads its job alone, not every
+    active job), none for writes of other columns (shared: read-only)."""
+    return pass_snapshot.kept_by_key("limits.job_infos", _JOB_INFO_TABLES, _read_job_infos)
 
 
-def _read_job_infos() -> dict[int, JobLimitsInfo]:
-    # One statement, assembled once from the models (the ORM compiled it again every
-    # pass: half the cost of reading it).
-    with connection.cursor() as cursor:
-        cursor.execute(_job_infos_sql(connection.vendor), [s.value for s in ACTIVE_JOB_STATES])
-        rows = cursor.fetchall()
-    return {
-        job_id: JobLimitsInfo(account=acct, qos=qos, gres=gres, accrue_time=accrue, usage_factor=factor)
-        for job_id, acct, qos, gres, accrue, factor in rows
-    }
+_JOB_INFO_TABLES = (
+    (Job, ("account", "qos", "gres", "state")),
+    (JobAccounting, ("accrue_time", "usage_factor")),
+)
+
+# Jobs read by id in statements of at most this many parameters (SQLite's old limit 999).
+_IDS_PER_READ = 500
 
 
-@lru_cache(maxsize=4)
-def _job_infos_sql(vendor: str) -> str:
+def _read_job_infos(ids: Sequence[int] | None = None) -> Iterator[tuple[int, JobLimitsInfo]]:
+    """(job id, its limits' fields) of the active jobs, or of those of ``ids`` that are."""
+    states = [s.value for s in ACTIVE_JOB_STATES]
+    if ids is None:
+        chunks: list[Sequence[int] | None] = [None]
+    else:
+        chunks = [ids[k : k + _IDS_PER_READ] for k in range(0, len(ids), _IDS_PER_READ)]
+    for chunk in chunks:
+        # One statement, assembled once from the models (the ORM compiled it again every
+        # pass: half the cost of reading it).
+        with connection.cursor() as cursor:
+            if chunk is None:
+                cursor.execute(_job_infos_sql(connection.vendor, 0), states)
+            else:
+                cursor.execute(_job_infos_sql(connection.vendor, len(chunk)), [*states, *chunk])
+            found = cursor.fetchall()
+        for job_id, acct, qos, gres, accrue, factor in found:
+            yield (
+                job_id,
+                JobLimitsInfo(account=acct, qos=qos, gres=gres, accrue_time=accrue, usage_factor=factor),
+            )
+
+
+@lru_cache(maxsize=64)
+def _job_infos_sql(vendor: str, ids: int) -> str:
+    """The statement reading the active jobs' limits fields, of ``ids`` jobs named by
+    parameter (0: every active job)."""
     quote = connection.ops.quote_name
     job, acct = Job._meta, JobAccounting._meta
     columns = [f"j.{quote(job.get_field(f).column)}" for f in ("id", "account", "qos", "gres")]
     columns += [f"a.{quote(acct.get_field(f).column)}" for f in ("accrue_time", "usage_factor")]
     states = ", ".join(["%s"] * len(ACTIVE_JOB_STATES))
-    return (
+    sql = (
         f"SELECT {', '.join(columns)} FROM {quote(job.db_table)} j"  # noqa: S608 - names from the models
         f" LEFT OUTER JOIN {quote(acct.db_table)} a ON a.{quote(acct.pk.column)} = j.{quote(job.pk.column)}"
         f" WHERE j.{quote(job.get_field('state').column)} IN ({states})"
     )
+    if ids:
+        sql += f" AND j.{quote(job.pk.column)} IN ({', '.join(['%s'] * ids)})"
+    return sql
 
 
 # The pass's job shapes kept between passes while the policy, the partitions' time limits

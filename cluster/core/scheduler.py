@@ -1344,6 +1344,10 @@ def _held(job: JobView, cap_cpus: list[int]) -> tuple[Sequence[int], Sequence[in
     return cpus, mems
 
 
+# Node sides whose free arrays a holdings keeps: the live pass's and a start estimate's
+# node orders, each with the side it was updated from.
+_FREE_KEPT = 4
+
 _ENDING = -INF  # a COMPLETING job's end: whenever the pass runs, it ends now
 _RUNNING = JobState.RUNNING.value
 _COMPLETING = JobState.COMPLETING.value
@@ -1622,7 +1626,9 @@ class _Holdings:
             c < 0 or m < 0 for job in came for c, m in zip(*_held(job, self.cap_cpus), strict=True)
         ):
             new.signed = True
-        for at, kept in list(self.free.items()):
+        # The latest sides' arrays only: every pass on changed nodes adds a side, and
+        # carrying them all made each derivation copy every side ever passed on.
+        for at, kept in list(self.free.items())[-_FREE_KEPT:]:
             arrays = tuple(a.copy() for a in kept)
             for i in touched:
                 _free_at(at, new.used_cpus, new.used_mem, arrays, i)
@@ -1698,7 +1704,7 @@ class _Holdings:
             arrays = tuple(a.copy() for a in was)
             for i in origin[1]:
                 _free_at(side, self.used_cpus, self.used_mem, arrays, i)
-            self.free[side] = arrays
+            self._keep_free(side, arrays)
             return arrays
         used_cpus = self.used_cpus.copy()
         used_mem = self.used_mem.copy()
@@ -1710,10 +1716,14 @@ class _Holdings:
         main_cpus = [f if ok else -1 for f, ok in zip(free_cpus, side.usable, strict=True)]
         main_mem = [f if ok else -1 for f, ok in zip(free_mem, side.usable, strict=True)]
         arrays = (free_cpus, free_mem, main_cpus, main_mem)
-        if len(self.free) >= 4:
-            self.free = {}  # node sides come and go: keep the latest
-        self.free[side] = arrays
+        self._keep_free(side, arrays)
         return arrays
+
+    def _keep_free(self, side: _NodeSide, arrays: tuple[list[int], ...]) -> None:
+        # Node sides come and go (one per pass after a node changed): keep the latest.
+        free = dict(list(self.free.items())[1 - _FREE_KEPT :])
+        free[side] = arrays
+        self.free = free  # replaced whole: a pass on another thread reads either
 
     def base_ready(
         self, side: _NodeSide, candidates: Sequence[int], request: Request, *, build: bool = True

@@ -33,7 +33,8 @@ column either view reads.
 
 What other parts of a pass read every time is kept the same way: a value until one of its
 tables is written (``kept_value``; with ``fields``, until a write may change those
-columns), rows of a table brought up to date from the rows written since (``kept_rows``).
+columns), rows of a table brought up to date from the rows written since (``kept_rows``;
+``kept_by_key`` for a value of a few tables sharing one key, the jobs and their accounting).
 
 The holding jobs' tuple is made anew only when one of them changed, and with it what changed
 (``running_change``: the views gone and come since the last tuple), which the pass core
@@ -56,7 +57,7 @@ import bisect
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from functools import cache
@@ -140,15 +141,14 @@ _columns_set: dict[tuple[str, str], int] = {}
 _epoch_count = 0
 
 
-# The rows kept by ``kept_rows``, each name's: its table, the columns it reads (its fields
-# and its conditions'), the ids written since its last look (None: read everything again)
-# and what it read.
+# The rows kept by ``kept_rows`` and ``kept_by_key``, each name's: its tables and the
+# columns it reads of each (its fields and its conditions'), the keys written since its
+# last look (None: read everything again) and what it read.
 class _RowsKept:
-    def __init__(self, table: str, columns: frozenset[str]) -> None:
-        self.table = table
-        self.columns = columns
+    def __init__(self, tables: dict[str, frozenset[str]]) -> None:
+        self.tables = tables
         self.dirty: set[Any] | None = None
-        self.rows: dict[Any, tuple[Any, ...]] = {}
+        self.rows: dict[Any, Any] = {}
         self.listed: list[tuple[Any, ...]] = []
 
 
@@ -160,9 +160,10 @@ def _rows_written(table: str, columns: frozenset[str] | None, ids: Any) -> None:
     """A write of ``table`` (under _lock): ``ids`` the rows (None: any), ``columns`` those
     set (None: any), marked for every ``kept_rows`` of that table that reads them."""
     for kept in _rows_kept.values():
-        if kept.table != table or kept.dirty is None:
+        read = kept.tables.get(table)
+        if read is None or kept.dirty is None:
             continue
-        if columns is not None and not (columns & kept.columns):
+        if columns is not None and not (columns & read):
             continue
         if ids is None:
             kept.dirty = None
@@ -432,7 +433,9 @@ def kept_rows(name: str, model: type[Any], fields: Sequence[str], where: rows.Wh
         with _lock:
             kept = _rows_kept.get(name)
             if kept is None:
-                kept = _rows_kept[name] = _RowsKept(table, _columns_read(model, tuple(fields), tuple(where)))
+                kept = _rows_kept[name] = _RowsKept(
+                    {table: _columns_read(model, tuple(fields), tuple(where))}
+                )
             dirty, kept.dirty = kept.dirty, set()
         try:
             if dirty is None:
@@ -450,6 +453,56 @@ def kept_rows(name: str, model: type[Any], fields: Sequence[str], where: rows.Wh
                 kept.dirty = None
             raise
         return kept.listed
+
+
+K = TypeVar("K")
+
+
+def kept_by_key(
+    name: str,
+    tables: Sequence[tuple[type[Any], Sequence[str]]],
+    read: Callable[[Sequence[Any] | None], Iterable[tuple[K, T]]],
+) -> dict[K, T]:
+    """``dict(read(None))``, kept inside ``keep()`` as ``kept_rows`` keeps rows: brought up
+    to date by ``read(keys)`` of the keys written since, in any of ``tables`` (each model
+    with the fields the value reads of it; a write of none of them reads nothing).
+
+    For a value made of a few tables whose primary keys are one key (a table and the
+    one-to-one table extending its rows: the jobs and their accounting).  ``read(keys)``
+    gives the entries of those keys that are there now, ``read(None)`` every entry.  The
+    same dict is returned while nothing it reads was written, a new one otherwise
+    (shared: read-only; memos compare it by identity)."""
+    if not _keeping:
+        return dict(read(None))
+    names = [model._meta.db_table for model, _ in tables]
+    if _live:
+        if not _logged().issuperset(names):
+            return dict(read(None))
+        _catch_up()
+    with _rows_reading:
+        with _lock:
+            kept = _rows_kept.get(name)
+            if kept is None:
+                columns = {
+                    model._meta.db_table: _columns_read(model, ("pk", *fields), ())
+                    for model, fields in tables
+                }
+                kept = _rows_kept[name] = _RowsKept(columns)
+            dirty, kept.dirty = kept.dirty, set()
+        try:
+            if dirty is None:
+                kept.rows = dict(read(None))
+            elif dirty:
+                found = kept.rows.copy()
+                for key in dirty:
+                    found.pop(key, None)
+                found.update(read(list(dirty)))
+                kept.rows = found
+        except BaseException:
+            with _lock:
+                kept.dirty = None
+            raise
+        return kept.rows
 
 
 @cache

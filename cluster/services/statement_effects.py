@@ -18,7 +18,10 @@ Any other table written is named whole (``tables_written``), for the values kept
 their tables are written (``pass_snapshot.kept_value``), with the columns an UPDATE sets
 (``columns_set``) for the values that read a few columns only (the node names, which the
 nodes' state writes at every start and end leave alone), and the rows it names by key
-(``keyed_rows``) for the rows kept and read again by key (``pass_snapshot.kept_rows``).
+(``keyed_rows``) for the rows kept and read again by key (``pass_snapshot.kept_rows``,
+``kept_by_key``).  A table's key is its primary key's column: ``job_id`` of the jobs'
+accounting (a one-to-one table), ``id`` of most; an upsert on the key alone
+(``rows.upsert_values``) names its rows as an INSERT does.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import re
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any, Literal
+
+from django.apps import apps
 
 from cluster.models import Job, Node, Partition
 from cluster.services.snapshot_rows import JOB_FIELDS, NODE_FIELDS, PARTITION_FIELDS, REASON_FIELDS
@@ -79,11 +84,24 @@ def watched_tables() -> dict[str, tuple[str, frozenset[str]]]:
 _REASON_COLUMNS = frozenset(Job._meta.get_field(f).column for f in REASON_FIELDS)
 
 
+@cache
+def _key_columns() -> dict[str, str]:
+    """Table -> its primary key's column, for the models' tables whose key is not ``id``
+    (a one-to-one table's ``job_id``, the row of the job it extends)."""
+    out = {}
+    for model in apps.get_models():
+        pk = model._meta.pk
+        if pk is not None and pk.column != "id":
+            out[model._meta.db_table] = pk.column
+    return out
+
+
 def _by_key(sql: str, where_at: int, table: str) -> tuple[Any, ...] | None:
     """Where the ids are when the WHERE clause from ``where_at`` starts with the primary key
     and only narrows it further; None otherwise."""
     where = sql[where_at:]
-    m = re.match(rf"\s*(?:\"{table}\"\.)?\"id\"\s*(?:(=\s*%s)|IN\s*\(((?:\s*%s\s*,)*\s*%s\s*)\))", where)
+    key = re.escape(_key_columns().get(table, "id"))
+    m = re.match(rf"\s*(?:\"{table}\"\.)?\"{key}\"\s*(?:(=\s*%s)|IN\s*\(((?:\s*%s\s*,)*\s*%s\s*)\))", where)
     if m is None:
         return None
     rest = where[m.end() :].strip()
@@ -94,19 +112,27 @@ def _by_key(sql: str, where_at: int, table: str) -> tuple[Any, ...] | None:
     return ("one", first) if m.group(1) else ("in", first, m.group(2).count("%s"))
 
 
-def _insert_ids(sql: str, start: int) -> tuple[Any, ...] | None:
+def _insert_ids(sql: str, start: int, table: str) -> tuple[Any, ...] | None:
+    """Where the keys are in an INSERT's parameters when it names them, each row's.  An
+    upsert on the key alone (``ON CONFLICT (key) DO UPDATE SET`` without parameters or
+    subqueries: rows.upsert_values) writes the rows it names too, new or not."""
+    key = _key_columns().get(table, "id")
     m = re.match(
-        r"\s*\(([^)]*)\)\s*VALUES\s*(.*?)\s*(?:RETURNING\s[^()]*)?$", sql[start:], re.DOTALL | re.IGNORECASE
+        r"\s*\(([^)]*)\)\s*VALUES\s*(.*?)\s*"
+        rf'(?:ON\s+CONFLICT\s*\(\s*"?{re.escape(key)}"?\s*\)\s*DO\s+(?:NOTHING|UPDATE\s+SET\s[^()%;]*?)\s*)?'
+        r"(?:RETURNING\s[^()]*)?$",
+        sql[start:],
+        re.DOTALL | re.IGNORECASE,
     )
     if m is None:
         return None
     columns = [c.strip().strip('"') for c in m.group(1).split(",")]
-    if "id" not in columns or sql.count("%s") != m.group(2).count("%s"):
+    if key not in columns or sql.count("%s") != m.group(2).count("%s"):
         return None
     group = r"\(\s*%s(?:\s*,\s*%s){" + str(len(columns) - 1) + r"}\s*\)"
     if not re.fullmatch(rf"{group}(?:\s*,\s*{group})*", m.group(2)):
         return None
-    return ("every", columns.index("id"), len(columns))
+    return ("every", columns.index(key), len(columns))
 
 
 @lru_cache(maxsize=4096)
@@ -143,7 +169,7 @@ def effect(sql: str) -> Effect:
         rows_at = _by_key(sql, where.end(), table) if where else None
         return ((target, rows_at),) + ((("reasons", rows_at),) if target == "job" else ())
     # An INSERT: a new node moves the indices; a job's id is in its parameters.
-    rows_at = _insert_ids(sql, m.end()) if m.group(3) and target == "job" else None
+    rows_at = _insert_ids(sql, m.end(), table) if m.group(3) and target == "job" else None
     return ((target, rows_at),) + ((("reasons", rows_at),) if target == "job" else ())
 
 
@@ -217,7 +243,7 @@ def keyed_rows(sql: str) -> tuple[Any, ...] | None:
     if m.group(1) or m.group(2):  # UPDATE, DELETE
         where = re.search(r"\sWHERE\s", sql, re.IGNORECASE)
         return _by_key(sql, where.end(), table) if where else None
-    return _insert_ids(sql, m.end()) if m.group(3) else None
+    return _insert_ids(sql, m.end(), table) if m.group(3) else None
 
 
 def written_ids(where: tuple[Any, ...], params: Sequence[Any]) -> list[Any]:

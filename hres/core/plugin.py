@@ -20,10 +20,13 @@ Plain licenses in the same request are left to :class:`cluster.core.licenses.Lic
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import compress
+from operator import is_not
 
 from cluster.core.scheduler import (
     Blocked,
     JobView,
+    NodeView,
     PartitionView,
     SchedulerPlugin,
     Snapshot,
@@ -45,6 +48,15 @@ from hres.core.layers import (
 from slurmwords.licenses import LicenseItem, parse_license_request
 
 
+def node_names(nodes: Sequence[NodeView]) -> tuple[tuple[str, ...], dict[str, int]]:
+    """(name by node index, "" where none; name -> index) of a pass's node views."""
+    size = max((n.index for n in nodes), default=-1) + 1
+    names = [""] * size
+    for n in nodes:
+        names[n.index] = n.name
+    return tuple(names), {n.name: n.index for n in nodes}
+
+
 def _blocked(refusal: Refusal) -> Blocked:
     return Blocked(refusal.reason, refusal.detail)
 
@@ -60,6 +72,27 @@ class UsageMemo:
         # (state, charges), state with usage: replaced whole, so a thread holding the
         # old triple never sees a mixture.
         self._kept: tuple[HresState, tuple[tuple[int, tuple[Charge, ...]], ...], HresState] | None = None
+        # The node views the names were last made from, the names by index, name -> index.
+        self._names: tuple[tuple[NodeView, ...], tuple[str, ...], dict[str, int]] | None = None
+
+    def node_names(self, nodes: tuple[NodeView, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
+        """(name by node index, "" where none; name -> index) of ``nodes``: the last ones
+        while no node was added, removed, moved or renamed (a pass's views change at every
+        start and end, their names almost never: two walks of 10,000 nodes a pass)."""
+        kept = self._names
+        if kept is not None:
+            old = kept[0]
+            if old is nodes:
+                return kept[1], kept[2]
+            changed = compress(range(len(nodes)), map(is_not, old, nodes))
+            if len(old) == len(nodes) and all(
+                old[k].name == nodes[k].name and old[k].index == nodes[k].index for k in changed
+            ):
+                self._names = (nodes, kept[1], kept[2])
+                return kept[1], kept[2]
+        names, index = node_names(nodes)
+        self._names = (nodes, names, index)
+        return names, index
 
     def with_usage(self, state: HresState, charges: tuple[tuple[int, tuple[Charge, ...]], ...]) -> HresState:
         kept = self._kept
@@ -122,11 +155,10 @@ class HresPlugin(SchedulerPlugin):
     # -- hooks
 
     def begin_pass(self, snapshot: Snapshot) -> None:
-        size = max((n.index for n in snapshot.nodes), default=-1) + 1
-        names = [""] * size
-        for n in snapshot.nodes:
-            names[n.index] = n.name
-        self._index = {n.name: n.index for n in snapshot.nodes}
+        if self.memo is not None:
+            names, self._index = self.memo.node_names(snapshot.nodes)
+        else:
+            names, self._index = node_names(snapshot.nodes)
         holding = {j.job_id for j in snapshot.running}
         state = self.base.reindex(names)
         used = tuple((job_id, cs) for job_id, cs in self.charges.items() if job_id in holding)

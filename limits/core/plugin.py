@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import is_, is_not
 
 from cluster.core.licenses import limit_counts
 from cluster.core.scheduler import (
@@ -84,7 +85,9 @@ class ShapeMemo:
         # thread holding the old pair never sees a mixture.
         self._kept: tuple[tuple[Policy, dict[str, tuple[int | None, int | None]], int], dict] | None = None
         self._requests: tuple[dict, dict[int, _KeptRequest]] | None = None
-        self._whole: tuple[dict, tuple[JobView, ...], Mapping, float, tuple[float, ...], list] | None = None
+        self._whole: (
+            tuple[dict, tuple[JobView, ...], Mapping, float, tuple[float, ...], list, tuple] | None
+        ) = None
         # The running jobs' counters, kept while their requests are these same objects.
         self.charges = RunningCharges()
 
@@ -112,9 +115,10 @@ class ShapeMemo:
         self._requests = (shapes, requests)
 
     # The last pass's running requests as a whole, and what they were built from: the
-    # views (the same objects while their rows are unwritten), the infos mapping (the same
-    # object while the job table is unwritten: the adapter's is a kept value, never
-    # mutated), the shapes and the moment.  A request depends on the moment only through
+    # views (the same objects while their rows are unwritten), the running jobs' infos (the
+    # same objects while their rows are unwritten: the adapter's mapping is a kept value,
+    # never mutated, made anew with the other entries the same objects), the shapes and the
+    # moment.  A request depends on the moment only through
     # ``eligible`` (BeginTime): the same while no BeginTime lies between the two moments.
     def same_running(
         self, shapes: dict, views: Sequence[JobView], infos: Mapping[int, JobLimitsInfo], now: float
@@ -122,12 +126,15 @@ class ShapeMemo:
         kept = self._whole
         if kept is None:
             return None
-        k_shapes, k_views, k_infos, k_now, begins, out = kept
-        if k_shapes is not shapes or k_infos is not infos or len(k_views) != len(views):
+        k_shapes, k_views, k_infos, k_now, begins, out, k_ids = kept
+        if k_shapes is not shapes or len(k_views) != len(views):
             return None
-        for a, b in zip(k_views, views, strict=True):
-            if a is not b:
-                return None
+        if not all(map(is_, k_views, views)):
+            return None
+        # Another infos mapping (a job written since: every submission) with the running
+        # jobs' entries the same objects: their requests are the same.
+        if k_infos is not infos and any(map(is_not, map(k_infos.get, k_ids), map(infos.get, k_ids))):
+            return None
         for begin in begins:
             if (begin <= k_now) != (begin <= now):
                 return None
@@ -145,7 +152,7 @@ class ShapeMemo:
             self._whole = None
             return
         begins = tuple(v.begin_time for v in views if v.begin_time is not None)
-        self._whole = (shapes, tuple(views), infos, now, begins, out)
+        self._whole = (shapes, tuple(views), infos, now, begins, out, tuple(v.job_id for v in views))
 
 
 class LimitsPlugin(SchedulerPlugin):

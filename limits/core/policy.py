@@ -40,6 +40,7 @@ the account's jobs in that QOS, a Grp limit everything under the level.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
@@ -1118,43 +1119,148 @@ class RunningCharges:
     policy is the same object, the requests are the same objects in the same order (the
     plugin hands them again while nothing they depend on changed) and, when some job
     books run-minutes, ``now`` is the same.  Whether a running job can be killed
-    (GrpTRESMins, MaxTRESMinsPerJob) depends on its plan only, so is kept with them."""
+    (GrpTRESMins, MaxTRESMinsPerJob) depends on its plan only, so is kept with them.
+
+    When no job books run-minutes, the counters of running jobs that differ from the
+    kept ones by a few requests (jobs started or ended: every pass of a busy cluster) are
+    the kept ones with those requests taken out and in, not charged again whole.  Whole
+    numbers only, and with how many jobs charge each counter and each of its TRES, so that
+    a counter or a TRES no job charges any more is gone as from counters built afresh."""
 
     def __init__(self) -> None:
-        # (policy, running requests, now or None, counters, kill-free): replaced whole, so
-        # a thread holding the old tuple never sees a mixture; never mutated.
-        self._kept: tuple[Policy, tuple[JobRequest, ...], float | None, dict, bool] | None = None
+        # (policy, running requests, now or None, counters, kill-free, books or None):
+        # replaced whole, so a thread holding the old tuple never sees a mixture; never
+        # mutated.  Books (None while some job books run-minutes): jobs charging each
+        # counter, each (counter, TRES), and jobs that a limit can kill.
+        self._kept: tuple | None = None
 
     def restore(self, state: LimitState) -> bool:
-        """Give ``state`` the kept counters (copies) if they are its running jobs'."""
+        """Give ``state`` the kept counters (copies) if they are its running jobs', or
+        derived from them when a few requests differ."""
         kept = self._kept
         if kept is None:
             return False
-        policy, running, now, counters, kill_free = kept
-        if policy is not state.policy or len(running) != len(state.running):
+        policy, running, now, counters, kill_free, books = kept
+        if policy is not state.policy:
             return False
         if now is not None and now != state.now:
             return False
-        for a, b in zip(running, state.running, strict=True):
-            if a is not b:
-                return False
+        if len(running) == len(state.running) and all(map(operator.is_, running, state.running)):
+            state.counters = {key: c.copy() for key, c in counters.items()}
+            state.kill_free = kill_free
+            return True
+        return books is not None and self._derive(state, running, counters, books)
+
+    def _derive(
+        self, state: LimitState, running: tuple[JobRequest, ...], counters: dict, books: tuple
+    ) -> bool:
+        was = {id(r): r for r in running}
+        now_ids = set(map(id, state.running))
+        if len(was) != len(running) or len(now_ids) != len(state.running):
+            return False  # a request listed twice
+        gone = [r for key, r in was.items() if key not in now_ids]
+        came = [r for r in state.running if id(r) not in was]
+        if len(gone) + len(came) > len(state.running) // 4 + 16:
+            return False
         state.counters = {key: c.copy() for key, c in counters.items()}
-        state.kill_free = kill_free
+        jobs_at, tres_at, killing = dict(books[0]), dict(books[1]), books[2]
+        for sign, jobs in ((-1, gone), (1, came)):
+            for job in jobs:
+                kills = _book(state, job, sign, jobs_at, tres_at)
+                if kills is None:
+                    state.counters = {}  # run-minutes, or not whole numbers: charged afresh
+                    return False
+                killing += sign * kills
+        state.kill_free = killing == 0
+        self._kept = (
+            state.policy,
+            tuple(state.running),
+            None,
+            {key: c.copy() for key, c in state.counters.items()},
+            state.kill_free,
+            (jobs_at, tres_at, killing),
+        )
         return True
 
     def store(self, state: LimitState, *, timed: bool) -> None:
         """Keep ``state``'s counters as charged by its running jobs alone (call before
         anything else is charged)."""
         plan_of = state.policy.plan
-        kill_free = True
+        killing = 0
+        jobs_at: dict[UsageKey, int] = {}
+        tres_at: dict[tuple[UsageKey, str], int] = {}
         for job in state.running:
             plan = plan_of(job.user, job.account, job.partition, job.qos)
-            if plan.error is None and (plan.kind("GrpTRESMins") or plan.kind("MaxTRESMinsPerJob")):
-                kill_free = False
-                break
-        state.kill_free = kill_free
+            if plan.error is not None:
+                continue
+            killing += _kills(plan)
+            if timed:
+                continue
+            for key, _counts, tres, _run in plan.charges:
+                jobs_at[key] = jobs_at.get(key, 0) + 1
+                for t in tres:
+                    tres_at[key, t] = tres_at.get((key, t), 0) + 1
+        state.kill_free = killing == 0
         counters = {key: c.copy() for key, c in state.counters.items()}
-        self._kept = (state.policy, tuple(state.running), state.now if timed else None, counters, kill_free)
+        books = None if timed else (jobs_at, tres_at, killing)
+        self._kept = (
+            state.policy,
+            tuple(state.running),
+            state.now if timed else None,
+            counters,
+            state.kill_free,
+            books,
+        )
+
+
+def _kills(plan: _Plan) -> bool:
+    """Whether a limit may end a running job of this plan (a TRES-minutes budget)."""
+    return bool(plan.kind("GrpTRESMins") or plan.kind("MaxTRESMinsPerJob"))
+
+
+def _book(state: LimitState, job: JobRequest, sign: int, jobs_at: dict, tres_at: dict) -> bool | None:
+    """Charge (``sign`` 1) or take back (-1) a running job as ``LimitState._charge`` charges
+    it, counting the jobs at each counter and TRES; whether a limit may kill it, or None
+    when it cannot be done so (run-minutes, a TRES not a whole number, books off)."""
+    plan = state.policy.plan(job.user, job.account, job.partition, job.qos)
+    if plan.error is not None:
+        return False
+    tres_of = job.shape.tres
+    if any(run for _, _, _, run in plan.charges) or any(type(v) is not int for v in tres_of.values()):
+        return None
+    counters = state.counters
+    for key, counts, tres, _run in plan.charges:
+        c = counters.get(key)
+        if c is None:
+            if sign < 0:
+                return None
+            c = counters[key] = _Counter()
+        if counts:
+            c.running += sign
+            c.submitted += sign
+        held = c.tres
+        for t in tres:
+            held[t] = held.get(t, 0) + sign * tres_of.get(t, 0)
+            left = tres_at.get((key, t), 0) + sign
+            if left < 0:
+                return None
+            if left:
+                tres_at[key, t] = left
+            elif held.pop(t):
+                return None  # taken back more than was charged
+            else:
+                del tres_at[key, t]
+        left = jobs_at.get(key, 0) + sign
+        if left < 0:
+            return None
+        if left:
+            jobs_at[key] = left
+        else:
+            del jobs_at[key]
+            gone = counters.pop(key)
+            if gone.running or gone.submitted or gone.accruing or gone.tres or gone.run_mins:
+                return None
+    return _kills(plan)
 
 
 _SUBMIT_REJECT = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"

@@ -60,6 +60,7 @@ def _assert_same(now, seen):
         alone = HresPlugin(plugin.base, plugin.charges)
         alone.begin_pass(snap)
         assert plugin.state == alone.state
+        assert plugin._index == alone._index
         seen["used"] += any(any(r.used) for r in plugin.state.resources)
 
 

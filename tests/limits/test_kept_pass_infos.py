@@ -38,7 +38,7 @@ pytestmark = pytest.mark.django_db
 
 def _assert_same(now, seen, rng):
     infos = limits_services._job_infos()
-    assert infos == limits_services._read_job_infos()
+    assert infos == dict(limits_services._read_job_infos())
     ctx = selectors.context()
     usage = selectors.usage_records()
     assert limits_services._fair_tree(ctx.policy, usage) == fair_tree(ctx.policy, usage)
