@@ -184,6 +184,9 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             # launch sent now could be lost with no one to resend it. srun waits, as for a
             # job still configuring.
             raise StepBusy("Job is not launched yet")
+        if interactive and Step.objects.filter(job=job, interactive=True, state=RUNNING).exists():
+            # slurmctld's _build_interactive_step: one at a time per job.
+            raise ServiceError("Duplicate job step id")
         nodes = list(job.alloc) if job.alloc else [job.batch_host]
         if job.node_list:
             order = hostlists.expand(job.node_list, limit=100_000)
@@ -207,6 +210,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             tasks_per_node=plan.tasks_per_node,
             layout=[[n, t, c] for n, t, c in zip(plan.nodes, plan.tasks, plan.cpus, strict=True)],
             overlap=req.overlap,
+            interactive=interactive,
             argv=argv,
             start_time=now,
         )

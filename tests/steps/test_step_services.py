@@ -329,6 +329,9 @@ def test_srun_interactive_is_slurmctld_s_interactive_step_and_holds_no_cpus(
         )
     assert kept.status_code == 201, kept.json()
     assert [p["preserve_env"] for p in listener.payloads() if p["type"] == "step_launch"] == [True]
+    # One interactive step at a time, as slurmctld's (ESLURM_DUPLICATE_STEP_ID).
+    again = api("alice").post(f"/api/jobs/{job.id}/steps/", body(interactive=True), format="json")
+    assert again.status_code == 400 and again.json()["error"] == "Duplicate job step id"
     bad = api("alice").post(f"/api/jobs/{job.id}/steps/", body(interactive="yes"), format="json")
     assert bad.status_code == 400 and bad.json()["field"] == "interactive"
     assert Step.objects.filter(job=job).count() == 3
