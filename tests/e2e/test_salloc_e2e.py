@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pty
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -287,3 +289,27 @@ def test_use_interactive_step_runs_the_shell_on_the_first_node_as_the_interactiv
         "sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,JobName,NodeList,ExitCode"
     ).stdout.split()
     assert rows[1] == f"{job_id}.0|interactive|{nodes[0]}|7:0"
+
+
+def test_the_interactive_step_s_shell_is_on_a_terminal_when_salloc_is(c: E2ECluster) -> None:
+    """The default InteractiveStepOptions' --pty: salloc on a terminal gives the shell on the
+    node a terminal of its own (its controlling one), srun's terminal raw meanwhile."""
+    master, slave = pty.openpty()
+    env = {**c.env, "SHELL": "/bin/sh", "PS1": ""}
+    proc = subprocess.Popen(
+        [FSCHED, "salloc", "-N1"], env=env, cwd=c.state_dir, stdin=slave, stdout=slave, stderr=slave,
+        start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    os.write(master, b'test -t 0 && test -t 1 && echo "tty=yes on=$SLURMD_NODENAME"; exit 5\n')
+    seen = b""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.5)[0]:
+            with contextlib.suppress(OSError):  # the terminal's other side closed
+                seen += os.read(master, 4096)
+    os.close(master)
+    assert proc.wait(timeout=10) == 5, seen
+    text = seen.decode(errors="replace")
+    assert "Not using a pseudo-terminal" not in text
+    assert re.search(r"tty=yes on=node\d+", text), text
