@@ -82,7 +82,8 @@ def default_command(environ: dict[str, str]) -> list[str]:
 
 # slurm.conf(5)'s default InteractiveStepOptions.
 INTERACTIVE_STEP_OPTIONS = "--interactive --preserve-env --pty $SHELL"
-SHELL_WORDS = ("${SHELL}", "$SHELL")
+# $SHELL as sh reads it: ${SHELL}, or $SHELL not followed by more of a name ($SHELLX is not it).
+SHELL_VARIABLE = r"\$\{SHELL\}|\$SHELL(?![A-Za-z0-9_])"
 
 
 def interactive_step_options(config: dict) -> str | None:
@@ -99,6 +100,7 @@ def interactive_step(text: str, environ: dict[str, str]):
     """InteractiveStepOptions as srun reads them: salloc.c hands "srun OPTIONS" to /bin/sh,
     here its words are split as sh would (shlex) and $SHELL is the user's shell, with no
     shell run. The parsed srun options, or srun's error line."""
+    import re  # noqa: PLC0415
     import shlex  # noqa: PLC0415
 
     from cli import srun  # noqa: PLC0415
@@ -108,8 +110,7 @@ def interactive_step(text: str, environ: dict[str, str]):
     except ValueError as exc:
         return f"srun: error: InteractiveStepOptions: {exc}"
     shell = default_command(environ)[0]
-    for token in SHELL_WORDS:
-        words = [w.replace(token, shell) for w in words]
+    words = [re.sub(SHELL_VARIABLE, lambda _: shell, w) for w in words]
     try:
         ns = srun.parse(words)  # srun's own refusal (its usage line) and exit 1
     except SystemExit as exc:

@@ -221,6 +221,8 @@ def test_interactive_step_options_are_srun_s_with_the_user_s_shell_and_no_shell_
         "--interactive -J 'my shell' ${SHELL} -c 'echo $HOME; x'", {"SHELL": "/bin/sh"}
     )
     assert (quoted.job_name, quoted.command) == ("my shell", ["/bin/sh", "-c", "echo $HOME; x"])
+    other = salloc.interactive_step("--pty $SHELLX ${SHELL}-x", {"SHELL": "/bin/sh"})
+    assert other.command == ["$SHELLX", "/bin/sh-x"]  # another variable is not $SHELL
     # srun's own refusals, before any allocation.
     assert salloc.interactive_step("--interactive --bogus $SHELL", {"SHELL": "/bin/sh"}) == ""
     assert "srun: unrecognized option '--bogus'" in capsys.readouterr().err
