@@ -4,8 +4,10 @@ ends, and exit with the command's status (Slurm's salloc without SallocDefaultCo
 
 The options are sbatch's job options (``cli.sbatch.OPTIONS``), less the ones that are a
 batch script's own (its files, --array, --wrap ...).  Without a command, the user's shell
-runs ($SHELL, else the passwd entry's).  The command is run as an argv, never through a
-shell string.
+runs ($SHELL, else the passwd entry's); where slurm.conf's LaunchParameters has
+use_interactive_step, it runs on the allocation's first node instead, as srun's
+interactive step with InteractiveStepOptions (docs/steps.md).  The command is run as an
+argv, never through a shell string.
 """
 
 from __future__ import annotations
@@ -76,6 +78,44 @@ def default_command(environ: dict[str, str]) -> list[str]:
         except KeyError:
             shell = ""
     return [shell or "/bin/sh"]
+
+
+# slurm.conf(5)'s default InteractiveStepOptions.
+INTERACTIVE_STEP_OPTIONS = "--interactive --preserve-env --pty $SHELL"
+# $SHELL as sh reads it: ${SHELL}, or $SHELL not followed by more of a name ($SHELLX is not it).
+SHELL_VARIABLE = r"\$\{SHELL\}|\$SHELL(?![A-Za-z0-9_])"
+
+
+def interactive_step_options(config: dict) -> str | None:
+    """The srun options of salloc's interactive step, or None when LaunchParameters has no
+    use_interactive_step (salloc runs the shell here). Read as salloc.c reads it: the word
+    anywhere in the parameter."""
+    options = (config or {}).get("options") or {}
+    if "use_interactive_step" not in str(options.get("LaunchParameters") or ""):
+        return None
+    return str(options.get("InteractiveStepOptions") or INTERACTIVE_STEP_OPTIONS)
+
+
+def interactive_step(text: str, environ: dict[str, str]):
+    """InteractiveStepOptions as srun reads them: salloc.c hands "srun OPTIONS" to /bin/sh,
+    here its words are split as sh would (shlex) and $SHELL is the user's shell, with no
+    shell run. The parsed srun options, or srun's error line."""
+    import re  # noqa: PLC0415
+    import shlex  # noqa: PLC0415
+
+    from cli import srun  # noqa: PLC0415
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        return f"srun: error: InteractiveStepOptions: {exc}"
+    shell = default_command(environ)[0]
+    words = [re.sub(SHELL_VARIABLE, lambda _: shell, w) for w in words]
+    try:
+        ns = srun.parse(words)  # srun's own refusal (its usage line) and exit 1
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, str) else ""
+    return srun.refusal(ns) or ns
 
 
 def _err(message: str) -> int:
@@ -160,6 +200,31 @@ def main(argv: list[str]) -> int:
     from cli.client import Client  # noqa: PLC0415
 
     client = Client()
+    step = None
+    if not ns.command:
+        from cli.client import ApiError  # noqa: PLC0415
+
+        try:
+            text = interactive_step_options(client.get("/api/config/"))
+        except ApiError as exc:
+            return _err(f"slurm_load_ctl_conf error: {exc.message}")
+        if text is not None:
+            step = interactive_step(text, dict(os.environ))
+            if isinstance(step, str):
+                if step:  # argparse's refusals are written already
+                    sys.stderr.write(f"{step}\n")
+                return 1  # refused before any allocation, as no state may change
     with allocate(client, opts, prog=PROG) as alloc:
         env = {**os.environ, **alloc.env}
+        if step is not None:
+            return run_interactive_step(client, step, env, alloc)
         return run_command(command, env, alloc)
+
+
+def run_interactive_step(client, step, env: dict[str, str], alloc) -> int:
+    """srun's interactive step in the new allocation, in this process: salloc's status is
+    srun's, and the job's, as salloc's is."""
+    from cli.step_run import run_step  # noqa: PLC0415
+
+    alloc.exit_code = run_step(client, alloc.job_id, step, step.command, environ=env)
+    return alloc.exit_code

@@ -16,6 +16,7 @@ from cli.client import Client, CliError
 from cli.fastargs import OptionalValue
 
 PROG = "srun"
+HIDDEN = "==SUPPRESS=="  # argparse.SUPPRESS, without importing argparse before it is needed
 
 # sbatch's options that srun has not (or has with another meaning: srun's -W is --wait=sec).
 NOT_SRUN = {"array", "wrap", "parsable", "wait", "test_only", "get_user_env", "requeue"}
@@ -42,6 +43,15 @@ OPTIONS = (
         "run task zero in pseudo terminal [or in requested terminal given by fd]",
     ),
     (
+        ("-E", "--preserve-env"),
+        "preserve_env",
+        True,
+        None,
+        "env vars for node and task counts override command-line flags",
+    ),
+    # Undocumented in srun's --help as in srun(1): InteractiveStepOptions' own (slurm.conf(5)).
+    (("--interactive",), "interactive", True, None, HIDDEN),
+    (
         ("-u", "--unbuffered"),
         "unbuffered",
         True,
@@ -58,7 +68,8 @@ def build_parser():
     from cli.fmt import make_parser  # noqa: PLC0415
 
     p = make_parser(PROG, usage="%(prog)s [OPTIONS(0)...] executable(0) [args(0)...]", int_words=True)
-    fastargs.add_rows(p, OPTIONS)
+    # argparse tells a hidden option by its own SUPPRESS object, not by an equal string.
+    fastargs.add_rows(p, tuple((*r[:4], argparse.SUPPRESS) if r[4] == HIDDEN else r for r in OPTIONS))
     p.add_argument("command", nargs=argparse.REMAINDER, help="the program to run and its arguments")
     return p
 
@@ -76,22 +87,25 @@ def job_options(ns) -> dict:
     return {k: v for k, v in vars(ns).items() if k in keep and v is not None}
 
 
+def refusal(ns) -> str | None:
+    """srun's own line refusing these options (salloc's interactive step's too), or None."""
+    if problem := job_option_checks.first_problem(vars(ns)):
+        return f"{PROG}: error: {problem}"
+    if ns.exclusive and ns.overlap:
+        return "srun: fatal: --exclusive and --overlap are mutually exclusive"
+    if ns.pty is not None and (ns.output or ns.error or ns.input):
+        return "srun: error: --error/--input/--output are incompatible with --pty"
+    if ns.pty and not ns.pty.isdigit():
+        return f"srun: fatal: --pty={ns.pty} must be numeric file descriptor"
+    if not ns.command and ns.mpi != "list":
+        return "srun: fatal: No command given to execute."
+    return None
+
+
 def main(argv: list[str]) -> int:
     ns = parse(argv)
-    if problem := job_option_checks.first_problem(vars(ns)):
-        sys.stderr.write(f"{PROG}: error: {problem}\n")
-        return 1
-    if ns.exclusive and ns.overlap:
-        sys.stderr.write("srun: fatal: --exclusive and --overlap are mutually exclusive\n")
-        return 1
-    if ns.pty is not None and (ns.output or ns.error or ns.input):
-        sys.stderr.write("srun: error: --error/--input/--output are incompatible with --pty\n")
-        return 1
-    if ns.pty and not ns.pty.isdigit():
-        sys.stderr.write(f"srun: fatal: --pty={ns.pty} must be numeric file descriptor\n")
-        return 1
-    if not ns.command and ns.mpi != "list":
-        sys.stderr.write("srun: fatal: No command given to execute.\n")
+    if line := refusal(ns):
+        sys.stderr.write(line + "\n")
         return 1
     from cli.step_run import run_step  # noqa: PLC0415
 

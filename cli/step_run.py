@@ -113,9 +113,19 @@ def terminal(opts: Any) -> int | None:
 
 
 def step_request(
-    opts: Any, command: list[str], host: str, port: int, key: str, *, pty_fd: int | None = None
+    opts: Any,
+    command: list[str],
+    host: str,
+    port: int,
+    key: str,
+    *,
+    pty_fd: int | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    environment = dict(os.environ)
+    """The step as srun asks for it; ``environ``: srun's environment (its process's when
+    None: salloc's interactive step passes the allocation's, srun running in salloc)."""
+    environ = os.environ if environ is None else environ
+    environment = dict(environ)
     size = {}
     if pty_fd is not None:
         cols, rows = os.get_terminal_size(pty_fd)
@@ -124,8 +134,10 @@ def step_request(
         environment.update(SLURM_PTY_WIN_ROW=str(rows), SLURM_PTY_WIN_COL=str(cols))
     return {
         **size,
-        **shape(opts, os.environ),
+        **shape(opts, environ),
         "overlap": bool(_opt(opts, "overlap", False)),
+        "interactive": bool(_opt(opts, "interactive", False)),
+        "preserve_env": bool(_opt(opts, "preserve_env", False)),
         "argv": list(command),
         "environment": environment,
         "work_dir": os.path.abspath(_opt(opts, "chdir") or os.getcwd()),
@@ -171,8 +183,11 @@ def create(
         return step
 
 
-def run_step(client: Any, job_id: int, opts: Any, command: list[str]) -> int:
-    """Run ``command`` as a new step of RUNNING job ``job_id``; srun's exit status."""
+def run_step(
+    client: Any, job_id: int, opts: Any, command: list[str], environ: Mapping[str, str] | None = None
+) -> int:
+    """Run ``command`` as a new step of RUNNING job ``job_id``; srun's exit status.
+    ``environ``: srun's environment, when it is not this process's (step_request)."""
     mpi = _opt(opts, "mpi", "none")
     if mpi not in ("none", "list"):
         # Slurm's words when the MPI plugin is not installed: fsched provides no PMIx.
@@ -198,7 +213,8 @@ def run_step(client: Any, job_id: int, opts: Any, command: list[str]) -> int:
         previous = signal.signal(signal.SIGINT, lambda *_: interrupts.append(time.monotonic()))
         pty_fd = terminal(opts)
         try:
-            body = step_request(opts, command, host, sock.getsockname()[1], key, pty_fd=pty_fd)
+            port = sock.getsockname()[1]
+            body = step_request(opts, command, host, port, key, pty_fd=pty_fd, environ=environ)
             step = create(client, job_id, body, interrupts)
         except CliError as exc:
             _err(f"srun: error: {exc}")

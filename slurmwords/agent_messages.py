@@ -522,6 +522,9 @@ class StepLaunch(Message):
     pty: bool = False
     pty_rows: int | None = None
     pty_cols: int | None = None
+    # srun -E: the tasks keep SLURM_NNODES, SLURM_NTASKS ... of ``environment`` (srun's);
+    # None (not sent) when not asked for.
+    preserve_env: bool | None = None
 
     def check(self, kind: str) -> None:
         if not self.argv:

@@ -6,7 +6,7 @@ starts each node's share of the tasks with the environment Slurm's tasks see.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from slurmwords.int_lists import fold_ints, fold_repeats
 
@@ -75,9 +75,13 @@ def step_task_env(
     num_nodes: int,
     tasks_per_node: str,
     cpus_per_task: int | None,
+    preserve: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The step variables Slurm's slurmstepd gives each task (srun(1), "OUTPUT ENVIRONMENT
-    VARIABLES"); SLURM_NODELIST and SLURM_NNODES become the step's, as srun sets them."""
+    VARIABLES"); SLURM_NODELIST and SLURM_NNODES become the step's, as srun sets them.
+
+    ``preserve``: srun -E's environment: its counts (PRESERVED) stay as it has them, as
+    env_array_for_step leaves them under preserve_env; the SLURM_STEP_* are the step's."""
     env = {
         "SLURM_STEP_ID": str(step_id),
         "SLURM_STEPID": str(step_id),
@@ -99,7 +103,17 @@ def step_task_env(
     }
     if cpus_per_task:
         env["SLURM_CPUS_PER_TASK"] = str(cpus_per_task)
+    if preserve is not None:
+        for name in PRESERVED:
+            if name in preserve:
+                env[name] = preserve[name]
+            else:
+                del env[name]
     return env
+
+
+# srun -E: the variables env_array_for_step does not set (src/common/env.c).
+PRESERVED = ("SLURM_NNODES", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_TASKS_PER_NODE")
 
 
 def label_width(ntasks: int) -> int:

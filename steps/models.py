@@ -22,6 +22,9 @@ class Step(models.Model):
     # [[node, [task ids], [the job's CPU indices on the node]], ...] in node order.
     layout = models.JSONField(default=list)
     overlap = models.BooleanField(default=False, help_text="srun --overlap: shares the job's CPUs")
+    interactive = models.BooleanField(
+        default=False, help_text="srun --interactive: slurmctld's interactive step, one per job"
+    )
     argv = models.JSONField(default=list)
     start_time = models.DateTimeField()
     end_time = models.DateTimeField(null=True, blank=True)

@@ -106,13 +106,17 @@ def _io(data: Mapping[str, Any]) -> tuple[str, int, str]:
     return str(host), port, key
 
 
+def _flag(data: Mapping[str, Any], name: str) -> bool:
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        raise ServiceError(f"{name} must be true or false", field=name)
+    return value
+
+
 def _terminal(data: Mapping[str, Any], streams: Mapping[str, str | None]) -> dict[str, Any]:
     """srun --pty: task 0 on a pseudo-terminal of srun's terminal's size; srun's own
     refusal when its output, error or input is also named."""
-    pty = data.get("pty", False)
-    if not isinstance(pty, bool):
-        raise ServiceError("pty must be true or false", field="pty")
-    if not pty:
+    if not _flag(data, "pty"):
         return {}
     if any(streams.values()):
         raise ServiceError("--error/--input/--output are incompatible with --pty", field="pty")
@@ -147,21 +151,26 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
     """srun inside an allocation: a new step of a RUNNING job, launched on its nodes'
     agents after the commit; StepBusy while the job's other steps hold the CPUs it needs."""
     now = now or clock.now()
+    interactive = _flag(data, "interactive")
     req = layout.Request(
         ntasks=_int(data, "ntasks"),
         nodes=_int(data, "nodes", high=10_000),
         ntasks_per_node=_int(data, "ntasks_per_node"),
         cpus_per_task=_int(data, "cpus_per_task", high=10_000) or 1,
-        overlap=bool(data.get("overlap")),
+        # The interactive step overlaps: it holds none of the CPUs the job's other steps need.
+        overlap=bool(data.get("overlap")) or interactive,
+        interactive=interactive,
     )
     argv, env = _argv(data), _environment(data)
     work_dir = _text(data, "work_dir", required=True) or "/"
     if not work_dir.startswith("/"):
         raise ServiceError("work_dir must be an absolute path", field="work_dir")
-    name = _text(data, "name", limit=256) or argv[0].rsplit("/", 1)[-1]
+    # slurmctld names its interactive step "interactive", whatever srun's -J says.
+    name = "interactive" if interactive else _text(data, "name", limit=256) or argv[0].rsplit("/", 1)[-1]
     streams = {k: _text(data, k) for k in ("std_out", "std_err", "std_in")}
     io_host, io_port, io_key = _io(data)
     terminal = _terminal(data, streams)
+    preserve = {"preserve_env": True} if _flag(data, "preserve_env") else {}
     with transaction.atomic():
         job = _job_for(actor, job_id, lock=True)  # the job's lock orders its steps' ids
         if not _may_run_as(actor, job):
@@ -175,6 +184,9 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             # launch sent now could be lost with no one to resend it. srun waits, as for a
             # job still configuring.
             raise StepBusy("Job is not launched yet")
+        if interactive and Step.objects.filter(job=job, interactive=True, state=RUNNING).exists():
+            # slurmctld's _build_interactive_step: one at a time per job.
+            raise ServiceError("Duplicate job step id")
         nodes = list(job.alloc) if job.alloc else [job.batch_host]
         if job.node_list:
             order = hostlists.expand(job.node_list, limit=100_000)
@@ -198,6 +210,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             tasks_per_node=plan.tasks_per_node,
             layout=[[n, t, c] for n, t, c in zip(plan.nodes, plan.tasks, plan.cpus, strict=True)],
             overlap=req.overlap,
+            interactive=interactive,
             argv=argv,
             start_time=now,
         )
@@ -230,10 +243,12 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
                     io_host=io_host,
                     io_port=io_port,
                     io_key=io_key,
-                    cpus_per_task=_int(data, "cpus_per_task", high=10_000),
+                    # The interactive task has the job's CPUs on its node, not a task's share.
+                    cpus_per_task=len(ids) if interactive else _int(data, "cpus_per_task", high=10_000),
                     **streams,
                     **warn,
                     **terminal,
+                    **preserve,
                 ).to_wire(),
             )
             for i, (node, tasks, ids) in enumerate(zip(plan.nodes, plan.tasks, plan.cpus, strict=True))

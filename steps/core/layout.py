@@ -3,6 +3,10 @@
 Steps are exclusive within the job by default, as in Slurm since 21.08: a step gets CPUs
 no other running step holds; ``--overlap`` shares them (and holds none). The batch step is
 not counted, as Slurm's batch step does not keep srun's steps from the job's CPUs.
+
+srun's ``--interactive`` step (salloc's with LaunchParameters=use_interactive_step) is
+slurmctld's interactive step: one task on the job's first node, with all the job's CPUs
+there, holding none from the other steps, whatever else the request says.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ class Request:
     ntasks_per_node: int | None
     cpus_per_task: int
     overlap: bool
+    interactive: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ def plan(
     ``job_nodes``: the job's nodes in order, ``job_cpus``: its CPUs on each, ``held``: the
     CPU indices the job's running exclusive steps hold on each.
     """
+    if req.interactive:
+        return _interactive(job_nodes, job_cpus)
     cpt = max(req.cpus_per_task, 1)
     want_nodes = req.nodes
     if want_nodes is not None and want_nodes > len(job_nodes):
@@ -87,4 +94,18 @@ def plan(
         cpus=cpus,
         ntasks=ntasks,
         tasks_per_node=step_layout.compress_counts(counts),
+    )
+
+
+def _interactive(job_nodes: Sequence[str], job_cpus: Mapping[str, int]) -> Layout:
+    """slurmctld's _build_interactive_step: the batch host alone, the job's cores there."""
+    if not job_nodes:
+        raise StepRefused("Requested node configuration is not available")
+    first = job_nodes[0]
+    return Layout(
+        nodes=[first],
+        tasks=[[0]],
+        cpus=[list(range(job_cpus.get(first, 0)))],
+        ntasks=1,
+        tasks_per_node="1",
     )

@@ -203,3 +203,52 @@ def test_no_shell_waits_for_the_grant_keeps_it_and_says_nothing_more(monkeypatch
     ctl.posts.clear()
     salloc.main(["--no-shell", "-J", "mine"])
     assert ctl.posts[0][1]["name"] == "mine"
+
+
+def test_the_interactive_step_runs_only_with_use_interactive_step():
+    conf = {"options": {"LaunchParameters": "enable_nss_slurm,use_interactive_step"}}
+    assert salloc.interactive_step_options(conf) == "--interactive --preserve-env --pty $SHELL"
+    mine = {"options": {**conf["options"], "InteractiveStepOptions": "--interactive --pty bash -l"}}
+    assert salloc.interactive_step_options(mine) == "--interactive --pty bash -l"
+    assert salloc.interactive_step_options({"options": {"LaunchParameters": "enable_nss_slurm"}}) is None
+    assert salloc.interactive_step_options({}) is None
+
+
+def test_interactive_step_options_are_srun_s_with_the_user_s_shell_and_no_shell_run(capsys):
+    ns = salloc.interactive_step("--interactive --preserve-env --pty $SHELL", {"SHELL": "/bin/zsh"})
+    assert (ns.interactive, ns.preserve_env, ns.pty, ns.command) == (True, True, "", ["/bin/zsh"])
+    quoted = salloc.interactive_step(
+        "--interactive -J 'my shell' ${SHELL} -c 'echo $HOME; x'", {"SHELL": "/bin/sh"}
+    )
+    assert (quoted.job_name, quoted.command) == ("my shell", ["/bin/sh", "-c", "echo $HOME; x"])
+    other = salloc.interactive_step("--pty $SHELLX ${SHELL}-x", {"SHELL": "/bin/sh"})
+    assert other.command == ["$SHELLX", "/bin/sh-x"]  # another variable is not $SHELL
+    # srun's own refusals, before any allocation.
+    assert salloc.interactive_step("--interactive --bogus $SHELL", {"SHELL": "/bin/sh"}) == ""
+    assert "srun: unrecognized option '--bogus'" in capsys.readouterr().err
+    assert salloc.interactive_step("--interactive --pty", {}) == "srun: fatal: No command given to execute."
+    assert (
+        salloc.interactive_step("--pty=x $SHELL", {})
+        == "srun: fatal: --pty=x must be numeric file descriptor"
+    )
+    assert salloc.interactive_step("--pty 'bash", {}).startswith("srun: error: InteractiveStepOptions: ")
+
+
+def test_a_bad_interactive_step_option_is_srun_s_error_and_no_job_is_asked_for(monkeypatch, capsys):
+    class Controller:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def get(self, path: str, params: object = None) -> dict:
+            self.calls.append(path)
+            opts = {"LaunchParameters": "use_interactive_step", "InteractiveStepOptions": "--nope $SHELL"}
+            return {"options": opts}
+
+        def post(self, path: str, body: object = None) -> dict:
+            raise AssertionError(f"no job may be asked for: {path}")
+
+    ctl = Controller()
+    monkeypatch.setattr("cli.client.Client", lambda: ctl)
+    assert salloc.main(["-N1"]) == 1
+    assert ctl.calls == ["/api/config/"]
+    assert "srun: unrecognized option '--nope'" in capsys.readouterr().err

@@ -140,3 +140,19 @@ def test_the_step_asks_for_a_terminal_of_srun_s_size() -> None:
     env = body["environment"]
     assert (env["SLURM_PTY_WIN_ROW"], env["SLURM_PTY_WIN_COL"]) == ("30", "100")
     assert "pty" not in step_run.step_request({}, ["bash"], "127.0.0.1", 1, "k")
+
+
+def test_preserve_env_and_the_hidden_interactive_reach_the_step_request(capsys) -> None:
+    ns = srun.parse(["-E", "--interactive", "--pty", "bash"])
+    assert (ns.preserve_env, ns.interactive, ns.command) == (True, True, ["bash"])
+    assert srun.parse(["--preserve-env", "true"]).preserve_env is True
+    body = step_run.step_request(ns, ns.command, "127.0.0.1", 1, "k", environ={"SLURM_NNODES": "2"})
+    assert (body["interactive"], body["preserve_env"], body["nodes"]) == (True, True, 2)
+    assert body["environment"] == {"SLURM_NNODES": "2"}  # the environment given, not this process's
+    plain = step_run.step_request(srun.parse(["true"]), ["true"], "127.0.0.1", 1, "k")
+    assert (plain["interactive"], plain["preserve_env"]) == (False, False)
+    # --interactive is InteractiveStepOptions' own: srun's --help does not list it (srun.1).
+    with pytest.raises(SystemExit):
+        srun.build_parser().parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert "-E, --preserve-env" in out and "--interactive" not in out

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pty
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -33,6 +35,8 @@ def c(tmp_path_factory) -> Iterator[E2ECluster]:
     shutil.copytree(DEMO_CONF, conf)
     with open(conf / "slurm.conf", "a") as f:
         f.write(f"InactiveLimit={INACTIVE_LIMIT}\n")
+        # salloc with no command runs its interactive step (no test here runs a local shell).
+        f.write("LaunchParameters=use_interactive_step\n")
     with started(make_cluster(tmp_path_factory, "embedded", conf_dir=conf)) as cluster:
         yield cluster
 
@@ -266,3 +270,46 @@ def test_scontrol_notify_reaches_salloc_and_a_batch_job_s_stderr(c: E2ECluster) 
     c.cli("scontrol", "notify", str(batch_id), "checkpoint", "now")
     c.wait_for("the batch job to end", lambda: state_of(c, batch_id) == "COMPLETED", timeout=30)
     assert out.read_text() == "slurmstepd: error: checkpoint now\ndone\n"
+
+
+def test_use_interactive_step_runs_the_shell_on_the_first_node_as_the_interactive_step(c: E2ECluster) -> None:
+    """LaunchParameters=use_interactive_step: salloc with no command runs srun's interactive
+    step, $SHELL on the allocation's first node, whose status is salloc's."""
+    script = 'echo "on=$SLURMD_NODENAME step=$SLURM_STEP_ID tasks=$SLURM_STEP_NUM_TASKS"; exit 7\n'
+    done = c.cli("salloc", "-N2", input=script, env={**c.env, "SHELL": "/bin/sh"}, check=False)
+    assert done.returncode == 7, done.stderr
+    job_id = granted_id(done.stderr)
+    # Not a terminal here: srun says so and runs the shell all the same.
+    assert "srun: error: Not using a pseudo-terminal, disregarding --pty option" in done.stderr
+    c.wait_for("the allocation to end", lambda: state_of(c, job_id) in ("COMPLETED", "FAILED"), timeout=30)
+    nodes = c.cli("scontrol", "show", "hostnames", c.jobs(job_id)[job_id]["node_list"]).stdout.split()
+    assert len(nodes) == 2
+    assert done.stdout == f"on={nodes[0]} step=0 tasks=1\n"
+    rows = c.cli(
+        "sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,JobName,NodeList,ExitCode"
+    ).stdout.split()
+    assert rows[1] == f"{job_id}.0|interactive|{nodes[0]}|7:0"
+
+
+def test_the_interactive_step_s_shell_is_on_a_terminal_when_salloc_is(c: E2ECluster) -> None:
+    """The default InteractiveStepOptions' --pty: salloc on a terminal gives the shell on the
+    node a terminal of its own (its controlling one), srun's terminal raw meanwhile."""
+    master, slave = pty.openpty()
+    env = {**c.env, "SHELL": "/bin/sh", "PS1": ""}
+    proc = subprocess.Popen(
+        [FSCHED, "salloc", "-N1"], env=env, cwd=c.state_dir, stdin=slave, stdout=slave, stderr=slave,
+        start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    os.write(master, b'test -t 0 && test -t 1 && echo "tty=yes on=$SLURMD_NODENAME"; exit 5\n')
+    seen = b""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.5)[0]:
+            with contextlib.suppress(OSError):  # the terminal's other side closed
+                seen += os.read(master, 4096)
+    os.close(master)
+    assert proc.wait(timeout=10) == 5, seen
+    text = seen.decode(errors="replace")
+    assert "Not using a pseudo-terminal" not in text
+    assert re.search(r"tty=yes on=node\d+", text), text

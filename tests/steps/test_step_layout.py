@@ -92,3 +92,24 @@ def test_ntasks_per_node_caps_and_counts_the_tasks() -> None:
     assert (got.ntasks, got.tasks) == (2, [[0], [1]])
     with pytest.raises(layout.StepRefused):
         layout.plan(req(ntasks=4, ntasks_per_node=1), JOB, CPUS, {})
+
+
+def test_the_interactive_step_is_one_task_on_the_first_node_with_its_cpus_even_when_all_are_held() -> None:
+    held = {"n1": {0, 1, 2, 3}, "n2": {0, 1, 2, 3}}
+    got = layout.plan(req(ntasks=8, nodes=2, interactive=True, overlap=True), JOB, CPUS, held)
+    assert (got.nodes, got.tasks, got.cpus, got.ntasks, got.tasks_per_node) == (
+        ["n1"], [[0]], [[0, 1, 2, 3]], 1, "1"
+    )  # fmt: skip
+
+
+def test_srun_preserve_env_keeps_srun_s_counts_and_gives_the_step_s_under_step_names() -> None:
+    srun_env = {"SLURM_NNODES": "4", "SLURM_NTASKS": "16", "SLURM_TASKS_PER_NODE": "4(x4)"}
+    env = step_layout.step_task_env(
+        job_id=12, step_id=3, task=0, local=0, node_index=0, node="node01", ntasks=1,
+        node_list="node01", num_nodes=1, tasks_per_node="1", cpus_per_task=None, preserve=srun_env,
+    )  # fmt: skip
+    assert (env["SLURM_NNODES"], env["SLURM_NTASKS"], env["SLURM_TASKS_PER_NODE"]) == ("4", "16", "4(x4)")
+    assert "SLURM_NPROCS" not in env  # srun had none: the task keeps whatever the job's was
+    assert (env["SLURM_STEP_NUM_NODES"], env["SLURM_STEP_NUM_TASKS"], env["SLURM_STEP_TASKS_PER_NODE"]) == (
+        "1", "1", "1"
+    )  # fmt: skip

@@ -294,3 +294,44 @@ def test_srun_pty_reaches_every_node_with_srun_s_terminal_size(
     assert Step.objects.filter(job=job).count() == 1
     refused = api("alice").post(f"/api/jobs/{job.id}/steps/", body(pty=True, std_in="f"), format="json")
     assert refused.json()["error"] == "--error/--input/--output are incompatible with --pty"
+
+
+def test_srun_interactive_is_slurmctld_s_interactive_step_and_holds_no_cpus(
+    demo, users, api, django_capture_on_commit_callbacks
+) -> None:
+    job = running_job(users["alice"])
+    first = next(iter(job.alloc))
+    listener = Listener(*job.alloc)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api("alice").post(
+            f"/api/jobs/{job.id}/steps/", body(ntasks=None, interactive=True, name="x"), format="json"
+        )
+    assert answer.status_code == 201, answer.json()
+    step = answer.json()
+    assert (step["name"], step["num_tasks"], step["node_list"], step["overlap"]) == (
+        "interactive",
+        1,
+        first,
+        True,
+    )
+    (launch,) = [p for p in listener.payloads() if p["type"] == "step_launch"]
+    # The shell has the job's CPUs on its node (a task's share would pin it to one).
+    assert (launch["node"], launch["tasks"], launch["cpu_ids"], launch["cpus_per_task"]) == (
+        first, [0], [0, 1, 2, 3], 4
+    )  # fmt: skip
+    # Every CPU of the job is still free for the steps run from that shell.
+    full = api("alice").post(f"/api/jobs/{job.id}/steps/", body(ntasks=8), format="json")
+    assert full.status_code == 201, full.json()
+    assert "preserve_env" not in launch  # not asked for: not sent
+    with django_capture_on_commit_callbacks(execute=True):
+        kept = api("alice").post(
+            f"/api/jobs/{job.id}/steps/", body(ntasks=1, overlap=True, preserve_env=True), format="json"
+        )
+    assert kept.status_code == 201, kept.json()
+    assert [p["preserve_env"] for p in listener.payloads() if p["type"] == "step_launch"] == [True]
+    # One interactive step at a time, as slurmctld's (ESLURM_DUPLICATE_STEP_ID).
+    again = api("alice").post(f"/api/jobs/{job.id}/steps/", body(interactive=True), format="json")
+    assert again.status_code == 400 and again.json()["error"] == "Duplicate job step id"
+    bad = api("alice").post(f"/api/jobs/{job.id}/steps/", body(interactive="yes"), format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "interactive"
+    assert Step.objects.filter(job=job).count() == 3
