@@ -334,6 +334,7 @@ class StepRunner:
             job_id=msg.job_id, step_id=msg.step_id, task=task, local=local, node_index=msg.node_index,
             node=msg.node, ntasks=msg.ntasks, node_list=msg.node_list, num_nodes=msg.num_nodes,
             tasks_per_node=msg.tasks_per_node, cpus_per_task=msg.cpus_per_task,
+            preserve=msg.environment if msg.preserve_env else None,
         ))  # fmt: skip
         env["SLURM_LAUNCH_NODE_IPADDR"] = msg.io_host  # where srun runs, as Slurm sets it
         env["SLURM_GTIDS"] = ",".join(map(str, msg.tasks))  # the node's tasks, not the batch task's

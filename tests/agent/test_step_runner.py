@@ -235,3 +235,17 @@ def test_a_step_task_sees_its_node_s_task_ids(tmp_path) -> None:
     env = StepRunner._task_env(msg, job, resolve_account(ME, root_jobs=True), 1, 3)
     ids = [env[k] for k in ("SLURM_GTIDS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID")]
     assert ids == ["2,3", "3", "1", "1"]
+
+
+def test_srun_e_keeps_the_counts_srun_has(tmp_path) -> None:
+    # srun -E (the interactive step's --preserve-env): the job's SLURM_NTASKS and
+    # SLURM_NNODES as srun sent them, so a plain srun typed in the step runs the job's tasks.
+    sent = {"SLURM_NTASKS": "8", "SLURM_NNODES": "2", "SLURM_NPROCS": "8", "SLURM_TASKS_PER_NODE": "4(x2)"}
+    msg = dataclasses.replace(launch(1, step_io.new_key(), tmp_path), environment=sent, preserve_env=True)
+    job = {**msg.job, "environment": dict(sent), "batch_host": NODE}
+    env = StepRunner._task_env(msg, job, resolve_account(ME, root_jobs=True), 0, 0)
+    assert (env["SLURM_NTASKS"], env["SLURM_NNODES"], env["SLURM_TASKS_PER_NODE"]) == ("8", "2", "4(x2)")
+    assert env["SLURM_STEP_NUM_TASKS"] == "2"  # the step's own
+    plain = StepRunner._task_env(dataclasses.replace(msg, preserve_env=False), job,
+                                 resolve_account(ME, root_jobs=True), 0, 0)  # fmt: skip
+    assert plain["SLURM_NTASKS"] == "2"
