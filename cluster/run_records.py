@@ -27,7 +27,7 @@ _READS = frozenset(
         "start_time", "state", "final_state", "kill_requested", "reason", "reason_detail",
         "exit_code", "exit_signal", "node_list", "batch_host", "alloc", "launched", "end_time",
         "mem_per_node", "min_nodes", "num_tasks", "cpus_per_task", "gres", "tres_per_job",
-        "tres_per_task", "gres_alloc", "paused_seconds", "max_rss_kb", "total_cpu_secs",
+        "tres_per_task", "gres_alloc", "paused_seconds", "paused_at", "max_rss_kb", "total_cpu_secs",
         "batch", "restart_count",
     }
 )  # fmt: skip
@@ -44,6 +44,8 @@ def keep_run(job: Job, *, now: datetime, ended_by: JobState) -> JobRun | None:
     finished = job.state in FINISHED_JOB_STATES
     asked = job.kill_requested if job.final_state == JobState.REQUEUED else None
     end = now if finished else (asked or now)
+    # Requeued while suspended: the run was suspended until it ended.
+    paused = job.paused_seconds + (max(0, int((end - job.paused_at).total_seconds())) if job.paused_at else 0)
     nnodes = _node_count(job)
     alloc_cpus = job.num_cpus
     req_mem = (job.mem_per_node or 0) * job.min_nodes
@@ -80,16 +82,16 @@ def keep_run(job: Job, *, now: datetime, ended_by: JobState) -> JobRun | None:
             "nnodes": nnodes,
             "alloc_cpus": alloc_cpus,
             "alloc_tres": job_steps.tres_text(cpus=alloc_cpus, mem_mb=alloc_mem, nodes=nnodes, gres=gres),
-            "paused_seconds": job.paused_seconds,
+            "paused_seconds": paused,
             "max_rss_kb": job.max_rss_kb,
             "total_cpu_secs": job.total_cpu_secs,
-            "steps": _steps(job, finished=finished, ended_by=ended_by, now=now),
+            "steps": _steps(job, finished=finished, ended_by=ended_by, paused=paused, now=now),
         },
     )
     return run
 
 
-def _steps(job: Job, *, finished: bool, ended_by: JobState, now: datetime) -> list[dict]:
+def _steps(job: Job, *, finished: bool, ended_by: JobState, paused: int, now: datetime) -> list[dict]:
     if finished:
         basis, step_end = JobState(job.state), job.end_time
     elif ended_by != JobState.REQUEUED:
@@ -107,7 +109,7 @@ def _steps(job: Job, *, finished: bool, ended_by: JobState, now: datetime) -> li
         exit_signal=job.exit_signal,
         start=job.start_time,
         end=step_end,
-        paused_seconds=job.paused_seconds,
+        paused_seconds=paused,
         # A script never launched (its Prolog failed, its nodes never came up) has no step.
         batch_host=job.batch_host if (job.launched or finished) else "",
         batch_cpus=batch[0] if batch else (job.num_cpus if nnodes == 1 else job.cpus_per_task),

@@ -292,6 +292,9 @@ def requeue_now(job: Job, *, now: datetime, ended_by: JobState = JobState.REQUEU
     job.final_state = ""
     job.exit_code = 0
     job.exit_signal = 0
+    # The run's time suspended and samples are its record's now (batch_requeue_fini's too).
+    job.paused_seconds, job.paused_at = 0, None
+    job.max_rss_kb = job.total_cpu_secs = None
     job.begin_time = requeued_begin(now, job.begin_time, ClusterConfig.current().options.get("AuthInfo"))
     job.eligible_time = job.begin_time
     # A new submission as far as accounting and squeue tell (slurmctld's batch_requeue_fini),

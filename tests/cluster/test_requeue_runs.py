@@ -145,3 +145,35 @@ def test_the_duplicates_parameter_is_checked_and_runs_are_matched_by_their_job_s
     assert answer.status_code == 400 and b"duplicates" in answer.content
     assert [r["state"] for r in records(api, "alice", job_id=job_id, duplicates=1)] == ["REQUEUED", "PENDING"]
     assert records(api, "alice", user="bob", duplicates=1) == []
+
+
+def test_the_run_s_suspended_time_and_samples_go_with_its_record(demo, users, api):
+    from cluster import clock
+    from cluster.services.jobs import job_resume, job_suspend
+
+    t0 = (timezone.now() - timedelta(hours=1)).replace(microsecond=0)
+    moment = [t0]
+    clock.install(lambda: moment[0])
+    try:
+        register(now=t0)
+        job_id = submit(users["alice"], requeue=True)
+        job = running(job_id, t0)
+        moment[0] = t0 + timedelta(seconds=10)
+        job_suspend(actor=users["admin"], job_id=job_id)
+        moment[0] = t0 + timedelta(seconds=40)
+        job_resume(actor=users["admin"], job_id=job_id)
+        moment[0] = t0 + timedelta(seconds=100)
+        job_requeue(actor=users["alice"], job_id=job_id)
+        body = {"job_id": job_id, "node": job.batch_host, "exit_code": 0, "signal": 15, "run": 0,
+                "end_time": moment[0].timestamp(), "max_rss_kb": 2048, "total_cpu_secs": 1.5}  # fmt: skip
+        assert agents.job_completed(completion=body, now=moment[0] + timedelta(seconds=1))
+    finally:
+        clock.uninstall()
+    run = JobRun.objects.get(job_id=job_id)
+    assert (run.paused_seconds, run.max_rss_kb, run.total_cpu_secs) == (30, 2048, 1.5)
+    job = Job.objects.get(pk=job_id)
+    # The next run starts without them, as Slurm's next record does.
+    assert (job.paused_seconds, job.paused_at, job.max_rss_kb, job.total_cpu_secs) == (0, None, None, None)
+    first, _pending = records(api, job_id=job_id, duplicates=1)
+    assert (first["elapsed"], first["suspended"], first["max_rss_kb"]) == (70, 30, 2048)
+    assert first["steps"][0]["max_rss_kb"] == 2048
