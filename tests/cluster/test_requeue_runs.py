@@ -177,3 +177,19 @@ def test_the_run_s_suspended_time_and_samples_go_with_its_record(demo, users, ap
     first, _pending = records(api, job_id=job_id, duplicates=1)
     assert (first["elapsed"], first["suspended"], first["max_rss_kb"]) == (70, 30, 2048)
     assert first["steps"][0]["max_rss_kb"] == 2048
+
+
+def test_a_failed_prolog_keeps_a_run_without_a_batch_step(demo, users):
+    from cluster.services import prolog_epilog
+
+    now = timezone.now()
+    register(now=now)
+    job_id = submit(users["alice"], requeue=True)
+    schedule_pass(now=now)
+    job = Job.objects.get(pk=job_id)
+    # Its Prolog failed on the node: the script never started (no "started" report).
+    prolog_epilog.prolog_failed(job_id=job_id, node=job.batch_host, run=0, error="exited with status 1")
+    assert Job.objects.get(pk=job_id).hold == "user"
+    run = JobRun.objects.get(job_id=job_id)
+    assert (run.state, run.node_list, run.start_time) == ("REQUEUED", job.node_list, job.start_time)
+    assert run.steps == []
