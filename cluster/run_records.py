@@ -61,10 +61,11 @@ def keep_run(job: Job, *, now: datetime, ended_by: JobState) -> JobRun | None:
     exit_code, exit_signal = (
         job_steps.job_exit(job.state, job.exit_code, job.exit_signal) if finished else (0, 0)
     )
-    run, _ = JobRun.objects.update_or_create(
+    # One record per run: requeue_now moves the job to its next run right after.
+    return JobRun.objects.create(
         job=job,
         run=job.restart_count,
-        defaults={
+        **{
             "name": job.name,
             "partition": job.partition,
             "account": job.account,
@@ -88,7 +89,6 @@ def keep_run(job: Job, *, now: datetime, ended_by: JobState) -> JobRun | None:
             "steps": _steps(job, finished=finished, ended_by=ended_by, paused=paused, now=now),
         },
     )
-    return run
 
 
 def _steps(job: Job, *, finished: bool, ended_by: JobState, paused: int, now: datetime) -> list[dict]:
