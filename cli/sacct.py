@@ -1,7 +1,8 @@
 """``fsched sacct``: the accounting of jobs and their steps (``GET /api/accounting/jobs/``).
 
 Prints Slurm's sacct lines: a job's own line, then one per step (``N.batch`` today; srun's
-``N.0``, ``N.1`` ... attach the same way), in the fields of ``-o`` (default
+``N.0``, ``N.1`` ... attach the same way); with ``-D``, a requeued job's earlier runs
+first, each with its own steps, as Slurm keeps a record per run; in the fields of ``-o`` (default
 ``JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode``).  The fields and their
 printing are ``cli.sacct_fields``; the command line is ``cli.sacct_args``.  Pages of jobs
 are printed as they arrive, so a year of jobs is never held in memory at once (``--json``
@@ -25,7 +26,7 @@ Usage: sacct [options]
   -a, --allusers        jobs of every user (default: your own; all for root, or with -j)
   -A, --accounts=list   jobs charged to these accounts
   -b, --brief           --format=jobid,state,exitcode
-  -D, --duplicates      accepted: fsched never reuses a job id, so every job is listed
+  -D, --duplicates      every run of a requeued job (its earlier runs REQUEUED, NODE_FAIL ...)
   -B, --batch-script    each job's batch script (kept with AccountingStoreFlags=job_script)
       --delimiter=chars separator of -p/-P output (default '|')
       --env-vars        each job's environment (kept with AccountingStoreFlags=job_env)
@@ -180,6 +181,8 @@ def build_query(opts: dict, now) -> dict[str, str]:  # now: datetime
     if opts["nodelist"]:
         params["nodelist"] = opts["nodelist"]
     _add_ranges(params, opts)
+    if opts["duplicates"]:
+        params["duplicates"] = "1"
     if states := _split(opts["state"]):
         # "" when every state is one no fsched job is ever in: no job is asked for.
         params["state"] = ",".join(n for n in accounted_states(states) if n not in NEVER_HERE)

@@ -4,8 +4,9 @@ Query parameters, each optional: ``job_id`` (comma list of ``N``, ``N_T``; a ``.
 is the CLI's to apply), ``user``, ``account``, ``partition``, ``name``, ``qos``, ``state``
 (comma lists), ``nodelist`` (a hostlist), ``nnodes``, ``ncpus``, ``timelimit`` (``min``
 for exactly min or ``min-max``; timelimit in minutes, ``UNLIMITED`` for none),
-``all_users=1``, ``start``/``end`` (Unix seconds), ``after`` (the cursor the previous page
-returned as ``next``) and ``limit``.
+``all_users=1``, ``start``/``end`` (Unix seconds), ``duplicates=1`` (sacct -D: requeued
+jobs' earlier runs too, each before the job's later ones; cluster/run_accounting.py),
+``after`` (the cursor the previous page returned as ``next``) and ``limit``.
 The answer is ``{"jobs": [...], "next": cursor|null}``.
 """
 
@@ -19,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluster import accounting, selectors
+from cluster import accounting, run_accounting, selectors
 from cluster.api.views import csv_param, job_id_filter
 from cluster.core import hostlists, jobspec
 from cluster.services.errors import ServiceError
@@ -37,6 +38,13 @@ def _number(request: Request, name: str, default: int, maximum: int) -> int:
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 19) or int(raw) > maximum:
         raise ServiceError(f"Invalid {name}: {raw[:40]!r} (a whole number from 0 to {maximum})", field=name)
     return int(raw)
+
+
+def _flag(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name, "")
+    if raw not in ("", "0", "1", "true", "false"):
+        raise ServiceError(f"Invalid {name}: {raw[:40]!r} (1 or 0)", field=name)
+    return raw in ("1", "true")
 
 
 def _moment(request: Request, name: str) -> datetime | None:
@@ -107,11 +115,20 @@ class AccountingJobs(APIView):
         )
         if filters.start and filters.end and filters.start > filters.end:
             raise ServiceError("Start time requested is after end time.", field="start")
+        duplicates = _flag(request, "duplicates")
+        after = _number(request, "after", 0, 2**62)
+        now = timezone.now()
         jobs, cursor = accounting.accounting_jobs(
             viewer=request.user,
             filters=filters,
-            after=_number(request, "after", 0, 2**62),
+            after=after,
             limit=_number(request, "limit", DEFAULT_LIMIT, MAX_LIMIT) or DEFAULT_LIMIT,
-            now=timezone.now(),
+            now=now,
         )
+        if duplicates:
+            # The page covers the job ids up to its cursor: the earlier runs of those.
+            runs = run_accounting.earlier_runs(
+                viewer=request.user, filters=filters, after=after, upto=cursor, now=now
+            )
+            jobs = run_accounting.with_earlier_runs(jobs, runs)
         return Response({"jobs": jobs, "next": cursor})

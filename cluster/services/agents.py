@@ -566,6 +566,7 @@ def _complete_many(completions: list[dict[str, Any]], *, now: datetime) -> int:
         for name in job.alloc:
             freed.setdefault(name, set()).add(job.partition)
         if state == JobState.REQUEUED:
+            job.exit_code, job.exit_signal = exit_code, signal  # kept in the run's batch step
             requeue_now(job, now=now)
             requeued.append(job.id)
         else:

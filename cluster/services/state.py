@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import transaction
 
-from cluster import clock, extensions, job_mail, publish
+from cluster import clock, extensions, job_mail, publish, run_records
 from cluster.core.gres import launch_gres
 from cluster.core.hostlists import expand, fold
 from cluster.core.prolog_conf import prolog_config
@@ -272,9 +272,11 @@ def terminate_running(job: Job, *, final_state: JobState, now: datetime) -> None
     publish.to_agent(job.batch_host, Cancel(job_id=job.id, kill_wait=kill_wait).to_wire())
 
 
-def requeue_now(job: Job, *, now: datetime) -> None:
+def requeue_now(job: Job, *, now: datetime, ended_by: JobState = JobState.REQUEUED) -> None:
     """Back to the queue, not eligible again before its last run's credentials expire
-    (cluster.core.requeue_wait); squeue shows it waiting on BeginTime."""
+    (cluster.core.requeue_wait); squeue shows it waiting on BeginTime. The run that ends
+    is kept first, in the state ``ended_by`` (sacct -D's earlier records)."""
+    run_records.keep_run(job, now=now, ended_by=ended_by)
     if job.start_time is not None:
         job_mail.ended(job, JobState.REQUEUED, now=now, requeued=True)
     job.state = JobState.PENDING
@@ -290,6 +292,9 @@ def requeue_now(job: Job, *, now: datetime) -> None:
     job.final_state = ""
     job.exit_code = 0
     job.exit_signal = 0
+    # The run's time suspended and samples are its record's now (batch_requeue_fini's too).
+    job.paused_seconds, job.paused_at = 0, None
+    job.max_rss_kb = job.total_cpu_secs = None
     job.begin_time = requeued_begin(now, job.begin_time, ClusterConfig.current().options.get("AuthInfo"))
     job.eligible_time = job.begin_time
     # A new submission as far as accounting and squeue tell (slurmctld's batch_requeue_fini),
@@ -757,7 +762,7 @@ def fail_job(job: Job, *, now: datetime, why: str, node: str = "") -> None:
     if job.final_state and job.final_state != JobState.REQUEUED:
         end_job(job, JobState(job.final_state), now=now, why=why, node=node)
     elif job.requeue:
-        requeue_now(job, now=now)
+        requeue_now(job, now=now, ended_by=JobState.NODE_FAIL)
         record_transition(job, old, now=now, why=why, node=node)
         publish.console_changed("jobs")
     else:

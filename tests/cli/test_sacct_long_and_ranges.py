@@ -92,7 +92,7 @@ def test_the_tres_usage_fields_resolve_by_prefix_and_are_refused_in_format(histo
 # ------------------------------------------------------------------ -D
 
 
-def test_duplicates_is_accepted_and_lists_the_same(history, capsys):
+def test_duplicates_lists_jobs_never_requeued_the_same(history, capsys):
     _, plain, _ = run(capsys, "-P", "-j", "101,102")
     code, dup, _ = run(capsys, "-D", "-P", "-j", "101,102")
     assert code == 0 and dup == plain
