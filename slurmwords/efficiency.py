@@ -58,6 +58,35 @@ class Efficiency:
     def pending(self) -> bool:
         return self.state == "PENDING"
 
+    @property
+    def cpu_used_text(self) -> str:
+        return time_text(self.cpu_secs)
+
+    @property
+    def walltime_text(self) -> str:
+        return time_text(self.walltime)
+
+    @property
+    def cpu_text(self) -> str:
+        """CPU Efficiency's words: ``36.25% of 04:08:20 core-walltime``."""
+        return f"{self.cpu_efficiency:.2f}% of {time_text(self.core_walltime)} core-walltime"
+
+    @property
+    def mem_used_text(self) -> str:
+        """Memory Utilized's words: an estimate unless the step ran one task."""
+        return kb_text(self.mem_kb) + ("" if self.ntasks == 1 else " (estimated maximum)")
+
+    @property
+    def mem_text(self) -> str:
+        """Memory Efficiency's words: ``30.00% of 1000.00 MB``, with the share per node (or
+        per core with --mem-per-cpu) when the step ran several tasks."""
+        whole = f"{self.mem_efficiency:.2f}% of {kb_text(self.alloc_mem_kb)}"
+        if self.ntasks == 1:
+            return whole
+        if self.per_node:
+            return f"{whole} ({kb_text(self.alloc_mem_kb / self.nnodes)}/node)"
+        return f"{whole} ({kb_text(self.alloc_mem_kb / self.ncpus)}/core)"
+
 
 def tres_mem_mb(tres: str) -> float:
     """``mem=`` of a TRES list (``cpu=2,mem=4000M,node=1``) in MB; 0 when it has none."""
@@ -167,19 +196,12 @@ def report(e: Efficiency) -> list[str]:
     if e.pending:
         return [*out, "Efficiency not available for jobs in the PENDING state."]
     out += [
-        f"CPU Utilized: {time_text(e.cpu_secs)}",
-        f"CPU Efficiency: {e.cpu_efficiency:.2f}% of {time_text(e.core_walltime)} core-walltime",
-        f"Job Wall-clock time: {time_text(e.walltime)}",
+        f"CPU Utilized: {e.cpu_used_text}",
+        f"CPU Efficiency: {e.cpu_text}",
+        f"Job Wall-clock time: {e.walltime_text}",
+        f"Memory Utilized: {e.mem_used_text}",
+        f"Memory Efficiency: {e.mem_text}",
     ]
-    estimate = "" if e.ntasks == 1 else " (estimated maximum)"
-    out.append(f"Memory Utilized: {kb_text(e.mem_kb)}{estimate}")
-    whole = f"{e.mem_efficiency:.2f}% of {kb_text(e.alloc_mem_kb)}"
-    if e.ntasks == 1:
-        out.append(f"Memory Efficiency: {whole}")
-    elif e.per_node:
-        out.append(f"Memory Efficiency: {whole} ({kb_text(e.alloc_mem_kb / e.nnodes)}/node)")
-    else:
-        out.append(f"Memory Efficiency: {whole} ({kb_text(e.alloc_mem_kb / e.ncpus)}/core)")
     if e.state == "RUNNING":
         out.append(f"WARNING: Efficiency statistics may be misleading for {e.state} jobs.")
     return out

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from cluster import clock, extensions, visibility
+from cluster import clock, extensions, publish, visibility
 from cluster.core.states import JobState
 from cluster.models import Job, StepUsage
 from cluster.services.errors import NotFound
@@ -81,6 +81,9 @@ def usage_reported(*, nodes: Sequence[str], msg: am.StepUsage) -> None:
             unique_fields=["job", "step", "node"],
             update_fields=["tasks", "sampled_at"],
         )
+    if rows or gone:
+        # The job pages' Usage panels (templates/console/_job_usage.html) re-read their figures.
+        publish.console_changed("usage")
 
 
 def _running_steps(job: Job) -> list[RunningStep]:
