@@ -26,8 +26,11 @@ from slurmwords import efficiency
 USAGE_FIELDS = ("JobID", "NTasks", "MaxRSS", "MaxRSSNode", "AveRSS", "AveCPU")
 
 
-def finished_efficiency(viewer: Any, job_id: int, now: datetime) -> efficiency.Efficiency | None:
-    """seff's figures for a job that ran and ended; None for any other."""
+def finished_efficiency(viewer: Any, job_id: int, state: str, now: datetime) -> efficiency.Efficiency | None:
+    """seff's figures for a job that ran and ended; None for any other (without reading it
+    again: the page knows its state)."""
+    if state not in FINISHED_JOB_STATES:
+        return None
     jobs, _ = accounting.accounting_jobs(
         viewer=viewer,
         filters=accounting.Filters(job_ids=Q(pk=job_id), all_users=True),

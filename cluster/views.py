@@ -211,7 +211,9 @@ def _job_context(request: HttpRequest, job_id: int) -> dict[str, Any]:
         "job": detail,
         "body_url": reverse("job-body", kwargs={"job_id": job_id}),
         "why": _why_pending(job_id) if detail.row.pending else None,
-        "efficiency": job_page_usage.finished_efficiency(request.user, job_id, timezone.now()),
+        "efficiency": job_page_usage.finished_efficiency(
+            request.user, job_id, detail.row.state, timezone.now()
+        ),
         **_usage_context(request, job_id, detail.row.state),
     }
 
