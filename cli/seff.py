@@ -42,6 +42,11 @@ def getopts(argv: list[str]) -> tuple[set[str], list[str]]:
         if word == "--":
             i += 1
             break
+        if word in ("--help", "--version"):
+            # Getopt::Std's own: it prints Perl's generic option help and goes on (seff does
+            # not set STANDARD_HELP_VERSION), so seff then prints its usage for want of a job id.
+            i += 1
+            continue
         if not word.startswith("-") or word == "-":
             break
         letters = word[1:]

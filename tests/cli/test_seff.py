@@ -106,6 +106,8 @@ def test_errors_and_options_as_seffs(demo, users, live_cli):
     assert live_cli("alice", "seff", "-h", "12")[0:2] == (1, live_cli("alice", "seff")[1])
     assert live_cli("alice", "seff", "-v") == (1, "seff Version 2.1\n", "")
     assert live_cli("alice", "seff", "abc") == (1, "", "fatal: Bad job/step specified: abc\n")
+    # Getopt::Std's --help goes on to seff's own usage (its Perl text is left out).
+    assert live_cli("alice", "seff", "--help")[0:2] == (1, live_cli("alice", "seff")[1])
     status, _, err = live_cli("alice", "seff", "-x", "999999")
     assert (status, err) == (2, "Unknown option: x\nJob not found.\n")
 
