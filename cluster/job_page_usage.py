@@ -19,7 +19,7 @@ from django.db.models import Q
 from cluster import accounting
 from cluster.core.states import FINISHED_JOB_STATES
 from cluster.services.errors import NotFound
-from cluster.services.step_usage import RUNNING_JOB, job_step_usage
+from cluster.services.step_usage import RUNNING_JOB, job_step_usage, usage_topic
 from slurmwords import efficiency
 
 # The sstat fields a step's row shows, in sstat's order and printing.
@@ -55,6 +55,11 @@ class StepRow:
 class RunningUsage:
     steps: list[StepRow] = field(default_factory=list)
     refused: str = ""  # sstat's refusal to this viewer ("Invalid user id")
+
+
+def live_topic(job_id: int, state: str) -> str:
+    """The console topic the job's Usage panel is re-read on; "" once the job has ended."""
+    return "" if state in FINISHED_JOB_STATES else usage_topic(job_id)
 
 
 def running_usage(viewer: Any, job_id: int, state: str) -> RunningUsage | None:

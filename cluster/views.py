@@ -219,8 +219,10 @@ def _job_context(request: HttpRequest, job_id: int) -> dict[str, Any]:
 
 
 def _usage_context(request: HttpRequest, job_id: int, state: str) -> dict[str, Any]:
+    # A job that may yet run keeps its (empty) panel live: its first report fills it in.
     return {
         "usage": job_page_usage.running_usage(request.user, job_id, state),
+        "usage_topic": job_page_usage.live_topic(job_id, state),
         "usage_url": reverse("job-usage", kwargs={"job_id": job_id}),
     }
 

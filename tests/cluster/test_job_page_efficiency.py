@@ -76,7 +76,7 @@ def test_a_running_jobs_usage_panel_and_who_sees_it(demo, users, client):
     assert 'id="job-efficiency"' not in html
     _report(job)
     status, html = _page(client, users["alice"], job.pk, "_usage")
-    assert status == 200 and html.lstrip().startswith('<div id="job-usage" data-live-topic="usage"')
+    assert status == 200 and html.lstrip().startswith(f'<div id="job-usage" data-live-topic="usage-{job.pk}"')
     cells = [f'<td data-field="{f}">{v}</td>' for f, v in (
         ("JobID", f"{job.pk}.batch"), ("NTasks", "1"), ("MaxRSS", "4M"), ("MaxRSSNode", job.batch_host),
         ("AveRSS", "2M"), ("AveCPU", "00:01:05"),
@@ -87,6 +87,10 @@ def test_a_running_jobs_usage_panel_and_who_sees_it(demo, users, client):
     assert status == 200 and 'id="job-usage-refused"' in html and "(sstat: Invalid user id)" in html
     assert 'data-field="MaxRSS"' not in html
     assert 'data-field="MaxRSS">4M<' in _page(client, users["admin"], job.pk, "_usage")[1]
+    # Once it has ended, the fragment is empty: the live refresh takes the panel away.
+    agents.job_completed(completion={"job_id": job.pk, "node": job.batch_host, "exit_code": 0, "signal": 0})
+    status, html = _page(client, users["alice"], job.pk, "_usage")
+    assert (status, html.strip()) == (200, "")
 
 
 def test_usage_fragment_of_a_hidden_or_missing_job_is_not_found(users, client, private_data):
