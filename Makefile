@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # Slurm's command names (sbatch, srun, squeue, ...) as links to fsched, which dispatches on the
 # name it was run by: put this directory on PATH and scripts written for Slurm run unchanged.
 SLURM_BIN := $(VENV)/slurm-bin
-SLURM_COMMANDS := sbatch srun salloc squeue scancel scontrol sinfo sacct sstat sacctmgr sshare sprio sdiag sreport
+SLURM_COMMANDS := sbatch srun salloc squeue scancel scontrol sinfo sacct sstat seff sacctmgr sshare sprio sdiag sreport
 # The tools that drive Slurm by its commands (submitit, parsl), in a venv of their own so that
 # their pins never touch .venv's; tests/e2e/test_workflow_tools_e2e.py runs them.
 TOOLS_VENV := .venv-tools

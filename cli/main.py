@@ -25,6 +25,7 @@ COMMANDS = {
     "sreport": "cli.sreport",
     "sacct": "cli.sacct",
     "sstat": "cli.sstat",
+    "seff": "cli.seff",
     "srun": "cli.srun",
     "explain": "cli.explain",
     "login": "cli.login",

@@ -266,6 +266,7 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime, clust
             "num_tasks": job.num_tasks,
             "cpus_per_task": job.cpus_per_task,
             "mem_per_node": job.mem_per_node,
+            "mem_per_cpu": job.mem_per_cpu,
             "licenses": job.licenses,
         },
         "work_dir": job.work_dir if private else None,

@@ -20,5 +20,6 @@ urlpatterns = [
     path("nodes/<str:name>/actions/<str:action>/", node_actions.node_action, name="node-action"),
     path("jobs/<int:job_id>/", views.job, name="job"),
     path("jobs/<int:job_id>/_body", views.job_body, name="job-body"),
+    path("jobs/<int:job_id>/_usage", views.job_usage, name="job-usage"),
     path("jobs/<int:job_id>/actions/<str:action>/", job_actions.job_action, name="job-action"),
 ]

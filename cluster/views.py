@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from cluster import explainer, extensions, overview_publisher, selectors, visibility
+from cluster import explainer, extensions, job_page_usage, overview_publisher, selectors, visibility
 from cluster.models import ClusterConfig, Job
 
 View = Callable[..., HttpResponse]
@@ -211,6 +211,19 @@ def _job_context(request: HttpRequest, job_id: int) -> dict[str, Any]:
         "job": detail,
         "body_url": reverse("job-body", kwargs={"job_id": job_id}),
         "why": _why_pending(job_id) if detail.row.pending else None,
+        "efficiency": job_page_usage.finished_efficiency(
+            request.user, job_id, detail.row.state, timezone.now()
+        ),
+        **_usage_context(request, job_id, detail.row.state),
+    }
+
+
+def _usage_context(request: HttpRequest, job_id: int, state: str) -> dict[str, Any]:
+    # A job that may yet run keeps its (empty) panel live: its first report fills it in.
+    return {
+        "usage": job_page_usage.running_usage(request.user, job_id, state),
+        "usage_topic": job_page_usage.live_topic(job_id, state),
+        "usage_url": reverse("job-usage", kwargs={"job_id": job_id}),
     }
 
 
@@ -227,3 +240,12 @@ def job(request: HttpRequest, job_id: int) -> HttpResponse:
 @console_view
 def job_body(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "console/_job_body.html", _job_context(request, job_id))
+
+
+@console_view
+def job_usage(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The running job's Usage panel alone: re-read on each agent report (topic ``usage``)."""
+    job = Job.objects.filter(visibility.visible_jobs(request.user), pk=job_id).only("state").first()
+    if job is None:
+        raise Http404(f"Invalid job id specified: {job_id}")
+    return render(request, "console/_job_usage.html", _usage_context(request, job_id, job.state))

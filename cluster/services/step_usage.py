@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from cluster import clock, extensions, visibility
+from cluster import clock, extensions, publish, visibility
 from cluster.core.states import JobState
 from cluster.models import Job, StepUsage
 from cluster.services.errors import NotFound
@@ -65,15 +65,15 @@ def usage_reported(*, nodes: Sequence[str], msg: am.StepUsage) -> None:
         if r.job_id in running
     ]
     kept = {(row.job_id, row.step, row.node) for row in rows}
-    gone = [
-        pk
+    gone = {
+        pk: job_id
         for pk, job_id, step, node in StepUsage.objects.filter(node__in=list(nodes)).values_list(
             "pk", "job_id", "step", "node"
         )
         if (job_id, step, node) not in kept
-    ]
+    }
     if gone:
-        StepUsage.objects.filter(pk__in=gone).delete()
+        StepUsage.objects.filter(pk__in=list(gone)).delete()
     if rows:
         StepUsage.objects.bulk_create(
             rows,
@@ -81,6 +81,15 @@ def usage_reported(*, nodes: Sequence[str], msg: am.StepUsage) -> None:
             unique_fields=["job", "step", "node"],
             update_fields=["tasks", "sampled_at"],
         )
+    if changed := {row.job_id for row in rows} | set(gone.values()):
+        # Each of these jobs' pages re-reads its Usage panel (templates/console/_job_usage.html);
+        # a topic per job, so that an open page is not re-read on every agent's report.
+        publish.console_changed(*(usage_topic(job_id) for job_id in sorted(changed)))
+
+
+def usage_topic(job_id: int) -> str:
+    """The console topic of one job's step usage."""
+    return f"usage-{job_id}"
 
 
 def _running_steps(job: Job) -> list[RunningStep]:
