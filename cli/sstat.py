@@ -4,7 +4,7 @@
 
 Each job's running steps and their tasks' figures come from ``GET /api/jobs/{id}/usage/``
 (the agents report them with each heartbeat: docs/agent-protocol.md); the fields and their
-printing are ``cli.sstat_fields``. Which steps print is sstat's choice: ``N.S`` that step
+printing are ``slurmwords.sstat_fields``. Which steps print is sstat's choice: ``N.S`` that step
 (``batch`` or a number); ``N`` alone its lowest-numbered srun step and never the batch
 step (a batch job without srun steps prints nothing); with ``-a`` every running step.
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import sys
 
-from cli import sstat_fields
 from cli.client import ApiError, Client
+from slurmwords import sstat_fields
 from slurmwords.hostlists import expand_hostlist
 
 PROG = "sstat"

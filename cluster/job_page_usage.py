@@ -66,7 +66,7 @@ def running_usage(viewer: Any, job_id: int, state: str) -> RunningUsage | None:
     """Each running step's sstat figures; None unless the job runs (or is suspended)."""
     if state not in RUNNING_JOB:
         return None
-    from cli import sstat_fields  # noqa: PLC0415 - sstat's own printing, pure (no I/O)
+    from slurmwords import sstat_fields  # noqa: PLC0415 - sstat's own printing, pure (no I/O)
 
     try:
         usage = job_step_usage(actor=viewer, job_id=job_id)

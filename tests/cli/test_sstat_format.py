@@ -1,11 +1,12 @@
-"""sstat's fields, units, options and step choice (cli/sstat.py, cli/sstat_fields.py), on
+"""sstat's fields, units, options and step choice (cli/sstat.py, slurmwords/sstat_fields.py), on
 the API's answers as cluster/api/step_usage.py gives them."""
 
 from __future__ import annotations
 
 import pytest
 
-from cli import sstat, sstat_fields
+from cli import sstat
+from slurmwords import sstat_fields
 
 
 def task(n: int, rss_kb: int, max_rss_kb: int, cpu: float, **more) -> dict:
