@@ -1057,7 +1057,7 @@ def resolve_job_ids(client, word: str) -> list[int]:
 # "<error> for job <id>".
 JOB_ACTIONS: dict[str, tuple[str, dict | None]] = {
     "hold": ("hold", None),
-    "uhold": ("hold", None),
+    "uhold": ("hold", {"user": True}),
     "release": ("release", None),
     "requeue": ("requeue", None),
     "requeuehold": ("requeue", {"hold": True}),

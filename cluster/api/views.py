@@ -251,6 +251,11 @@ class JobAction(APIView):
             job = job_services.job_cancel(
                 actor=request.user, job_id=job_id, signal=data.get("signal"), scope=_scope(data)
             )
+        elif self.action == "hold":
+            user_hold = _body(request).get("user", False)
+            if not isinstance(user_hold, bool):
+                raise ServiceError("user must be true or false", field="user")
+            job = job_services.job_hold(actor=request.user, job_id=job_id, user_hold=user_hold)
         elif self.action == "requeue":
             hold = _body(request).get("hold", False)
             if not isinstance(hold, bool):

@@ -877,12 +877,18 @@ def job_cancel(
 
 
 @transaction.atomic
-def job_hold(*, actor: AbstractBaseUser, job_id: int) -> Job:
+def job_hold(*, actor: AbstractBaseUser, job_id: int, user_hold: bool = False) -> Job:
+    """scontrol hold (an operator's is an administrator's hold, whoever owns the job) and
+    uhold (``user_hold``: a user's hold whoever asks), as slurmctld's update_job; a hold
+    asked by a user leaves an administrator's hold as it is."""
     job = Job.objects.select_for_update().get(pk=get_job(job_id).pk)
     _check_owner(actor, job)
     if job.state != JobState.PENDING:
         raise ServiceError("Job is no longer pending execution")
-    job.hold = "admin" if visibility.privileged(actor) and job.user != actor.get_username() else "user"
+    operator = visibility.privileged(actor)
+    if job.hold == "admin" and not operator:
+        return job  # slurmctld: the priority is 0 already, nothing for a user to change
+    job.hold = "admin" if operator and not user_hold else "user"
     job.reason = Reason.JOB_HELD_ADMIN if job.hold == "admin" else Reason.JOB_HELD_USER
     job.priority = 0
     job.save(update_fields=["hold", "reason", "priority"])

@@ -36,13 +36,14 @@ def test_hold_and_release_a_job_from_its_page(page: Page, live_cluster, screensh
     page.click('#job-actions button[data-action="hold"]')
     expect(page.locator(".action-message")).to_have_text(f"Job {job_id} held.", timeout=UPDATE_TIMEOUT)
     assert questions == [f"Hold job {job_id}?"]
-    expect(page.locator("#job-body .callout")).to_contain_text("JobHeldUser")
+    # An administrator's hold, as an operator's scontrol hold is, whoever owns the job.
+    expect(page.locator("#job-body .callout")).to_contain_text("JobHeldAdmin")
     page.screenshot(path=str(screenshot_dir / "job-actions.png"))
 
     page.once("dialog", lambda d: d.accept())
     page.click('#job-actions button[data-action="release"]')
     expect(page.locator(".action-message")).to_have_text(f"Job {job_id} released.", timeout=UPDATE_TIMEOUT)
-    expect(page.locator("#job-body .callout")).not_to_contain_text("JobHeldUser")
+    expect(page.locator("#job-body .callout")).not_to_contain_text("JobHeldAdmin")
 
 
 def test_drain_and_resume_a_node_from_its_page(page: Page, live_cluster, screenshot_dir):

@@ -52,3 +52,21 @@ def test_requeue_errors_as_scontrol_words_them(demo, users, live_cli):
     # Incomplete is taken (and the job list follows it).
     status, _, err = live_cli("alice", "scontrol", "requeue", "Incomplete", str(pending))
     assert (status, err) == (1, f"Job is pending execution for job {pending}\n")
+
+
+def test_hold_and_uhold_as_slurmctld_takes_them(demo, users, live_cli):
+    # An operator's hold is an administrator's, whoever owns the job; uhold a user's
+    # whoever asks; a user's hold leaves an administrator's hold as it is (it could then
+    # release it).
+    own = submitted(live_cli("admin", "sbatch", "--begin=now+600", "--wrap", "true"))
+    assert live_cli("admin", "scontrol", "hold", str(own)) == (0, "", "")
+    assert (Job.objects.get(pk=own).hold, Job.objects.get(pk=own).reason) == ("admin", "JobHeldAdmin")
+    alices = submitted(live_cli("alice", "sbatch", "--begin=now+600", "--wrap", "true"))
+    assert live_cli("admin", "scontrol", "uhold", str(alices)) == (0, "", "")
+    assert (Job.objects.get(pk=alices).hold, Job.objects.get(pk=alices).reason) == ("user", "JobHeldUser")
+    assert live_cli("admin", "scontrol", "hold", str(alices)) == (0, "", "")  # the operator's, now
+    assert Job.objects.get(pk=alices).hold == "admin"
+    assert live_cli("alice", "scontrol", "hold", str(alices)) == (0, "", "")
+    assert Job.objects.get(pk=alices).hold == "admin"
+    status, _, err = live_cli("alice", "scontrol", "release", str(alices))
+    assert (status, err) == (1, f"Access/permission denied for job {alices}\n")
