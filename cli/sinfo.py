@@ -183,6 +183,18 @@ ROW_FIELDS: dict[str, tuple[str, Callable[[Row], str]]] = {
     "Z": ("THREADS", lambda r: _sct(r).split(":")[2]),
     "I": ("PRIO_JOB_FACTOR", lambda r: str((r.part or {}).get("priority_job_factor") or 1)),
 }
+# sinfo -O fields without an -o letter (cli.sinfo_long_format.LONG_ONLY's kinds), as sinfo's
+# print.c prints them.
+ROW_FIELDS.update(
+    {
+        "\ue000": ("ALLOCMEM", lambda r: str(r.node.get("alloc_memory") or 0)),
+        "\ue001": ("ALLOCNODES", lambda r: "all" if r.part is not None else "n/a"),
+        "\ue002": ("MAX_CPUS_PER_NODE", lambda r: "UNLIMITED"),
+        "\ue003": ("PREEMPT_MODE", lambda r: "OFF"),
+        "\ue004": ("STATECOMPLETE", lambda r: (r.node.get("state") or "").lower() or "n/a"),
+        "\ue005": ("VERSION", lambda r: r.node.get("slurmd_version") or "N/A"),
+    }
+)
 AGGREGATE = frozenset("NDCFAnoP")  # P is keyed separately (the partition itself)
 
 
@@ -243,7 +255,7 @@ HEADERS = {
     "A": "NODES(A/I)",
     "P": "PARTITION",
 }
-PARTITION_KINDS = frozenset("PRalLghrspI")  # fields that need the partition dimension
+PARTITION_KINDS = frozenset("PRalLghrspI\ue001\ue002\ue003")  # fields that need the partition dimension
 
 
 def _trouble(node: dict) -> bool:

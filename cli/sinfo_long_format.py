@@ -6,7 +6,7 @@ without regard to case; without ``:`` the field is 20 characters wide and left-j
 ``:.`` right-justifies; what follows the size is printed after the field.  A name sinfo
 does not know is reported ("Invalid job format specification", sinfo's own words) and
 prints nothing but its suffix, and sinfo goes on; so does a name of a field fsched has no
-value for (CPU cores, sockets, the slurmd version ...).
+value for (Extra, Comment, GresUsed, Port, Reservation, Cluster ...).
 """
 
 from __future__ import annotations
@@ -53,6 +53,17 @@ NAMES = {
     "userlong": "U",
     "weight": "w",
 }
+# -O names with no -o letter in sinfo: each stands for a private field kind (a character no
+# -o format uses), printed by cli.sinfo's LONG_ONLY_FIELDS.
+LONG_ONLY = {
+    "allocmem": "\ue000",
+    "allocnodes": "\ue001",
+    "maxcpuspernode": "\ue002",
+    "preemptmode": "\ue003",
+    "statecomplete": "\ue004",
+    "version": "\ue005",
+}
+NAMES.update(LONG_ONLY)
 DEFAULT_WIDTH = 20
 
 

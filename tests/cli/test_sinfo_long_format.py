@@ -17,7 +17,7 @@ def test_names_widths_justification_and_suffixes():
 
 
 def test_an_unknown_name_prints_only_its_suffix():
-    assert to_format("nodes:4,bogus:5|,version") == ("%4D|", ["bogus", "version"])
+    assert to_format("nodes:4,bogus:5|,extra") == ("%4D|", ["bogus", "extra"])
     with pytest.raises(ValueError, match="Format long option lacks specification"):
         to_format("")
 
@@ -64,3 +64,25 @@ def test_an_unknown_letter_is_printed_as_written_and_sinfo_goes_on(api, capsys, 
     out = capsys.readouterr()
     assert out.err == "Invalid node format specification: q\n"
     assert out.out == "PARTITION|%.5q|NODES\ndebug*|%.5q|2\n"
+
+
+def test_the_fields_that_have_no_o_letter(api, capsys, objs):
+    # AllocMem, StateComplete (the state with its flags, lower case), Version, and the
+    # partition's AllocNodes, PreemptMode and MaxCPUsPerNode as fsched has them (sinfo's
+    # print.c: their headers and the values without a partition limit).
+    api.routes[("GET", "/api/partitions/")] = (200, api.page([objs.partition("debug")]))
+    nodes = [
+        objs.node("node01", cpus_alloc=1, alloc_memory=500, state="MIXED", slurmd_version="23.11.0"),
+        objs.node("node02", state="IDLE+DRAIN"),
+    ]
+    api.routes[("GET", "/api/nodes/")] = (200, api.page(nodes))
+    fields = "NodeList:7,AllocMem:.9,StateComplete:.12,Version:8,AllocNodes:.11,PreemptMode:.13"
+    assert main(["fsched", "sinfo", "-N", "-O", fields + ",MaxCPUsPerNode:18"]) == 0
+    out = capsys.readouterr()
+    assert out.err == ""
+    tail = f"{'all':>11}{'OFF':>13}{'UNLIMITED':<18}"
+    assert out.out.splitlines() == [
+        "NODELIST ALLOCMEMSTATECOMPLETVERSION  ALLOCNODES PREEMPT_MODEMAX_CPUS_PER_NODE ",  # cut to 12
+        f"node01 {'500':>9}{'mixed':>12}{'23.11.0':<8}{tail}",
+        f"node02 {'0':>9}{'idle+drain':>12}{'N/A':<8}{tail}",
+    ]
