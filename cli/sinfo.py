@@ -193,6 +193,9 @@ ROW_FIELDS.update(
         "\ue003": ("PREEMPT_MODE", lambda r: "OFF"),
         "\ue004": ("STATECOMPLETE", lambda r: (r.node.get("state") or "").lower() or "n/a"),
         "\ue005": ("VERSION", lambda r: r.node.get("slurmd_version") or "N/A"),
+        # glibc's printf of a NULL string, as sinfo's print.c prints a node without one.
+        "\ue006": ("EXTRA", lambda r: r.node.get("extra") or "(null)"),
+        "\ue007": ("GRES_USED", lambda r: r.node.get("gres_used") or "(null)"),
     }
 )
 AGGREGATE = frozenset("NDCFAnoP")  # P is keyed separately (the partition itself)

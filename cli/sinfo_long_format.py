@@ -6,7 +6,7 @@ without regard to case; without ``:`` the field is 20 characters wide and left-j
 ``:.`` right-justifies; what follows the size is printed after the field.  A name sinfo
 does not know is reported ("Invalid job format specification", sinfo's own words) and
 prints nothing but its suffix, and sinfo goes on; so does a name of a field fsched has no
-value for (Extra, Comment, GresUsed, Port, Reservation, Cluster ...).
+value for (Comment, Port, Reservation, Cluster ...).
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ LONG_ONLY = {
     "preemptmode": "\ue003",
     "statecomplete": "\ue004",
     "version": "\ue005",
+    "extra": "\ue006",
+    "gresused": "\ue007",
 }
 NAMES.update(LONG_ONLY)
 DEFAULT_WIDTH = 20

@@ -17,7 +17,7 @@ def test_names_widths_justification_and_suffixes():
 
 
 def test_an_unknown_name_prints_only_its_suffix():
-    assert to_format("nodes:4,bogus:5|,extra") == ("%4D|", ["bogus", "extra"])
+    assert to_format("nodes:4,bogus:5|,comment") == ("%4D|", ["bogus", "comment"])
     with pytest.raises(ValueError, match="Format long option lacks specification"):
         to_format("")
 
@@ -85,4 +85,15 @@ def test_the_fields_that_have_no_o_letter(api, capsys, objs):
         "NODELIST ALLOCMEMSTATECOMPLETVERSION  ALLOCNODES PREEMPT_MODEMAX_CPUS_PER_NODE ",  # cut to 12
         f"node01 {'500':>9}{'mixed':>12}{'23.11.0':<8}{tail}",
         f"node02 {'0':>9}{'idle+drain':>12}{'N/A':<8}{tail}",
+    ]
+
+
+def test_extra_and_gres_used(api, capsys, objs):
+    api.routes[("GET", "/api/partitions/")] = (200, api.page([objs.partition("debug")]))
+    nodes = [objs.node("node01", extra="rack=4", gres_used="gpu:tesla:1(IDX:0)"), objs.node("node02")]
+    api.routes[("GET", "/api/nodes/")] = (200, api.page(nodes))
+    assert main(["fsched", "sinfo", "-N", "-h", "-O", "NodeList:7,Extra:12,GresUsed:20"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"node01 {'rack=4':<12}{'gpu:tesla:1(IDX:0)':<20}",
+        f"node02 {'(null)':<12}{'(null)':<20}",
     ]
