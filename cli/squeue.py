@@ -21,7 +21,7 @@ from cli.fmt import (
     slurm_time,
 )
 from cli.gres_fmt import tres_per_node
-from slurmwords.durations import format_duration, format_minutes
+from slurmwords.durations import format_duration, format_duration_long, format_minutes
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.memory import format_memory_mb
 from slurmwords.reasons import slurm_reason
@@ -204,6 +204,44 @@ def max_nodes(job: dict) -> str:
     return str(job.get("max_nodes") or node_count(job))
 
 
+def accrue_time(job: dict) -> str:
+    """``-O accruetime``: a job accrues age from its eligible time, once that has come."""
+    eligible = job.get("eligible_time")
+    if not eligible:
+        return "N/A"
+    from datetime import UTC, datetime  # noqa: PLC0415 - only this field reads the clock
+
+    try:
+        due = datetime.fromisoformat(eligible) <= datetime.now(UTC)
+    except (TypeError, ValueError):
+        due = True
+    return slurm_time(eligible) if due else "N/A"
+
+
+def pending_time(job: dict) -> str:
+    """``-O pendingtime``: seconds from submission to the start, or to now while pending
+    (src/squeue/print.c, _print_job_time_pending)."""
+    from datetime import UTC, datetime  # noqa: PLC0415 - only this field reads the clock
+
+    def at(key: str) -> datetime | None:
+        try:
+            when = datetime.fromisoformat(job[key]) if job.get(key) else None
+        except (TypeError, ValueError):
+            return None
+        return when.replace(tzinfo=UTC) if when and when.tzinfo is None else when
+
+    submitted, started, now = at("submit_time"), at("start_time"), datetime.now(UTC)
+    if submitted is None:
+        return "0"
+    end = started if started is not None and started < now else now
+    return str(int((end - submitted).total_seconds()))
+
+
+def _time_min(job: dict) -> str:
+    """``-O mintime``: --time-min as _print_secs prints it (00:00:00 without one)."""
+    return format_duration_long(int(job.get("time_min") or 0) * 60)
+
+
 # -O names of fields no -o letter prints (src/squeue/opts.c, print.c): name -> (kind,
 # header, value).  Their kinds are private-use characters, which no -o format names.
 LONG_ONLY: dict[str, tuple[str, str, Callable[[dict], str]]] = {
@@ -221,6 +259,13 @@ LONG_ONLY: dict[str, tuple[str, str, Callable[[dict], str]]] = {
     "stderr": ("\ue009", "STDERR", std_err),
     "stdin": ("\ue00a", "STDIN", _s("std_in", "/dev/null")),
     "stdout": ("\ue00b", "STDOUT", std_out),
+    "accruetime": ("\ue00c", "ACCRUE_TIME", accrue_time),
+    "lastschedeval": ("\ue00d", "LAST_SCHED_EVAL", lambda j: slurm_time(j.get("last_sched_eval"))),
+    "pendingtime": ("\ue00e", "PENDING_TIME", pending_time),
+    "mintime": ("\ue00f", "TIME_MIN", _time_min),
+    "tres": ("\ue010", "TRES_ALLOC", _s("tres", "N/A")),
+    "allocsid": ("\ue011", "ALLOC_SID", _s("alloc_sid", "0")),
+    "allocnodes": ("\ue012", "ALLOC_NODES", _s("alloc_node", "(null)")),
 }
 FIELDS.update({kind: (header, value) for kind, header, value in LONG_ONLY.values()})
 

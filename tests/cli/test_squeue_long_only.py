@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from cli.fmt import slurm_time
 from cli.squeue import format_jobs
 from cli.squeue_long_format import to_format
 from tests.cli.conftest import make_job, pending
@@ -80,3 +81,26 @@ def test_user_and_group_ids_from_this_host():
         "(null)|(null)|(null)"
     ]
     assert to_format("userid,groupname,groupid") == "%20U%20g%20G"
+
+
+def test_accrue_last_eval_pending_time_time_min_tres_and_alloc_host():
+    ran = make_job(
+        job_id=21, eligible_time="2020-01-01T10:00:00+00:00", last_sched_eval="2020-01-01T10:00:05+00:00",
+        submit_time="2020-01-01T09:59:00+00:00", start_time="2020-01-01T10:00:05+00:00", time_min=90,
+        tres="cpu=2,mem=100M,node=1,billing=2", alloc_sid=4242, alloc_node="login1",
+    )  # fmt: skip
+    later = "2999-01-01T00:00:00+00:00"
+    waiting = pending(job_id=22, eligible_time=later, last_sched_eval=None, time_min=None)
+    header, first, second = lines(
+        "jobid:3,accruetime:20,lastschedeval:20,pendingtime:.13,mintime:.9,tres:.33,allocsid:.10,allocnodes:.12",
+        ran,
+        waiting,
+    )
+    assert header == (
+        "JOBACCRUE_TIME         LAST_SCHED_EVAL      PENDING_TIME TIME_MIN" + " " * 23 + "TRES_ALLOC"
+        " ALLOC_SID ALLOC_NODES"
+    )
+    assert first.split()[3:] == ["65", "01:30:00", "cpu=2,mem=100M,node=1,billing=2", "4242", "login1"]
+    assert first.split()[1] == slurm_time("2020-01-01T10:00:00+00:00")
+    assert second.split()[1:3] == ["N/A", "N/A"]  # eligible only later; never weighed
+    assert second.split()[4] == "00:00:00"
