@@ -59,6 +59,7 @@ def reference_record_pass(figures: PassFigures, *, backfill: bool, now: datetime
             ),
             "main_sum_us": fresh_or(us, F("main_sum_us") + us),
             "main_depth_sum": fresh_or(depth, F("main_depth_sum") + depth),
+            "main_last_when": Value(now),  # a pending job's LastSchedEval, whatever the day
         }
         others = _BACKFILL
         own["bf_last_when"] = fresh_or(None, F("bf_last_when"), DateTimeField())
