@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cli.fmt import fold_array_tasks, slurm_time
+from slurmwords import print_fields
 from slurmwords.durations import format_duration_long
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
@@ -458,16 +459,7 @@ def _cell(col: Column, text: str | None, layout: Layout, last: bool) -> str:
 def header(cols: list[Column], layout: Layout) -> str:
     if layout.parsable:
         return "".join(_cell(c, c.name, layout, i == len(cols) - 1) for i, c in enumerate(cols)) + "\n"
-    names = "".join(
-        (
-            c.name[: abs(c.width)].rjust(abs(c.width))
-            if c.width >= 0
-            else c.name[: abs(c.width)].ljust(abs(c.width))
-        )
-        + " "
-        for c in cols
-    )
-    return names + "\n" + "".join("-" * abs(c.width) + " " for c in cols) + "\n"
+    return print_fields.header_lines((c.name, c.width) for c in cols)
 
 
 def line(cols: list[Column], row: Row, layout: Layout, opts: Options) -> str:

@@ -87,34 +87,34 @@ def accounting_jobs(
     if filters.qos:
         qs = qs.filter(qos__in=filters.qos)
     if filters.time_limit is not None:
-        qs = qs.filter(_time_limit_q(*filters.time_limit))
-    qs = qs.filter(_window(filters, now))
+        qs = qs.filter(time_limit_q(*filters.time_limit))
+    qs = qs.filter(window_q(filters, now))
     rows = list(qs.order_by("id")[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
     cursor = rows[-1].id if more and rows else None
     if filters.nodes:
         # A page may come out short: the cursor is the last job read, not the last kept.
-        rows = [job for job in rows if _ran_on(job, filters.nodes)]
+        rows = [job for job in rows if ran_on(job, filters.nodes)]
     cancellers = _cancellers([j.id for j in rows if j.state == JobState.CANCELLED])
     cluster = ClusterConfig.current().cluster_name
-    out = [_job(job, viewer, cancellers, now, cluster) for job in rows]
+    out = [job_record(job, viewer, cancellers, now, cluster) for job in rows]
     # Counts fsched derives (a finished job's nodes from its node list): kept after
     # reading, as -N's nodes are.
-    out = [j for j in out if _in_range(j["nnodes"] if j["start_time"] else 0, filters.nnodes)]
-    out = [j for j in out if _in_range(j["alloc_cpus"], filters.ncpus)]
+    out = [j for j in out if in_range(j["nnodes"] if j["start_time"] else 0, filters.nnodes)]
+    out = [j for j in out if in_range(j["alloc_cpus"], filters.ncpus)]
     _add_srun_steps(out, now)
     return out, cursor
 
 
-def _in_range(value: int, wanted: tuple[int, int | None] | None) -> bool:
+def in_range(value: int, wanted: tuple[int, int | None] | None) -> bool:
     if wanted is None:
         return True
     low, high = wanted
     return value == low if high is None else low <= value <= high
 
 
-def _time_limit_q(low: int, high: int | None) -> Q:
+def time_limit_q(low: int, high: int | None) -> Q:
     """slurmdbd's ``timelimit`` match: a job without a limit holds INFINITE."""
     unlimited = Q(time_limit__isnull=True)
     if high is None:
@@ -123,7 +123,7 @@ def _time_limit_q(low: int, high: int | None) -> Q:
     return q | unlimited if low <= INFINITE_MINUTES <= high else q
 
 
-def _ran_on(job: Job, nodes: frozenset[str]) -> bool:
+def ran_on(job: Job, nodes: frozenset[str]) -> bool:
     if not job.node_list:
         return False
     try:
@@ -132,7 +132,7 @@ def _ran_on(job: Job, nodes: frozenset[str]) -> bool:
         return False
 
 
-def _window(filters: Filters, now: datetime) -> Q:
+def window_q(filters: Filters, now: datetime) -> Q:
     start, end = filters.start, filters.end
     if start is None and end is None and not filters.states:
         return Q()
@@ -179,7 +179,7 @@ def _uid(name: str) -> int | str:
         return name
 
 
-def _gres(job: Job, nodes: int, *, allocated: bool = False) -> dict[str, int]:
+def gres_tres(job: Job, nodes: int, *, allocated: bool = False) -> dict[str, int]:
     """GPUs and other GRES: the devices given (AllocTRES), else the request on ``nodes``."""
     return job_gres_tres(
         job.gres,
@@ -195,9 +195,11 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime, cluster: str) -> dict[str, Any]:
+def job_record(
+    job: Job, viewer: Any, cancellers: dict[int, str], now: datetime, cluster: str
+) -> dict[str, Any]:
     started = job.start_time is not None and job.state not in (JobState.PENDING, JobState.REQUEUED)
-    nnodes = _node_count(job) if started else job.min_nodes
+    nnodes = node_count(job) if started else job.min_nodes
     alloc_cpus = job.num_cpus if started else 0
     req_cpus = job.num_tasks * job.cpus_per_task
     req_mem = (job.mem_per_node or 0) * job.min_nodes
@@ -251,12 +253,12 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime, clust
         "req_cpus": req_cpus,
         "req_mem_mb": req_mem,
         "alloc_tres": job_steps.tres_text(
-            cpus=alloc_cpus, mem_mb=alloc_mem, nodes=nnodes, gres=_gres(job, nnodes, allocated=True)
+            cpus=alloc_cpus, mem_mb=alloc_mem, nodes=nnodes, gres=gres_tres(job, nnodes, allocated=True)
         )
         if started
         else "",
         "req_tres": job_steps.tres_text(
-            cpus=req_cpus, mem_mb=req_mem, nodes=job.min_nodes, gres=_gres(job, job.min_nodes)
+            cpus=req_cpus, mem_mb=req_mem, nodes=job.min_nodes, gres=gres_tres(job, job.min_nodes)
         ),
         "node_list": job.node_list if started else "None assigned",
         # The request as sbatch took it (fsched's, not sacct's): what a replay of the
@@ -281,7 +283,7 @@ def _job(job: Job, viewer: Any, cancellers: dict[int, str], now: datetime, clust
         "suspended": facts.paused_seconds,
         "max_rss_kb": max_rss,
         "total_cpu_secs": total_cpu,
-        "steps": [_step(s) for s in job_steps.job_steps(facts, now)],
+        "steps": [step_record(s) for s in job_steps.job_steps(facts, now)],
     }
 
 
@@ -291,10 +293,10 @@ def _add_srun_steps(out: list[dict[str, Any]], now: datetime) -> None:
     for ext in extensions.active():
         found = ext.job_steps(ids, now) if ids else {}
         for j in out:
-            j["steps"] += [_step(s) for s in found.get(j["job_id"], ())]
+            j["steps"] += [step_record(s) for s in found.get(j["job_id"], ())]
 
 
-def _node_count(job: Job) -> int:
+def node_count(job: Job) -> int:
     """Nodes the job held: its allocation while it holds one, its node list after."""
     if job.alloc:
         return len(job.alloc)
@@ -310,7 +312,7 @@ def _paused_now(job: Job, now: datetime) -> int:
     return max(0, int((now - job.paused_at).total_seconds()))
 
 
-def _step(step: job_steps.Step) -> dict[str, Any]:
+def step_record(step: job_steps.Step) -> dict[str, Any]:
     return {
         "step_id": step.step_id,
         "name": step.name,

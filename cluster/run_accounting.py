@@ -44,14 +44,14 @@ def earlier_runs(
         if values:
             runs = runs.filter(Q(**{f"{name}__in": values}))
     if filters.time_limit is not None:
-        runs = runs.filter(accounting._time_limit_q(*filters.time_limit))
+        runs = runs.filter(accounting.time_limit_q(*filters.time_limit))
     # The same fields as a job's: slurmdbd's window and state match holds for a run as is.
-    runs = runs.filter(accounting._window(filters, now))
+    runs = runs.filter(accounting.window_q(filters, now))
     found = list(runs.select_related("job").order_by("job_id", "run"))
     if filters.nodes:
-        found = [run for run in found if accounting._ran_on(run, filters.nodes)]  # type: ignore[arg-type]
-    found = [r for r in found if accounting._in_range(r.nnodes, filters.nnodes)]
-    found = [r for r in found if accounting._in_range(r.alloc_cpus, filters.ncpus)]
+        found = [run for run in found if accounting.ran_on(run, filters.nodes)]  # type: ignore[arg-type]
+    found = [r for r in found if accounting.in_range(r.nnodes, filters.nnodes)]
+    found = [r for r in found if accounting.in_range(r.alloc_cpus, filters.ncpus)]
     cluster = ClusterConfig.current().cluster_name
     return [run_record(run, viewer, now, cluster) for run in found]
 
@@ -59,7 +59,7 @@ def earlier_runs(
 def run_record(run: JobRun, viewer: Any, now: datetime, cluster: str) -> dict[str, Any]:
     """One earlier run as a job record: the job's own fields, the run's where a run has
     its own."""
-    out = accounting._job(run.job, viewer, {}, now, cluster)
+    out = accounting.job_record(run.job, viewer, {}, now, cluster)
     out.update(
         {
             "name": run.name,

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from cluster import accounting
 from cluster.core import job_steps
-from cluster.core.gres import job_gres_tres
 from cluster.core.states import FINISHED_JOB_STATES, JobState
 from cluster.models import Job
 from cluster.run_models import JobRun
-from slurmwords.hostlists import expand_hostlist
 from slurmwords.reasons import slurm_reason
 
 # The job's fields a record reads.
@@ -46,18 +45,11 @@ def keep_run(job: Job, *, now: datetime, ended_by: JobState) -> JobRun | None:
     end = now if finished else (asked or now)
     # Requeued while suspended: the run was suspended until it ended.
     paused = job.paused_seconds + (max(0, int((end - job.paused_at).total_seconds())) if job.paused_at else 0)
-    nnodes = _node_count(job)
+    nnodes = accounting.node_count(job)
     alloc_cpus = job.num_cpus
     req_mem = (job.mem_per_node or 0) * job.min_nodes
     alloc_mem = sum(v[1] for v in job.alloc.values()) if job.alloc else req_mem
-    gres = job_gres_tres(
-        job.gres,
-        job.tres_per_job,
-        job.tres_per_task,
-        nodes=nnodes,
-        tasks=job.num_tasks,
-        alloc=job.gres_alloc,
-    )
+    gres = accounting.gres_tres(job, nnodes, allocated=True)
     exit_code, exit_signal = (
         job_steps.job_exit(job.state, job.exit_code, job.exit_signal) if finished else (0, 0)
     )
@@ -102,7 +94,7 @@ def _steps(job: Job, *, finished: bool, ended_by: JobState, paused: int, now: da
     else:
         basis, step_end = (JobState.FAILED if job.exit_code else JobState.COMPLETED), now
     batch = job.alloc.get(job.batch_host) if job.alloc else None
-    nnodes = _node_count(job)
+    nnodes = accounting.node_count(job)
     facts = job_steps.JobFacts(
         state=basis,
         exit_code=job.exit_code,
@@ -118,34 +110,4 @@ def _steps(job: Job, *, finished: bool, ended_by: JobState, paused: int, now: da
         total_cpu_secs=job.total_cpu_secs,
         batch=job.batch,
     )
-    return [step_record(step) for step in job_steps.job_steps(facts, now)]
-
-
-def step_record(step: job_steps.Step) -> dict:
-    """A step as the accounting API lists it."""
-    return {
-        "step_id": step.step_id,
-        "name": step.name,
-        "state": step.state,
-        "exit_code": step.exit_code,
-        "exit_signal": step.exit_signal,
-        "start_time": step.start.isoformat() if step.start else None,
-        "end_time": step.end.isoformat() if step.end else None,
-        "elapsed": step.elapsed,
-        "nnodes": step.nnodes,
-        "ntasks": step.ntasks,
-        "alloc_cpus": step.alloc_cpus,
-        "alloc_tres": step.alloc_tres,
-        "node_list": step.node_list,
-        "max_rss_kb": step.max_rss_kb,
-        "total_cpu_secs": step.total_cpu_secs,
-    }
-
-
-def _node_count(job: Job) -> int:
-    if job.alloc:
-        return len(job.alloc)
-    try:
-        return len(expand_hostlist(job.node_list)) or job.min_nodes
-    except ValueError:
-        return job.min_nodes
+    return [accounting.step_record(step) for step in job_steps.job_steps(facts, now)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from slurmwords import print_fields
 from slurmwords.durations import format_duration_long
 from slurmwords.hostlists import fold_hostlist, natural_key
 
@@ -404,17 +405,7 @@ def _cell(col: Column, text: str | None, parsable: str | None, last: bool) -> st
 def header(cols: list[Column], parsable: str | None) -> str:
     if parsable:
         return "".join(_cell(c, c.name, parsable, i == len(cols) - 1) for i, c in enumerate(cols)) + "\n"
-    # The names are cut to the width, without print_fields_str's "+".
-    names = "".join(
-        (
-            c.name[: abs(c.width)].rjust(abs(c.width))
-            if c.width >= 0
-            else c.name[: abs(c.width)].ljust(abs(c.width))
-        )
-        + " "
-        for c in cols
-    )
-    return names + "\n" + "".join("-" * abs(c.width) + " " for c in cols) + "\n"
+    return print_fields.header_lines((c.name, c.width) for c in cols)
 
 
 def line(cols: list[Column], stats: Stats, parsable: str | None, opts: Options) -> str:

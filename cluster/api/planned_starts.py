@@ -19,11 +19,6 @@ from cluster.services import diagnostics
 from cluster.services.start_plan import planned_starts
 
 _YES = frozenset({"1", "true", "yes"})
-# Pending for these, a job is not in the queue slurmctld's passes build, so no pass weighs
-# it (build_job_queue leaves out held, dependent and not yet eligible jobs).
-_NOT_QUEUED = frozenset(
-    {"JobHeldUser", "JobHeldAdmin", "Dependency", "DependencyNeverSatisfied", "BeginTime"}
-)
 
 
 def wanted(request: Request) -> bool:
@@ -41,8 +36,12 @@ def add_planned_starts(jobs: list[dict]) -> None:
     plan = planned_starts(timezone.now())
     last_pass = diagnostics.last_pass_time()
     for job in pending:
-        if last_pass is not None and _weighed(job, last_pass):
-            job["last_sched_eval"] = last_pass.isoformat()
+        submitted = datetime.fromisoformat(job["submit_time"]) if job.get("submit_time") else None
+        weighed = diagnostics.last_sched_eval(
+            last_pass, reason=job.get("reason"), held=bool(job.get("hold")), submitted=submitted
+        )
+        if weighed is not None:
+            job["last_sched_eval"] = weighed.isoformat()
         estimate = plan.get(job.get("job_id"))
         job["sched_nodes"] = estimate.nodes if estimate else ""
         if estimate is None:
@@ -52,9 +51,3 @@ def add_planned_starts(jobs: list[dict]) -> None:
         end = None if limit is None else estimate.start + timedelta(minutes=int(limit))
         job["end_time"] = end.isoformat() if end else None
 
-
-def _weighed(job: dict, last_pass: datetime) -> bool:
-    if job.get("reason") in _NOT_QUEUED or job.get("hold"):
-        return False
-    submitted = job.get("submit_time")
-    return bool(submitted) and datetime.fromisoformat(submitted) <= last_pass

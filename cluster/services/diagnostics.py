@@ -158,6 +158,23 @@ def _pass_update(figures: PassFigures, *, backfill: bool, now: datetime) -> tupl
     return sql, params
 
 
+# Pending for these, a job is not in the queue slurmctld's passes build, so no pass weighs
+# it (build_job_queue leaves out held, dependent and not yet eligible jobs).
+_NOT_QUEUED = frozenset(
+    {"JobHeldUser", "JobHeldAdmin", "Dependency", "DependencyNeverSatisfied", "BeginTime"}
+)
+
+
+def last_sched_eval(
+    last_pass: datetime | None, *, reason: str | None, held: bool, submitted: datetime | None
+) -> datetime | None:
+    """A pending job's LastSchedEval: the last pass's time when that pass weighed it (a job
+    submitted before it, in the passes' queue), else None (Unknown)."""
+    if last_pass is None or held or reason in _NOT_QUEUED or submitted is None:
+        return None
+    return last_pass if submitted <= last_pass else None
+
+
 def last_pass_time() -> datetime | None:
     """When the last scheduler pass, main or backfill, ran (None: none yet)."""
     row = SchedulerStats.objects.filter(pk=_ROW).values_list("main_last_when", "bf_last_when").first()

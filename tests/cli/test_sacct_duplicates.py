@@ -12,20 +12,15 @@ from django.utils import timezone
 from cluster.models import Job
 from cluster.services import agents
 from cluster.services.scheduling import health_pass, schedule_pass
+from tests.cluster import test_lifecycle as lifecycle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 NODES = [f"node{i:02d}" for i in range(1, 5)]
 
 
-def register(now):
-    agents.agent_register(
-        agent_id="test:1",
-        nodes=[{"name": n, "cpus": 4, "real_memory": 2000, "boot_time": 1.0} for n in NODES],
-        running=[],
-        completions=[],
-        now=now,
-    )
+def register(now=None):
+    return lifecycle.register(now=now, nodes=NODES)
 
 
 def ok(result: tuple[int, str, str]) -> str:

@@ -13,11 +13,12 @@ from django.utils import timezone
 
 from cluster import clock
 from cluster.core.states import NodeFlag
-from cluster.models import ClusterConfig, Event, Job, Node
+from cluster.models import Event, Job, Node
 from cluster.services import agents
 from cluster.services.jobs import job_submit
 from cluster.services.launch_watch import KILL_TASK_FAILED, launch_watch_pass
 from cluster.services.scheduling import schedule_pass
+from tests.cluster.test_prolog_epilog_service import set_option
 
 pytestmark = pytest.mark.django_db
 
@@ -49,14 +50,6 @@ def ping(now, *, jobs=(), in_flight=(), nodes=NODES) -> list[int]:
     """The agent's ping holding ``jobs`` (None: an agent that sends no list); the ids failed."""
     held = None if jobs is None else list(jobs)
     return agents.agent_ping(nodes=list(nodes), now=now, jobs=held, in_flight=list(in_flight))
-
-
-def set_option(key: str, value: str) -> None:
-    # Saved as an administrator's change is: a new revision, so no process keeps the old
-    # options (a counter on the revision could meet a revision kept from an earlier test).
-    cfg = ClusterConfig.for_update()
-    cfg.options = {**cfg.options, key: value}
-    cfg.save(update_fields=["options"])
 
 
 def test_launch_never_reported_started_is_requeued_after_batch_start_timeout(demo, users):

@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from cluster.models import Job, JobRun
 from cluster.services import agents
-from cluster.services.jobs import job_requeue, job_submit
+from cluster.services.jobs import job_requeue
 from cluster.services.scheduling import health_pass, schedule_pass
+from tests.cluster import test_lifecycle as lifecycle
 
 pytestmark = pytest.mark.django_db
 
@@ -20,17 +21,9 @@ URL = "/api/accounting/jobs/"
 
 
 def register(now=None):
-    return agents.agent_register(
-        agent_id="test:1",
-        nodes=[{"name": n, "cpus": 4, "real_memory": 2000, "boot_time": 1.0} for n in NODES],
-        running=[],
-        completions=[],
-        now=now,
-    )
+    return lifecycle.register(now=now, nodes=NODES)
 
 
-def submit(user, **spec):
-    return job_submit(user=user, spec={"wrap": "true", "work_dir": "/tmp", **spec}).job_ids[0]
 
 
 def done(job, *, exit_code=0, signal=0, now=None):
@@ -63,7 +56,7 @@ def records(api, who="alice", **params):
 def test_scontrol_requeue_of_a_running_job_keeps_its_run_as_requeued(demo, users, api):
     now = timezone.now()
     register(now=now)
-    job_id = submit(users["alice"], nodelist="node02", requeue=True)
+    job_id = lifecycle.submit(users["alice"], nodelist="node02", requeue=True)
     job = running(job_id, now)
     first_start, first_submit = job.start_time, job.submit_time
     job_requeue(actor=users["alice"], job_id=job_id)
@@ -101,7 +94,7 @@ def test_scontrol_requeue_of_a_running_job_keeps_its_run_as_requeued(demo, users
 def test_a_node_failure_keeps_the_run_as_node_fail(demo, users, api):
     now = timezone.now() - timedelta(hours=1)  # the failure is in the past of the API's now
     register(now=now)
-    job_id = submit(users["alice"], nodelist="node01", requeue=True)
+    job_id = lifecycle.submit(users["alice"], nodelist="node01", requeue=True)
     job = running(job_id, now)
     agents.agent_disconnected(nodes=NODES, now=now)
     assert "node01" in health_pass(now=now + timedelta(seconds=21))
@@ -121,7 +114,7 @@ def test_a_node_failure_keeps_the_run_as_node_fail(demo, users, api):
 def test_a_finished_job_requeued_keeps_its_run_with_the_step_it_ended_with(demo, users):
     now = timezone.now()
     register(now=now)
-    job_id = submit(users["alice"], requeue=True)
+    job_id = lifecycle.submit(users["alice"], requeue=True)
     job = running(job_id, now)
     done(job, exit_code=3)
     ended = Job.objects.get(pk=job_id).end_time
@@ -137,7 +130,7 @@ def test_a_finished_job_requeued_keeps_its_run_with_the_step_it_ended_with(demo,
 def test_the_duplicates_parameter_is_checked_and_runs_are_matched_by_their_job_s_user(demo, users, api):
     now = timezone.now()
     register(now=now)
-    job_id = submit(users["alice"], requeue=True)
+    job_id = lifecycle.submit(users["alice"], requeue=True)
     job = running(job_id, now)
     job_requeue(actor=users["alice"], job_id=job_id)
     done(job, signal=15)
@@ -156,7 +149,7 @@ def test_the_run_s_suspended_time_and_samples_go_with_its_record(demo, users, ap
     clock.install(lambda: moment[0])
     try:
         register(now=t0)
-        job_id = submit(users["alice"], requeue=True)
+        job_id = lifecycle.submit(users["alice"], requeue=True)
         job = running(job_id, t0)
         moment[0] = t0 + timedelta(seconds=10)
         job_suspend(actor=users["admin"], job_id=job_id)
@@ -184,7 +177,7 @@ def test_a_failed_prolog_keeps_a_run_without_a_batch_step(demo, users):
 
     now = timezone.now()
     register(now=now)
-    job_id = submit(users["alice"], requeue=True)
+    job_id = lifecycle.submit(users["alice"], requeue=True)
     schedule_pass(now=now)
     job = Job.objects.get(pk=job_id)
     # Its Prolog failed on the node: the script never started (no "started" report).
