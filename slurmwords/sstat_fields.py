@@ -175,15 +175,7 @@ def small_double(value: int, *, noconvert: bool) -> str:
 
 def elapsed(ms: int) -> str:
     """sstat's ``_elapsed_time`` of whole seconds: ``00:MM:SS``, ``HH:MM:SS``, ``D-HH:MM:SS``."""
-    secs = ms // CPU_TIME_ADJ
-    days, rest = divmod(secs, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days}-{hours:02d}:{minutes:02d}:{seconds:02d}"
-    if hours:
-        return f"{hours:02d}:{minutes:02d}:{seconds:02d}"
-    return f"00:{minutes:02d}:{seconds:02d}"
+    return format_duration_long(max(0, ms) // CPU_TIME_ADJ)  # secs2time_str's form
 
 
 def tres_text(values: dict[str, int], *, noconvert: bool, convert: bool = True) -> str | None:
