@@ -620,7 +620,29 @@ SHOW: dict[str, Callable[..., int]] = {
     "partition": show_partition,
     "config": show_config,
     "step": lambda client, name, opts: _show_step(client, name, opts),  # noqa: PLW0108 - defined below
+    "daemons": lambda client, name, opts: _show_daemons(client, name, opts),  # noqa: PLW0108 - defined below
+    "topology": lambda client, name, opts: show_topology(client, name, opts),  # noqa: PLW0108 - defined below
 }
+
+
+def _show_daemons(client, name: str | None, opts: Opts) -> int:
+    from cli.scontrol_daemons import show_daemons  # noqa: PLC0415 - only show daemons pays for it
+
+    return show_daemons(client, name, opts)
+
+
+# TopologyPlugin values whose cluster is flat: topology/default prints nothing at all.
+FLAT_TOPOLOGY = frozenset({"", "topology/default", "topology/none", "default", "none"})
+
+
+def show_topology(client, name: str | None, opts: Opts) -> int:
+    """``scontrol show topology [NAME]``: fsched reads no topology.conf, so every cluster
+    is flat: nothing to print, as Slurm's topology/default; a configured tree or block
+    plugin has no switches, which Slurm's own plugin reports so."""
+    plugin = str(((client.get("/api/config/") or {}).get("options") or {}).get("TopologyPlugin") or "")
+    if plugin.strip().lower() not in FLAT_TOPOLOGY:
+        sys.stderr.write("scontrol: error: No topology information available\n")
+    return 0
 
 
 def _show_step(client, name: str | None, opts: Opts) -> int:
@@ -1301,6 +1323,12 @@ def _scontrol_top(client, words: list[str], opts: Opts) -> int:
     return cmd_top(client, words, opts)
 
 
+def _scontrol_wait_job(client, words: list[str], opts: Opts) -> int:
+    from cli.scontrol_wait_job import cmd_wait_job  # noqa: PLC0415 - only scontrol wait_job pays for it
+
+    return cmd_wait_job(client, words, opts)
+
+
 def _scontrol_notify(client, words: list[str], opts: Opts) -> int:
     from cli.scontrol_notify import cmd_notify  # noqa: PLC0415 - only scontrol notify pays for it
 
@@ -1323,6 +1351,7 @@ VERBS: dict[str, Callable[..., int]] = {
     "write": batch_script.cmd_write,
     "top": _scontrol_top,
     "notify": _scontrol_notify,
+    "wait_job": _scontrol_wait_job,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},
 }
 NO_CLIENT = frozenset({"version"})

@@ -10,14 +10,7 @@ from __future__ import annotations
 
 import sys
 
-
-def _atoi(text: str) -> int:
-    """C's atoi: leading blanks, a sign, the digits that follow; 0 without any."""
-    s = text.lstrip(" \t\n\v\f\r")
-    sign = -1 if s[:1] == "-" else 1
-    s = s[1:] if s[:1] in "+-" else s
-    digits = s[: len(s) - len(s.lstrip("0123456789"))]
-    return sign * int(digits) if digits else 0
+from slurmwords.c_numbers import atoi
 
 
 def cmd_notify(client, words: list[str], opts) -> int:
@@ -26,7 +19,7 @@ def cmd_notify(client, words: list[str], opts) -> int:
     if len(words) < 2:
         sys.stderr.write("too few arguments for keyword:notify\n")
         return 1
-    job_id = _atoi(words[0])
+    job_id = atoi(words[0])
     if job_id <= 0:
         # scontrol prints this without a newline, then "job notify failure: No error"
         # (errno is still 0): the line alone here.
