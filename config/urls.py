@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -9,7 +11,14 @@ from cluster.auth_views import ConsoleLoginView, ConsoleLogoutView
 from cluster.metrics_view import metrics_view
 from hres.api import HresUpdate, LicenseList
 
+
+def favicon(request):
+    """Browsers ask /favicon.ico of pages that name no icon (the API's JSON, a raw file)."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     # Prometheus' scrape: a token or a network, not a login (cluster/metrics_view.py).
     path("metrics", metrics_view, name="metrics"),
