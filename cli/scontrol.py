@@ -1329,6 +1329,12 @@ def _scontrol_wait_job(client, words: list[str], opts: Opts) -> int:
     return cmd_wait_job(client, words, opts)
 
 
+def _scontrol_setdebug(client, words: list[str], opts: Opts) -> int:
+    from cli.scontrol_setdebug import cmd_setdebug  # noqa: PLC0415 - only scontrol setdebug pays for it
+
+    return cmd_setdebug(client, words, opts)
+
+
 def _scontrol_notify(client, words: list[str], opts: Opts) -> int:
     from cli.scontrol_notify import cmd_notify  # noqa: PLC0415 - only scontrol notify pays for it
 
@@ -1352,6 +1358,7 @@ VERBS: dict[str, Callable[..., int]] = {
     "top": _scontrol_top,
     "notify": _scontrol_notify,
     "wait_job": _scontrol_wait_job,
+    "setdebug": _scontrol_setdebug,
     **{verb: job_action(verb) for verb in JOB_ACTIONS},
 }
 NO_CLIENT = frozenset({"version"})

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import connection, models
 
+from cluster import log_levels
 from cluster.core import states
 from cluster.core.states import JobState, NodeBase, NodeFlag
 
@@ -76,6 +77,7 @@ class ClusterConfig(models.Model):
             return cached
         fresh = cls.objects.get_or_create(pk=1)[0]
         _config_cache[connection.alias] = fresh
+        log_levels.configured(fresh.options)
         return fresh
 
     @classmethod

@@ -91,13 +91,14 @@ def _check_migrated() -> None:
 
 
 def _startup() -> None:
-    from cluster import collector, cycles  # noqa: PLC0415
+    from cluster import collector, cycles, log_levels  # noqa: PLC0415
     from cluster.services.configuration import config_load  # noqa: PLC0415
     from config.server import keys_problem  # noqa: PLC0415
 
     # `fsched server` said so before starting any worker; another ASGI server lands here.
     if problem := keys_problem():
         raise NotSetUp(problem)
+    log_levels.follow()  # SlurmctldDebug and scontrol setdebug, from the configuration read next
     if envbool("FSCHED_LOAD_CONFIG", True):
         recover = envbool("FSCHED_RECOVER", False)
 

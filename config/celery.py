@@ -29,7 +29,9 @@ def _rows_for_beat(**_: object) -> None:
 
 @worker_init.connect
 def _collector_for_worker(**_: object) -> None:
-    """The worker runs the passes and cycles and holds their kept state (cluster/collector.py)."""
-    from cluster import collector  # noqa: PLC0415
+    """The worker runs the passes and cycles and holds their kept state (cluster/collector.py),
+    and logs at SlurmctldDebug's level as the server does (cluster/log_levels.py)."""
+    from cluster import collector, log_levels  # noqa: PLC0415
 
     collector.tune()
+    log_levels.follow()

@@ -1,6 +1,16 @@
 from django.urls import path
 
-from cluster.api import accounting, allocations, diag, job_notify, job_top, step_usage, tokens, views
+from cluster.api import (
+    accounting,
+    allocations,
+    debug_level,
+    diag,
+    job_notify,
+    job_top,
+    step_usage,
+    tokens,
+    views,
+)
 
 urlpatterns = [
     path("auth/token/", tokens.TokenView.as_view()),
@@ -33,6 +43,7 @@ urlpatterns = [
     path("reservations/<str:name>/", views.ReservationDetail.as_view()),
     path("reconfigure/", views.Reconfigure.as_view()),
     path("config/", views.ConfigView.as_view()),
+    path("config/debug/", debug_level.DebugLevel.as_view()),
     path("priority/", diag.PriorityFactors.as_view()),
     path("diag/", diag.Diagnostics.as_view()),
     path("diag/reset/", diag.DiagnosticsReset.as_view()),

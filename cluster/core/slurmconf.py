@@ -59,6 +59,7 @@ from cluster.core.hostlists import count as hostlist_size
 from cluster.core.private_data import parse_private_data
 from cluster.core.prolog_conf import PARSERS as PROLOG_PARSERS
 from cluster.core.sched_params import parse_scheduler_parameters
+from slurmwords.debug_levels import config_level
 from slurmwords.durations import parse_time_limit
 from slurmwords.hostlists import split_top
 from slurmwords.memory import parse_memory_mb
@@ -1250,6 +1251,8 @@ class _Builder:
             priority = DEFAULT_PRIORITY_TYPE
         resources = options.get("ResourcesFile")
         get("PrivateData", parse_private_data, None)  # checked here, read where it is honoured
+        for key in ("SlurmctldDebug", "SlurmdDebug"):  # read by the processes that log
+            get(key, config_level, None)
         get("DependencyParameters", parse_dependency_parameters, None)  # read by the pass
         get("SchedulerParameters", parse_scheduler_parameters, None)  # likewise
         for key, parse in PROLOG_PARSERS.items():  # likewise (cluster/core/prolog_conf.py)
