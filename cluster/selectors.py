@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from cluster import extensions
 from cluster.core import states
+from cluster.core.job_times import expected_end
 from cluster.core.outputs import expand_output_path
 from cluster.core.states import (
     FINISHED_JOB_STATES,
@@ -589,7 +590,7 @@ def job_detail(job_id: int, *, now: datetime, visible: Q = _ALL, private: Q = _A
         ("SubmitTime", _ts(job.submit_time)),
         ("EligibleTime", _ts(job.eligible_time)),
         ("StartTime", _ts(job.start_time)),
-        ("EndTime", _ts(job.end_time)),
+        ("EndTime", _ts(expected_end(job.start_time, job.end_time, job.time_limit))),
         ("Partition", job.partition),
         ("ReqNodeList", job.req_nodes or "(null)"),
         ("ExcNodeList", job.exc_nodes or "(null)"),

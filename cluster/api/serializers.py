@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from datetime import timedelta
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet
@@ -14,6 +13,7 @@ from rest_framework import serializers
 from cluster import visibility
 from cluster.core import sharing, states
 from cluster.core.gres import job_gres_tres
+from cluster.core.job_times import expected_end
 from cluster.core.outputs import expand_output_path
 from cluster.models import Job, Node, Partition
 from cluster.services import gres as gres_services
@@ -181,11 +181,8 @@ class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
 
     def get_end_time(self, job: Job) -> str | None:
         """The expected end while the job runs, as Slurm shows it (start + time limit)."""
-        if job.end_time:
-            return job.end_time.isoformat()
-        if job.start_time and job.time_limit:
-            return (job.start_time + timedelta(minutes=job.time_limit)).isoformat()
-        return None
+        end = expected_end(job.start_time, job.end_time, job.time_limit)
+        return end.isoformat() if end else None
 
     def get_licenses_alloc(self, job: Job) -> str:
         """What the job was charged when it started; a requeued, pending job holds nothing."""

@@ -300,6 +300,17 @@ def test_job_detail_is_an_scontrol_table_with_a_timeline(user_client):
     assert re.search(r'<ol class="timeline">.*PENDING</span> → <strong>RUNNING', html, re.S)
 
 
+def test_a_running_job_s_end_time_is_its_start_plus_its_limit(user_client):
+    # As scontrol show job and the API say it (slurmctld sets end_time at the start).
+    job = Job.objects.get(pk=7)
+    Job.objects.filter(pk=7).update(time_limit=10)
+    end = timezone.localtime(job.start_time + timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%S")
+    html = user_client.get("/jobs/7/").content.decode()
+    assert f'<th scope="row">EndTime</th><td>{end}</td>' in html
+    expected = (job.start_time + timedelta(minutes=10)).isoformat()
+    assert user_client.get("/api/jobs/7/").json()["end_time"] == expected
+
+
 def test_node_detail_shows_scontrol_fields_jobs_and_events(user_client):
     html = user_client.get("/nodes/node02/").content.decode()
     assert '<th scope="row">State</th><td>IDLE+DRAIN</td>' in html
