@@ -42,6 +42,18 @@ def test_pages_render_the_demo_cluster(page: Page, live_cluster):
     expect(page.locator("nav.mainnav a[aria-current=page]")).to_have_text("Jobs")
 
 
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_an_administrator_s_top_bar_is_one_row_on_a_laptop(page: Page, live_cluster, width):
+    # Thirteen links for staff: at a laptop's width they wrapped to a second row.
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(f"{live_cluster.url}/jobs/")
+    links = page.locator("nav.mainnav a")
+    expect(links.last).to_have_text("Admin")
+    tops = {round(box["y"]) for box in (links.nth(i).bounding_box() for i in range(links.count()))}
+    assert len(tops) == 1, tops
+    assert page.evaluate("document.querySelector('.topbar').getBoundingClientRect().height") < 60
+
+
 def test_job_and_node_update_live_over_the_websocket(context, page: Page, live_cluster):
     jobs = page
     open_live(jobs, f"{live_cluster.url}/jobs/?state=all")
