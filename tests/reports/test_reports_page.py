@@ -89,6 +89,12 @@ def test_utilization_jobs_and_power_render(admin_client):
     assert table[1][:5] == ["2026-01-05 00:00", "day", "2", "0.0", "13.0"]  # n2 down from 11:00
 
 
+def test_a_range_with_nothing_rolled_up_says_so_instead_of_empty_charts(admin_client):
+    html = admin_client.get("/reports/", {"start": "2025-01-01", "end": "2025-01-02"}).content.decode()
+    assert "data-chart=" not in html
+    assert "Nothing was rolled up in this range yet: each hour is rolled up once it has ended" in html
+
+
 def test_bad_input_is_a_400_naming_it(admin_client):
     assert admin_client.get("/reports/", {"report": "nonsense"}).status_code == 400
     answer = admin_client.get("/reports/", {"start": "soon"})
