@@ -1,7 +1,9 @@
-"""The rows of the what-if page's comparison table, from simulator.report_compare's
-leaves: a heading row where the section changes (the summary, a partition, an account,
-the HRES layers, the power-state hours, the limits hit...), then a row per figure with
-both values, B - A, the relative change and whether B is better or worse."""
+"""The what-if page's comparison, from simulator.report_compare's leaves: the headline
+figures first (what an administrator weighs a change by), then one section per part of
+the report (the summary, a partition, an account, the HRES layers, the power-state hours,
+the limits hit...), each row with both values, B - A, the relative change and whether B
+is better or worse. A section says how many of its figures differ, so that a page of a
+few hundred figures can open only those that changed."""
 
 from __future__ import annotations
 
@@ -22,6 +24,17 @@ _SECTIONS = {
     "load_stopped": "Jobs stopped by load",
     "rejected": "Jobs refused at submission",
 }
+# The headline: the whole workload's figures that say whether a change helps.
+HEADLINE = (
+    (("summary", "started"), "Jobs started", "count"),
+    (("summary", "completed"), "Jobs completed", "count"),
+    (("summary", "utilisation_powered"), "Utilisation of powered nodes", "share"),
+    (("summary", "wait", "mean"), "Mean wait", "seconds"),
+    (("summary", "wait", "p90"), "Wait, 90th percentile", "seconds"),
+    (("summary", "slowdown", "mean"), "Mean slowdown", "ratio"),
+    (("summary", "pending_at_end"), "Pending at the end", "count"),
+    (("summary", "rejected"), "Refused at submission", "count"),
+)
 
 
 def _number(value: Any) -> str:
@@ -34,6 +47,14 @@ def _number(value: Any) -> str:
     return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.1f}"
 
 
+def _shown(value: Any, kind: str) -> str:
+    if kind == "share" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.1%}"
+    if kind == "seconds" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{_number(value)} s"
+    return _number(value)
+
+
 def _section(path: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     top = path[0]
     if top in ("partitions", "accounts") and len(path) > 2:
@@ -41,27 +62,43 @@ def _section(path: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     return _SECTIONS.get(top, top), path[1:]
 
 
-def comparison_rows(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _row(leaf: dict, label: str, kind: str = "") -> dict[str, Any]:
+    rel = leaf["rel"]
+    return {
+        "label": label,
+        "a": _shown(leaf["a"], kind),
+        "b": _shown(leaf["b"], kind),
+        "diff": _number(leaf["diff"]) if leaf["diff"] else ("0" if leaf["diff"] == 0 else "—"),
+        "rel": "—" if rel is None else f"{rel:+.1%}",
+        "better": {"b": True, "a": False}.get(leaf["winner"]),
+        "differs": leaf["a"] != leaf["b"],
+    }
+
+
+def _leaves(a: dict[str, Any], b: dict[str, Any]) -> list[dict]:
+    kept_a = {k: v for k, v in a.items() if k not in LEFT_OUT}
+    kept_b = {k: v for k, v in b.items() if k not in LEFT_OUT}
+    return rows(compare(kept_a, kept_b))
+
+
+def comparison_sections(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``[{"title", "rows", "differ"}]`` in the reports' order."""
     if not a or not b:
         return []
     out: list[dict[str, Any]] = []
-    heading = None
-    kept_a = {k: v for k, v in a.items() if k not in LEFT_OUT}
-    kept_b = {k: v for k, v in b.items() if k not in LEFT_OUT}
-    for leaf in rows(compare(kept_a, kept_b)):
-        section, figure = _section(tuple(leaf["path"]))
-        if section != heading:
-            heading = section
-            out.append({"heading": section})
-        rel = leaf["rel"]
-        out.append(
-            {
-                "label": " ".join(figure).replace("_", " ") or section,
-                "a": _number(leaf["a"]),
-                "b": _number(leaf["b"]),
-                "diff": _number(leaf["diff"]) if leaf["diff"] else ("0" if leaf["diff"] == 0 else "—"),
-                "rel": "—" if rel is None else f"{rel:+.1%}",
-                "better": {"b": True, "a": False}.get(leaf["winner"]),
-            }
-        )
+    for leaf in _leaves(a, b):
+        title, figure = _section(tuple(leaf["path"]))
+        if not out or out[-1]["title"] != title:
+            out.append({"title": title, "rows": [], "differ": 0})
+        row = _row(leaf, " ".join(figure).replace("_", " ") or title)
+        out[-1]["rows"].append(row)
+        out[-1]["differ"] += row["differs"]
     return out
+
+
+def headline(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The headline figures present in both reports, each a row as the sections' are."""
+    if not a or not b:
+        return []
+    by_path = {tuple(leaf["path"]): leaf for leaf in _leaves(a, b)}
+    return [_row(by_path[path], label, kind) for path, label, kind in HEADLINE if path in by_path]

@@ -3,6 +3,8 @@ its reason and nothing stored."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from whatif.models import WhatIf
@@ -69,5 +71,14 @@ def test_a_finished_comparison_shows_both_sides_with_better_and_worse_marked(adm
     worse = page.split('<tr class="whatif-worse">', 1)[1].split("</tr>", 1)[0]
     assert "utilisation all" in worse
     assert "Partition batch" in page
+    # The headline first: each figure A → B, marked the way it went.
+    card = page.split('<div role="listitem" class="whatif-card whatif-better">', 1)[1].split("</div>", 1)[0]
+    assert "Mean wait" in card and "better" in card
+    assert page.index("whatif-headline") < page.index("Whole workload")
+    # A part where B differs opens; one where nothing differs is folded, saying so.
+    assert re.search(r'<details class="whatif-part" open>\s*<summary><strong>Whole workload</strong> '
+                     r'<span class="muted">2 of \d+ figures differ', page)  # fmt: skip
+    assert re.search(r'<details class="whatif-part">\s*<summary><strong>Partition batch</strong> '
+                     r'<span class="muted">no difference in \d+ figures', page)  # fmt: skip
     # The status fragment the page polls is the same section.
     assert "whatif-compare" in admin_client.get(f"/whatif/{row.pk}/_status").content.decode()
