@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.models import ClusterConfig
+from cluster.models import ClusterConfig, Job
 from cluster.services.jobs import job_submit
 from limits.dump import dump_text, load_text
 
@@ -68,8 +68,13 @@ def test_console_pages(admin_api, users, client):
     cfg.save()
     job = job_submit(user=users["alice"], spec={"wrap": "true"}).job_ids[0]
     client.force_login(users["admin"])
+    Job.objects.filter(pk=job).update(reason="AssocGrpCPUMinutesLimit")
     page = client.get("/limits/").content.decode()
     assert "science" in page and "GrpTRESMins=cpu=10" in page
+    # Each table its own panel; a held job's id opens its page.
+    for heading in ("limits-assoc-h", "limits-qos-h", "limits-held-h"):
+        assert f'<section class="panel" aria-labelledby="{heading}">' in page
+    assert f'<td><a href="/jobs/{job}/">{job}</a></td>' in page
     calc = client.get("/limits/calculator/", {"user": "alice", "account": "science"}).content.decode()
     assert "GrpTRESMins=cpu=10" in calc and "AssocGrpCPUMinutesLimit" in calc
     assert client.get(f"/limits/jobs/{job}/").status_code == 200
