@@ -136,6 +136,8 @@ def power_page(now: datetime, *, runs: int = 50) -> dict:
     return {
         "history_json": json.dumps(history),
         "since": history["since"],
+        # The page's words for it, as the console writes times (the datetime attribute keeps ISO).
+        "since_at": datetime.fromisoformat(history["since"]),
         "counts": [(LABELS[c], history["counts"][c], c, COLOURS[c]) for c in CATEGORIES],
         "runs": list(PowerRun.objects.all()[:runs]),
         "suffixes": SUFFIXES,

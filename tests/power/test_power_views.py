@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -78,3 +78,7 @@ def test_power_page_lists_runs_with_failures(demo, client, users):
     assert body.startswith("{# ") is False and 'id="power-body"' in body
     data = json.loads(client.get("/power/").context["history_json"])
     assert data["counts"]["powered_down"] == 4
+    # The chart's start as the console writes times, ISO kept for machines.
+    since = datetime.fromisoformat(data["since"])
+    shown = timezone.localtime(since).strftime("%Y-%m-%d %H:%M:%S")
+    assert f'<time datetime="{data["since"]}">{shown}</time>' in page
