@@ -799,12 +799,16 @@ class TreeResource:
 
     def sunburst(self) -> dict[str, Any]:
         """plotly sunburst data: the tree coloured by use.  Mode 1/2 areas are sized by
-        each layer's usage (its layers count apart, so their totals sum to no whole), Mode 3
-        areas by each layer's total, which its children split."""
+        each layer's usage (its layers count apart, so their totals sum to no whole), or all
+        alike while nothing is used; Mode 3 areas by each leaf layer's total, a parent
+        spanning its children."""
         ids, labels, parents, values, colours, text = [], [], [], [], [], []
         rows = self.layers()
         biggest = max((la.total or 0 for la in rows), default=1) or 1
-        by_usage = self.mode in (1, 2)
+        # Nothing used yet (an idle cluster): every leaf the same size, so that the tree's
+        # shape shows instead of its root alone.
+        by_usage = self.mode in (1, 2) and any(la.used for la in rows)
+        equal = self.mode in (1, 2) and not by_usage
         parent_of = {id(c): la for la in rows for c in la.children}
         for la in rows:
             ids.append(la.name)
@@ -813,6 +817,12 @@ class TreeResource:
             parents.append(parent.name if parent else "")
             if by_usage:
                 values.append(la.used)
+            elif equal:
+                values.append(0 if la.children else 1)  # a parent is its children: full rings
+            elif la.children:
+                # Mode 3 children may sum past their parent; sized as the sum, the rings are
+                # whole (the parent's own total is in its label and colour).
+                values.append(0)
             else:
                 values.append(la.total if la.total is not None else biggest)
             colours.append(-1 if la.disabled else la.pct)

@@ -81,14 +81,18 @@ def test_the_admin_add_form_goes_through_the_service(hres_conf, client, users): 
 
 
 def test_mode_1_and_2_sunbursts_show_usage_and_bars_warn_near_full(hres_conf, users):  # noqa: F811
+    # Idle: every leaf alike, so that the tree shows rather than its root alone.
+    idle = {r.name: r for r in services.layer_tree()}["flat"].sunburst()
+    sizes = dict(zip(idle["ids"], idle["values"], strict=True))
+    assert sizes == {"top": 0, "mid1": 0, "mid2": 0, "low1": 1, "low2": 1, "low3": 1, "low4": 1}
     submit(users["alice"], licenses="flat:11", nodelist="node01")
     schedule_pass()
     tree = {r.name: r for r in services.layer_tree()}
     flat = tree["flat"].sunburst()
     used = {la.name: la.used for la in tree["flat"].layers()}
     assert dict(zip(flat["ids"], flat["values"], strict=True)) == used and used["low1"] == 11
-    # Mode 3 areas stay the layers' totals, which the children split.
+    # Mode 3 areas are the leaf layers' totals, a parent spanning its children.
     power = tree["power"]
-    assert power.sunburst()["values"] == [la.total for la in power.layers()]
+    assert power.sunburst()["values"] == [0 if la.children else la.total for la in power.layers()]
     near = {la.name: la.near_full for la in tree["flat"].layers()}
     assert near["low1"] and not near["mid1"]  # 11/12 = 92 %, 11/16 = 69 %
