@@ -54,6 +54,15 @@ def test_an_administrator_s_top_bar_is_one_row_on_a_laptop(page: Page, live_clus
     assert page.evaluate("document.querySelector('.topbar').getBoundingClientRect().height") < 60
 
 
+def test_a_node_tile_shows_its_whole_name(page: Page, live_cluster):
+    # cloud01's state (idle~) left its name "cloud…" at 1400 px: the state wraps instead.
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{live_cluster.url}/nodes/")
+    name = page.locator('.tile[data-node="cloud01"] .tile-name')
+    expect(name).to_have_text("cloud01")
+    assert name.evaluate("e => e.scrollWidth <= e.clientWidth")
+
+
 def test_job_and_node_update_live_over_the_websocket(context, page: Page, live_cluster):
     jobs = page
     open_live(jobs, f"{live_cluster.url}/jobs/?state=all")
