@@ -21,7 +21,7 @@ from cluster import clock, extensions, publish, visibility
 from cluster.core import hostlists
 from cluster.core.states import JobState
 from cluster.models import Job
-from cluster.services import rows
+from cluster.services import rows, step_usage
 from cluster.services.action_audit import action_audit_record
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from slurmwords import agent_messages as am
@@ -380,6 +380,9 @@ def step_done(*, nodes: list[str], msg: dict[str, Any], now: datetime | None = N
                         done.job_id, done.step_id, done.node)  # fmt: skip
             return
         step.reports = {**step.reports, done.node: [done.exit_code, done.signal]}
+        step_usage.step_ended(
+            job_id=done.job_id, step=str(done.step_id), node=done.node, ends=done.tasks or []
+        )
         if done.error and not step.error:
             step.error = f"{done.node}: {done.error}"[:512]
         fields = ["reports", "error"]
