@@ -31,6 +31,7 @@ from cluster.models import Job, StepStatistics, StepUsage
 from cluster.services.errors import NotFound
 from slurmwords import agent_messages as am
 from slurmwords import sstat_fields, step_statistics
+from slurmwords.step_ids import step_key, step_label
 
 INVALID_JOB_ID = "Invalid job id specified"
 INVALID_USER_ID = "Invalid user id"  # slurmd's ESLURM_USER_ID_MISSING to a stranger's sstat
@@ -134,7 +135,7 @@ def job_step_usage(*, actor: Any, job_id: int) -> JobUsage:
         return JobUsage(job.pk, job.state, steps, refused=INVALID_USER_ID)
     by_step: dict[str, list[dict[str, Any]]] = {}
     for row in StepUsage.objects.filter(job=job).order_by("node"):
-        by_step.setdefault(row.step, []).append(
+        by_step.setdefault(step_label(row.step), []).append(
             {"node": row.node, "tasks": row.tasks, "sampled_at": row.sampled_at.isoformat()}
         )
     for s in steps:
@@ -172,11 +173,11 @@ class EndedStep:
 
 
 def final_statistics(steps: Sequence[EndedStep]) -> dict[tuple[int, str], dict[str, Any]]:
-    """Each ended step's statistics (step_statistics.to_wire), by (job id, step), for the
-    steps that have any; one query."""
+    """Each ended step's statistics (step_statistics.to_wire), by (job id, step as asked:
+    ``interactive``, not its number), for the steps that have any; one query."""
     if not steps:
         return {}
-    wanted = {(s.job_id, s.step): s for s in steps}
+    wanted = {(s.job_id, step_key(s.step)): s for s in steps}
     by_step: dict[tuple[int, str], list[StepStatistics]] = {}
     found = StepStatistics.objects.filter(job_id__in={s.job_id for s in steps}).order_by("node")
     for row in found.only("job_id", "run", "step", "node", "tasks", "ends"):
@@ -185,8 +186,8 @@ def final_statistics(steps: Sequence[EndedStep]) -> dict[tuple[int, str], dict[s
         if want is not None and (row.step != BATCH or row.run == want.run):
             by_step.setdefault((row.job_id, row.step), []).append(row)
     out = {}
-    for key, want in wanted.items():
-        nodes = {row.node: (row.tasks, row.ends) for row in by_step.get(key, [])}
+    for (job_id, key), want in wanted.items():
+        nodes = {row.node: (row.tasks, row.ends) for row in by_step.get((job_id, key), [])}
         if want.batch_end and want.batch_host:
             tasks, _ends = nodes.get(want.batch_host, ([], []))
             nodes[want.batch_host] = (tasks, [{"task": 0, **want.batch_end}])
@@ -198,5 +199,12 @@ def final_statistics(steps: Sequence[EndedStep]) -> dict[tuple[int, str], dict[s
         ]
         stats = sstat_fields.step_stats(want.job_id, {"step": want.step, "nodes": parts})
         ends = [e for _tasks, node_ends in nodes.values() for e in node_ends]
-        out[key] = step_statistics.to_wire(stats, step_statistics.cpu_time_of(ends, stats.ntasks))
+        out[(job_id, want.step)] = step_statistics.to_wire(
+            stats, step_statistics.cpu_time_of(ends, stats.ntasks)
+        )
     return out
+
+
+def forget_step(*, job_id: int, step: str) -> None:
+    """The statistics of a step whose id is reused (the interactive step's): gone."""
+    StepStatistics.objects.filter(job_id=job_id, step=step).delete()

@@ -96,3 +96,15 @@ def test_the_batch_step_s_statistics_are_its_run_s(demo, users) -> None:
     # The next run's batch step has none of this run's figures.
     type(job).objects.filter(pk=job.id).update(restart_count=1, max_rss_kb=None, total_cpu_secs=None)
     assert steps_of(job.id, users["alice"])["batch"]["stats"] is None
+
+
+def test_the_interactive_step_s_statistics_are_n_interactive_s(demo, users) -> None:
+    job = running_job(users["alice"], nodes=1, ntasks=1)
+    step = services.create_step(actor=users["alice"], job_id=job.id, data=body(interactive=True))
+    node = step.layout[0][0]
+    msg = {"type": "step_done", "job_id": job.id, "step_id": step.step_id, "node": node, "exit_code": 0,
+           "signal": 0, "time": 2.0, "tasks": [{"task": 0, "user_cpu_secs": 1.0, "system_cpu_secs": 0.5,
+                                                "max_rss_kb": None, "pages": 0}]}  # fmt: skip
+    services.step_done(nodes=[node], msg=msg)
+    shell = steps_of(job.id, users["alice"])["interactive"]
+    assert shell["total_cpu_secs"] == 1.5 and shell["stats"]["in_max"]["cpu"] == [1500, node, 0]
