@@ -29,19 +29,7 @@ def convert(value: float, unit: int, want: str | None) -> str:
     """Slurm's ``convert_num_unit`` of ``value`` counted in the ``unit``-th of ("", K, M,
     G, T, P): without ``--units``, exactly (a unit up while the value is a whole number of
     half units: ``1.50M``); with ``--units=X``, in X (``3.91G``)."""
-    if want is None:
-        return sf.convert_num(value, unit=unit)
-    target = UNITS.index(want) + 1
-    while unit < target:
-        value /= 1024
-        unit += 1
-    while unit > target:
-        value *= 1024
-        unit -= 1
-    if int(value) == 0:
-        return "0"
-    letter = UNITS[unit - 1] if unit else ""
-    return f"{int(value)}{letter}" if int(value) == value else f"{value:.2f}{letter}"
+    return sf.convert_num(value, unit=unit) if want is None else sf.convert_to(value, unit, want)
 
 
 def stats_of(job: dict, step: dict | None) -> sf.Stats | None:
@@ -122,17 +110,39 @@ def cpu_freq(job: dict, step: dict | None, opts: Any) -> str | None:
     if stats is None or stats.cpu_freq is None or not stats.ntasks:
         return None
     value = stats.cpu_freq / stats.ntasks
-    if opts.units is None:
+    if opts.units is None or int(value) == 0:
         return sf.convert_kilo(value)
     unit, target = 1, UNITS.index(opts.units) + 1
     while unit < target:
         value, unit = value / 1000, unit + 1
     while unit > target:
         value, unit = value * 1000, unit - 1
-    if int(value) == 0:
-        return "0"
     letter = UNITS[unit - 1] if unit else ""
     return f"{int(value)}{letter}" if int(value) == value else f"{value:.2f}{letter}"
+
+
+def tres(table: str, how: str) -> Getter:
+    """TRESUsageIn*/Out*: ``slurmdb_make_tres_string_from_simple``'s lists, as print.c asks
+    for them: figures with the BYTES flag (cpu a time, sizes converted, in ``--units`` when
+    given); nodes by name; task ids as plain numbers (no BYTES flag: cpu's too)."""
+
+    def get(job: dict, step: dict | None, opts: Any) -> str | None:
+        stats = stats_of(job, step)
+        if stats is None:
+            return None
+        if how == "ave":
+            return sf.tres_text(stats.ave(getattr(stats, table)), noconvert=False, units=opts.units)
+        if how == "tot":
+            return sf.tres_text(getattr(stats, table), noconvert=False, units=opts.units)
+        values: dict[str, sf.Extreme] = getattr(stats, table)
+        if how == "node":
+            return sf.node_text(values)
+        if how == "task":
+            tasks = {name: e.task for name, e in values.items() if e.task is not None}
+            return ",".join(f"{name}={tasks[name]}" for name in sorted(tasks)) or None
+        return sf.tres_text({k: e.value for k, e in values.items()}, noconvert=False, units=opts.units)
+
+    return get
 
 
 def energy(_job: dict, _step: dict | None, _opts: Any) -> str:
@@ -165,4 +175,4 @@ def _step_cpu(step: dict, key: str) -> float | None:
     return stats.get(key)
 
 
-__all__ = ["convert", "cpu", "cpu_freq", "cpu_seconds", "disk", "energy", "size", "stats_of", "where"]
+__all__ = ["convert", "cpu", "cpu_freq", "cpu_seconds", "disk", "energy", "size", "stats_of", "tres", "where"]

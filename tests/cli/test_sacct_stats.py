@@ -81,3 +81,20 @@ def test_the_job_s_cpu_times_are_its_steps_added_up():
     cols = sacct_fields.parse_fields("totalcpu,usercpu,systemcpu")
     out = sacct_fields.line(cols, (job, None), sacct_fields.Layout(parsable="P"), sacct_fields.Options())
     assert out == "00:03.750|00:01.250|00:00.500\n"
+
+
+def test_the_tres_usage_lists_are_sacct_s():
+    step = step_with(
+        task(0, rss=1536, cpu=65, read=2048, written=None), task(1, rss=512, cpu=5, read=1024, written=None)
+    )
+    fields = "tresusageinmax,tresusageinmaxn,tresusageinmaxt,tresusageinmin,tresusageinave,tresusageintot"
+    assert printed(fields, step) == (
+        "cpu=00:01:05,energy=0,fs/disk=2K,mem=1.50M,pages=3,vmem=3M"
+        "|cpu=node01,energy=node01,fs/disk=node01,mem=node01,pages=node01,vmem=node01"
+        "|cpu=0,fs/disk=0,mem=0,pages=0,vmem=0"  # task ids as plain numbers, cpu's too
+        "|cpu=00:00:05,energy=0,fs/disk=1K,mem=512K,pages=3,vmem=1M"
+        "|cpu=00:00:35,energy=0,fs/disk=1.50K,mem=1M,pages=3,vmem=2M"
+        "|cpu=00:01:10,energy=0,fs/disk=3K,mem=2M,pages=6,vmem=4M"
+    )
+    assert printed("tresusageinmax", step, units="K").endswith("mem=1536K,pages=0.00K,vmem=3072K")
+    assert printed("tresusageoutmax,tresusageinmax", None) == "|"
