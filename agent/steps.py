@@ -31,6 +31,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import resource
 import signal
 import struct
 import subprocess
@@ -78,6 +79,7 @@ class Task:
     signal: int = 0
     env: dict[str, str] = field(default_factory=dict)  # before TaskProlog's edits: TaskEpilog's
     pty: int | None = None  # srun --pty: the terminal's master side, task 0's output and input
+    end: am.TaskEnd | None = None  # its figures from its reaping
 
 
 def _open_pty(rows: int | None, cols: int | None, account: Account) -> tuple[int, int]:
@@ -206,8 +208,9 @@ class StepRunner:
             self._release(msg.job_id)
         if error:
             log.warning("step %s on %s: %s", name, msg.node, error)
+        ends = [t.end for t in step.tasks if t.end is not None] or None
         self.emit(am.StepDone(job_id=msg.job_id, step_id=msg.step_id, node=msg.node, exit_code=exit_code,
-                              signal=sig, time=self.clock(), error=error[:500]))  # fmt: skip
+                              signal=sig, time=self.clock(), error=error[:500], tasks=ends))  # fmt: skip
 
     async def _connect(self, msg: am.StepLaunch) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         reader, writer = await asyncio.wait_for(
@@ -500,6 +503,7 @@ class StepRunner:
             await self._pump_terminal(t, writer)
         else:
             await asyncio.gather(*(forward(s, k) for s, k in streams), _exited(t.popen))
+        t.end = _reap(t)
         status = t.popen.wait()
         t.exit_code, t.signal = (0, -status) if status < 0 else (status, 0)
         await self._task_epilog(step, t)  # as slurmstepd, before srun hears of the exit
@@ -606,6 +610,29 @@ async def _exited(popen: subprocess.Popen[bytes]) -> None:
     finally:
         loop.remove_reader(fd)
         os.close(fd)
+
+
+def _reap(t: Task) -> am.TaskEnd | None:
+    """Reap the ended task with ``wait4`` for its rusage, as slurmstepd does: its CPU time
+    counts to the end, where the samples of /proc stop up to a second short of it, and a
+    step shorter than a sample has no other figures. None when it was reaped already."""
+    if t.popen.returncode is not None:
+        return None
+    try:
+        _pid, status, usage = os.wait4(t.popen.pid, 0)
+    except ChildProcessError:
+        return None
+    t.popen.returncode = os.waitstatus_to_exitcode(status)
+    # Linux counts a child's largest RSS from its fork, the agent's pages and all, until
+    # its exec: a figure the agent itself has reached says nothing of the task's own.
+    inherited = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return am.TaskEnd(
+        task=t.task,
+        user_cpu_secs=round(usage.ru_utime, 6),
+        system_cpu_secs=round(usage.ru_stime, 6),
+        max_rss_kb=int(usage.ru_maxrss) if usage.ru_maxrss > inherited else None,
+        pages=int(usage.ru_majflt),
+    )
 
 
 def _signal_task(t: Task, sig: int) -> None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cli import sacct_stats as st
 from cli.fmt import fold_array_tasks, slurm_time
 from slurmwords import print_fields
+from slurmwords import sstat_fields as sf
 from slurmwords.durations import format_duration_long
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
@@ -59,29 +61,8 @@ class Column:
 
 # ------------------------------------------------------------------ values
 
-_UNITS = "KMGTP"
 
-
-def convert_units(value: float, unit: int, want: str | None) -> str:
-    """Slurm's ``convert_num_unit``: ``value`` counted in the ``unit``-th of ("", K, M, G, T,
-    P).  Without ``--units`` it climbs a unit only while the value divides exactly
-    (``4000M``, ``4G``); with ``--units=X`` it is expressed in X (``3.91G``)."""
-    if want is not None:
-        target = _UNITS.index(want) + 1
-        while unit < target:
-            value /= 1024
-            unit += 1
-        while unit > target:
-            value *= 1024
-            unit -= 1
-    else:
-        while value >= 1024 and value % 1024 == 0 and unit < len(_UNITS):
-            value /= 1024
-            unit += 1
-    letter = _UNITS[unit - 1] if unit else ""
-    if value == int(value):
-        return f"{int(value)}{letter}"
-    return f"{value:.2f}{letter}"
+convert_units = st.convert  # Slurm's convert_num_unit, shared with the statistics fields
 
 
 def secs_text(secs: int | None) -> str | None:
@@ -187,13 +168,24 @@ def _derived(job: dict, step: dict | None, _opts: Options) -> str | None:
     return None if step is not None else _exit(job, None, _opts)
 
 
-def _total_cpu(job: dict, step: dict | None, _opts: Options) -> str | None:
-    return cpu_text((step if step is not None else job).get("total_cpu_secs"))
+def _cpu_field(key: str) -> Getter:
+    """TotalCPU, UserCPU, SystemCPU: ``_elapsed_time`` with milliseconds (``00:01.250``)."""
+    seconds = st.cpu_seconds(key)
+
+    def get(job: dict, step: dict | None, _opts: Options) -> str | None:
+        return cpu_text(seconds(job, step))
+
+    return get
+
+
+_stats_max_rss = st.size("in_max", sf.MEM)
 
 
 def _max_rss(job: dict, step: dict | None, opts: Options) -> str | None:
     # Slurm reports MaxRSS of steps only: the job's own line leaves it empty.
-    return None if step is None else _rss(step, opts)
+    if step is None:
+        return None
+    return _stats_max_rss(job, step, opts) if step.get("stats") else _rss(step, opts)
 
 
 def _suspended(job: dict, step: dict | None, _opts: Options) -> str | None:
@@ -256,19 +248,19 @@ FIELDS: tuple[Column, ...] = tuple(
         ("AllocNodes", 10, STR, _nnodes),
         ("AllocTRES", 10, STR, _either("alloc_tres")),
         ("AssocID", 7, UINT, None),
-        ("AveCPU", 10, STR, None),
-        ("AveCPUFreq", 10, STR, None),
-        ("AveDiskRead", 14, STR, None),
-        ("AveDiskWrite", 14, STR, None),
-        ("AvePages", 10, STR, None),
-        ("AveRSS", 10, STR, None),
-        ("AveVMSize", 10, STR, None),
+        ("AveCPU", 10, STR, st.cpu("ave")),
+        ("AveCPUFreq", 10, STR, st.cpu_freq),
+        ("AveDiskRead", 14, STR, st.disk("ave")),
+        ("AveDiskWrite", 14, STR, st.disk("ave_out")),
+        ("AvePages", 10, STR, st.size("ave", sf.PAGES)),
+        ("AveRSS", 10, STR, st.size("ave", sf.MEM)),
+        ("AveVMSize", 10, STR, st.size("ave", sf.VMEM)),
         ("BlockID", 16, STR, None),
         ("Cluster", 10, STR, lambda j, s, o: j.get("cluster") or None),
         ("Comment", 14, STR, _job_only("comment")),
         ("Constraints", 19, STR, _job_only("constraints")),
-        ("ConsumedEnergy", 14, STR, None),
-        ("ConsumedEnergyRaw", 17, UINT, None),
+        ("ConsumedEnergy", 14, STR, st.energy),
+        ("ConsumedEnergyRaw", 17, UINT, st.energy),
         ("Container", 19, STR, None),
         ("CPUTime", 10, SECS, _cpu_time),
         (
@@ -294,25 +286,25 @@ FIELDS: tuple[Column, ...] = tuple(
         ("JobName", 10, STR, _either("name")),
         ("Layout", 9, STR, None),
         ("Licenses", 10, STR, _job_only("licenses")),
-        ("MaxDiskRead", 12, STR, None),
-        ("MaxDiskReadNode", 15, STR, None),
-        ("MaxDiskReadTask", 15, UINT, None),
-        ("MaxDiskWrite", 12, STR, None),
-        ("MaxDiskWriteNode", 16, STR, None),
-        ("MaxDiskWriteTask", 16, UINT, None),
-        ("MaxPages", 8, STR, None),
-        ("MaxPagesNode", 12, STR, None),
-        ("MaxPagesTask", 14, UINT, None),
+        ("MaxDiskRead", 12, STR, st.disk("in_max")),
+        ("MaxDiskReadNode", 15, STR, st.where("in_max", sf.DISK, "node")),
+        ("MaxDiskReadTask", 15, UINT, st.where("in_max", sf.DISK, "task")),
+        ("MaxDiskWrite", 12, STR, st.disk("out_max")),
+        ("MaxDiskWriteNode", 16, STR, st.where("out_max", sf.DISK, "node")),
+        ("MaxDiskWriteTask", 16, UINT, st.where("out_max", sf.DISK, "task")),
+        ("MaxPages", 8, STR, st.size("in_max", sf.PAGES)),
+        ("MaxPagesNode", 12, STR, st.where("in_max", sf.PAGES, "node")),
+        ("MaxPagesTask", 14, UINT, st.where("in_max", sf.PAGES, "task")),
         ("MaxRSS", 10, STR, _max_rss),
-        ("MaxRSSNode", 10, STR, None),
-        ("MaxRSSTask", 10, UINT, None),
-        ("MaxVMSize", 10, STR, None),
-        ("MaxVMSizeNode", 14, STR, None),
-        ("MaxVMSizeTask", 14, UINT, None),
+        ("MaxRSSNode", 10, STR, st.where("in_max", sf.MEM, "node")),
+        ("MaxRSSTask", 10, UINT, st.where("in_max", sf.MEM, "task")),
+        ("MaxVMSize", 10, STR, st.size("in_max", sf.VMEM)),
+        ("MaxVMSizeNode", 14, STR, st.where("in_max", sf.VMEM, "node")),
+        ("MaxVMSizeTask", 14, UINT, st.where("in_max", sf.VMEM, "task")),
         ("McsLabel", 12, STR, None),
-        ("MinCPU", 10, STR, None),
-        ("MinCPUNode", 10, STR, None),
-        ("MinCPUTask", 10, UINT, None),
+        ("MinCPU", 10, STR, st.cpu("in_min")),
+        ("MinCPUNode", 10, STR, st.where("in_min", sf.CPU, "node")),
+        ("MinCPUTask", 10, UINT, st.where("in_min", sf.CPU, "task")),
         ("NCPUS", 10, UINT, _cpus),
         ("NNodes", 8, UINT, _nnodes),
         ("NodeList", 15, STR, _either("node_list")),
@@ -348,7 +340,7 @@ FIELDS: tuple[Column, ...] = tuple(
         ("SubmitLine", 20, STR, None),
         ("Suspended", 10, SECS, _suspended),
         ("SystemComment", 15, STR, None),
-        ("SystemCPU", 10, STR, None),
+        ("SystemCPU", 10, STR, _cpu_field("system_cpu_secs")),
         ("Timelimit", 10, STR, lambda j, s, o: None if s is not None else _time_limit(j)),
         (
             "TimelimitRaw",
@@ -356,26 +348,26 @@ FIELDS: tuple[Column, ...] = tuple(
             STR,
             lambda j, s, o: None if s is not None else str(j.get("time_limit") or "UNLIMITED"),
         ),
-        ("TotalCPU", 10, STR, _total_cpu),
-        ("TRESUsageInAve", 14, STR, None),
-        ("TRESUsageInMax", 14, STR, None),
-        ("TRESUsageInMaxNode", 18, STR, None),
-        ("TRESUsageInMaxTask", 18, STR, None),
-        ("TRESUsageInMin", 14, STR, None),
-        ("TRESUsageInMinNode", 18, STR, None),
-        ("TRESUsageInMinTask", 18, STR, None),
-        ("TRESUsageInTot", 14, STR, None),
-        ("TRESUsageOutAve", 15, STR, None),
-        ("TRESUsageOutMax", 15, STR, None),
-        ("TRESUsageOutMaxNode", 19, STR, None),
-        ("TRESUsageOutMaxTask", 19, STR, None),
-        ("TRESUsageOutMin", 15, STR, None),
-        ("TRESUsageOutMinNode", 19, STR, None),
-        ("TRESUsageOutMinTask", 19, STR, None),
-        ("TRESUsageOutTot", 15, STR, None),
+        ("TotalCPU", 10, STR, _cpu_field("total_cpu_secs")),
+        ("TRESUsageInAve", 14, STR, st.tres("in_tot", "ave")),
+        ("TRESUsageInMax", 14, STR, st.tres("in_max", "value")),
+        ("TRESUsageInMaxNode", 18, STR, st.tres("in_max", "node")),
+        ("TRESUsageInMaxTask", 18, STR, st.tres("in_max", "task")),
+        ("TRESUsageInMin", 14, STR, st.tres("in_min", "value")),
+        ("TRESUsageInMinNode", 18, STR, st.tres("in_min", "node")),
+        ("TRESUsageInMinTask", 18, STR, st.tres("in_min", "task")),
+        ("TRESUsageInTot", 14, STR, st.tres("in_tot", "tot")),
+        ("TRESUsageOutAve", 15, STR, st.tres("out_tot", "ave")),
+        ("TRESUsageOutMax", 15, STR, st.tres("out_max", "value")),
+        ("TRESUsageOutMaxNode", 19, STR, st.tres("out_max", "node")),
+        ("TRESUsageOutMaxTask", 19, STR, st.tres("out_max", "task")),
+        ("TRESUsageOutMin", 15, STR, st.tres("out_min", "value")),
+        ("TRESUsageOutMinNode", 19, STR, st.tres("out_min", "node")),
+        ("TRESUsageOutMinTask", 19, STR, st.tres("out_min", "task")),
+        ("TRESUsageOutTot", 15, STR, st.tres("out_tot", "tot")),
         ("UID", 6, UINT, _id_field(0)),
         ("User", 9, STR, lambda j, s, o: None if s is not None else j.get("user") or None),
-        ("UserCPU", 10, STR, None),
+        ("UserCPU", 10, STR, _cpu_field("user_cpu_secs")),
         ("WCKey", 10, STR, None),
         ("WCKeyID", 10, UINT, None),
         ("WorkDir", 20, STR, _job_only("work_dir")),

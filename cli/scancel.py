@@ -11,6 +11,7 @@ import sys
 
 from cli import clusters
 from cli.fmt import make_parser
+from slurmwords.step_ids import step_label, step_number
 from slurmwords.version import VERSION_LINE
 
 PROG = "scancel"
@@ -44,8 +45,8 @@ def parse_job_ids(words: list[str]) -> list[int | str]:
 
 
 def split_steps(words: list[str]) -> tuple[list[tuple[int, int]], list[str]]:
-    """``12.0`` (also in comma lists): the steps ``scancel JOBID.STEP`` ends, the job kept;
-    and the other ids, for :func:`parse_job_ids`."""
+    """``12.0``, ``12.interactive`` (also in comma lists): the steps ``scancel JOBID.STEP``
+    ends, the job kept; and the other ids, for :func:`parse_job_ids`."""
     steps: list[tuple[int, int]] = []
     jobs: list[str] = []
     for word in words:
@@ -54,9 +55,10 @@ def split_steps(words: list[str]) -> tuple[list[tuple[int, int]], list[str]]:
                 jobs.append(item)
                 continue
             job, _, step = item.partition(".")
-            if not job.isdigit() or not step.isdigit():
+            number = step_number(step)
+            if not job.isdigit() or number is None:
                 raise ValueError(item)
-            steps.append((int(job), int(step)))
+            steps.append((int(job), number))
     return steps, jobs
 
 
@@ -73,7 +75,8 @@ def cancel_steps(client, steps: list[tuple[int, int]], signal: str | None) -> bo
             else:
                 client.post(path + "cancel/", {})
         except ApiError as exc:
-            sys.stderr.write(f"{PROG}: error: Kill job error on job step id {job}.{step}: {exc.message}\n")
+            name = f"{job}.{step_label(step)}"
+            sys.stderr.write(f"{PROG}: error: Kill job error on job step id {name}: {exc.message}\n")
             failed = True
     return failed
 

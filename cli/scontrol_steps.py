@@ -6,6 +6,7 @@ import sys
 
 from cli.fmt import slurm_time
 from slurmwords.durations import format_duration_long
+from slurmwords.step_ids import step_number
 
 
 def step_record(step: dict) -> list[list[tuple[str, str]]]:
@@ -29,14 +30,14 @@ def show_step(client, name: str | None, opts, printer) -> int:
     from cli.client import ApiError  # noqa: PLC0415
 
     job, _, step = (name or "").partition(".")
-    if name is not None and (not job.isdigit() or (step and not step.isdigit())):
+    if name is not None and (not job.isdigit() or (step and step_number(step) is None)):
         sys.stderr.write(f"scontrol: error: Invalid job step id: {name}\n")
         return 1
     try:
         if not name:
             steps = [s for s in client.get("/api/steps/")["steps"] if s["step_id"] != "batch"]
         elif step:
-            steps = [client.get(f"/api/jobs/{job}/steps/{step}/")]
+            steps = [client.get(f"/api/jobs/{job}/steps/{step_number(step)}/")]
         else:
             steps = [s for s in client.get(f"/api/jobs/{job}/steps/")["steps"] if s["state"] == "RUNNING"]
     except ApiError as exc:

@@ -29,6 +29,8 @@ from cluster.core import job_steps
 from cluster.core.gres import job_gres_tres
 from cluster.core.states import FINISHED_JOB_STATES, JobState
 from cluster.models import ClusterConfig, Event, Job
+from cluster.services import step_usage
+from slurmwords import step_statistics
 from slurmwords.hostlists import expand_hostlist
 from slurmwords.reasons import slurm_reason
 
@@ -42,6 +44,10 @@ _HELD_STATES = frozenset({JobState.SUSPENDED, JobState.STOPPED, JobState.COMPLET
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# A step in these has not ended: slurmdbd has no statistics of it yet.
+_LIVE_STEP_STATES = frozenset(
+    {JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING, JobState.CONFIGURING}
+)
 
 
 @dataclass
@@ -104,6 +110,7 @@ def accounting_jobs(
     out = [j for j in out if in_range(j["nnodes"] if j["start_time"] else 0, filters.nnodes)]
     out = [j for j in out if in_range(j["alloc_cpus"], filters.ncpus)]
     _add_srun_steps(out, now)
+    add_statistics(out, {job.id: job for job in rows})
     return out, cursor
 
 
@@ -294,6 +301,39 @@ def _add_srun_steps(out: list[dict[str, Any]], now: datetime) -> None:
         found = ext.job_steps(ids, now) if ids else {}
         for j in out:
             j["steps"] += [step_record(s) for s in found.get(j["job_id"], ())]
+
+
+def batch_end(job: Job) -> dict[str, Any] | None:
+    """The batch step's figures from the job's end report, for its statistics."""
+    end = {"max_rss_kb": job.max_rss_kb, "cpu_secs": job.total_cpu_secs}
+    return {k: v for k, v in end.items() if v is not None} or None
+
+
+def add_statistics(out: list[dict[str, Any]], jobs: dict[int, Job]) -> None:
+    """Each ended step's statistics (``stats``, step_statistics.to_wire's; None when it has
+    none, as a running step's: slurmstepd sends them at the step's end), and its MaxRSS and
+    TotalCPU from them."""
+    wanted = [
+        step_usage.EndedStep(
+            job_id=j["job_id"],
+            step=s["step_id"],
+            run=job.restart_count,
+            batch_host=job.batch_host if s["step_id"] == job_steps.BATCH else "",
+            batch_end=batch_end(job) if s["step_id"] == job_steps.BATCH else None,
+        )
+        for j in out
+        if (job := jobs.get(j["job_id"])) is not None
+        for s in j["steps"]
+        if s["state"] not in _LIVE_STEP_STATES
+    ]
+    found = step_usage.final_statistics(wanted)
+    for j in out:
+        for s in j["steps"]:
+            stats = found.get((j["job_id"], s["step_id"]))
+            s["stats"] = stats
+            if stats is not None:
+                s["max_rss_kb"] = step_statistics.max_rss_kb(stats)
+                s["total_cpu_secs"] = step_statistics.total_cpu_secs(stats)
 
 
 def node_count(job: Job) -> int:

@@ -512,4 +512,4 @@ class OverviewSample(models.Model):
 # Allocation-only jobs' holders and job credentials, in a module of their own.
 from cluster.allocation_models import AllocationHolder, JobCredential  # noqa: E402, F401
 from cluster.run_models import JobRun  # noqa: E402, F401
-from cluster.usage_models import StepUsage  # noqa: E402, F401
+from cluster.usage_models import StepStatistics, StepUsage  # noqa: E402, F401

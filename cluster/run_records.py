@@ -78,9 +78,17 @@ def keep_run(job: Job, *, now: datetime, ended_by: JobState) -> JobRun | None:
             "paused_seconds": paused,
             "max_rss_kb": job.max_rss_kb,
             "total_cpu_secs": job.total_cpu_secs,
-            "steps": _steps(job, finished=finished, ended_by=ended_by, paused=paused, now=now),
+            "steps": _run_steps(job, finished=finished, ended_by=ended_by, paused=paused, now=now),
         },
     )
+
+
+def _run_steps(job: Job, *, finished: bool, ended_by: JobState, paused: int, now: datetime) -> list[dict]:
+    """The run's steps with their statistics: the next run's batch step starts anew."""
+    steps = _steps(job, finished=finished, ended_by=ended_by, paused=paused, now=now)
+    record = {"job_id": job.id, "steps": steps}
+    accounting.add_statistics([record], {job.id: job})
+    return record["steps"]
 
 
 def _steps(job: Job, *, finished: bool, ended_by: JobState, paused: int, now: datetime) -> list[dict]:

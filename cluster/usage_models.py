@@ -29,3 +29,28 @@ class StepUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id}.{self.step} on {self.node}"
+
+
+class StepStatistics(models.Model):
+    """A step's figures on one node kept for accounting (sacct, seff) after the step has
+    ended: ``tasks``, the last report of its agent (what a StepUsage row held, kept past
+    it), and ``ends``, each task's figures from its reaping (``step_done``'s, srun steps
+    only), which a step shorter than the agent's sampling has alone. ``run`` is the job's
+    run the figures are of (a requeued job's batch step starts again)."""
+
+    job = models.ForeignKey("cluster.Job", on_delete=models.CASCADE, related_name="step_statistics")
+    run = models.PositiveIntegerField(default=0)
+    step = models.CharField(max_length=16, help_text='"batch" or the step number')
+    node = models.CharField(max_length=128)
+    tasks = models.JSONField(default=list)
+    ends = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "run", "step", "node"], name="cluster_step_statistics_one_per_node"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}.{self.step} on {self.node} (run {self.run})"

@@ -62,6 +62,7 @@ __all__ = [
     "StepSignal",
     "StepUsage",
     "StepUsageRecord",
+    "TaskEnd",
     "TaskUsage",
     "decode",
 ]
@@ -555,6 +556,23 @@ class StepDone(Message):
     signal: int
     time: float
     error: str = ""
+    # Each task's figures from its reaping (absent from an agent that does not read them).
+    tasks: list[TaskEnd] | None = None
+
+
+@dataclass(frozen=True)
+class TaskEnd(Record):
+    """One srun task's use as its reaping tells it (``wait4``'s rusage, as slurmstepd's):
+    CPU seconds in user and system mode of the task and the descendants it waited for,
+    the largest RSS of one of those processes (KiB; None when it is no larger than the
+    agent's own, which the task's fork inherited before its exec) and their major page
+    faults. A step shorter than the agent's sampling has no other figures."""
+
+    task: int
+    user_cpu_secs: float
+    system_cpu_secs: float
+    max_rss_kb: int | None
+    pages: int
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,22 @@ def convert_num(value: float, *, noconvert: bool = False, unit: int = 0) -> str:
     return f"{int(value)}{letter}" if int(value) == value else f"{value:.2f}{letter}"
 
 
+def convert_to(value: float, unit: int, want: str) -> str:
+    """``convert_num_unit`` with a unit asked for (sacct's ``--units``): ``value``, counted
+    in the ``unit``-th of ("", K, M, G, T, P), expressed in ``want`` (``3.91G``)."""
+    if int(value) == 0:  # before converting: 3 pages in K are 0.00K
+        return "0"
+    target = "KMGTP".index(want) + 1
+    while unit < target:
+        value /= 1024
+        unit += 1
+    while unit > target:
+        value *= 1024
+        unit -= 1
+    letter = "\0KMGTP"[unit].replace("\0", "")
+    return f"{int(value)}{letter}" if int(value) == value else f"{value:.2f}{letter}"
+
+
 def convert_kilo(value: float, *, noconvert: bool = False) -> str:
     """AveCPUFreq's ``convert_num_unit2`` from kilo by 1000, converting as far as it goes
     (not exactly): ``2.60M``; ``--noconvert``: ``2596K``."""
@@ -178,15 +194,20 @@ def elapsed(ms: int) -> str:
     return format_duration_long(max(0, ms) // CPU_TIME_ADJ)  # secs2time_str's form
 
 
-def tres_text(values: dict[str, int], *, noconvert: bool, convert: bool = True) -> str | None:
+def tres_text(
+    values: dict[str, int], *, noconvert: bool, convert: bool = True, units: str | None = None
+) -> str | None:
     """A usage TRES list as ``slurmdb_make_tres_string_from_simple`` prints it (BYTES flag):
-    cpu as a time, the rest as sizes; ``convert`` False (the Task lists) prints them raw,
-    and cpu's figure (a task id there) still goes through the time, as Slurm's does."""
+    cpu as a time, the rest as sizes (in ``units`` when given: sacct's ``--units``);
+    ``convert`` False (the Task lists) prints them raw, and cpu's figure (a task id there)
+    still goes through the time, as Slurm's does."""
     parts = []
     for name in sorted(values):
         count = values[name]
         if name == CPU:
             text = format_duration_long(count // CPU_TIME_ADJ)
+        elif units is not None and convert:
+            text = convert_to(count, 0, units)
         else:
             text = convert_num(count, noconvert=noconvert or not convert)
         parts.append(f"{name}={text}")

@@ -17,6 +17,7 @@ from cluster.api.parsers import JSONParser
 from cluster.core.states import JobState
 from cluster.models import Job
 from cluster.services.errors import NotFound, ServiceError
+from slurmwords.step_ids import step_label
 from steps import services
 from steps.models import Step
 
@@ -26,7 +27,7 @@ MAX_LISTED = 10_000
 
 def step_data(step: Step, job: Job) -> dict[str, Any]:
     return {
-        "id": f"{job.id}.{step.step_id}",
+        "id": f"{job.id}.{step_label(step.step_id)}",
         "job_id": job.id,
         "step_id": step.step_id,
         "name": step.name,

@@ -9,7 +9,8 @@ from cluster.models import Job
 
 class Step(models.Model):
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="steps")
-    step_id = models.PositiveIntegerField()
+    # slurmwords.step_ids: srun's steps by number from 0, the interactive step SLURM_INTERACTIVE_STEP.
+    step_id = models.PositiveBigIntegerField()
     name = models.CharField(max_length=256, default="")
     state = models.CharField(max_length=16, default="RUNNING")
     exit_code = models.IntegerField(default=0)

@@ -21,10 +21,11 @@ from cluster import clock, extensions, publish, visibility
 from cluster.core import hostlists
 from cluster.core.states import JobState
 from cluster.models import Job
-from cluster.services import rows
+from cluster.services import rows, step_usage
 from cluster.services.action_audit import action_audit_record
 from cluster.services.errors import NotFound, PermissionDenied, ServiceError
 from slurmwords import agent_messages as am
+from slurmwords.step_ids import INTERACTIVE_STEP, step_label
 from steps.core import layout
 from steps.core.warning import step_warning
 from steps.models import Step
@@ -198,10 +199,18 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             raise ServiceError(str(exc)) from None
         except layout.StepBusy:
             raise StepBusy("Requested nodes are busy") from None
-        last = Step.objects.filter(job=job).aggregate(m=Max("step_id"))["m"]
+        if interactive:
+            # slurmctld keeps no ended step, and slurmdbd's record of a step id is its last:
+            # a new interactive step replaces the job's earlier one.
+            Step.objects.filter(job=job, step_id=INTERACTIVE_STEP).delete()
+            step_usage.forget_step(job_id=job.id, step=str(INTERACTIVE_STEP))
+            step_id = INTERACTIVE_STEP
+        else:
+            last = Step.objects.filter(job=job, interactive=False).aggregate(m=Max("step_id"))["m"]
+            step_id = 0 if last is None else last + 1
         step = Step.objects.create(
             job=job,
-            step_id=0 if last is None else last + 1,
+            step_id=step_id,
             name=name,
             node_list=hostlists.fold(plan.nodes),
             num_nodes=len(plan.nodes),
@@ -289,7 +298,7 @@ def _step_for(actor: Any, job_id: int, step_id: int) -> tuple[Job, Step]:
     job = _job_for(actor, job_id, lock=False)
     step = Step.objects.select_for_update().filter(job=job, step_id=step_id).first()
     if step is None:
-        raise NotFound(f"Job step {job_id}.{step_id} not found")
+        raise NotFound(f"Job step {job_id}.{step_label(step_id)} not found")
     return job, step
 
 
@@ -380,6 +389,9 @@ def step_done(*, nodes: list[str], msg: dict[str, Any], now: datetime | None = N
                         done.job_id, done.step_id, done.node)  # fmt: skip
             return
         step.reports = {**step.reports, done.node: [done.exit_code, done.signal]}
+        step_usage.step_ended(
+            job_id=done.job_id, step=str(done.step_id), node=done.node, ends=done.tasks or []
+        )
         if done.error and not step.error:
             step.error = f"{done.node}: {done.error}"[:512]
         fields = ["reports", "error"]
@@ -425,7 +437,12 @@ def shown_state(step: Step) -> str:
 
 def steps_of(job_ids: Iterable[int]) -> dict[int, list[Step]]:
     out: dict[int, list[Step]] = {}
-    found = Step.objects.filter(job_id__in=list(job_ids)).select_related("job").order_by("job_id", "step_id")
+    # slurmdbd's order: by the signed step id, where the interactive step (-6) is first.
+    found = (
+        Step.objects.filter(job_id__in=list(job_ids))
+        .select_related("job")
+        .order_by("job_id", "-interactive", "step_id")
+    )
     for step in found:
         out.setdefault(step.job_id, []).append(step)
     return out

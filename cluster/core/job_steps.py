@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from cluster.core.states import JobState
+from slurmwords.step_ids import step_label
 
 BATCH = "batch"
 
@@ -119,9 +120,10 @@ def srun_step(
     node_list: str,
     now: datetime,
 ) -> Step:
-    """A step srun started, as sacct lists it (``N.0``): its own nodes, tasks and CPUs."""
+    """A step srun started, as sacct lists it (``N.0``, ``N.interactive``): its own nodes,
+    tasks and CPUs."""
     return Step(
-        step_id=str(step_id),
+        step_id=step_label(step_id),
         name=name,
         state=state,
         exit_code=exit_code,

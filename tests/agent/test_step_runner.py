@@ -70,7 +70,13 @@ def test_tasks_stream_to_srun_and_the_agent_reports_the_step(tmp_path) -> None:
     status, out, _err, emitted = asyncio.run(run(tmp_path, ""))
     assert sorted(out.splitlines()) == [b"0: task 0 2", b"1: task 1 2"]
     assert status == 3  # the highest exit code
-    assert emitted == [am.StepDone(job_id=5, step_id=0, node=NODE, exit_code=3, signal=0, time=1.0, error="")]
+    (done,) = emitted
+    assert done == am.StepDone(job_id=5, step_id=0, node=NODE, exit_code=3, signal=0, time=1.0, error="",
+                               tasks=done.tasks)  # fmt: skip
+    # Each task's figures from its reaping (wait4's rusage): its CPU time to the end; its
+    # largest RSS is no larger than the agent's, which its fork inherited: not told.
+    assert [t.task for t in done.tasks] == [0, 1]
+    assert all(t.user_cpu_secs >= 0 and t.system_cpu_secs >= 0 and t.max_rss_kb is None for t in done.tasks)
 
 
 def test_a_listener_without_the_key_gets_nothing_and_no_task_starts(tmp_path) -> None:

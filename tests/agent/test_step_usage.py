@@ -24,13 +24,15 @@ from slurmwords import step_io
 from tests.agent.harness import FakeController, launch_object, run_with_agent
 from tests.agent.test_step_runner import NODE, launch
 
-# 64 MiB written (touched, so resident), 1.5 s of CPU, then the memory given back.
+# 64 MiB written (touched, so resident) for half a second of CPU, given back, then CPU to
+# 1.6 s: the job's CPU time (the hog's and its wrapper's) reaches 1 s only once the memory
+# is given back, whenever the reports fall.
 HOG = (
     "import time\n"
     "data = b'\\x01' * (64 << 20)\n"
-    "t = time.process_time()\n"
-    "while time.process_time() - t < 1.5: pass\n"
+    "while time.process_time() < 0.5: pass\n"
     "del data\n"
+    "while time.process_time() < 1.6: pass\n"
     "time.sleep({hold})\n"
 )
 

@@ -165,7 +165,8 @@ def test_step_fields_and_units(history, capsys):
     fields = "jobid,maxrss,totalcpu,reqmem,alloctres,nodelist,user,partition,cputime"
     _, out, _ = run(capsys, "-P", "-n", "-j", "107", "-o", fields)
     job_line, step_line = out.splitlines()[-2:]
-    assert job_line == "107|||4000M|billing=2,cpu=2,mem=4000M,node=1|node01|alice|debug|00:00:10"
+    # The job's TotalCPU is its ended steps' added up, as sacct's options.c adds them.
+    assert job_line == "107||00:12.250|4000M|billing=2,cpu=2,mem=4000M,node=1|node01|alice|debug|00:00:10"
     assert step_line == "107.batch|1500M|00:12.250||cpu=2,mem=4000M,node=1|node01|||00:00:10"
     _, out, _ = run(capsys, "-P", "-n", "--units=G", "-j", "107", "-o", "jobid,maxrss,reqmem")
     assert out.splitlines()[-2:] == ["107||3.91G", "107.batch|1.46G|"]
@@ -227,7 +228,7 @@ def test_json_has_jobs_with_steps(history, capsys):
     ("args", "words"),
     [
         (["-o", "jobid,bogus"], 'Invalid field requested: "bogus"'),
-        (["-o", "avecpu"], 'Invalid field requested: "avecpu" (AveCPU is not kept by fsched)'),
+        (["-o", "mcslabel"], 'Invalid field requested: "mcslabel" (McsLabel is not kept by fsched)'),
         (["-j", "12.x"], "Bad job/step specified: 12.x"),
         (["-S", "whenever"], "Invalid time specification: whenever"),
         (["--units=Q"], "Invalid unit type"),

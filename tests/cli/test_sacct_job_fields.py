@@ -29,6 +29,6 @@ def test_the_job_fields_sacct_prints(users, demo, live_cli):
 
 
 def test_a_field_fsched_does_not_keep_is_still_refused(users, demo, live_cli):
-    status, out, err = live_cli("alice", "sacct", "-o", "JobID,AveVMSize")
+    status, out, err = live_cli("alice", "sacct", "-o", "JobID,McsLabel")
     assert status == 1 and out == ""
-    assert err == 'sacct: error: Invalid field requested: "AveVMSize" (AveVMSize is not kept by fsched)\n'
+    assert err == 'sacct: error: Invalid field requested: "McsLabel" (McsLabel is not kept by fsched)\n'

@@ -80,12 +80,11 @@ def test_long_ignores_sacct_format_as_sacct_does(history, capsys, monkeypatch):
     assert len(out.splitlines()[0].split("|")) == 54
 
 
-def test_the_tres_usage_fields_resolve_by_prefix_and_are_refused_in_format(history, capsys):
-    code, _, err = run(capsys, "-o", "tresusageinmaxn")
+def test_the_long_fields_fsched_does_not_keep_resolve_by_prefix_and_are_refused_in_format(history, capsys):
+    code, _, err = run(capsys, "-o", "reqcpufreqmi")
     assert code == 1
     assert err == (
-        'sacct: error: Invalid field requested: "tresusageinmaxn"'
-        " (TRESUsageInMaxNode is not kept by fsched)\n"
+        'sacct: error: Invalid field requested: "reqcpufreqmi" (ReqCPUFreqMin is not kept by fsched)\n'
     )
 
 

@@ -274,8 +274,16 @@ def test_scontrol_notify_reaches_salloc_and_a_batch_job_s_stderr(c: E2ECluster) 
 
 def test_use_interactive_step_runs_the_shell_on_the_first_node_as_the_interactive_step(c: E2ECluster) -> None:
     """LaunchParameters=use_interactive_step: salloc with no command runs srun's interactive
-    step, $SHELL on the allocation's first node, whose status is salloc's."""
-    script = 'echo "on=$SLURMD_NODENAME step=$SLURM_STEP_ID tasks=$SLURM_STEP_NUM_TASKS"; exit 7\n'
+    step, $SHELL on the allocation's first node, whose status is salloc's. It is
+    ``N.interactive`` (SLURM_INTERACTIVE_STEP, its SLURM_STEP_ID), and takes no step
+    number: the shell's first srun step is ``N.0``."""
+    script = (
+        'echo "on=$SLURMD_NODENAME step=$SLURM_STEP_ID tasks=$SLURM_STEP_NUM_TASKS"\n'
+        "srun -n1 sh -c 'echo inner=$SLURM_STEP_ID'\n"
+        'squeue -s -h -j "$SLURM_JOB_ID" -o %i\n'
+        'scontrol show step "$SLURM_JOB_ID.interactive" | head -n1\n'
+        "exit 7\n"
+    )
     done = c.cli("salloc", "-N2", input=script, env={**c.env, "SHELL": "/bin/sh"}, check=False)
     assert done.returncode == 7, done.stderr
     job_id = granted_id(done.stderr)
@@ -284,11 +292,13 @@ def test_use_interactive_step_runs_the_shell_on_the_first_node_as_the_interactiv
     c.wait_for("the allocation to end", lambda: state_of(c, job_id) in ("COMPLETED", "FAILED"), timeout=30)
     nodes = c.cli("scontrol", "show", "hostnames", c.jobs(job_id)[job_id]["node_list"]).stdout.split()
     assert len(nodes) == 2
-    assert done.stdout == f"on={nodes[0]} step=0 tasks=1\n"
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [f"on={nodes[0]} step=4294967290 tasks=1", "inner=0", f"{job_id}.interactive"], lines
+    assert lines[3].startswith(f"StepId={job_id}.interactive "), lines
     rows = c.cli(
         "sacct", "-j", str(job_id), "-n", "-P", "-o", "JobID,JobName,NodeList,ExitCode"
     ).stdout.split()
-    assert rows[1] == f"{job_id}.0|interactive|{nodes[0]}|7:0"
+    assert rows[1:3] == [f"{job_id}.interactive|interactive|{nodes[0]}|7:0", f"{job_id}.0|sh|{nodes[0]}|0:0"]
 
 
 def test_the_interactive_step_s_shell_is_on_a_terminal_when_salloc_is(c: E2ECluster) -> None:

@@ -17,6 +17,7 @@ from cluster.models import Job
 from cluster.services import agents
 from cluster.services.jobs import job_resume, job_submit, job_suspend
 from cluster.services.scheduling import schedule_pass
+from slurmwords.step_ids import INTERACTIVE_STEP
 from steps import services
 from steps.models import Step
 
@@ -335,3 +336,28 @@ def test_srun_interactive_is_slurmctld_s_interactive_step_and_holds_no_cpus(
     bad = api("alice").post(f"/api/jobs/{job.id}/steps/", body(interactive="yes"), format="json")
     assert bad.status_code == 400 and bad.json()["field"] == "interactive"
     assert Step.objects.filter(job=job).count() == 3
+
+
+def test_the_interactive_step_takes_no_step_number_and_is_n_interactive(demo, users, api) -> None:
+    """slurmctld's SLURM_INTERACTIVE_STEP: ``N.interactive``; the job's srun steps are still
+    numbered from 0, and a new interactive step replaces an ended one (slurmdbd keeps a
+    step id's last record)."""
+    job = running_job(users["alice"])
+    shell = api("alice").post(f"/api/jobs/{job.id}/steps/", body(interactive=True), format="json").json()
+    assert (shell["id"], shell["step_id"]) == (f"{job.id}.interactive", INTERACTIVE_STEP)
+    first = api("alice").post(f"/api/jobs/{job.id}/steps/", body(ntasks=1), format="json").json()
+    assert first["id"] == f"{job.id}.0"
+    shown = api("alice").get(f"/api/jobs/{job.id}/steps/{INTERACTIVE_STEP}/").json()
+    assert shown["id"] == f"{job.id}.interactive"
+    services.cancel_step(actor=users["alice"], job_id=job.id, step_id=INTERACTIVE_STEP)
+    again = api("alice").post(f"/api/jobs/{job.id}/steps/", body(interactive=True), format="json")
+    assert again.status_code == 201, again.json()
+    assert sorted(Step.objects.filter(job=job).values_list("step_id", "state")) == [
+        (0, "RUNNING"), (INTERACTIVE_STEP, "RUNNING")
+    ]  # fmt: skip
+    second = api("alice").post(f"/api/jobs/{job.id}/steps/", body(ntasks=1), format="json").json()
+    assert second["id"] == f"{job.id}.1"
+    only = accounting.Filters(job_ids=Q(pk=job.id))
+    now = timezone.now()
+    rows, _ = accounting.accounting_jobs(viewer=users["alice"], filters=only, after=0, limit=10, now=now)
+    assert [s["step_id"] for s in rows[0]["steps"]] == ["batch", "interactive", "0", "1"]
