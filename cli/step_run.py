@@ -26,6 +26,7 @@ from typing import Any
 from cli import step_output
 from cli.client import ApiError, CliError, split_url
 from slurmwords import step_io
+from slurmwords.step_ids import step_label
 
 RETRY_EVERY = 1.0
 POLL_EVERY = 2.0
@@ -178,7 +179,7 @@ def create(
             time.sleep(RETRY_EVERY)
             continue
         if waited:
-            _err(f"srun: Step created for StepId={job_id}.{step['step_id']}")
+            _err(f"srun: Step created for StepId={job_id}.{step_label(step['step_id'])}")
         assert isinstance(step, dict)
         return step
 
@@ -247,7 +248,7 @@ class Session:
         self.input_fd = 0 if pty_fd is None else pty_fd
         self.job_id = job_id
         self.step_id = int(step["step_id"])
-        self.name = f"{job_id}.{self.step_id}"
+        self.name = f"{job_id}.{step_label(self.step_id)}"  # srun writes N.interactive too
         self.ntasks = int(step["num_tasks"])
         self.nodes = {n["name"]: list(n["tasks"]) for n in step["nodes"]}
         self.key = key

@@ -156,3 +156,15 @@ def test_preserve_env_and_the_hidden_interactive_reach_the_step_request(capsys) 
         srun.build_parser().parse_args(["--help"])
     out = capsys.readouterr().out
     assert "-E, --preserve-env" in out and "--interactive" not in out
+
+
+def test_srun_names_the_interactive_step_as_slurm_writes_it():
+    # log_build_step_id_str writes SLURM_INTERACTIVE_STEP as "interactive": srun's lines
+    # (Terminating StepId=..., Ctrl-C, launch failures) name it so.
+    from cli.step_run import Session
+    from slurmwords.step_ids import INTERACTIVE_STEP
+
+    nodes = [{"name": "node01", "tasks": [0]}]
+    session = Session(None, 12, {"step_id": INTERACTIVE_STEP, "num_tasks": 1, "nodes": nodes}, "k", {})
+    assert session.name == "12.interactive"
+    assert Session(None, 12, {"step_id": 3, "num_tasks": 1, "nodes": nodes}, "k", {}).name == "12.3"
