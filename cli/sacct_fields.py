@@ -17,6 +17,7 @@ from cli import sacct_stats as st
 from cli.fmt import fold_array_tasks, slurm_time
 from slurmwords import print_fields
 from slurmwords import sstat_fields as sf
+from slurmwords.c_numbers import atoi
 from slurmwords.durations import format_duration_long
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
@@ -394,7 +395,7 @@ def parse_fields(spec: str, *, blank_unkept: bool = False) -> list[Column]:
         if not word:
             continue
         name, percent, width_text = word.partition("%")
-        width = _atoi(width_text) if percent else None
+        width = atoi(width_text) if percent else None
         if name.lower() == "all"[: len(name)] and name:
             out.extend(
                 Column(c.name, c.width if width is None else width, c.kind, c.value)
@@ -410,13 +411,6 @@ def parse_fields(spec: str, *, blank_unkept: bool = False) -> list[Column]:
         value = match.value or _blank
         out.append(Column(match.name, match.width if width is None else width, match.kind, value))
     return out
-
-
-def _atoi(text: str) -> int:
-    """C's atoi: an optional sign and the digits that follow, 0 when there are none."""
-    sign, rest = (-1, text[1:]) if text[:1] == "-" else (1, text.lstrip("+"))
-    digits = rest[: len(rest) - len(rest.lstrip("0123456789"))]
-    return sign * int(digits) if digits else 0
 
 
 # ---------------------------------------------------------------- printing

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from slurmwords import print_fields
+from slurmwords.c_numbers import atoi
 from slurmwords.durations import format_duration_long
 from slurmwords.hostlists import fold_hostlist, natural_key
 
@@ -377,12 +378,6 @@ def help_fields() -> str:
     return "".join(out) + "\n"
 
 
-def _atoi(text: str) -> int:
-    sign, rest = (-1, text[1:]) if text[:1] == "-" else (1, text.lstrip("+"))
-    digits = rest[: len(rest) - len(rest.lstrip("0123456789"))]
-    return sign * int(digits) if digits else 0
-
-
 def parse_fields(spec: str) -> list[Column]:
     """The comma list of ``-o`` (several ``-o`` are one list): each name a case-insensitive
     prefix, first match in the table; ``%N`` sets the width (0 keeps the default)."""
@@ -392,7 +387,7 @@ def parse_fields(spec: str) -> list[Column]:
         if not word:
             continue
         name, percent, width_text = word.partition("%")
-        width = _atoi(width_text) if percent else 0
+        width = atoi(width_text) if percent else 0
         match = next((c for c in FIELDS if c.name.lower().startswith(name.lower())), None)
         if match is None:
             raise FieldError(f'Invalid field requested: "{name}"')
