@@ -14,7 +14,7 @@ SLURMD_PORT = 6818  # slurm.conf's SlurmdPort when unset
 class Context:
     """The controller's configuration as the JSON needs it, read once per command."""
 
-    __slots__ = ("accounting", "cluster", "command", "slurmd_port")
+    __slots__ = ("accounting", "cluster", "command", "cr_cpu", "slurmd_port")
 
     def __init__(self, client, command: list[str]) -> None:
         from cli.client import ApiError  # noqa: PLC0415
@@ -29,6 +29,9 @@ class Context:
         self.cluster = config.get("cluster_name") or ""
         self.accounting = str(options.get("AccountingStorageType") or "")
         self.slurmd_port = int(port) if port.isdigit() else SLURMD_PORT
+        # CR_CPU counts a job's CPUs, CR_Core (and Socket) its cores: job_resources says which.
+        select = str(options.get("SelectTypeParameters") or "").upper().split(",")
+        self.cr_cpu = any(word.startswith("CR_CPU") for word in select)
 
     def meta(self) -> dict:
         user, group = data_parser_client.user_and_group()

@@ -143,6 +143,34 @@ def _count_limit(extra: dict, key: str) -> dict:
     return dp.no_val(int(value)) if value.isdigit() else dp.no_val(None, infinite=True)
 
 
+def _optional(extra: dict, key: str) -> dict:
+    """A partition's SuspendTime=, ResumeTimeout=, SuspendTimeout=, OverTimeLimit=: unset
+    (NO_VAL) when slurm.conf does not say, INFINITE for its words of no limit."""
+    value = str(extra.get(key) or "").upper()
+    if value.isdigit():
+        return dp.no_val(int(value))
+    if value in ("INFINITE", "UNLIMITED", "NONE", "-1"):
+        return dp.no_val(None, infinite=True)
+    return dp.no_val(None)
+
+
+# OverSubscribe='s job count and flags (max_share, SHARED_FORCE): NO is one job a resource,
+# EXCLUSIVE none, YES and FORCE four unless a count follows (slurm.conf(5)).
+_FORCE = 0x8000
+
+
+def _max_share(extra: dict) -> int:
+    word, _, count = str(extra.get("OverSubscribe") or "NO").upper().partition(":")
+    jobs = int(count) if count.isdigit() else 4
+    if word == "EXCLUSIVE":
+        return 0
+    if word == "YES":
+        return jobs
+    if word == "FORCE":
+        return _FORCE | jobs
+    return 1
+
+
 def _memory(extra: dict, per_cpu: str, per_node: str) -> tuple[int, dict, dict]:
     """(memory_per_cpu, partition_memory_per_cpu, partition_memory_per_node) of one
     DefMem*/MaxMem* pair: one uint64 holds either, 0 when neither is set."""
@@ -160,6 +188,7 @@ def partition(obj: dict) -> dict:
     def_cpu, def_part_cpu, def_part_node = _memory(extra, "DefMemPerCPU", "DefMemPerNode")
     max_cpu, max_part_cpu, max_part_node = _memory(extra, "MaxMemPerCPU", "MaxMemPerNode")
     grace = str(extra.get("GraceTime") or "0")
+    share = _max_share(extra)
     return nested(
         [
             ("nodes/allowed_allocation", _listed(extra, "AllocNodes")),
@@ -184,22 +213,22 @@ def partition(obj: dict) -> dict:
             ("maximums/partition_memory_per_cpu", max_part_cpu),
             ("maximums/partition_memory_per_node", max_part_node),
             ("maximums/nodes", _minutes(obj.get("max_nodes"))),
-            ("maximums/shares", 1),
-            ("maximums/oversubscribe/jobs", 1),
-            ("maximums/oversubscribe/flags", []),
+            ("maximums/shares", share),
+            ("maximums/oversubscribe/jobs", share & ~_FORCE),
+            ("maximums/oversubscribe/flags", ["force"] if share & _FORCE else []),
             ("maximums/time", _minutes(obj.get("max_time"))),
             ("minimums/nodes", obj.get("min_nodes") or 0),
             ("name", dp.text(obj.get("name"))),
             ("nodes/configured", dp.text(obj.get("nodes"))),
             ("node_sets", ""),
-            ("maximums/over_time_limit", dp.no_val(None)),
+            ("maximums/over_time_limit", _optional(extra, "OverTimeLimit")),
             ("priority/job_factor", obj.get("priority_job_factor") or 1),
             ("priority/tier", obj.get("priority_tier") or 1),
             ("qos/assigned", dp.text(extra.get("QOS"))),
-            ("timeouts/resume", dp.no_val(None)),
+            ("timeouts/resume", _optional(extra, "ResumeTimeout")),
             ("partition/state", [obj.get("state") or "UP"]),
-            ("suspend_time", dp.no_val(None)),
-            ("timeouts/suspend", dp.no_val(None)),
+            ("suspend_time", _optional(extra, "SuspendTime")),
+            ("timeouts/suspend", _optional(extra, "SuspendTimeout")),
             ("cpus/total", total_cpus),
             ("nodes/total", total_nodes),
             ("tres/configured", f"cpu={total_cpus},node={total_nodes},billing={total_cpus}"),

@@ -110,15 +110,17 @@ def _gres_per_node(job: dict) -> str:
     return tres_per_node(job.get("gres"))
 
 
-def _job_resources(job: dict, holding: bool) -> dict:
+def _job_resources(job: dict, holding: bool, cr_cpu: bool) -> dict:
     """JOB_RES: a job without an allocation has none (a NULL pointer, printed ``{}``).
-    fsched keeps no core bitmap, so ``allocated_nodes`` is the "not enough info" ``[]``."""
+    fsched keeps no core bitmap, so ``allocated_nodes`` is the "not enough info" ``[]``;
+    its CPUs count as cores or as CPUs by SelectTypeParameters (ALLOCATED_CORES/CPUS)."""
     if not (holding and job.get("node_list")):
         return {}
+    cpus = job.get("num_cpus") or 0
     return {
         "nodes": job["node_list"],
-        "allocated_cores": job.get("num_cpus") or 0,
-        "allocated_cpus": 0,
+        "allocated_cores": 0 if cr_cpu else cpus,
+        "allocated_cpus": cpus if cr_cpu else 0,
         "allocated_hosts": _node_count(job, holding),
         "allocated_nodes": [],
     }
@@ -145,8 +147,9 @@ def _billing(tres: str) -> float | None:
     return None
 
 
-def job(obj: dict, cluster: str = "") -> dict:
-    """One API job as data_parser v0.0.40's JOB_INFO."""
+def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False) -> dict:
+    """One API job as data_parser v0.0.40's JOB_INFO; ``cr_cpu``: SelectTypeParameters
+    allocates CPUs (CR_CPU*), not cores."""
     state = job_state(obj)
     holding = state[0] in ("RUNNING", "SUSPENDED") or "COMPLETING" in state
     started = bool(obj.get("start_time")) and state[0] != "PENDING"
@@ -212,7 +215,7 @@ def job(obj: dict, cluster: str = "") -> dict:
         "het_job_id_set": "",
         "het_job_offset": dp.no_val(0),
         "job_id": obj.get("job_id") or 0,
-        "job_resources": _job_resources(obj, holding),
+        "job_resources": _job_resources(obj, holding, cr_cpu),
         "job_size_str": [],
         "job_state": state,
         "last_sched_evaluation": dp.timestamp(obj.get("last_sched_eval")),
@@ -296,7 +299,7 @@ def response(jobs: list[dict], context) -> dict:
     """OPENAPI_JOB_INFO_RESP. fsched keeps no time of its last backfill pass nor of the
     last change to its job list: both are the set 0 of a time never stamped."""
     body = {
-        "jobs": [job(j, context.cluster) for j in jobs],
+        "jobs": [job(j, context.cluster, cr_cpu=context.cr_cpu) for j in jobs],
         "last_backfill": dp.timestamp(None),
         "last_update": dp.timestamp(None),
     }
