@@ -14,6 +14,7 @@ import time
 from cli.gres_fmt import tres_per_node
 from slurmwords import data_parser as dp
 from slurmwords.hostlists import expand_hostlist
+from slurmwords.int_lists import fold_ints
 
 # A uid or gid this host cannot name: Slurm's NO_VAL, as an unset id prints.
 NO_ID = 0xFFFFFFFE
@@ -48,9 +49,10 @@ _SHARED = {"NODE": ("none", "true"), "USER": ("user", "user"), "MCS": ("mcs", "m
 def job_state(job: dict) -> list[str]:
     state = job.get("state") or "PENDING"
     if state == "COMPLETING":
-        # The job has ended and its nodes still clean up: COMPLETING is a flag on how it ended.
-        ended = "FAILED" if _exit_pair(job) != (0, 0) else "COMPLETED"
-        return [ended, "COMPLETING"]
+        # The job has ended and its Epilog runs: COMPLETING is a flag on how it ended, and a
+        # requeue's is a pending job with the REQUEUED flag (the flags in JOB_STATE's order).
+        ended = job.get("final_state") or "COMPLETED"
+        return ["PENDING", "REQUEUED", "COMPLETING"] if ended == "REQUEUED" else [ended, "COMPLETING"]
     return list(_STATE_FLAGS.get(state, [state]))
 
 
@@ -108,6 +110,27 @@ def _node_count(job: dict, holding: bool) -> int:
 
 def _gres_per_node(job: dict) -> str:
     return tres_per_node(job.get("gres"))
+
+
+def _gres_detail(job: dict, holding: bool) -> list[str]:
+    """JOB_INFO_GRES_DETAIL: each allocated node's devices, ``gpu:tesla:2(IDX:0-1)``
+    (gres_ctld.c's gres_build_job_details), in the job's node order."""
+    given = job.get("gres_alloc") or {}
+    if not (holding and given and job.get("node_list")):
+        return []
+    try:
+        nodes = expand_hostlist(job["node_list"])
+    except ValueError:
+        return []
+    out = []
+    for node in nodes:
+        parts = []
+        for name, kind, count, indices in given.get(node) or []:
+            label = f"{name}:{kind}" if kind else name
+            parts.append(f"{label}:{count}(IDX:{fold_ints(indices)})")
+        if parts:
+            out.append(",".join(parts))
+    return out
 
 
 def _job_resources(job: dict, holding: bool, cr_cpu: bool) -> dict:
@@ -208,7 +231,7 @@ def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False) -> dict:
         "federation_origin": "",
         "federation_siblings_active": "",
         "federation_siblings_viable": "",
-        "gres_detail": [],
+        "gres_detail": _gres_detail(obj, holding),
         "group_id": gid,
         "group_name": group,
         "het_job_id": dp.no_val(0),

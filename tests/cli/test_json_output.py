@@ -310,3 +310,20 @@ def test_sinfo_json_is_sinfos_lines(jobs, live_cli):
     per_node = json_of(live_cli, "sinfo", "--json", "-N", "-p", "batch")["sinfo"]
     assert [e["nodes"]["nodes"] for e in per_node] == [[f"node{i:02d}"] for i in range(9, 25)]
     assert {e["partition"]["name"] for e in per_node} == {"batch"}
+
+
+def test_a_gpu_jobs_devices_and_a_completing_jobs_end(demo, users, live_cli):
+    register()
+    gpus = submitted(live_cli("alice", "sbatch", "-p", "debug", "--gres=gpu:tesla:2", "--wrap", "sleep 100"))
+    plain = submitted(live_cli("alice", "sbatch", "-p", "debug", "--wrap", "sleep 100"))
+    schedule_pass()
+    job = Job.objects.get(pk=gpus)
+    assert job.state == "RUNNING", job.reason
+    by_id = {j["job_id"]: j for j in json_of(live_cli, "squeue", "--json")["jobs"]}
+    assert by_id[gpus]["gres_detail"] == ["gpu:tesla:2(IDX:0-1)"]  # gres_build_job_details' form
+    assert by_id[gpus]["tres_per_node"] == "gres/gpu:tesla:2"
+    assert by_id[plain]["gres_detail"] == []
+    # While its Epilog runs a job is COMPLETING: a flag on the state it ends in.
+    Job.objects.filter(pk=plain).update(state="COMPLETING", final_state="CANCELLED")
+    (completing,) = json_of(live_cli, "squeue", "--json", "-j", str(plain))["jobs"]
+    assert completing["job_state"] == ["CANCELLED", "COMPLETING"]
