@@ -240,10 +240,13 @@ _NO_CHANGE = dp.timestamp(None)  # fsched keeps no time of the last change of a 
 
 
 def render_jobs(jobs: list[dict], context) -> str:
-    """``context``: cli.json_meta.Context, the command and the controller's configuration."""
+    """``context``: cli.json_meta.Context, the command and the controller's configuration.
+    scontrol's --json asks with SHOW_DETAIL, and SHOW_ALL under SCONTROL_ALL."""
+    import os  # noqa: PLC0415
+
     from cli.squeue_json import render  # noqa: PLC0415
 
-    return render(jobs, context)
+    return render(jobs, context, ["ALL", "DETAIL"] if "SCONTROL_ALL" in os.environ else ["DETAIL"])
 
 
 def render_nodes(nodes: list[dict], context) -> str:

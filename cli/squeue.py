@@ -560,7 +560,8 @@ def main(argv: list[str]) -> int:
         if ns.json:
             from cli import json_meta, squeue_json  # noqa: PLC0415 - only --json output pays for it
 
-            sys.stdout.write(squeue_json.render(jobs, json_meta.Context(client, ["squeue", *argv])))
+            context = json_meta.Context(client, ["squeue", *argv])
+            sys.stdout.write(squeue_json.render(jobs, context, squeue_json.show_flags(ns)))
         else:
             lines = format_jobs(jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=sort)
             if cluster and not ns.noheader:

@@ -170,9 +170,24 @@ def _billing(tres: str) -> float | None:
     return None
 
 
-def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False) -> dict:
+def show_flags(ns, environ: dict | None = None) -> list[str]:
+    """The show flags squeue asked with, which each record repeats (JOB_SHOW_FLAGS, in
+    its order): ALL for -a, SQUEUE_ALL or a job list; DETAIL always with --json (opts.c);
+    LOCAL for -M or SLURM_CLUSTERS, SQUEUE_LOCAL."""
+    import os  # noqa: PLC0415
+
+    env = os.environ if environ is None else environ
+    flags = ["ALL"] if ns.all or ns.jobs or env.get("SQUEUE_ALL") is not None else []
+    flags.append("DETAIL")
+    if ns.clusters or env.get("SLURM_CLUSTERS") or env.get("SQUEUE_LOCAL") is not None:
+        flags.append("LOCAL")
+    return flags
+
+
+def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False, flags: list[str] | None = None) -> dict:
     """One API job as data_parser v0.0.40's JOB_INFO; ``cr_cpu``: SelectTypeParameters
-    allocates CPUs (CR_CPU*), not cores."""
+    allocates CPUs (CR_CPU*), not cores; ``flags``: the show flags asked with
+    (scontrol --json asks DETAIL)."""
     state = job_state(obj)
     holding = state[0] in ("RUNNING", "SUSPENDED") or "COMPLETING" in state
     started = bool(obj.get("start_time")) and state[0] != "PENDING"
@@ -245,7 +260,7 @@ def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False) -> dict:
         "licenses": dp.text(obj.get("licenses")),
         "mail_type": _mail(obj),
         "mail_user": dp.text(obj.get("mail_user") or (obj.get("user") if obj.get("mail_type") else "")),
-        "max_cpus": dp.no_val(0),
+        "max_cpus": dp.no_val(None),  # a job's details keep NO_VAL unless --cpus max given
         "max_nodes": dp.no_val(obj.get("max_nodes") or 0),
         "mcs_label": "",
         "memory_per_tres": "",
@@ -287,7 +302,7 @@ def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False) -> dict:
         "shared": shared,
         "exclusive": exclusive,
         "oversubscribe": oversubscribe,
-        "show_flags": ["DETAIL"],
+        "show_flags": list(flags or ["DETAIL"]),
         "sockets_per_board": 0,
         "sockets_per_node": dp.no_val(None),
         "start_time": dp.timestamp(obj.get("start_time")),
@@ -318,17 +333,18 @@ def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False) -> dict:
     }
 
 
-def response(jobs: list[dict], context) -> dict:
+def response(jobs: list[dict], context, flags: list[str] | None = None) -> dict:
     """OPENAPI_JOB_INFO_RESP. fsched keeps no time of its last backfill pass nor of the
     last change to its job list: both are the set 0 of a time never stamped."""
     body = {
-        "jobs": [job(j, context.cluster, cr_cpu=context.cr_cpu) for j in jobs],
+        "jobs": [job(j, context.cluster, cr_cpu=context.cr_cpu, flags=flags) for j in jobs],
         "last_backfill": dp.timestamp(None),
         "last_update": dp.timestamp(None),
     }
     return dp.answer(body, context.meta())
 
 
-def render(jobs: list[dict], context) -> str:
-    """``context``: cli.json_meta.Context, the command and the controller's configuration."""
-    return json.dumps(response(jobs, context), indent=2) + "\n"
+def render(jobs: list[dict], context, flags: list[str] | None = None) -> str:
+    """``context``: cli.json_meta.Context, the command and the controller's configuration;
+    ``flags``: the show flags asked with (show_flags())."""
+    return json.dumps(response(jobs, context, flags), indent=2) + "\n"

@@ -33,8 +33,10 @@ def no_val(value: float | None, *, infinite: bool = False) -> dict:
 
 
 def float_no_val(value: float | None) -> dict:
-    """``FLOAT64_NO_VAL``: the number as a float."""
-    return no_val(None if value is None else float(value))
+    """``FLOAT64_NO_VAL``: the number as a float, 0.0 when unset."""
+    if value is None:
+        return {"set": False, "infinite": False, "number": 0.0}
+    return no_val(float(value))
 
 
 def epoch(iso: str | None) -> int:

@@ -182,6 +182,7 @@ def test_squeue_json_is_slurms_job_info_response(jobs, live_cli):
     assert run["standard_output"].endswith(f"/slurm-{jobs['running']}.out")
     assert (run["flags"], run["mail_type"], run["job_size_str"], run["gres_detail"]) == ([], [], [], [])
     assert run["power"] == {"flags": []} and run["profile"] == ["NOT_SET"]
+    assert run["show_flags"] == ["DETAIL"]  # squeue's --json asks for details (opts.c)
 
     held = by_id[jobs["held"]]
     assert (held["job_state"], held["state_reason"], held["hold"]) == (["PENDING"], "JobHeldUser", True)
@@ -229,7 +230,9 @@ def test_scontrol_show_job_json_is_the_same_record(jobs, live_cli):
     (job,) = doc["jobs"]
     assert_shape(job, JOB_INFO)
     from_squeue = json_of(live_cli, "squeue", "--json", "-j", str(jobs["running"]))["jobs"][0]
-    assert job == from_squeue
+    # The show flags each command asked with: scontrol --json DETAIL, squeue -j ALL too.
+    assert (job["show_flags"], from_squeue["show_flags"]) == (["DETAIL"], ["ALL", "DETAIL"])
+    assert job | {"show_flags": None} == from_squeue | {"show_flags": None}
     status, _, err = live_cli("alice", "scontrol", "show", "job", "999999", "--json")
     assert (status, err) == (1, "slurm_load_jobs error: Invalid job id specified\n")
 

@@ -17,7 +17,7 @@ def test_a_no_val_number_is_set_unset_or_infinite():
     assert dp.no_val(None, infinite=True) == {"set": False, "infinite": True, "number": 0}  # INFINITE
     assert dp.float_no_val(2) == {"set": True, "infinite": False, "number": 2.0}
     assert isinstance(dp.float_no_val(2)["number"], float)
-    assert dp.float_no_val(None) == UNSET
+    assert dp.float_no_val(None) == UNSET and isinstance(dp.float_no_val(None)["number"], float)
 
 
 def test_a_timestamp_never_stamped_is_a_set_zero():
