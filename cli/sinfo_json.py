@@ -48,6 +48,14 @@ def _free(nodes: list[dict]) -> tuple[dict, dict]:
     return dp.no_val(min(values)), dp.no_val(max(values))
 
 
+def _per_node_max(limit: str, has_nodes: bool) -> dict:
+    """The partition's MaxCPUsPerNode, which sinfo copies with a line's first node; a
+    partition's entry without nodes keeps its zeroed 0."""
+    if not has_nodes:
+        return dp.no_val(0)
+    return dp.no_val(int(limit)) if limit.isdigit() else dp.no_val(None, infinite=True)
+
+
 def entry(part: dict, nodes: list[dict], port: int = 0) -> dict:
     """One SINFO_DATA: the nodes of one line of sinfo, and their partition."""
     first = nodes[0] if nodes else {}
@@ -95,10 +103,7 @@ def entry(part: dict, nodes: list[dict], port: int = 0) -> dict:
             ("cpus/load/maximum", _span(nodes, "cpu_load", 100)[1]),
             ("memory/free/minimum", free_min),
             ("memory/free/maximum", free_max),
-            (
-                "cpus/per_node/max",
-                dp.no_val(int(per_node)) if per_node.isdigit() else dp.no_val(None, infinite=True),
-            ),
+            ("cpus/per_node/max", _per_node_max(per_node, bool(nodes))),
             ("memory/allocated", sum(n.get("alloc_memory") or 0 for n in nodes)),
             ("features/total", dp.text(first.get("features"))),
             ("features/active", dp.text(first.get("active_features"))),

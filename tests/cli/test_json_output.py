@@ -309,6 +309,17 @@ def test_sinfo_json_is_sinfos_lines(jobs, live_cli):
     idle = entries[1]
     assert idle["nodes"]["nodes"] == ["node02", "node03", "node04"]
     assert (idle["nodes"]["idle"], idle["cpus"]["idle"], idle["cpus"]["allocated"]) == (3, 12, 0)
+    # Slurm makes every partition's entry first: one none of whose nodes is listed keeps it empty.
+    entries = json_of(live_cli, "sinfo", "--json", "-n", "node01")["sinfo"]
+    assert [(e["partition"]["name"], e["nodes"]["nodes"]) for e in entries] == [
+        ("debug", ["node01"]),
+        ("batch", []),
+        ("long", []),
+        ("cloud", []),
+    ]
+    empty = entries[1]
+    assert (empty["node"]["state"], empty["port"], empty["nodes"]["total"]) == (["UNKNOWN"], 0, 0)
+    assert empty["cpus"]["per_node"]["max"] == number(0) and empty["memory"]["free"]["minimum"] == number(0)
     # -p and -N: one entry a node of that partition.
     per_node = json_of(live_cli, "sinfo", "--json", "-N", "-p", "batch")["sinfo"]
     assert [e["nodes"]["nodes"] for e in per_node] == [[f"node{i:02d}"] for i in range(9, 25)]
