@@ -44,6 +44,14 @@ def _next_state(node: dict) -> list[str]:
     return ["INVALID"]
 
 
+NO_VAL = 0xFFFFFFFE
+
+
+def cpu_load(load: float | None) -> int:
+    """slurmd reports the load average times 100; a node that never reported keeps NO_VAL."""
+    return NO_VAL if load is None else round(float(load) * 100)
+
+
 def hostname(node: dict) -> str:
     """The host of the node's agent (its id is ``host:spool``), as scontrol's NodeHostName=."""
     return (node.get("agent") or "").partition(":")[0] or (node.get("name") or "")
@@ -64,8 +72,7 @@ def node(obj: dict, port: int = 0) -> dict:
         "cores": obj.get("cores_per_socket") or 1,
         "specialized_cores": 0,
         "cpu_binding": 0,
-        # slurmd reports the load average times 100.
-        "cpu_load": 0 if load is None else round(float(load) * 100),
+        "cpu_load": cpu_load(load),
         "free_mem": dp.no_val(free),
         "cpus": cpus,
         "effective_cpus": cpus,
@@ -74,7 +81,7 @@ def node(obj: dict, port: int = 0) -> dict:
             "average_watts": 0,
             "base_consumed_energy": 0,
             "consumed_energy": 0,
-            "current_watts": dp.no_val(0),
+            "current_watts": dp.no_val(None),
             "previous_consumed_energy": 0,
             "last_collected": 0,
         },
@@ -85,7 +92,18 @@ def node(obj: dict, port: int = 0) -> dict:
             "current_watts": 0,
         },
         "extra": dp.text(obj.get("extra")),
-        "power": {},
+        # power_mgmt_data_unpack gives every node one, its cap NO_VAL when the node has none.
+        "power": {
+            "maximum_watts": dp.no_val(None),
+            "current_watts": 0,
+            "total_energy": 0,
+            "new_maximum_watts": 0,
+            "peak_watts": 0,
+            "lowest_watts": 0,
+            "new_job_time": dp.timestamp(None),
+            "state": 0,
+            "time_start_day": 0,
+        },
         "features": dp.csv(obj.get("features")),
         "active_features": dp.csv(obj.get("active_features")),
         "gres": dp.text(obj.get("gres")),
@@ -264,6 +282,7 @@ def _dump(doc: dict) -> str:
 
 
 __all__ = [
+    "cpu_load",
     "hostname",
     "nested",
     "node",

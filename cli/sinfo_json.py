@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from cli.scontrol_json import hostname, nested, node_state, partition
+from cli.scontrol_json import cpu_load, hostname, nested, node_state, partition
 from cli.sinfo import _aio, state_number
 from slurmwords import data_parser as dp
 from slurmwords.hostlists import natural_key
@@ -36,8 +36,8 @@ def _groups(partitions: list[dict], nodes: list[dict], per_node: bool) -> list[t
     return [value for _, value in ordered]
 
 
-def _span(nodes: list[dict], key: str, scale: float = 1) -> tuple[int, int]:
-    values = [round(float(n.get(key) or 0) * scale) for n in nodes] or [0]
+def _span(nodes: list[dict], key: str) -> tuple[int, int]:
+    values = [int(n.get(key) or 0) for n in nodes] or [0]
     return min(values), max(values)
 
 
@@ -71,6 +71,7 @@ def entry(part: dict, nodes: list[dict], port: int = 0) -> dict:
             cpus["A"] += used
             cpus["I"] += total - used
     free_min, free_max = _free(nodes)
+    loads = [cpu_load(n.get("cpu_load")) for n in nodes] or [0]
     extra = part.get("extra") or {}
     per_node = str(extra.get("MaxCPUsPerNode") or "")
     return nested(
@@ -99,8 +100,8 @@ def entry(part: dict, nodes: list[dict], port: int = 0) -> dict:
             ("memory/maximum", _span(nodes, "real_memory")[1]),
             ("weight/minimum", _span(nodes, "weight")[0]),
             ("weight/maximum", _span(nodes, "weight")[1]),
-            ("cpus/load/minimum", _span(nodes, "cpu_load", 100)[0]),
-            ("cpus/load/maximum", _span(nodes, "cpu_load", 100)[1]),
+            ("cpus/load/minimum", min(loads)),
+            ("cpus/load/maximum", max(loads)),
             ("memory/free/minimum", free_min),
             ("memory/free/maximum", free_max),
             ("cpus/per_node/max", _per_node_max(per_node, bool(nodes))),

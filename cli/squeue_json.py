@@ -223,7 +223,9 @@ def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False, flags: list[str] 
         "container_id": "",
         "contiguous": False,
         "core_spec": 0,
-        "thread_spec": 0,
+        # An unset core_spec is NO_VAL16, whose CORE_SPEC_THREAD bit THREAD_SPEC reads as a
+        # thread count: 0xfffe without that bit.
+        "thread_spec": 0x7FFE,
         "cores_per_socket": dp.no_val(None),
         "billable_tres": dp.float_no_val(_billing(tres) if started else None),
         "cpus_per_task": dp.no_val(obj.get("cpus_per_task")),
@@ -259,8 +261,8 @@ def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False, flags: list[str] 
         "last_sched_evaluation": dp.timestamp(obj.get("last_sched_eval")),
         "licenses": dp.text(obj.get("licenses")),
         "mail_type": _mail(obj),
-        "mail_user": dp.text(obj.get("mail_user") or (obj.get("user") if obj.get("mail_type") else "")),
-        "max_cpus": dp.no_val(None),  # a job's details keep NO_VAL unless --cpus max given
+        "mail_user": dp.text(obj.get("mail_user") or obj.get("user")),  # slurmctld's default: the user
+        "max_cpus": dp.no_val(0),
         "max_nodes": dp.no_val(obj.get("max_nodes") or 0),
         "mcs_label": "",
         "memory_per_tres": "",
@@ -268,10 +270,10 @@ def job(obj: dict, cluster: str = "", *, cr_cpu: bool = False, flags: list[str] 
         "network": "",
         "nodes": dp.text(obj.get("node_list")) if holding or obj.get("node_list") else "",
         "nice": obj.get("nice") or 0,
-        "tasks_per_core": dp.no_val(None),
-        "tasks_per_tres": dp.no_val(None),
+        "tasks_per_core": dp.no_val(None, infinite=True),
+        "tasks_per_tres": dp.no_val(0),
         "tasks_per_node": dp.no_val(obj.get("ntasks_per_node") or 0),
-        "tasks_per_socket": dp.no_val(None),
+        "tasks_per_socket": dp.no_val(None, infinite=True),
         "tasks_per_board": dp.no_val(0),
         "cpus": dp.no_val(obj.get("num_cpus") or 1),
         "node_count": dp.no_val(_node_count(obj, holding)),

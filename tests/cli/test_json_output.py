@@ -183,6 +183,14 @@ def test_squeue_json_is_slurms_job_info_response(jobs, live_cli):
     assert (run["flags"], run["mail_type"], run["job_size_str"], run["gres_detail"]) == ([], [], [], [])
     assert run["power"] == {"flags": []} and run["profile"] == ["NOT_SET"]
     assert run["show_flags"] == ["DETAIL"]  # squeue's --json asks for details (opts.c)
+    # What a job that asked nothing of them holds: slurmctld's defaults as the plugin prints them.
+    assert (run["mail_user"], run["core_spec"], run["thread_spec"]) == ("alice", 0, 32766)
+    assert (run["tasks_per_core"], run["tasks_per_socket"], run["tasks_per_tres"]) == (
+        INFINITE,
+        INFINITE,
+        number(0),
+    )
+    assert (run["max_cpus"], run["delay_boot"], run["cores_per_socket"]) == (number(0), number(0), UNSET)
 
     held = by_id[jobs["held"]]
     assert (held["job_state"], held["state_reason"], held["hold"]) == (["PENDING"], "JobHeldUser", True)
@@ -253,7 +261,8 @@ def test_scontrol_show_node_json_is_slurms_nodes_response(jobs, live_cli):
     assert node["features"] == node["active_features"] == ["rack1", "row1", "fast"]
     assert node["next_state_after_reboot"] == ["INVALID"] and node["boot_time"] == number(1)
     assert node["tres"] == "cpu=4,mem=2000M,billing=4" and node["tres_used"].startswith("cpu=1,")
-    assert node["free_mem"] == UNSET  # no agent has reported it
+    assert (node["free_mem"], node["cpu_load"]) == (UNSET, 4294967294)  # no agent has reported them
+    assert node["energy"]["current_watts"] == UNSET and node["power"]["maximum_watts"] == UNSET
     everyone = json_of(live_cli, "scontrol", "show", "node", "--json")["nodes"]
     assert len(everyone) == 36 and [n["gres"] for n in everyone if n["name"] == "node05"] == ["gpu:tesla:4"]
     status, _, err = live_cli("alice", "scontrol", "show", "node", "nosuch", "--json")
