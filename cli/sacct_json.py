@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import json
-
 from slurmwords import data_parser as dp
 from slurmwords import data_parser_client
 from slurmwords.version import SLURM_VERSION
@@ -71,4 +69,4 @@ def render(jobs: list[dict], command: list[str]) -> str:
         version=SLURM_VERSION,
         source=data_parser_client.terminal(),
     )
-    return json.dumps(dp.answer({"jobs": [_job(j) for j in jobs]}, meta), indent=2) + "\n"
+    return dp.dumps(dp.answer({"jobs": [_job(j) for j in jobs]}, meta))

@@ -8,8 +8,6 @@ a missing sub-record."""
 
 from __future__ import annotations
 
-import json
-
 from slurmwords import data_parser as dp
 
 
@@ -278,7 +276,7 @@ def render_partitions(parts: list[dict], context) -> str:
 
 
 def _dump(doc: dict) -> str:
-    return json.dumps(doc, indent=2) + "\n"
+    return dp.dumps(doc)
 
 
 __all__ = [

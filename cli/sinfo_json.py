@@ -8,8 +8,6 @@ with ``-N``). Each entry carries its nodes' counts and ranges and its whole part
 
 from __future__ import annotations
 
-import json
-
 from cli.scontrol_json import cpu_load, hostname, nested, node_state, partition
 from cli.sinfo import _aio, state_number
 from slurmwords import data_parser as dp
@@ -130,4 +128,4 @@ def render(partitions: list[dict], nodes: list[dict], context, *, per_node: bool
     cli.json_meta.Context, the command and the controller's configuration."""
     groups = _groups(partitions, nodes, per_node)
     entries = [entry(part, group, context.slurmd_port) for part, group in groups]
-    return json.dumps(dp.answer({"sinfo": entries}, context.meta()), indent=2) + "\n"
+    return dp.dumps(dp.answer({"sinfo": entries}, context.meta()))

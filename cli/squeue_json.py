@@ -8,7 +8,7 @@ to other options are ignored; however, filtering arguments are still used")."""
 
 from __future__ import annotations
 
-import json
+import functools
 import time
 
 from cli.gres_fmt import tres_per_node
@@ -64,6 +64,7 @@ def _exit_pair(job: dict) -> tuple[int, int]:
         return 0, 0
 
 
+@functools.cache  # one look-up a user, not one a job
 def _ids(user: str) -> tuple[int, int, str]:
     """(uid, gid, group name) of a user name on this host, as scontrol's UserId= reads them."""
     try:
@@ -349,4 +350,4 @@ def response(jobs: list[dict], context, flags: list[str] | None = None) -> dict:
 def render(jobs: list[dict], context, flags: list[str] | None = None) -> str:
     """``context``: cli.json_meta.Context, the command and the controller's configuration;
     ``flags``: the show flags asked with (show_flags())."""
-    return json.dumps(response(jobs, context, flags), indent=2) + "\n"
+    return dp.dumps(response(jobs, context, flags))

@@ -16,8 +16,10 @@ src/interfaces/data_parser.c).
 
 from __future__ import annotations
 
+import json
 import signal
 from datetime import datetime
+from json.encoder import encode_basestring_ascii as _string
 
 DATA_PARSER = "data_parser/v0.0.40"
 
@@ -118,6 +120,56 @@ def meta(
     }
 
 
+_PADS = ["\n" + "  " * depth for depth in range(16)]
+
+
+def _pad(depth: int) -> str:
+    return _PADS[depth] if depth < len(_PADS) else "\n" + "  " * depth
+
+
+def dumps(doc: object) -> str:
+    """``doc`` as ``json.dumps(doc, indent=2)`` writes it, and a line after it: the
+    serializer's pretty form. The standard library indents with its pure-Python encoder;
+    this walk writes the same text in less than half its time (squeue's 10,000 jobs are
+    some 13 million values)."""
+    out: list[str] = []
+    append = out.append
+
+    def walk(obj: object, depth: int) -> None:
+        kind = type(obj)
+        if kind is dict or kind is list:
+            if not obj:
+                append("{}" if kind is dict else "[]")
+                return
+            pad = _pad(depth + 1)
+            if kind is dict:
+                sep = "{" + pad
+                for key, value in obj.items():  # type: ignore[union-attr]
+                    append(sep + _string(str(key)) + ": ")
+                    sep = "," + pad
+                    walk(value, depth + 1)
+                append(_pad(depth) + "}")
+            else:
+                sep = "[" + pad
+                for value in obj:  # type: ignore[union-attr]
+                    append(sep)
+                    sep = "," + pad
+                    walk(value, depth + 1)
+                append(_pad(depth) + "]")
+        elif kind is str:
+            append(_string(obj))  # type: ignore[arg-type]
+        elif kind is int:
+            append(int.__repr__(obj))  # type: ignore[arg-type]
+        elif obj is True or obj is False or obj is None:
+            append("true" if obj else "false" if obj is False else "null")
+        else:  # floats (and tuples, subclasses) as json spells them: 1.0, NaN, Infinity
+            append(json.dumps(obj, indent=2).replace("\n", _pad(depth)))
+
+    walk(doc, 0)
+    append("\n")
+    return "".join(out)
+
+
 def answer(body: dict, meta_object: dict) -> dict:
     """A whole answer: the records, then ``meta``, ``errors`` and ``warnings`` (the order
     of the plugin's OPENAPI_*_RESP parsers)."""
@@ -128,6 +180,7 @@ __all__ = [
     "DATA_PARSER",
     "answer",
     "csv",
+    "dumps",
     "epoch",
     "exit_code",
     "float_no_val",

@@ -78,3 +78,19 @@ def test_an_answer_has_its_records_then_meta_errors_warnings():
         "errors",
         "warnings",
     ]
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {},
+        [],
+        {"jobs": [], "meta": {"command": ["squeue"]}, "errors": []},
+        {"a": [1, 2.5, True, False, None, "x\"y\n", "é"], "b": {"c": {"d": [[], {}, [{"e": -3}]]}}},
+        {"n": float("inf"), "m": 1e20, "t": (1, 2), 3: "key"},
+    ],
+)
+def test_dumps_writes_what_json_dumps_indent_2_writes(doc):
+    import json
+
+    assert dp.dumps(doc) == json.dumps(doc, indent=2) + "\n"
