@@ -12,7 +12,8 @@ Dispatch is table-driven so later commands slot in without touching the parser:
 Verbs and entities may be abbreviated to a unique prefix, as in Slurm.
 Records print in Slurm's layout: ``Key=Value`` pairs, continuation lines
 indented by three spaces, a blank line after each record; ``-o`` puts a record
-on one line and ``--json`` prints the API objects.
+on one line. ``--json`` prints a job, node or partition in Slurm 23.11's JSON
+(cli/scontrol_json.py), the other entities' API objects.
 """
 
 from __future__ import annotations
