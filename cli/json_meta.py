@@ -27,7 +27,9 @@ class Context:
         port = str(options.get("SlurmdPort") or "")
         self.command = command
         self.cluster = config.get("cluster_name") or ""
-        self.accounting = str(options.get("AccountingStorageType") or "")
+        accounting = str(options.get("AccountingStorageType") or "")
+        # read_config.c drops accounting_storage/none as if the key were unset.
+        self.accounting = "" if "none" in accounting.lower() else accounting
         self.slurmd_port = int(port) if port.isdigit() else SLURMD_PORT
         # CR_CPU counts a job's CPUs, CR_Core (and Socket) its cores: job_resources says which.
         select = str(options.get("SelectTypeParameters") or "").upper().split(",")
