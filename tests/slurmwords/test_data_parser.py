@@ -86,7 +86,7 @@ def test_an_answer_has_its_records_then_meta_errors_warnings():
         {},
         [],
         {"jobs": [], "meta": {"command": ["squeue"]}, "errors": []},
-        {"a": [1, 2.5, True, False, None, "x\"y\n", "é"], "b": {"c": {"d": [[], {}, [{"e": -3}]]}}},
+        {"a": [1, 2.5, True, False, None, 'x"y\n', "é"], "b": {"c": {"d": [[], {}, [{"e": -3}]]}}},
         {"n": float("inf"), "m": 1e20, "t": (1, 2), 3: "key"},
     ],
 )
