@@ -4,38 +4,22 @@
 
 from __future__ import annotations
 
-import json
-from datetime import datetime
-
-
-def _epoch(iso: str | None) -> int:
-    return int(datetime.fromisoformat(iso).timestamp()) if iso else 0
-
-
-def _number(value: int | None, infinite: bool = False) -> dict:
-    return {"set": value is not None or infinite, "infinite": infinite, "number": value or 0}
-
-
-def _exit(code: int, signal: int) -> dict:
-    status = "SIGNALED" if signal else ("ERROR" if code else "SUCCESS")
-    return {
-        "status": [status],
-        "return_code": _number(code),
-        "signal": {"id": _number(signal if signal else None), "name": ""},
-    }
+from slurmwords import data_parser as dp
+from slurmwords import data_parser_client
+from slurmwords.version import SLURM_VERSION
 
 
 def _step(job_text: str, step: dict) -> dict:
     return {
         "step": {"id": f"{job_text}.{step['step_id']}", "name": step["name"]},
         "state": [step["state"]],
-        "exit_code": _exit(step["exit_code"], step["exit_signal"]),
+        "exit_code": dp.exit_code(step["exit_code"], step["exit_signal"]),
         "nodes": {"count": step["nnodes"], "range": step["node_list"], "list": [step["node_list"]]},
         "tasks": {"count": step["ntasks"]},
         "time": {
             "elapsed": step["elapsed"],
-            "start": _number(_epoch(step["start_time"])),
-            "end": _number(_epoch(step["end_time"])),
+            "start": dp.timestamp(step["start_time"]),
+            "end": dp.timestamp(step["end_time"]),
             "total": {"seconds": int(step.get("total_cpu_secs") or 0), "microseconds": 0},
         },
         "tres": {"allocated": step["alloc_tres"]},
@@ -48,10 +32,10 @@ def _job(job: dict) -> dict:
     limit = job.get("time_limit")
     return {
         "account": job["account"],
-        "array": {"job_id": job.get("array_job_id") or 0, "task_id": _number(task)},
+        "array": {"job_id": job.get("array_job_id") or 0, "task_id": dp.no_val(task)},
         "comment": {"job": job.get("comment") or ""},
-        "derived_exit_code": _exit(job["exit_code"], job["exit_signal"]),
-        "exit_code": _exit(job["exit_code"], job["exit_signal"]),
+        "derived_exit_code": dp.exit_code(job["exit_code"], job["exit_signal"]),
+        "exit_code": dp.exit_code(job["exit_code"], job["exit_signal"]),
         "job_id": job["job_id"],
         "name": job["name"],
         "nodes": job["node_list"],
@@ -61,11 +45,11 @@ def _job(job: dict) -> dict:
         "steps": [_step(text, s) for s in job.get("steps", [])],
         "time": {
             "elapsed": job["elapsed"],
-            "eligible": _epoch(job.get("eligible_time")),
-            "end": _epoch(job.get("end_time")),
-            "start": _epoch(job.get("start_time")),
-            "submission": _epoch(job.get("submit_time")),
-            "limit": _number(limit, infinite=limit is None),
+            "eligible": dp.epoch(job.get("eligible_time")),
+            "end": dp.epoch(job.get("end_time")),
+            "start": dp.epoch(job.get("start_time")),
+            "submission": dp.epoch(job.get("submit_time")),
+            "limit": dp.no_val(limit, infinite=limit is None),
         },
         "tres": {"allocated": job["alloc_tres"], "requested": job["req_tres"]},
         "user": job["user"],
@@ -74,10 +58,15 @@ def _job(job: dict) -> dict:
 
 
 def render(jobs: list[dict], command: list[str]) -> str:
-    doc = {
-        "meta": {"plugin": {"type": "", "name": "", "data_parser": "fsched"}, "command": command},
-        "jobs": [_job(j) for j in jobs],
-        "errors": [],
-        "warnings": [],
-    }
-    return json.dumps(doc, indent=2) + "\n"
+    """``command``: sacct's argv, its name first. The cluster and accounting plugin of
+    ``meta`` are those of the other commands' JSON only: sacct reads no configuration."""
+    user, group = data_parser_client.user_and_group()
+    meta = dp.meta(
+        command,
+        user=user,
+        group=group,
+        cluster="",
+        version=SLURM_VERSION,
+        source=data_parser_client.terminal(),
+    )
+    return dp.dumps(dp.answer({"jobs": [_job(j) for j in jobs]}, meta))

@@ -12,7 +12,8 @@ Dispatch is table-driven so later commands slot in without touching the parser:
 Verbs and entities may be abbreviated to a unique prefix, as in Slurm.
 Records print in Slurm's layout: ``Key=Value`` pairs, continuation lines
 indented by three spaces, a blank line after each record; ``-o`` puts a record
-on one line and ``--json`` prints the API objects.
+on one line. ``--json`` prints a job, node or partition in Slurm 23.11's JSON
+(cli/scontrol_json.py), the other entities' API objects.
 """
 
 from __future__ import annotations
@@ -397,11 +398,12 @@ def config_lines(config: dict, now: str) -> list[str]:
 
 
 class Opts:
-    __slots__ = ("details", "json", "one_liner", "quiet")
+    __slots__ = ("command", "details", "json", "one_liner", "quiet")
 
     def __init__(self, ns) -> None:
         self.one_liner = bool(ns.oneliner)
         self.json = bool(ns.json)
+        self.command = ["scontrol", *getattr(ns, "argv", [])]  # --json's meta.command
         self.details = bool(ns.details)
         self.quiet = bool(ns.quiet)
 
@@ -413,7 +415,15 @@ def _write_json(data: object) -> None:
     sys.stdout.write("\n")
 
 
-def _print_records(kind: str, objects: list[dict], formatter: Callable[[dict], Record], opts: Opts) -> None:
+def _print_records(
+    kind: str, objects: list[dict], formatter: Callable[[dict], Record], opts: Opts, client=None
+) -> None:
+    if opts.json and kind in ("jobs", "nodes", "partitions"):
+        from cli import json_meta, scontrol_json  # noqa: PLC0415 - only --json pays for it
+
+        render = getattr(scontrol_json, f"render_{kind}")
+        sys.stdout.write(render(objects, json_meta.Context(client, opts.command)))
+        return
     if opts.json:
         _write_json({kind: objects})
         return
@@ -444,7 +454,7 @@ def show_job(client, name: str | None, opts: Opts) -> int:
     if not jobs and not opts.json:
         sys.stdout.write("No jobs in the system\n")
         return 0
-    _print_records("jobs", jobs, job_record, opts)
+    _print_records("jobs", jobs, job_record, opts, client)
     return 0
 
 
@@ -467,7 +477,7 @@ def show_node(client, name: str | None, opts: Opts) -> int:
     if name is not None and not nodes:
         sys.stderr.write(f"Node {name} not found\n")
         return 1
-    _print_records("nodes", nodes, node_record, opts)
+    _print_records("nodes", nodes, node_record, opts, client)
     return 0
 
 
@@ -484,7 +494,7 @@ def show_partition(client, name: str | None, opts: Opts) -> int:
         if not parts:
             sys.stderr.write(f"Partition {name} not found\n")
             return 1
-    _print_records("partitions", parts, partition_record, opts)
+    _print_records("partitions", parts, partition_record, opts, client)
     return 0
 
 
@@ -1393,6 +1403,7 @@ def main(argv: list[str]) -> int:
     # global flags found after the command in front of it.
     flags = [a for a in argv if a in GLOBAL_FLAGS]
     ns = build_parser().parse_args(flags + [a for a in argv if a not in GLOBAL_FLAGS])
+    ns.argv = argv
     if ns.version:
         return cmd_version(None, [], Opts(ns))
     if not ns.command:

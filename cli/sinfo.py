@@ -468,12 +468,11 @@ def main(argv: list[str]) -> int:
         if ns.dead and ns.responding:
             nodes = []
     if ns.json:
-        import json  # noqa: PLC0415 - only --json output pays for it
+        from cli import json_meta, sinfo_json  # noqa: PLC0415 - only --json output pays for it
 
-        keep = {p.get("name") for p in partitions if not only or p.get("name") in only}
-        body = {"partitions": [p for p in partitions if p.get("name") in keep], "nodes": nodes}
-        json.dump(body, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        kept = [p for p in partitions if not only or p.get("name") in only]
+        context = json_meta.Context(client, ["sinfo", *argv])
+        sys.stdout.write(sinfo_json.render(kept, nodes, context, per_node=bool(ns.Node)))
         return 0
     lines = format_sinfo(
         partitions,

@@ -532,8 +532,10 @@ def main(argv: list[str]) -> int:
     fmt = ns.format or (START_FORMAT if ns.start else LONG_FORMAT if ns.long else DEFAULT_FORMAT)
     sort = ns.sort or (START_SORT if ns.start else DEFAULT_SORT)
     try:
-        fmt = _long_format(ns, argv) if ns.format_long is not None else literal_unknown(fmt)
-        format_jobs([], fmt, header=False)
+        # --json prints every field: squeue never reads the format then (squeue.1, --json).
+        if not ns.json:
+            fmt = _long_format(ns, argv) if ns.format_long is not None else literal_unknown(fmt)
+            format_jobs([], fmt, header=False)
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 1
@@ -543,7 +545,7 @@ def main(argv: list[str]) -> int:
     client = Client()
     cluster = clusters.local_cluster(client, ns.clusters, PROG) if ns.clusters else None
     params = query(ns)
-    if wants_plan(fmt, sort):
+    if ns.json or wants_plan(fmt, sort):  # --json: a pending job's start_time is the plan's
         params["start"] = "1"
     while True:
         try:
@@ -556,10 +558,10 @@ def main(argv: list[str]) -> int:
             sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
             return 1
         if ns.json:
-            import json  # noqa: PLC0415 - only --json output pays for it
+            from cli import json_meta, squeue_json  # noqa: PLC0415 - only --json output pays for it
 
-            json.dump({"jobs": jobs}, sys.stdout, indent=2)
-            sys.stdout.write("\n")
+            context = json_meta.Context(client, ["squeue", *argv])
+            sys.stdout.write(squeue_json.render(jobs, context, squeue_json.show_flags(ns)))
         else:
             lines = format_jobs(jobs, fmt, header=not ns.noheader, array_tasks=ns.array, sort=sort)
             if cluster and not ns.noheader:

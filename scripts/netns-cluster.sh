@@ -155,8 +155,7 @@ done
 check_job() { # job id, expected namespace index
   local job=$1 want=$2 host node_agent spool_id
   host=$(job_field "$job" BatchHost)
-  node_agent=$("$FSCHED" sinfo --json -n "$host" | "$PY" -c \
-    'import json, sys; print(json.load(sys.stdin)["nodes"][0]["agent"])')
+  node_agent=$(api_nodes "$host" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["agent"])')
   spool_id=${node_agent##*:}
   [[ ${AGENT_OF_SPOOL[$spool_id]:-} == "$want" ]] ||
     fail "job $job ran on $host, registered by agent $node_agent, not the agent of ${NAMESPACES[$want]}"

@@ -167,6 +167,7 @@ class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
             "batch",
             "mail_type",
             "mail_user",
+            "final_state",
         ]
 
     def to_representation(self, instance: Job) -> dict:

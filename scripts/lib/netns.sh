@@ -27,11 +27,20 @@ controller_answers() {
   "$FSCHED" sinfo -h
 }
 
+# api_nodes HOSTLIST: the controller's node objects of HOSTLIST as JSON, through the CLI's
+# client and login (sinfo --json prints Slurm's shape, without fsched's agent ids).
+api_nodes() {
+  "$PY" -c '
+import json, sys
+from cli.client import Client
+print(json.dumps(Client().get_all("/api/nodes/", {"name": sys.argv[1]})))' "$1"
+}
+
 # nodes_idle HOSTLIST: every node of HOSTLIST is IDLE.
 nodes_idle() {
-  "$FSCHED" sinfo --json -n "$1" | "$PY" -c '
+  api_nodes "$1" | "$PY" -c '
 import json, sys
-nodes = json.load(sys.stdin)["nodes"]
+nodes = json.load(sys.stdin)
 sys.exit(0 if nodes and all(n["state"] == "IDLE" for n in nodes) else 1)'
 }
 

@@ -54,7 +54,7 @@ def test_sbatch_nice_is_stored_and_shown(users, demo, live_cli):
     status, out, _ = live_cli("alice", "scontrol", "show", "job", str(given))
     assert status == 0 and " Nice=25 " in out
     status, out, _ = live_cli("alice", "squeue", "--json", "-j", str(alone))
-    assert status == 0 and json.loads(out)["jobs"][0]["nice"] == 100
+    assert status == 0 and json.loads(out)["jobs"][0]["nice"] == 100  # Slurm's NICE: a plain number
     # An #SBATCH line gives it too, and every task of an array has it.
     status, out, err = live_cli(
         "alice", "sbatch", "--array=1-3", "--nice=7", "--begin=now+3600", "--wrap", "true"

@@ -1,9 +1,9 @@
 """Reason codes exactly as Slurm prints them (#13 point 1), through the real ``fsched``
 command against the real controller: ``squeue -h -j N -o %r`` is the bare code
 (``QOSGrpJobsLimit``, ``Licenses``), ``%R`` is ``(QOSGrpJobsLimit)``, ``scontrol show job``
-says ``Reason=QOSGrpJobsLimit`` and ``squeue --json`` carries the code alone in ``reason``,
-with fsched's detail apart in ``reason_detail``.  Slurm's long form stays where Slurm prints
-one: ``ReqNodeNotAvail, UnavailableNodes:node[03-04]``."""
+says ``Reason=QOSGrpJobsLimit`` and ``squeue --json`` carries the code alone in
+``state_reason``, with fsched's detail apart in ``state_description``.  Slurm's long form
+stays where Slurm prints one: ``ReqNodeNotAvail, UnavailableNodes:node[03-04]``."""
 
 from __future__ import annotations
 
@@ -60,8 +60,8 @@ def shown(live_cli, job_id: int) -> dict[str, str]:
         "%r": r.rstrip("\n"),
         "%R": big_r.rstrip("\n"),
         "Reason=": re.search(r"\bReason=(\S+)", record).group(1),
-        "json": job["reason"],
-        "json detail": job["reason_detail"],
+        "json": job["state_reason"],
+        "json detail": job["state_description"],
     }
 
 

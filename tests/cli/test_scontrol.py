@@ -210,7 +210,9 @@ def test_show_over_http(api, capsys, objs):
     assert main(["fsched", "scontrol", "show", "job", "12", "-o"]) == 0
     assert capsys.readouterr().out.startswith("JobId=12 JobName=wrap UserId=")
     assert main(["fsched", "scontrol", "--json", "show", "job", "12"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"jobs": [objs.job()]}
+    doc = json.loads(capsys.readouterr().out)
+    assert [(j["job_id"], j["name"]) for j in doc["jobs"]] == [(12, "wrap")]
+    assert doc["meta"]["command"] == ["scontrol", "--json", "show", "job"]  # argv but its last word
     assert main(["fsched", "scontrol", "show", "job", "99"]) == 1
     assert capsys.readouterr().err == "slurm_load_jobs error: Invalid job id specified\n"
     api.routes[("GET", "/api/partitions/")] = (200, api.page([objs.partition()]))

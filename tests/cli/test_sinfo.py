@@ -108,7 +108,9 @@ def test_sinfo_over_http(api, capsys, objs):
     assert main(["fsched", "sinfo", "-h", "-p", "long"]) == 0
     assert capsys.readouterr().out == "long         up 2-00:00:00      1   idle node01\n"
     assert main(["fsched", "sinfo", "--json"]) == 0
-    assert [n["name"] for n in json.loads(capsys.readouterr().out)["nodes"]] == [n["name"] for n in nodes]
+    entries = json.loads(capsys.readouterr().out)["sinfo"]
+    listed = sorted(name for e in entries for name in e["nodes"]["nodes"])
+    assert listed == sorted(n["name"] for n in nodes for _ in n["partitions"])  # once per partition
     assert main(["fsched", "sinfo", "-n", "node[01-02]", "-t", "idle"]) == 0
     assert api.requests[-1]["query"] == "name=node%5B01-02%5D&state=idle&limit=100000"
 

@@ -106,7 +106,9 @@ def test_filters_become_query_parameters(api, capsys, objs):
 def test_json_output_and_unknown_job(api, capsys, objs):
     api.routes[("GET", "/api/jobs/")] = (200, api.page([objs.job()]))
     assert main(["fsched", "squeue", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"jobs": [objs.job()]}
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc) == ["jobs", "last_backfill", "last_update", "meta", "errors", "warnings"]
+    assert [(j["job_id"], j["job_state"]) for j in doc["jobs"]] == [(12, ["RUNNING"])]
     api.routes[("GET", "/api/jobs/")] = (200, api.page([]))
     assert main(["fsched", "squeue", "-j", "999"]) == 1
     assert capsys.readouterr().err == "slurm_load_jobs error: Invalid job id specified\n"

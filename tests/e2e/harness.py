@@ -58,13 +58,32 @@ class E2ECluster(Cluster):
             raise AssertionError(f"fsched {' '.join(args)} failed ({result.returncode}): {result.stderr}")
         return result
 
+    def api_rows(self, path: str, params: dict[str, str] | None = None) -> list[dict]:
+        """The controller's API objects (``GET path``, every page) through the CLI's own
+        client and login: the tests read fsched's records, not a command's Slurm-shaped JSON."""
+        code = (
+            "import json, sys; from cli.client import Client; "
+            "print(json.dumps(Client().get_all(*json.loads(sys.argv[1]))))"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code, json.dumps([path, params or {}])],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"GET {path} failed ({result.returncode}): {result.stderr}")
+        return json.loads(result.stdout)
+
     def jobs(self, *ids: int) -> dict[int, dict]:
-        query = ",".join(str(i) for i in ids)
-        out = self.cli("squeue", "--json", "-t", "all", *(["-j", query] if ids else [])).stdout
-        return {j["job_id"]: j for j in json.loads(out)["jobs"]}
+        query = {"state": "all", **({"job_id": ",".join(str(i) for i in ids)} if ids else {})}
+        return {j["job_id"]: j for j in self.api_rows("/api/jobs/", query)}
 
     def nodes(self) -> dict[str, dict]:
-        return {n["name"]: n for n in json.loads(self.cli("sinfo", "--json").stdout)["nodes"]}
+        return {n["name"]: n for n in self.api_rows("/api/nodes/")}
 
     def wait_for(
         self, what: str, predicate: Callable[[], object], timeout: float = 60, interval: float = 0.3

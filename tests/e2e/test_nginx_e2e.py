@@ -141,8 +141,10 @@ def proxied(request, tmp_path_factory):
 
 
 def proxied_nodes(c) -> dict[str, dict]:
-    out = c.cli("sinfo", "--json", env=c.proxy_env).stdout
-    return {n["name"]: n for n in json.loads(out)["nodes"]}
+    """Each node's state through the proxy, from scontrol's JSON (Slurm's state list, joined
+    with + as the API's state string is)."""
+    out = c.cli("scontrol", "show", "node", "--json", env=c.proxy_env).stdout
+    return {n["name"]: {"state": "+".join(n["state"])} for n in json.loads(out)["nodes"]}
 
 
 def tls(c) -> ssl.SSLContext:
