@@ -19,7 +19,7 @@ from django.utils import timezone
 from cluster import clock
 from cluster.core.states import JobState, NodeFlag, Reason
 from cluster.extensions import PendingCause as Cause
-from cluster.models import Job, Node, Reservation
+from cluster.models import Job, Node, Partition, Reservation
 from limits import reports
 from slurmwords.hostlists import expand_hostlist, fold_hostlist
 from slurmwords.reasons import MAY_BE_RESERVED, RESERVED_FOR_MAINTENANCE, unavailable_nodes
@@ -171,12 +171,27 @@ def _other_cause(job: Job) -> Cause | None:
     if reason in (Reason.PARTITION_NODE_LIMIT, Reason.PARTITION_TIME_LIMIT):
         return Cause(
             reason,
-            detail or "the request exceeds the partition's MaxNodes/MaxTime",
+            detail or _partition_excess(job, reason),
             f"partition {job.partition}",
-            "Change the job's request (scontrol update JobId=... TimeLimit=/NumNodes=) "
+            f"Change the job's request (scontrol update JobId={job.id} "
+            f"{'TimeLimit=' if reason == Reason.PARTITION_TIME_LIMIT else 'NumNodes='}...) "
             "or the partition's limit.",
         )
     return Cause(reason, detail, "", "") if detail else None
+
+
+def _partition_excess(job: Job, reason: str) -> str:
+    """Which of the job's figures passes which of its partition's limits, in the words the
+    limits' own explainer uses when AccountingStorageEnforce checks them."""
+    part = Partition.objects.filter(name=job.partition).first()
+    where = f"(partition {job.partition})"
+    if reason == Reason.PARTITION_TIME_LIMIT:
+        most = "UNLIMITED" if part is None or part.max_time is None else part.max_time
+        return f"time limit {job.time_limit} minutes exceeds MaxTime={most} {where}"
+    if part is not None and job.min_nodes < part.min_nodes:
+        return f"job asks node={job.min_nodes}, under MinNodes={part.min_nodes} {where}"
+    most = "UNLIMITED" if part is None or part.max_nodes is None else part.max_nodes
+    return f"job asks node={job.min_nodes}, over MaxNodes={most} {where}"
 
 
 def pending_causes(job: Job) -> list[Cause]:

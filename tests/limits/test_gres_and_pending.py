@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from cli import sbatch
 from cli.sshare import _columns, render
-from cluster.models import Job, Node
+from cluster.models import ClusterConfig, Job, Node
 from cluster.services.errors import ServiceError
 from cluster.services.jobs import job_submit
 from cluster.services.scheduling import schedule_pass
@@ -155,6 +155,24 @@ def test_job_page_names_the_nodes_and_their_state(gpus, users, client):
     html = client.get(f"/jobs/{job.id}/").content.decode()
     why = html.split('id="job-why"', 1)[1].split("</section>", 1)[0]
     assert "node03 DOWN (PSU replaced)" in why and "State=RESUME" in why
+
+
+@pytest.mark.parametrize("enforce", [True, False])
+def test_job_page_names_the_partition_limit_with_both_figures(gpus, users, client, enforce):
+    # The debug partition has MaxTime=30 and the job asks for two hours: the same words
+    # whether the limits' explainer checks partitions (AccountingStorageEnforce) or not.
+    if not enforce:
+        cfg = ClusterConfig.current()
+        cfg.options = {k: v for k, v in cfg.options.items() if k != "AccountingStorageEnforce"}
+        cfg.save()
+    job = submit(users, time="2:00:00", partition="debug")
+    schedule_pass()
+    job.refresh_from_db()
+    assert job.reason == "PartitionTimeLimit"
+    client.force_login(users["alice"])
+    page = client.get(f"/jobs/{job.id}/").content.decode()
+    why = page.split('id="job-why"', 1)[1].split("</section>", 1)[0]
+    assert "time limit 120 minutes exceeds MaxTime=30 (partition debug)" in why
 
 
 def test_running_job_has_no_pending_section(gpus, users, client):
