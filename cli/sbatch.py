@@ -352,6 +352,11 @@ def build_request(
     if opts.get("test_only"):
         body["test_only"] = True
     body["environment"] = export_environment(opts.get("export"), environ)
+    export = (opts.get("export") or "").strip()
+    if export and export.upper() != "ALL":
+        # sbatch's opt.c: the job's steps inherit --export through SLURM_EXPORT_ENV, which
+        # srun reads (unless the caller's environment has one already; ALL is srun's default).
+        body["environment"].setdefault("SLURM_EXPORT_ENV", environ.get("SLURM_EXPORT_ENV", export))
     # sbatch's set_envs (src/sbatch/opt.c): the counts it puts in the job's environment
     # itself, whatever --export says.
     if opts.get("cpus_per_task") is not None:

@@ -41,6 +41,33 @@ def _opt(opts: Any, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
+def exported_environment(opts: Any, environ: Mapping[str, str]) -> dict[str, str]:
+    """The tasks' environment from srun's, by ``--export`` (else SRUN_EXPORT_ENV, else
+    SLURM_EXPORT_ENV: a batch job's ``sbatch --export``), as srun's _build_user_env: the
+    named variables (``A`` its value here, ``A=x`` that value) up to a ``NONE``, which ends
+    the list; then every variable with ``ALL``, else only the ``SLURM*`` ones and SPANK's
+    options. Without any, everything."""
+    spec = _opt(opts, "export") or environ.get("SRUN_EXPORT_ENV") or environ.get("SLURM_EXPORT_ENV")
+    if not spec:
+        return dict(environ)
+    out: dict[str, str] = {}
+    every = False
+    for word in str(spec).split(","):
+        if word.upper() == "ALL":
+            every = True
+        if word.upper() == "NONE":
+            break
+        name, eq, value = word.partition("=")
+        if eq:
+            out[name] = value
+        elif name in environ:
+            out[name] = environ[name]
+    for name, value in environ.items():
+        if every or name.startswith(("SLURM", "_SLURM_SPANK_OPTION_")):
+            out[name] = value  # the caller's value wins, as env_array_merge overwrites
+    return out
+
+
 def _min_nodes(text: Any) -> int | None:
     if text is None:
         return None
@@ -126,7 +153,7 @@ def step_request(
     """The step as srun asks for it; ``environ``: srun's environment (its process's when
     None: salloc's interactive step passes the allocation's, srun running in salloc)."""
     environ = os.environ if environ is None else environ
-    environment = dict(environ)
+    environment = exported_environment(opts, environ)
     size = {}
     if pty_fd is not None:
         cols, rows = os.get_terminal_size(pty_fd)

@@ -168,3 +168,40 @@ def test_srun_names_the_interactive_step_as_slurm_writes_it():
     session = Session(None, 12, {"step_id": INTERACTIVE_STEP, "num_tasks": 1, "nodes": nodes}, "k", {})
     assert session.name == "12.interactive"
     assert Session(None, 12, {"step_id": 3, "num_tasks": 1, "nodes": nodes}, "k", {}).name == "12.3"
+
+
+def test_srun_export_builds_the_tasks_environment_as_srun_does():
+    from cli.step_run import exported_environment
+
+    env = {"PATH": "/bin", "EDITOR": "vi", "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1", "HOME": "/h"}
+    assert exported_environment({}, env) == env  # ALL, srun's default
+    assert exported_environment({"export": "NONE"}, env) == {"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}
+    assert exported_environment({"export": "EDITOR,ARG1=test"}, env) == {
+        "EDITOR": "vi", "ARG1": "test", "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"
+    }  # fmt: skip
+    # NONE ends the list: "User can not specify explicit environment variables with NONE".
+    assert "FOO" not in exported_environment({"export": "NONE,FOO=bar"}, env)
+    # ALL: everything, the caller's value over the one given.
+    assert exported_environment({"export": "ALL,EDITOR=emacs,X=1"}, env) == {**env, "X": "1"}
+    # A batch job's sbatch --export reaches its steps through SLURM_EXPORT_ENV;
+    # SRUN_EXPORT_ENV overrides it, and the command line both.
+    batch = {**env, "SLURM_EXPORT_ENV": "NONE"}
+    assert "PATH" not in exported_environment({}, batch)
+    assert "PATH" in exported_environment({}, {**batch, "SRUN_EXPORT_ENV": "ALL"})
+    assert exported_environment({"export": "HOME"}, batch)["HOME"] == "/h"
+
+
+def test_sbatch_export_reaches_the_steps_through_slurm_export_env():
+    from cli import sbatch
+
+    def environment(export: str | None, environ: dict) -> dict:
+        opts = {"export": export} if export else {}
+        return sbatch.build_request(opts, script="#!/bin/sh\n", script_name="s", script_args=[],
+                                    environ=environ, cwd="/tmp")["environment"]  # fmt: skip
+
+    assert environment("NONE", {"PATH": "/bin"})["SLURM_EXPORT_ENV"] == "NONE"
+    assert "PATH" not in environment("NONE", {"PATH": "/bin"})
+    assert environment("EDITOR", {"EDITOR": "vi"})["SLURM_EXPORT_ENV"] == "EDITOR"
+    assert "SLURM_EXPORT_ENV" not in environment("ALL", {"PATH": "/bin"})
+    assert "SLURM_EXPORT_ENV" not in environment(None, {"PATH": "/bin"})
+    assert environment("NONE", {"SLURM_EXPORT_ENV": "ALL"})["SLURM_EXPORT_ENV"] == "ALL"  # setenv(..., 0)
