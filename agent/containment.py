@@ -1,15 +1,11 @@
 """CPU and memory containment of the jobs of one agent, and their usage for accounting.
 
 - CPUs: each job gets ids of its node (agent/cpusets.py), mapped onto the host's CPUs.
-  The agent binds the job's wrapper (``bind``: ``sched_setaffinity`` of its pid) right
-  after the fork, before it lets the wrapper start the script (agent/jobs.py: the
-  wrapper waits for the agent's go), so the script and its descendants inherit the mask.
-  Binding the launching thread around the fork instead (``spawning(bind_thread=True)``,
-  still there for a caller without such a wait) made the agent's one loop wait, at every
-  launch, until the job's CPU ran it: under load a third of a launch's wall time
-  (docs/profile-demo-cluster.md, sessions 20 and 21). As root with a writable cgroup
-  v2, the job's cgroup gets the same CPUs as its cpuset (agent/cgroups.py), which a job
-  cannot widen.
+  The agent sets its launching thread's affinity to them just before the fork and back
+  after it: the job's wrapper is born bound, and its descendants inherit the mask
+  (Linux's ``sched_setaffinity`` with pid 0 binds the calling thread only, so the rest
+  of the agent is untouched). As root with a writable cgroup v2, the job's cgroup gets
+  the same CPUs as its cpuset (agent/cgroups.py), which a job cannot widen.
 - Memory: the job's MB on the node (``mem_on_node`` of the launch, 0 or absent: no
   limit) become ``memory.max`` of its cgroup; without a cgroup the RSS watcher kills
   the job whose processes' summed RSS goes over it (Slurm's
@@ -145,12 +141,8 @@ class Containment:
     # -- launch ------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def spawning(
-        self, job_id: int, node: str, cpus: int, mem_mb: int | None, *, bind_thread: bool = True
-    ) -> Iterator[Contained]:
-        """Around the fork of the job's wrapper: its CPUs picked and, with ``bind_thread``,
-        the calling thread bound to them (the child is born bound). Without it the caller
-        binds the child with ``bind`` before the child runs anything of the job's."""
+    def spawning(self, job_id: int, node: str, cpus: int, mem_mb: int | None) -> Iterator[Contained]:
+        """Around the fork of the job's wrapper: its CPUs picked and the thread bound."""
         ids = self.book.take(job_id, node, cpus)
         host = cpusets.host_cpus(ids, self.usable)
         if cpusets.folds(ids, self.usable):
@@ -169,7 +161,7 @@ class Containment:
                     why = exc.strerror or exc
                     log.warning("job %d: no cgroup (%s): memory by the RSS watcher", job_id, why)
                     self.cgroups.remove(job_id)
-            if self.affinity and bind_thread:
+            if self.affinity:
                 saved = os.sched_getaffinity(0)
                 os.sched_setaffinity(0, host)
             yield job
@@ -181,12 +173,6 @@ class Containment:
         finally:
             if saved is not None:
                 os.sched_setaffinity(0, saved)
-
-    def bind(self, job: Contained, pid: int) -> None:
-        """Bind the forked process ``pid`` to the job's CPUs. Another task's mask is set
-        without the calling thread moving: it does not wait for the job's CPU to run it."""
-        if self.affinity:
-            os.sched_setaffinity(pid, job.host)
 
     def started(
         self, job: Contained, pid: int, err_fd: int | None, *, file_record: bool = True

@@ -1,15 +1,12 @@
 """Launching and supervising batch jobs on the node (Linux).
 
-Each job runs as ``/bin/bash -c WRAPPER fsched-job <job dir> <work dir> <go fd> <launch id>``, in
+Each job runs as ``/bin/bash -c WRAPPER fsched-job <job dir> <work dir> <launch id>``, in
 its own session and process group (the wrapper is the leader; its pid is the job's pid).
 The wrapper is a constant string, never built from user data; the job directory is
 ``/proc/self/fd/N``, a descriptor of the job's spool directory the agent passes down
 (see agent/spool.py: the spool is 0700, the job's user owns only its own directory).
 The wrapper first writes its pid there, changes to the work directory (as the job's
-user, after the switch: never as root), waits for the agent's go (it reads the pipe
-``<go fd>`` to its end: the agent closes its end once it has bound the wrapper to the job's
-CPUs, agent/containment.py, so the script is born bound whatever the scheduler does
-meanwhile; an agent that dies first closes it too), runs the script as a foreground child, so a
+user, after the switch: never as root), runs the script as a foreground child, so a
 trapped signal is handled only once the script has ended, and writes the script's shell
 status (``$?``) to the status file, then exits with it. Its traps have a handler
 (``:``), not ``''``, because an ignored signal would be inherited as ignored by the
@@ -120,11 +117,8 @@ _HANDLERS = "\n".join(
 )
 # fd 3 keeps the job's stderr; the wrapper's own stderr goes to /dev/null so that bash's
 # "Terminated" notices never land in the job's error file. $1 is the job's directory
-# (/proc/self/fd/N), $2 the work directory, $3 the descriptor of the go pipe (read to its
-# end, then closed: the script never sees it; digits only, so the eval runs nothing else;
-# no variable is set for it, as one of the job's environment would change), $4 the launch
-# id (only for recovery to find the wrapper). A failed cd is retried in a subshell only
-# to learn its reason.
+# (/proc/self/fd/N), $2 the work directory, $3 the launch id (only for recovery to find
+# the wrapper). A failed cd is retried in a subshell only to learn its reason.
 WRAPPER = f"""exec 3>&2 2>/dev/null
 printf '%s\\n' $$ >>"$1/pid"
 {_HANDLERS}
@@ -133,7 +127,6 @@ e=$(cd -- "$2" 2>&1)
 printf '%s\\n' "slurmstepd: error: couldn't chdir to \\`$2': ${{e##*: }}: going to /tmp instead" >&3
 cd /tmp || exit 1
 }}
-case $3 in *[!0-9]*|'') ;; *) read -r -u "$3" _; eval "exec $3<&-" ;; esac
 c=1
 "$1/script" 2>&3 3>&-
 r=$?
@@ -410,13 +403,6 @@ def _open(path: str, flags: int, what: str) -> int:
         return os.open(path, flags | os.O_CLOEXEC, 0o644)
     except OSError as exc:
         raise LaunchError(f"could not open {what} file {path}: {exc.strerror}") from None
-
-
-def _kill_unstarted(popen: subprocess.Popen[bytes]) -> None:
-    """A wrapper still waiting for its go: killed with its group, reaped."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(popen.pid, signal.SIGKILL)
-    popen.wait()
 
 
 def _truncate(fd: int) -> None:
@@ -830,21 +816,14 @@ class JobManager:
             if account.switches:
                 ids = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
             cpus, mem = job_limits(job)
-            # The wrapper waits at its go pipe until the agent has bound it (module docstring).
-            go_read, go_write = os.pipe()  # not inheritable: only pass_fds reaches the child
-            fds.append(go_read)
-            wrapper = [
-                BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{dir_fd}", work_dir, str(go_read),
-                intent.launch,
-            ]  # fmt: skip
+            wrapper = [BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{dir_fd}", work_dir, intent.launch]
             try:
                 for fd in () if append else {out, err}:
                     _truncate(fd)
                 if edits is not None:
                     edits.write(out)  # TaskProlog's print lines
-                # The wrapper is bound and joins its cgroup right after the fork, before its go:
-                # the launching thread is never moved to the job's CPUs (agent/containment.py).
-                with self.containment.spawning(job_id, node, cpus, mem, bind_thread=False) as held:
+                # The job's CPUs are bound around the fork, its cgroup joined right after it.
+                with self.containment.spawning(job_id, node, cpus, mem) as held:
                     # No cwd=: the child would chdir as root, before the switch; the wrapper does.
                     popen = subprocess.Popen(
                         wrapper,
@@ -854,21 +833,13 @@ class JobManager:
                         env=env,
                         start_new_session=True,
                         close_fds=True,
-                        pass_fds=(dir_fd, go_read),
+                        pass_fds=(dir_fd,),
                         **ids,
                     )
-                    try:
-                        self.containment.bind(held, popen.pid)
-                    except OSError:  # not bound: the script never starts, the launch fails
-                        _kill_unstarted(popen)
-                        popen = None
-                        raise
                     # Its record goes into the job's state below, not a file of its own.
                     contain = self.containment.started(held, popen.pid, err, file_record=False)
             except (OSError, ValueError) as exc:  # ValueError: e.g. a NUL byte in the environment
                 raise LaunchError(f"cannot start job: {exc}") from None
-            finally:
-                os.close(go_write)  # the wrapper's go (or, unstarted, nothing)
         finally:
             for fd in fds:
                 os.close(fd)

@@ -159,16 +159,13 @@ def _run_wrapper(tmp_path: Path, work_dir: str, **ids: object) -> subprocess.Com
         for p in (job_dir, job_dir / "script"):
             os.chown(p, ids["user"], ids["group"])  # type: ignore[arg-type]
     fd = os.open(job_dir, os.O_RDONLY | os.O_DIRECTORY)
-    go, given = os.pipe()
-    os.close(given)  # the agent's go: given before the wrapper starts
     try:
         return subprocess.run(
-            [BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{fd}", work_dir, str(go), "launch=1.0.x"],
-            capture_output=True, pass_fds=(fd, go), cwd="/", check=False, **ids,  # type: ignore[arg-type]
+            [BASH, "-c", WRAPPER, WRAPPER_NAME, f"/proc/self/fd/{fd}", work_dir, "launch=1.0.x"],
+            capture_output=True, pass_fds=(fd,), cwd="/", check=False, **ids,  # type: ignore[arg-type]
         )  # fmt: skip
     finally:
         os.close(fd)
-        os.close(go)
 
 
 def test_wrapper_that_cannot_chdir_goes_to_tmp_as_slurmstepd_does(tmp_path: Path) -> None:
