@@ -333,7 +333,16 @@ _SAVED_KEPT = 4096  # entries per connection; emptied when full
 _SAVED_LONGEST = 256  # characters of a text kept (a script is prepared afresh)
 
 
-def _saved(field: models.Field, value: Any, conn: Any) -> Any:
+def _kept(conn: Any) -> dict[tuple[int, type, Any], tuple[models.Field, Any]]:
+    """The connection's kept values (``_saved``): looked up once a row, not once a value
+    (a weak dictionary's lookup makes a weak reference each time)."""
+    saved = _SAVED.get(conn)
+    if saved is None:
+        saved = _SAVED[conn] = {}
+    return saved
+
+
+def _saved(field: models.Field, value: Any, conn: Any, saved: dict | None = None) -> Any:
     """``field.get_db_prep_save(value, conn)``, kept for the next row of another statement
     when ``value`` is a plain scalar: a submission's job row is a statement of its own, and
     most of its fifty values are the same empty text, zero or False at every submission
@@ -348,9 +357,8 @@ def _saved(field: models.Field, value: Any, conn: Any) -> Any:
     ):
         # A date field warns of a naive time given as text at every call: left as it is.
         return field.get_db_prep_save(value, conn)
-    saved = _SAVED.get(conn)
     if saved is None:
-        saved = _SAVED[conn] = {}
+        saved = _kept(conn)
     key = (id(field), kind, value)
     found = saved.get(key)
     if found is not None and found[0] is field:  # the id of a field freed meanwhile is another's
@@ -436,6 +444,7 @@ def _row_values(
     preps: Sequence[_Prepared] | None = None,
 ) -> list[Any]:
     values = []
+    saved = _kept(conn) if preps is None else None
     for k, f in enumerate(fields):
         if f.name in row:
             value = row[f.name]
@@ -445,7 +454,7 @@ def _row_values(
             value = row[f.attname]
         else:
             value = f.get_default()
-        values.append(_saved(f, value, conn) if preps is None else preps[k](value))
+        values.append(_saved(f, value, conn, saved) if preps is None else preps[k](value))
     return values
 
 
