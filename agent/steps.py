@@ -441,8 +441,9 @@ class StepRunner:
                     saved = os.sched_getaffinity(0)
                     os.sched_setaffinity(0, cpus)
                 # argv is exec'd as given: no shell ever sees the user's words.
+                argv = (msg.task_argv or {}).get(str(task)) or msg.argv  # srun --multi-prog's own
                 popen = subprocess.Popen(
-                    msg.argv,
+                    argv,
                     # No -i: the task reads srun's own input, forwarded (srun's --input=all).
                     stdin=subprocess.PIPE if stdin is None else stdin,
                     stdout=subprocess.PIPE if out is None else out,
@@ -460,7 +461,8 @@ class StepRunner:
                     os.close(master)
                 why = getattr(exc, "strerror", None) or exc
                 raise ExecFailed(
-                    f"execve(): {msg.argv[0]}: {why}", getattr(exc, "errno", None) or 1
+                    f"execve(): {((msg.task_argv or {}).get(str(task)) or msg.argv)[0]}: {why}",
+                    getattr(exc, "errno", None) or 1,
                 ) from None
             finally:
                 if saved is not None:

@@ -34,6 +34,13 @@ OPTIONS = (
     (("--overlap",), "overlap", True, None, "allow the step to share the job's CPUs with other steps"),
     (("--mpi",), "mpi", str, "type", "type of MPI being used (none; list)"),
     (("--jobid",), "jobid", int, "id", "run under already allocated job"),
+    (
+        ("--multi-prog",),
+        "multi_prog",
+        True,
+        None,
+        "if set the program name specified is the configuration specification for multiple programs",
+    ),
     (("-v", "--verbose"), "verbose", True, None, "verbose mode: the allocation's lines, as salloc's"),
     (
         ("--pty",),
@@ -102,9 +109,30 @@ def refusal(ns) -> str | None:
     return None
 
 
+def multi_prog(ns) -> str | None:
+    """srun --multi-prog: each task's argv from the configuration file (ns.task_argv), the
+    task count from it without -n; srun's error lines when it is refused."""
+    from cli import multi_prog as mp  # noqa: PLC0415 - only --multi-prog pays for it
+
+    ntasks = ns.ntasks
+    if ntasks is None:
+        raw = os.environ.get("SLURM_NTASKS") or os.environ.get("SLURM_NPROCS") or ""
+        ntasks = int(raw) if raw.strip().isdigit() and int(raw) > 0 else None
+    try:
+        text = mp.read(ns.command[0])
+        ns.ntasks = mp.task_count(text, ns.command[0], ntasks)
+        ns.task_argv = mp.task_argv(text, ns.command[0], ns.ntasks, ns.command[1:])
+    except mp.MultiProgError as exc:
+        return "\n".join(f"{PROG}: error: {line}" for line in str(exc).split("\n"))
+    return None
+
+
 def main(argv: list[str]) -> int:
     ns = parse(argv)
     if line := refusal(ns):
+        sys.stderr.write(line + "\n")
+        return 1
+    if ns.multi_prog and (line := multi_prog(ns)):
         sys.stderr.write(line + "\n")
         return 1
     from cli.step_run import run_step  # noqa: PLC0415

@@ -167,6 +167,8 @@ def step_request(
         "interactive": bool(_opt(opts, "interactive", False)),
         "preserve_env": bool(_opt(opts, "preserve_env", False)),
         "argv": list(command),
+        # srun --multi-prog: each task's own (cli/multi_prog.py), by task id.
+        **({"task_argv": task_argv} if (task_argv := _opt(opts, "task_argv")) else {}),
         "environment": environment,
         "work_dir": os.path.abspath(_opt(opts, "chdir") or os.getcwd()),
         "name": _opt(opts, "job_name"),

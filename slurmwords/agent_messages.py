@@ -526,10 +526,20 @@ class StepLaunch(Message):
     # srun -E: the tasks keep SLURM_NNODES, SLURM_NTASKS ... of ``environment`` (srun's);
     # None (not sent) when not asked for.
     preserve_env: bool | None = None
+    # srun --multi-prog: this node's tasks' own argv, by task id (str); None: argv for all.
+    task_argv: dict[str, list[str]] | None = None
 
     def check(self, kind: str) -> None:
         if not self.argv:
             raise MessageError(kind, "argv", "is empty")
+        if self.task_argv is not None and (
+            not isinstance(self.task_argv, dict)
+            or any(
+                not isinstance(v, list) or not v or not all(isinstance(a, str) for a in v)
+                for v in self.task_argv.values()
+            )
+        ):
+            raise MessageError(kind, "task_argv", "must map task ids to non-empty argv lists")
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,19 @@ def _text(data: Mapping[str, Any], name: str, *, limit: int = 1024, required: bo
     return value
 
 
+def _task_argv(data: Mapping[str, Any], ntasks: int) -> list[list[str]] | None:
+    """srun --multi-prog: one argv per task of the step, by task id; None without it."""
+    lists = data.get("task_argv")
+    if lists is None:
+        return None
+    if not isinstance(lists, list) or len(lists) != ntasks:
+        raise ServiceError(f"task_argv must be a list of {ntasks} argv lists, one a task", field="task_argv")
+    out = [_argv({"argv": argv}) for argv in lists]
+    if sum(len(a) for argv in out for a in argv) > MAX_ARGV * 16:
+        raise ServiceError(f"task_argv must be at most {MAX_ARGV * 16} characters in all", field="task_argv")
+    return out
+
+
 def _argv(data: Mapping[str, Any]) -> list[str]:
     argv = data.get("argv")
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) and "\0" not in a for a in argv):
@@ -199,6 +212,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
             raise ServiceError(str(exc)) from None
         except layout.StepBusy:
             raise StepBusy("Requested nodes are busy") from None
+        per_task = _task_argv(data, plan.ntasks)
         if interactive:
             # slurmctld keeps no ended step, and slurmdbd's record of a step id is its last:
             # a new interactive step replaces the job's earlier one.
@@ -258,6 +272,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
                     **warn,
                     **terminal,
                     **preserve,
+                    **({"task_argv": {str(t): per_task[t] for t in tasks}} if per_task else {}),
                 ).to_wire(),
             )
             for i, (node, tasks, ids) in enumerate(zip(plan.nodes, plan.tasks, plan.cpus, strict=True))

@@ -41,7 +41,7 @@ def launch(port: int, key: str, tmp_path) -> am.StepLaunch:
     )  # fmt: skip
 
 
-async def run(tmp_path, agent_key: str) -> tuple[int, bytes, bytes, list[am.Message]]:
+async def run(tmp_path, agent_key: str, edit=None) -> tuple[int, bytes, bytes, list[am.Message]]:
     key = step_io.new_key()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -53,7 +53,8 @@ async def run(tmp_path, agent_key: str) -> tuple[int, bytes, bytes, list[am.Mess
     emitted: list[am.Message] = []
     runner = StepRunner([NODE], Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
                         clock=lambda: 1.0, root_jobs=True)  # fmt: skip
-    runner.launch(launch(sock.getsockname()[1], agent_key if agent_key else key, tmp_path))
+    msg = launch(sock.getsockname()[1], agent_key if agent_key else key, tmp_path)
+    runner.launch(edit(msg) if edit else msg)
     if agent_key:  # refused: srun never hears of a task, the agent reports why
         server = await asyncio.start_server(session._serve, sock=sock)
         while not emitted:
@@ -77,6 +78,12 @@ def test_tasks_stream_to_srun_and_the_agent_reports_the_step(tmp_path) -> None:
     # largest RSS is no larger than the agent's, which its fork inherited: not told.
     assert [t.task for t in done.tasks] == [0, 1]
     assert all(t.user_cpu_secs >= 0 and t.system_cpu_secs >= 0 and t.max_rss_kb is None for t in done.tasks)
+
+
+def test_srun_multi_prog_runs_each_task_s_own_program(tmp_path) -> None:
+    own = {str(t): [sys.executable, "-c", f"print('program {t}')"] for t in (0, 1)}
+    status, out, _err, _ = asyncio.run(run(tmp_path, "", lambda m: dataclasses.replace(m, task_argv=own)))
+    assert (status, sorted(out.splitlines())) == (0, [b"0: program 0", b"1: program 1"])
 
 
 def test_a_listener_without_the_key_gets_nothing_and_no_task_starts(tmp_path) -> None:

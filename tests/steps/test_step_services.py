@@ -361,3 +361,25 @@ def test_the_interactive_step_takes_no_step_number_and_is_n_interactive(demo, us
     now = timezone.now()
     rows, _ = accounting.accounting_jobs(viewer=users["alice"], filters=only, after=0, limit=10, now=now)
     assert [s["step_id"] for s in rows[0]["steps"]] == ["batch", "interactive", "0", "1"]
+
+
+def test_srun_multi_prog_sends_each_node_its_tasks_own_argv(
+    demo, users, api, django_capture_on_commit_callbacks
+) -> None:
+    job = running_job(users["alice"])
+    listener = Listener(*job.alloc)
+    per_task = [["echo", f"task{t}"] for t in range(4)]
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api("alice").post(
+            f"/api/jobs/{job.id}/steps/", body(argv=["mp.conf"], task_argv=per_task), format="json"
+        )
+    assert answer.status_code == 201, answer.json()
+    launches = [p for p in listener.payloads() if p["type"] == "step_launch"]
+    assert sorted(t for p in launches for t in p["task_argv"]) == ["0", "1", "2", "3"]
+    for p in launches:
+        assert set(p["task_argv"]) == {str(t) for t in p["tasks"]}
+        assert all(p["task_argv"][str(t)] == ["echo", f"task{t}"] for t in p["tasks"])
+    for bad in (per_task[:3], [["echo"], [], ["x"], ["y"]], "echo"):
+        answer = api("alice").post(f"/api/jobs/{job.id}/steps/", body(task_argv=bad), format="json")
+        assert answer.status_code == 400 and "argv" in str(answer.json()), answer.json()
+    assert Step.objects.filter(job=job).count() == 1
