@@ -313,13 +313,17 @@ class StepRunner:
                 continue
             env = dict(envs[i])
             edit.apply(env)
-            # Each task its own slice of the step's CPUs when there are enough, else all of them.
+            # Each task its own slice of the step's CPUs when there are enough, else all of
+            # them (and all of them with srun --cpu-bind=none).
             ids = msg.cpu_ids
-            if len(ids) >= local * cpt:
+            if len(ids) >= local * cpt and msg.cpu_bind != "none":
                 ids = ids[i * cpt : (i + 1) * cpt]
             cpus = self.containment.step_cpus(msg.job_id, msg.node, count, ids) if ids else ()
             t = self._spawn(msg, task, account, env, work_dir, cpus, edit)
             t.env = envs[i]
+            if msg.cpu_bind_verbose and t.popen.stderr is not None:
+                line = binding_line(msg, task, i, t.popen.pid)
+                writer.write(step_io.pack(step_io.ERR, task, line.encode()))
             if edit.printed and t.popen.stdout is not None:  # TaskProlog's print lines come first
                 text = "".join(line + "\n" for line in edit.printed).encode("utf-8", "surrogateescape")
                 writer.write(step_io.pack(step_io.OUT, task, text))
@@ -612,6 +616,26 @@ async def _exited(popen: subprocess.Popen[bytes]) -> None:
     finally:
         loop.remove_reader(fd)
         os.close(fd)
+
+
+_BIND_UNITS = {"cores": "-cores", "threads": "-threads", "sockets": "-sockets", "ldoms": "-ldoms"}
+
+
+def binding_line(msg: am.StepLaunch, task: int, local: int, pid: int) -> str:
+    """srun --cpu-bind=verbose: the task's binding in slurmstepd's words
+    (task_slurm_chkaffinity), its mask read from the started process itself."""
+    try:
+        mask = sum(1 << cpu for cpu in os.sched_getaffinity(pid))
+    except OSError:  # already gone: its mask went with it
+        mask = 0
+    if msg.cpu_bind == "none":
+        units, kind, action = "", "NONE", ""
+    else:
+        units = _BIND_UNITS.get(msg.cpu_bind or "", "")
+        kind, action = ("RANK" if msg.cpu_bind in ("rank", "rank_ldom") else "MASK"), " set"
+    return (
+        f"cpu-bind{units}={kind} - {msg.node}, task {task:2d} {local:2d} [{pid}]: mask 0x{mask:x}{action}\n"
+    )
 
 
 def _reap(t: Task) -> am.TaskEnd | None:

@@ -35,6 +35,13 @@ OPTIONS = (
     (("--mpi",), "mpi", str, "type", "type of MPI being used (none; list)"),
     (("--jobid",), "jobid", int, "id", "run under already allocated job"),
     (
+        ("--cpu-bind",),
+        "cpu_bind",
+        str,
+        "type",
+        "bind tasks to CPUs (none, rank, cores, threads, sockets; verbose)",
+    ),
+    (
         ("--multi-prog",),
         "multi_prog",
         True,
@@ -127,12 +134,30 @@ def multi_prog(ns) -> str | None:
     return None
 
 
+def cpu_binding(ns) -> str | None:
+    """--cpu-bind (else SLURM_CPU_BIND) as the step request's fields (ns.cpu_binding), or
+    srun's error line."""
+    arg = ns.cpu_bind or os.environ.get("SLURM_CPU_BIND")
+    if not arg:
+        return None
+    from cli.cpu_bind import CpuBindError, parse  # noqa: PLC0415 - only --cpu-bind pays for it
+
+    try:
+        ns.cpu_binding = parse(arg)
+    except CpuBindError as exc:
+        return f"{PROG}: error: {exc}"
+    return None
+
+
 def main(argv: list[str]) -> int:
     ns = parse(argv)
     if line := refusal(ns):
         sys.stderr.write(line + "\n")
         return 1
     if ns.multi_prog and (line := multi_prog(ns)):
+        sys.stderr.write(line + "\n")
+        return 1
+    if (line := cpu_binding(ns)) is not None:
         sys.stderr.write(line + "\n")
         return 1
     from cli.step_run import run_step  # noqa: PLC0415

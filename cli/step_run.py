@@ -169,6 +169,7 @@ def step_request(
         "argv": list(command),
         # srun --multi-prog: each task's own (cli/multi_prog.py), by task id.
         **({"task_argv": task_argv} if (task_argv := _opt(opts, "task_argv")) else {}),
+        **(_opt(opts, "cpu_binding") or {}),
         "environment": environment,
         "work_dir": os.path.abspath(_opt(opts, "chdir") or os.getcwd()),
         "name": _opt(opts, "job_name"),

@@ -528,6 +528,10 @@ class StepLaunch(Message):
     preserve_env: bool | None = None
     # srun --multi-prog: this node's tasks' own argv, by task id (str); None: argv for all.
     task_argv: dict[str, list[str]] | None = None
+    # srun --cpu-bind: "none" leaves each task the step's CPUs on the node (else its own
+    # share, the binding's units or not); verbose: each task's stderr says its mask.
+    cpu_bind: str | None = None
+    cpu_bind_verbose: bool | None = None
 
     def check(self, kind: str) -> None:
         if not self.argv:

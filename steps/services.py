@@ -69,6 +69,20 @@ def _text(data: Mapping[str, Any], name: str, *, limit: int = 1024, required: bo
     return value
 
 
+CPU_BINDS = frozenset({"", "none", "rank", "rank_ldom", "sockets", "cores", "threads", "ldoms"})
+
+
+def _cpu_bind(data: Mapping[str, Any]) -> dict[str, Any]:
+    """srun --cpu-bind's type (cli/cpu_bind.py) and verbosity, for the launch."""
+    kind = data.get("cpu_bind")
+    if kind is not None and (not isinstance(kind, str) or kind not in CPU_BINDS):
+        raise ServiceError(f"cpu_bind must be one of {', '.join(sorted(CPU_BINDS - {''}))}", field="cpu_bind")
+    out: dict[str, Any] = {"cpu_bind": kind} if kind else {}
+    if _flag(data, "cpu_bind_verbose"):
+        out["cpu_bind_verbose"] = True
+    return out
+
+
 def _task_argv(data: Mapping[str, Any], ntasks: int) -> list[list[str]] | None:
     """srun --multi-prog: one argv per task of the step, by task id; None without it."""
     lists = data.get("task_argv")
@@ -185,6 +199,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
     io_host, io_port, io_key = _io(data)
     terminal = _terminal(data, streams)
     preserve = {"preserve_env": True} if _flag(data, "preserve_env") else {}
+    binding = _cpu_bind(data)
     with transaction.atomic():
         job = _job_for(actor, job_id, lock=True)  # the job's lock orders its steps' ids
         if not _may_run_as(actor, job):
@@ -273,6 +288,7 @@ def create_step(*, actor: Any, job_id: int, data: Mapping[str, Any], now: dateti
                     **terminal,
                     **preserve,
                     **({"task_argv": {str(t): per_task[t] for t in tasks}} if per_task else {}),
+                    **binding,
                 ).to_wire(),
             )
             for i, (node, tasks, ids) in enumerate(zip(plan.nodes, plan.tasks, plan.cpus, strict=True))

@@ -10,9 +10,12 @@ import dataclasses
 import io
 import os
 import pwd
+import re
 import signal
 import socket
 import sys
+
+import pytest
 
 from agent.containment import Containment
 from agent.jobs import resolve_account
@@ -84,6 +87,32 @@ def test_srun_multi_prog_runs_each_task_s_own_program(tmp_path) -> None:
     own = {str(t): [sys.executable, "-c", f"print('program {t}')"] for t in (0, 1)}
     status, out, _err, _ = asyncio.run(run(tmp_path, "", lambda m: dataclasses.replace(m, task_argv=own)))
     assert (status, sorted(out.splitlines())) == (0, [b"0: program 0", b"1: program 1"])
+
+
+def test_srun_cpu_bind_none_and_verbose(tmp_path) -> None:
+    # Each task says its mask first, as slurmstepd's task_slurm_chkaffinity; with none
+    # both tasks have the step's two CPUs, else one each.
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    code = "import os; print('cpus', sorted(os.sched_getaffinity(0)))"
+
+    def bound(kind: str):
+        return lambda m: dataclasses.replace(m, argv=[sys.executable, "-c", code], cpu_bind=kind,
+                                             cpu_bind_verbose=True)  # fmt: skip
+
+    _status, out, err, _ = asyncio.run(run(tmp_path, "", bound("none")))
+    lines = sorted(err.decode().splitlines())
+    assert all(
+        re.fullmatch(r"\d: cpu-bind=NONE - node01, task  \d  \d \[\d+\]: mask 0x[0-9a-f]+", x) for x in lines
+    )
+    assert len(lines) == 2 and len({x.split("mask")[1] for x in lines}) == 1  # the same mask
+    shares = {x.split(": cpus")[1] for x in out.decode().splitlines()}
+    assert len(shares) == 1 and shares.pop().count(",") == 1  # both tasks, the step's two CPUs
+    _status, out, err, _ = asyncio.run(run(tmp_path, "", bound("cores")))
+    lines = sorted(err.decode().splitlines())
+    line = r"\d: cpu-bind-cores=MASK - node01, task  \d  \d \[\d+\]: mask 0x[0-9a-f]+ set"
+    assert all(re.fullmatch(line, x) for x in lines), lines
+    assert len({x.split(": cpus")[1] for x in out.decode().splitlines()}) == 2  # one CPU each
 
 
 def test_a_listener_without_the_key_gets_nothing_and_no_task_starts(tmp_path) -> None:

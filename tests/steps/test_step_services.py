@@ -383,3 +383,19 @@ def test_srun_multi_prog_sends_each_node_its_tasks_own_argv(
         answer = api("alice").post(f"/api/jobs/{job.id}/steps/", body(task_argv=bad), format="json")
         assert answer.status_code == 400 and "argv" in str(answer.json()), answer.json()
     assert Step.objects.filter(job=job).count() == 1
+
+
+def test_srun_cpu_bind_reaches_every_node(demo, users, api, django_capture_on_commit_callbacks) -> None:
+    job = running_job(users["alice"])
+    listener = Listener(*job.alloc)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api("alice").post(
+            f"/api/jobs/{job.id}/steps/", body(cpu_bind="none", cpu_bind_verbose=True), format="json"
+        )
+    assert answer.status_code == 201, answer.json()
+    launches = [p for p in listener.payloads() if p["type"] == "step_launch"]
+    assert len(launches) == 2
+    assert all((p["cpu_bind"], p["cpu_bind_verbose"]) == ("none", True) for p in launches)
+    for bad in (body(cpu_bind="map_cpu"), body(cpu_bind=3), body(cpu_bind_verbose="yes")):
+        answer = api("alice").post(f"/api/jobs/{job.id}/steps/", bad, format="json")
+        assert answer.status_code == 400 and "cpu_bind" in str(answer.json()), answer.json()
