@@ -49,6 +49,9 @@ OPTIONS = (
         "if set the program name specified is the configuration specification for multiple programs",
     ),
     (("-v", "--verbose"), "verbose", True, None, "verbose mode: the allocation's lines, as salloc's"),
+    (("-W", "--wait"), "max_wait", int, "sec", "seconds to wait after first task exits before killing job"),
+    # fsched's steps hold only the CPUs their tasks ask for, which is what --exact asks.
+    (("--exact",), "exact", True, None, "use only the resources requested for the step"),
     (
         ("--pty",),
         "pty",
@@ -105,6 +108,8 @@ def refusal(ns) -> str | None:
     """srun's own line refusing these options (salloc's interactive step's too), or None."""
     if problem := job_option_checks.first_problem(vars(ns)):
         return f"{PROG}: error: {problem}"
+    if ns.max_wait is not None and ns.max_wait < 0:
+        return f"{PROG}: error: Invalid --wait specification: {ns.max_wait}"
     if ns.exclusive and ns.overlap:
         return "srun: fatal: --exclusive and --overlap are mutually exclusive"
     if ns.pty is not None and (ns.output or ns.error or ns.input):

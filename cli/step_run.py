@@ -283,6 +283,7 @@ class Session:
         self.nodes = {n["name"]: list(n["tasks"]) for n in step["nodes"]}
         self.key = key
         self.kill_on_bad_exit = bool(_opt(opts, "kill_on_bad_exit", False))
+        self.max_wait = int(_opt(opts, "max_wait", 0) or 0)  # srun -W: 0 waits for every task
         self.out = step_output.TaskOutput(
             sys.stdout.buffer, sys.stderr.buffer, ntasks=self.ntasks, label=bool(_opt(opts, "label", False))
         )
@@ -483,7 +484,20 @@ class Session:
                 self.terminated = True
                 _err(f"srun: Terminating StepId={self.name}")
                 self._tasks.add(asyncio.get_running_loop().create_task(self._signal("KILL")))
+            if len(self.exits) == 1 and self.max_wait > 0 and len(self.exits) < self.ntasks:
+                asyncio.get_running_loop().call_later(self.max_wait, self._max_wait_over)
             self._check_done()
+
+    def _max_wait_over(self) -> None:
+        """srun -W: the first task ended --wait seconds ago; the others are killed, as
+        srun's SIGALRM handler says and does."""
+        if len(self.exits) >= self.ntasks or self.terminated:
+            return
+        self.terminated = True
+        _err(f"srun: First task exited {self.max_wait}s ago")
+        for line in step_output.status_lines(self.name, self.ntasks, self.exits):
+            _err(line)
+        self._tasks.add(asyncio.get_running_loop().create_task(self._signal("KILL")))
 
     async def _signal(self, name: str) -> None:
         with contextlib.suppress(CliError):

@@ -44,18 +44,23 @@ def launch(port: int, key: str, tmp_path) -> am.StepLaunch:
     )  # fmt: skip
 
 
-async def run(tmp_path, agent_key: str, edit=None) -> tuple[int, bytes, bytes, list[am.Message]]:
+async def run(tmp_path, agent_key: str, edit=None, opts=None) -> tuple[int, bytes, bytes, list[am.Message]]:
     key = step_io.new_key()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     step = {"step_id": 0, "num_tasks": 2, "nodes": [{"name": NODE, "tasks": [0, 1]}]}
-    session = Session(None, 5, step, key, {})
+    session = Session(None, 5, step, key, opts or {})
     out, err = io.BytesIO(), io.BytesIO()
     session.out = step_output.TaskOutput(out, err, ntasks=2, label=True)
     emitted: list[am.Message] = []
     runner = StepRunner([NODE], Containment(usable=sorted(os.sched_getaffinity(0))), emitted.append,
                         clock=lambda: 1.0, root_jobs=True)  # fmt: skip
+
+    async def to_agent(name: str) -> None:  # what the controller does with srun's signal
+        runner.signal(am.StepSignal(job_id=5, step_id=0, node=NODE, signal=name))
+
+    session._signal = to_agent
     msg = launch(sock.getsockname()[1], agent_key if agent_key else key, tmp_path)
     runner.launch(edit(msg) if edit else msg)
     if agent_key:  # refused: srun never hears of a task, the agent reports why
@@ -113,6 +118,16 @@ def test_srun_cpu_bind_none_and_verbose(tmp_path) -> None:
     line = r"\d: cpu-bind-cores=MASK - node01, task  \d  \d \[\d+\]: mask 0x[0-9a-f]+ set"
     assert all(re.fullmatch(line, x) for x in lines), lines
     assert len({x.split(": cpus")[1] for x in out.decode().splitlines()}) == 2  # one CPU each
+
+
+def test_srun_wait_kills_the_tasks_left_its_seconds_after_the_first_ended(tmp_path, capsys) -> None:
+    own = {"0": [sys.executable, "-c", "pass"], "1": [sys.executable, "-c", "import time; time.sleep(30)"]}
+    edit = lambda m: dataclasses.replace(m, task_argv=own)  # noqa: E731
+    status, _out, _err, _ = asyncio.run(asyncio.wait_for(run(tmp_path, "", edit, {"max_wait": 1}), 20))
+    said = capsys.readouterr().err.splitlines()
+    assert said[:3] == ["srun: First task exited 1s ago", "srun: StepId=5.0 task 0: exited",
+                        "srun: StepId=5.0 task 1: running"]  # fmt: skip
+    assert status == 128 + 9
 
 
 def test_a_listener_without_the_key_gets_nothing_and_no_task_starts(tmp_path) -> None:

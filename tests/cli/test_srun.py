@@ -205,3 +205,11 @@ def test_sbatch_export_reaches_the_steps_through_slurm_export_env():
     assert "SLURM_EXPORT_ENV" not in environment("ALL", {"PATH": "/bin"})
     assert "SLURM_EXPORT_ENV" not in environment(None, {"PATH": "/bin"})
     assert environment("NONE", {"SLURM_EXPORT_ENV": "ALL"})["SLURM_EXPORT_ENV"] == "ALL"  # setenv(..., 0)
+
+
+def test_srun_takes_wait_and_exact():
+    from cli import srun
+
+    ns = srun.parse(["--exact", "-W", "5", "true"])
+    assert (ns.exact, ns.max_wait, ns.command) == (True, 5, ["true"])
+    assert srun.refusal(srun.parse(["--wait=-1", "true"])) == "srun: error: Invalid --wait specification: -1"
