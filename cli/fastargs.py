@@ -18,8 +18,9 @@ A table row is ``(flags, dest, store, metavar, help)``, in ``--help`` order;
 * ``True`` or ``False``: a flag storing that constant (``store_const``, default ``None``);
 * ``"store_true"``: a flag, default ``False``;
 * ``"help"``: prints the help (argparse's ``help`` action; never parsed here);
-* ``OptionalValue(const)``: a long option whose value is optional and, as getopt_long's
-  ``optional_argument``, given only attached (``--nice=5``); alone it stores ``const``.
+* ``OptionalValue(const)``: an option whose value is optional and, as getopt_long's
+  ``optional_argument``, given only attached (``--nice=5``, ``-K0``); alone it stores
+  ``const``.
 """
 
 from __future__ import annotations
@@ -122,8 +123,13 @@ def parse(argv: list[str], rows: tuple[Row, ...], rest: tuple[str, str] | None =
             pairs = []
             for at in range(1, len(word)):
                 found = options.get("-" + word[at])
-                if found is None or isinstance(found[1], OptionalValue):
+                if found is None:
                     return None
+                if isinstance(found[1], OptionalValue):
+                    # getopt's optional_argument: a value only attached (-K0), never the
+                    # next word (-K hostname is -K and a command).
+                    result[found[0]] = word[at + 1 :] or found[1].const
+                    break
                 if isinstance(found[1], type):
                     pairs.append((found, word[at + 1 :] or None))
                     break

@@ -190,7 +190,7 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
                 if alone is not None:
                     # getopt_long's optional_argument takes an attached value only; argparse's
                     # nargs="?" would take the next word (``--exclusive job.sh``).
-                    out[-1] = f"{word}={alone.const}"
+                    out[-1] = f"{word}={alone.const}" if word.startswith("--") else word + alone.const
                     continue
                 action = self._value_option(word)
                 if action is None or i == len(words):
@@ -214,8 +214,15 @@ def make_parser(prog: str, **kwargs):  # -> argparse.ArgumentParser (import kept
             return action
 
         def _optional_value_option(self, word: str):
-            """The action of ``word`` if it is a long option whose value is optional, alone."""
-            action = self._action_of(word) if word.startswith("--") else None
+            """The action of ``word`` if it is an option whose value is optional, alone
+            (``--nice``, ``-K``)."""
+            if not word.startswith("--") and len(word) > 2 and word.startswith("-"):
+                # A cluster of flags ending in one (``-lK``): as getopt, that one alone.
+                flags = [self._option_string_actions.get("-" + c) for c in word[1:-1]]
+                if not all(a is not None and a.nargs == 0 for a in flags):
+                    return None
+                word = "-" + word[-1]
+            action = self._action_of(word) if word.startswith("--") or len(word) == 2 else None
             if action is None or action.nargs != "?" or not isinstance(action.const, str):
                 return None
             return action

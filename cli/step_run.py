@@ -282,8 +282,11 @@ class Session:
         self.ntasks = int(step["num_tasks"])
         self.nodes = {n["name"]: list(n["tasks"]) for n in step["nodes"]}
         self.key = key
-        self.kill_on_bad_exit = bool(_opt(opts, "kill_on_bad_exit", False))
+        # -K alone is -K1; -K0 turns it off (srun's --kill-on-bad-exit[=0|1]).
+        self.kill_on_bad_exit = str(_opt(opts, "kill_on_bad_exit", "0")) not in ("0", "False", "")
         self.max_wait = int(_opt(opts, "max_wait", 0) or 0)  # srun -W: 0 waits for every task
+        self.quit_on_interrupt = bool(_opt(opts, "quit_on_interrupt", False))
+        self.disable_status = bool(_opt(opts, "disable_status", False))
         self.out = step_output.TaskOutput(
             sys.stdout.buffer, sys.stderr.buffer, ntasks=self.ntasks, label=bool(_opt(opts, "label", False))
         )
@@ -512,11 +515,16 @@ class Session:
 
     def _interrupt(self, now: float | None = None) -> None:
         """srun's Ctrl-C: the first prints the tasks' states, a second within a second
-        forwards SIGINT to the tasks and cancels the step."""
+        forwards SIGINT to the tasks and cancels the step (-q: the first does; -X: each
+        forwards SIGINT alone, two within a second abort)."""
         now = time.monotonic() if now is None else now
         loop = asyncio.get_running_loop()
-        if now - self.last_interrupt > SECOND_INTERRUPT:
+        if now - self.last_interrupt > SECOND_INTERRUPT and not self.quit_on_interrupt:
             self.last_interrupt = now
+            if self.disable_status:  # srun -X: the Ctrl-C goes to the tasks, nothing ends
+                _err(f"srun: sending Ctrl-C to StepId={self.name}")
+                self._tasks.add(loop.create_task(self._signal("INT")))
+                return
             words = "abort already in progress" if self.aborted else "one more within 1 sec to abort"
             _err(f"srun: interrupt ({words})")
             for line in step_output.status_lines(self.name, self.ntasks, self.exits):

@@ -24,7 +24,7 @@ def test_an_unknown_option_is_refused_naming_it(capsys) -> None:
 
 def test_the_command_keeps_its_own_options() -> None:
     ns = srun.build_parser().parse_args(["-n", "4", "-l", "-K", "--overlap", "--mpi=none", "hostname", "-f"])
-    assert (ns.ntasks, ns.label, ns.kill_on_bad_exit, ns.overlap, ns.mpi) == (4, True, True, True, "none")
+    assert (ns.ntasks, ns.label, ns.kill_on_bad_exit, ns.overlap, ns.mpi) == (4, True, "1", True, "none")
     assert ns.command == ["hostname", "-f"]
     assert srun.build_parser().parse_args(["-u", "-c", "2", "-J", "x", "true"]).cpus_per_task == 2
     # "--" ends srun's options, as getopt's: the command is what follows it.
@@ -213,3 +213,55 @@ def test_srun_takes_wait_and_exact():
     ns = srun.parse(["--exact", "-W", "5", "true"])
     assert (ns.exact, ns.max_wait, ns.command) == (True, 5, ["true"])
     assert srun.refusal(srun.parse(["--wait=-1", "true"])) == "srun: error: Invalid --wait specification: -1"
+
+
+def _interrupts(opts: dict, times: list[float], capsys) -> tuple[list[str], list[tuple[str, str]]]:
+    """srun's Ctrl-C handler at those instants: what it says and asks of the controller."""
+    import asyncio
+
+    from cli.step_run import Session
+
+    nodes = [{"name": "node01", "tasks": [0]}]
+    session = Session(None, 12, {"step_id": 0, "num_tasks": 1, "nodes": nodes}, "k", opts)
+    asked: list[tuple[str, str]] = []
+
+    async def signal(name: str) -> None:
+        asked.append(("signal", name))
+
+    async def cancel(first: str | None = None) -> None:
+        asked.append(("cancel", first or ""))
+
+    session._signal, session._cancel = signal, cancel
+
+    async def scenario() -> None:
+        for now in times:
+            session._interrupt(now)
+        await asyncio.gather(*session._tasks)
+
+    asyncio.run(scenario())
+    return capsys.readouterr().err.splitlines(), asked
+
+
+def test_ctrl_c_as_srun_s_options_say(capsys):
+    said, asked = _interrupts({}, [100.0], capsys)  # the first prints the states only
+    assert said == ["srun: interrupt (one more within 1 sec to abort)", "srun: StepId=12.0 task 0: running"]
+    assert asked == []
+    said, asked = _interrupts({"quit_on_interrupt": True}, [100.0], capsys)
+    assert said == ["srun: sending Ctrl-C to StepId=12.0", "srun: forcing job termination"]
+    assert asked == [("cancel", "INT")]
+    said, asked = _interrupts({"disable_status": True}, [100.0, 105.0], capsys)
+    assert said == ["srun: sending Ctrl-C to StepId=12.0"] * 2 and asked == [("signal", "INT")] * 2
+    said, asked = _interrupts({"disable_status": True}, [100.0, 100.5], capsys)  # two in a second abort
+    assert asked == [("signal", "INT"), ("cancel", "INT")]
+
+
+def test_kill_on_bad_exit_takes_0_or_1():
+    from cli import srun
+    from cli.step_run import Session
+
+    nodes = [{"name": "node01", "tasks": [0]}]
+    step = {"step_id": 0, "num_tasks": 1, "nodes": nodes}
+    for argv, kills in ((["-K"], True), (["-K1"], True), (["-K0"], False), ([], False), (["-lK"], True)):
+        ns = srun.parse([*argv, "true"])
+        assert ns.command == ["true"], argv  # never the next word as -K's value
+        assert Session(None, 1, step, "k", ns).kill_on_bad_exit is kills, argv
