@@ -278,7 +278,10 @@ class Session:
         self.input_fd = 0 if pty_fd is None else pty_fd
         self.job_id = job_id
         self.step_id = int(step["step_id"])
-        self.name = f"{job_id}.{step_label(self.step_id)}"  # srun writes N.interactive too
+        # The name both sides prove the step's key with (the agent's, by number), and the
+        # one srun's lines write (N.interactive for the interactive step).
+        self.key_name = f"{job_id}.{self.step_id}"
+        self.name = f"{job_id}.{step_label(self.step_id)}"
         self.ntasks = int(step["num_tasks"])
         self.nodes = {n["name"]: list(n["tasks"]) for n in step["nodes"]}
         self.key = key
@@ -457,7 +460,7 @@ class Session:
         if kind != step_io.HELLO or node not in self.nodes or not isinstance(theirs, str):
             raise step_io.FrameError("not a node of this step")
         ours = step_io.new_nonce()
-        proof = step_io.srun_proof(self.key, theirs, ours, self.name, str(node))
+        proof = step_io.srun_proof(self.key, theirs, ours, self.key_name, str(node))
         writer.write(step_io.pack_json(step_io.CHALLENGE, {"nonce": ours, "proof": proof}))
         await writer.drain()
         while len(got) < 2:
@@ -466,7 +469,7 @@ class Session:
                 raise EOFError("closed during the handshake")
             got += frames.feed(data)
         kind, _, payload = got[1]
-        expected = step_io.task_proof(self.key, ours, theirs, self.name, str(node))
+        expected = step_io.task_proof(self.key, ours, theirs, self.key_name, str(node))
         if kind != step_io.AUTH or not step_io.proven(expected, step_io.unpack_json(payload).get("proof")):
             raise step_io.FrameError(f"{node} failed to prove the step's key")
         for kind, task, payload in got[2:]:
