@@ -240,21 +240,35 @@ def power_node(
     loaded: float,
     unrunnable: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> PowerNode:
-    busy = node.base_state in (NodeBase.ALLOCATED, NodeBase.MIXED) or node.flags & NodeFlag.COMPLETING
-    last_busy = now if busy else (_epoch(node.last_busy) or loaded)
+    return power_node_of(
+        cycle_input.power_row(node), partitions, now=now, loaded=loaded, unrunnable=unrunnable
+    )
+
+
+def power_node_of(
+    row: tuple,
+    partitions: Mapping[str, tuple[str, ...]],
+    *,
+    now: float,
+    loaded: float,
+    unrunnable: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> PowerNode:
+    """The core's view of a node from its cycle_input.POWER_FIELDS."""
+    _id, name, base, flags, weight, last_busy, suspend_time, entered, boot_time, action, reason = row
+    busy = base in (NodeBase.ALLOCATED, NodeBase.MIXED) or flags & NodeFlag.COMPLETING
     return PowerNode(
-        name=node.name,
-        base=node.base_state,
-        flags=node.flags,
-        partitions=partitions.get(node.name, ()),
-        weight=node.weight,
-        last_busy=last_busy,
-        suspend_time=node.suspend_time,
-        power_entered=_epoch(node.power_entered),
-        boot_time=_epoch(node.boot_time),
-        power_action=node.power_action or None,
-        reason=node.reason,
-        unrunnable=(unrunnable or {}).get(node.name, ()),
+        name=name,
+        base=base,
+        flags=flags,
+        partitions=partitions.get(name, ()),
+        weight=weight,
+        last_busy=now if busy else (_epoch(last_busy) or loaded),
+        suspend_time=suspend_time,
+        power_entered=_epoch(entered),
+        boot_time=_epoch(boot_time),
+        power_action=action or None,
+        reason=reason,
+        unrunnable=(unrunnable or {}).get(name, ()),
     )
 
 
@@ -293,10 +307,10 @@ def _holding_jobs(names: Iterable[str] | None = None) -> list[Job]:
 
 def _cycle_input(
     power: PowerConfig, *, now: float, loaded: float, auto: bool, exclusions: Exclusions
-) -> tuple[dict[str, Node], list[Job]]:
-    """The power-save cycle's nodes (locked, by name) and the jobs holding them: only those
-    that can take part in a decision (power.cycle_input); none, read from the kept watch,
-    when no node can."""
+) -> tuple[dict[str, tuple], list[Job]]:
+    """The power-save cycle's nodes (locked; their cycle_input.POWER_FIELDS by name) and the
+    jobs holding them: only those that can take part in a decision (power.cycle_input);
+    none, read from the kept watch, when no node can."""
     found = pass_snapshot.kept_value("power.cycle_watch", (Node, Job, Partition), cycle_input.watch)
     if cycle_input.quiet(found, power, now=now, loaded=loaded, auto=auto, exclusions=exclusions):
         return {}, []
@@ -304,7 +318,7 @@ def _cycle_input(
     names = cycle_input.cycle_node_names(
         power, now=now, loaded=loaded, auto=auto, exclusions=exclusions, holding=holding
     )
-    rows = cycle_input.locked_nodes(names)
+    rows = cycle_input.locked_rows(names)
     return rows, cycle_input.jobs_holding(set(rows), holding, _POWER_JOB_FIELDS)
 
 
@@ -688,7 +702,9 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         if rows:
             parts = partition_membership()
             unrunnable = unrunnable_actions(list(rows) if len(rows) <= cycle_input.NAMES_AT_ONCE else None)
-            nodes = [power_node(n, parts, now=t, loaded=loaded, unrunnable=unrunnable) for n in rows.values()]
+            nodes = [
+                power_node_of(n, parts, now=t, loaded=loaded, unrunnable=unrunnable) for n in rows.values()
+            ]
         jobs = [power_job(j) for j in held]
         result = power_cycle(
             power,
@@ -699,7 +715,9 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
             exclusions=exclusions_in_force(power, state),
             auto_enabled=state.auto_enabled,
         )
-        _Apply(power, rows, now).run(result.decisions)
+        # Whole rows for the nodes the decisions change only (already locked above).
+        changed = {d.node for d in result.decisions if isinstance(d, NodeChange)}
+        _Apply(power, cycle_input.locked_nodes(changed), now).run(result.decisions)
         state.rates = {"suspends": list(result.rates.suspends), "resumes": list(result.rates.resumes)}
         state.last_run = now
         state.dirty = stale

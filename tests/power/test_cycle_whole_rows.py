@@ -1,0 +1,77 @@
+"""The power-save cycle decides from the few columns it reads of each node
+(power.cycle_input.locked_rows) and loads whole rows (model instances) only for the nodes its
+decisions change (#18): at 10,000 nodes the idle ones past SuspendTime are thousands every
+cycle, of which SuspendRate lets a few power down, and the cycle loaded every one of them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from django.db.models.signals import post_init
+
+from cluster.core.states import NodeBase, NodeFlag
+from cluster.models import Node
+from cluster.services import pass_snapshot
+from cluster.services.configuration import config_load
+from power import cycle_input, services
+
+pytestmark = pytest.mark.django_db
+
+NOW = 1_767_225_600.0 + 86_400
+
+CONF = """\
+ClusterName=test
+SlurmctldHost=ctl
+SuspendProgram=/bin/true
+ResumeProgram=/bin/true
+SuspendTime=60
+SuspendRate=3
+NodeName=n[01-30] CPUs=4
+PartitionName=batch Nodes=n[01-30] Default=YES
+"""
+
+
+@pytest.mark.parametrize(
+    ("names_at_once", "kept"),
+    [(500, False), (5, False), (5, True)],
+    ids=["by-name", "every-node", "every-node-kept"],
+)
+def test_whole_rows_only_for_the_nodes_changed(tmp_path, settings, monkeypatch, names_at_once, kept) -> None:
+    (tmp_path / "slurm.conf").write_text(CONF)
+    settings.CONF_DIR = tmp_path
+    config_load(path=tmp_path / "slurm.conf")
+    Node.objects.update(base_state=NodeBase.IDLE, flags=0, last_busy=datetime.fromtimestamp(NOW - 1_000, UTC))
+    monkeypatch.setattr(cycle_input, "NAMES_AT_ONCE", names_at_once)
+    built: list[str] = []
+
+    def count(sender, instance, **_):
+        built.append(instance.name)
+
+    post_init.connect(count, sender=Node)
+    try:
+        with pass_snapshot.keep() if kept else _nothing():
+            if kept:
+                # A cycle deciding nothing first: the rows it reads are kept, then brought
+                # up to date from the nodes written since (n30 here).
+                cycle_input.locked_rows({f"n{i:02d}" for i in range(1, 31)})
+                Node.objects.filter(name="n30").update(last_busy=datetime.fromtimestamp(NOW, UTC))
+                built.clear()
+            result = services.power_pass(now=datetime.fromtimestamp(NOW, UTC), force=True)
+    finally:
+        post_init.disconnect(count, sender=Node)
+    down = list(
+        Node.objects.filter(flags=NodeFlag.POWERING_DOWN).order_by("name").values_list("name", flat=True)
+    )
+    assert down == ["n01", "n02", "n03"]  # SuspendRate, in name order
+    # 26 eligible nodes deferred (n30 busy now when kept), 27 read and decided about.
+    assert result == f"decisions=4 deferred_suspends={26 if kept else 27} deferred_resumes=0"
+    assert set(built) == set(down)  # (each more than once: the writes after the decisions)
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        return None
