@@ -939,27 +939,34 @@ def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
     was refreshed: a node now idle was last busy now; PowerDownOnIdle asks it to power down."""
     if not freed:
         return
-    idle_names = [
-        name
-        for name, base, flags in plain_rows.select(
-            Node, ("name", "base_state", "flags"), {"name": list(freed)}, order_by=("name",), for_update=True
+    idle = {
+        node_id: name
+        for node_id, name, base, flags in plain_rows.select(
+            Node,
+            ("id", "name", "base_state", "flags"),
+            {"name": list(freed)},
+            order_by=("name",),
+            for_update=True,
         )
         if base == NodeBase.IDLE and not flags & NodeFlag.COMPLETING
-    ]
-    if not idle_names:
+    }
+    if not idle:
         return
-    plain_rows.update_where(Node, {"last_busy": now}, {"name": idle_names})
+    # By id: what the pass and the power cycle keep of the nodes reads again these rows
+    # alone (a write by name could be any row: every node read again).
+    plain_rows.update_where(Node, {"last_busy": now}, {"pk": list(idle)})
+    idle_names = list(idle.values())
     power = settings_in_force()
     if not any(p.power_down_on_idle for p in power.partitions.values()):
         return
-    idle = list(Node.objects.select_for_update().filter(name__in=idle_names).order_by("name"))
+    rows = list(Node.objects.select_for_update().filter(name__in=idle_names).order_by("name"))
     t = now.timestamp()
     parts = partition_membership()
     changes: list[NodeChange] = []
-    for node in idle:
+    for node in rows:
         changes += on_node_idle(power, power_node(node, parts, now=t, loaded=t), set(freed[node.name]))
     if changes:
-        _Apply(power, {n.name: n for n in idle}, now).run(changes)
+        _Apply(power, {n.name: n for n in rows}, now).run(changes)
         mark_dirty()
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
 from django.db.models.signals import post_init
+from django.test.utils import CaptureQueriesContext
 
 from cluster.core.states import NodeBase, NodeFlag
 from cluster.models import Node
@@ -67,6 +69,27 @@ def test_whole_rows_only_for_the_nodes_changed(tmp_path, settings, monkeypatch, 
     # 26 eligible nodes deferred (n30 busy now when kept), 27 read and decided about.
     assert result == f"decisions=4 deferred_suspends={26 if kept else 27} deferred_resumes=0"
     assert set(built) == set(down)  # (each more than once: the writes after the decisions)
+
+
+def test_a_node_freed_is_read_again_alone(tmp_path, settings, monkeypatch) -> None:
+    """A job's end writes its idle nodes' last busy time by id: the rows the cycle keeps
+    are brought up to date by reading those nodes again, not every node (a write by name
+    could be any row)."""
+    (tmp_path / "slurm.conf").write_text(CONF)
+    settings.CONF_DIR = tmp_path
+    config_load(path=tmp_path / "slurm.conf")
+    Node.objects.update(base_state=NodeBase.IDLE, flags=0)
+    monkeypatch.setattr(cycle_input, "NAMES_AT_ONCE", 5)
+    names = {f"n{i:02d}" for i in range(1, 31)}
+    now = datetime.fromtimestamp(NOW, UTC)
+    with pass_snapshot.keep():
+        cycle_input.locked_rows(names)
+        services.nodes_freed({"n07": {"batch"}, "n08": {"batch"}}, now=now)
+        with CaptureQueriesContext(connection) as queries:
+            rows = cycle_input.locked_rows(names)
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT") and "cluster_node" in q["sql"]]
+    assert reads and all("WHERE" in sql for sql in reads), reads
+    assert [n for n, row in rows.items() if row[5] == now] == ["n07", "n08"]
 
 
 class _nothing:
