@@ -92,6 +92,34 @@ def test_a_node_freed_is_read_again_alone(tmp_path, settings, monkeypatch) -> No
     assert [n for n, row in rows.items() if row[5] == now] == ["n07", "n08"]
 
 
+def test_the_views_of_nodes_not_written_are_kept(tmp_path, settings, monkeypatch) -> None:
+    """The core's views of the idle nodes are made once while their rows are not written:
+    a second cycle makes those of the nodes it powered down alone, and decides as the
+    cycle making every view again."""
+    (tmp_path / "slurm.conf").write_text(CONF)
+    settings.CONF_DIR = tmp_path
+    config_load(path=tmp_path / "slurm.conf")
+    Node.objects.update(base_state=NodeBase.IDLE, flags=0, last_busy=datetime.fromtimestamp(NOW - 1_000, UTC))
+    monkeypatch.setattr(cycle_input, "NAMES_AT_ONCE", 5)
+    made: list[str] = []
+    view = services.power_node_of
+
+    def counted(row, *args, **kwargs):
+        made.append(row[1])
+        return view(row, *args, **kwargs)
+
+    monkeypatch.setattr(services, "power_node_of", counted)
+    with pass_snapshot.keep():
+        services.power_pass(now=datetime.fromtimestamp(NOW, UTC), force=True)
+        made.clear()
+        second = services.power_pass(now=datetime.fromtimestamp(NOW + 70, UTC), force=True)
+    assert sorted(made) == ["n01", "n02", "n03"]  # powering down since the first cycle
+    # n01-n03 past SuspendTimeout (powered down), n04-n06 powering down, one SuspendNodes.
+    assert second == "decisions=7 deferred_suspends=24 deferred_resumes=0"
+    down = Node.objects.filter(flags=NodeFlag.POWERING_DOWN).order_by("name").values_list("name", flat=True)
+    assert list(down) == ["n04", "n05", "n06"]
+
+
 class _nothing:
     def __enter__(self) -> None:
         return None
