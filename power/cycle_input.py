@@ -39,6 +39,7 @@ from django.db import connection
 
 from cluster.core.states import HOLDING_JOB_STATES, JobState, NodeBase, NodeFlag
 from cluster.models import Job, Node
+from cluster.services import pass_snapshot
 from cluster.services import rows as plain_rows
 from power.core.config import Exclusions, PowerConfig
 from power.core.policy import POWER_FLAGS
@@ -57,8 +58,10 @@ _HOLDING = [s.value for s in HOLDING_JOB_STATES]
 
 def holding_allocs() -> list[tuple[int, str, list[str]]]:
     """(id, state, allocated nodes) of every job holding nodes, by id: three columns, no
-    model instances."""
-    return plain_rows.select(Job, ("id", "state", "alloc"), {"state": _HOLDING}, order_by=("id",))
+    model instances; kept between cycles, only the jobs written since read again (the
+    watch and the cycle read them after most writes: thousands of JSON lists decoded
+    each time at 10,000 nodes). Shared: read-only."""
+    return pass_snapshot.kept_rows("power.holding_allocs", Job, ("id", "state", "alloc"), {"state": _HOLDING})
 
 
 def cycle_node_names(
@@ -254,8 +257,46 @@ def _shortest_suspend_time(power: PowerConfig) -> int | None:
     return min(finite) if finite else None
 
 
+# What the cycle reads of a node (power.services.power_node_of), the id first: its
+# decision needs no more, and a whole row (twenty-odd columns, model instances) is loaded
+# only for the nodes a decision changes (locked_nodes). At 10,000 nodes the idle ones past
+# SuspendTime are thousands every cycle, of which SuspendRate lets a few dozen power down.
+POWER_FIELDS = (
+    "id", "name", "base_state", "flags", "weight", "last_busy", "suspend_time",
+    "power_entered", "boot_time", "power_action", "reason",
+)  # fmt: skip
+
+
+def power_row(node: Node) -> tuple:
+    """A node's POWER_FIELDS, as :func:`locked_rows` reads them."""
+    return tuple(getattr(node, f) for f in POWER_FIELDS)
+
+
+def locked_rows(names: set[str]) -> dict[str, tuple]:
+    """The named nodes' POWER_FIELDS, their rows locked in name order (docs/locking.md), by
+    name in name order."""
+    if not names:
+        return {}
+    if len(names) <= NAMES_AT_ONCE:
+        found = plain_rows.select(
+            Node, POWER_FIELDS, {"name": sorted(names)}, order_by=("name",), for_update=True
+        )
+        return {row[1]: row for row in found}
+    order = None
+    if connection.features.has_select_for_update:
+        # Every node locked by name, as whole rows were (the lock order of every writer).
+        order = [name for (name,) in plain_rows.select(Node, ("name",), order_by=("name",), for_update=True)]
+    # Read after the locks: kept between cycles, only the rows written since read again
+    # (the passes change a few hundred nodes between two cycles).
+    every = pass_snapshot.kept_rows("power.cycle_nodes", Node, POWER_FIELDS, {})
+    found = {row[1]: row for row in every if row[1] in names}
+    if order is None:
+        order = sorted(found)  # SQLite locks no rows, and orders names as Python does
+    return {name: found[name] for name in order if name in found}
+
+
 def locked_nodes(names: set[str]) -> dict[str, Node]:
-    """The named nodes' rows, locked in name order (docs/locking.md), by name."""
+    """The named nodes' whole rows, locked in name order (docs/locking.md), by name."""
     if not names:
         return {}
     # Read without compiling a query (every cycle that decides something reads them).

@@ -240,22 +240,80 @@ def power_node(
     loaded: float,
     unrunnable: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> PowerNode:
-    busy = node.base_state in (NodeBase.ALLOCATED, NodeBase.MIXED) or node.flags & NodeFlag.COMPLETING
-    last_busy = now if busy else (_epoch(node.last_busy) or loaded)
-    return PowerNode(
-        name=node.name,
-        base=node.base_state,
-        flags=node.flags,
-        partitions=partitions.get(node.name, ()),
-        weight=node.weight,
-        last_busy=last_busy,
-        suspend_time=node.suspend_time,
-        power_entered=_epoch(node.power_entered),
-        boot_time=_epoch(node.boot_time),
-        power_action=node.power_action or None,
-        reason=node.reason,
-        unrunnable=(unrunnable or {}).get(node.name, ()),
+    return power_node_of(
+        cycle_input.power_row(node), partitions, now=now, loaded=loaded, unrunnable=unrunnable
     )
+
+
+def power_node_of(
+    row: tuple,
+    partitions: Mapping[str, tuple[str, ...]],
+    *,
+    now: float,
+    loaded: float,
+    unrunnable: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> PowerNode:
+    """The core's view of a node from its cycle_input.POWER_FIELDS."""
+    _id, name, base, flags, weight, last_busy, suspend_time, entered, boot_time, action, reason = row
+    busy = _busy(base, flags)
+    return PowerNode(
+        name=name,
+        base=base,
+        flags=flags,
+        partitions=partitions.get(name, ()),
+        weight=weight,
+        last_busy=now if busy else (_epoch(last_busy) or loaded),
+        suspend_time=suspend_time,
+        power_entered=_epoch(entered),
+        boot_time=_epoch(boot_time),
+        power_action=action or None,
+        reason=reason,
+        unrunnable=(unrunnable or {}).get(name, ()),
+    )
+
+
+def _busy(base: str, flags: int) -> bool:
+    """A node busy is last busy now."""
+    return base in (NodeBase.ALLOCATED, NodeBase.MIXED) or bool(flags & NodeFlag.COMPLETING)
+
+
+# The last cycle's views of the nodes not busy, by id(row) (the row, its partitions, the
+# load time, its unrunnable actions, the view): a view depends on those alone, and the
+# kept rows (cycle_input.locked_rows) are the same objects while a node is not written.
+# At 10,000 nodes a cycle made thousands of views of the same idle nodes again.
+_views_kept: dict[int, tuple[tuple, tuple[str, ...], float, tuple, PowerNode]] = {}
+
+
+def _cycle_views(
+    rows: Iterable[tuple],
+    partitions: Mapping[str, tuple[str, ...]],
+    *,
+    now: float,
+    loaded: float,
+    unrunnable: Mapping[str, tuple[tuple[str, str], ...]],
+) -> list[PowerNode]:
+    """power_node_of for each row, the last cycle's view where it is the same."""
+    global _views_kept  # noqa: PLW0603 - one per process, replaced whole
+    kept, fresh, out = _views_kept, {}, []
+    for row in rows:
+        name = row[1]
+        parts, unrun = partitions.get(name, ()), unrunnable.get(name, ())
+        found = kept.get(id(row))
+        if (
+            found is not None
+            and found[0] is row
+            and found[1] is parts
+            and found[2] == loaded
+            and found[3] == unrun
+        ):
+            view = found[4]
+        else:
+            view = power_node_of(row, partitions, now=now, loaded=loaded, unrunnable=unrunnable)
+        if not _busy(row[2], row[3]):
+            fresh[id(row)] = (row, parts, loaded, unrun, view)
+        out.append(view)
+    _views_kept = fresh
+    return out
 
 
 def power_job(job: Job) -> PowerJob:
@@ -293,10 +351,10 @@ def _holding_jobs(names: Iterable[str] | None = None) -> list[Job]:
 
 def _cycle_input(
     power: PowerConfig, *, now: float, loaded: float, auto: bool, exclusions: Exclusions
-) -> tuple[dict[str, Node], list[Job]]:
-    """The power-save cycle's nodes (locked, by name) and the jobs holding them: only those
-    that can take part in a decision (power.cycle_input); none, read from the kept watch,
-    when no node can."""
+) -> tuple[dict[str, tuple], list[Job]]:
+    """The power-save cycle's nodes (locked; their cycle_input.POWER_FIELDS by name) and the
+    jobs holding them: only those that can take part in a decision (power.cycle_input);
+    none, read from the kept watch, when no node can."""
     found = pass_snapshot.kept_value("power.cycle_watch", (Node, Job, Partition), cycle_input.watch)
     if cycle_input.quiet(found, power, now=now, loaded=loaded, auto=auto, exclusions=exclusions):
         return {}, []
@@ -304,7 +362,7 @@ def _cycle_input(
     names = cycle_input.cycle_node_names(
         power, now=now, loaded=loaded, auto=auto, exclusions=exclusions, holding=holding
     )
-    rows = cycle_input.locked_nodes(names)
+    rows = cycle_input.locked_rows(names)
     return rows, cycle_input.jobs_holding(set(rows), holding, _POWER_JOB_FIELDS)
 
 
@@ -688,7 +746,7 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
         if rows:
             parts = partition_membership()
             unrunnable = unrunnable_actions(list(rows) if len(rows) <= cycle_input.NAMES_AT_ONCE else None)
-            nodes = [power_node(n, parts, now=t, loaded=loaded, unrunnable=unrunnable) for n in rows.values()]
+            nodes = _cycle_views(rows.values(), parts, now=t, loaded=loaded, unrunnable=unrunnable)
         jobs = [power_job(j) for j in held]
         result = power_cycle(
             power,
@@ -699,7 +757,9 @@ def power_pass(*, now: datetime | None = None, force: bool = False) -> str:
             exclusions=exclusions_in_force(power, state),
             auto_enabled=state.auto_enabled,
         )
-        _Apply(power, rows, now).run(result.decisions)
+        # Whole rows for the nodes the decisions change only (already locked above).
+        changed = {d.node for d in result.decisions if isinstance(d, NodeChange)}
+        _Apply(power, cycle_input.locked_nodes(changed), now).run(result.decisions)
         state.rates = {"suspends": list(result.rates.suspends), "resumes": list(result.rates.resumes)}
         state.last_run = now
         state.dirty = stale
@@ -921,27 +981,34 @@ def nodes_freed(freed: Mapping[str, Iterable[str]], *, now: datetime) -> None:
     was refreshed: a node now idle was last busy now; PowerDownOnIdle asks it to power down."""
     if not freed:
         return
-    idle_names = [
-        name
-        for name, base, flags in plain_rows.select(
-            Node, ("name", "base_state", "flags"), {"name": list(freed)}, order_by=("name",), for_update=True
+    idle = {
+        node_id: name
+        for node_id, name, base, flags in plain_rows.select(
+            Node,
+            ("id", "name", "base_state", "flags"),
+            {"name": list(freed)},
+            order_by=("name",),
+            for_update=True,
         )
         if base == NodeBase.IDLE and not flags & NodeFlag.COMPLETING
-    ]
-    if not idle_names:
+    }
+    if not idle:
         return
-    plain_rows.update_where(Node, {"last_busy": now}, {"name": idle_names})
+    # By id: what the pass and the power cycle keep of the nodes reads again these rows
+    # alone (a write by name could be any row: every node read again).
+    plain_rows.update_where(Node, {"last_busy": now}, {"pk": list(idle)})
+    idle_names = list(idle.values())
     power = settings_in_force()
     if not any(p.power_down_on_idle for p in power.partitions.values()):
         return
-    idle = list(Node.objects.select_for_update().filter(name__in=idle_names).order_by("name"))
+    rows = list(Node.objects.select_for_update().filter(name__in=idle_names).order_by("name"))
     t = now.timestamp()
     parts = partition_membership()
     changes: list[NodeChange] = []
-    for node in idle:
+    for node in rows:
         changes += on_node_idle(power, power_node(node, parts, now=t, loaded=t), set(freed[node.name]))
     if changes:
-        _Apply(power, {n.name: n for n in idle}, now).run(changes)
+        _Apply(power, {n.name: n for n in rows}, now).run(changes)
         mark_dirty()
 
 

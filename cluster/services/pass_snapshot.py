@@ -150,6 +150,32 @@ class _RowsKept:
         self.dirty: set[Any] | None = None
         self.rows: dict[Any, Any] = {}
         self.listed: list[tuple[Any, ...]] = []
+        self.keys: list[Any] = []  # kept_rows: the listed rows' keys, ascending
+
+
+def _listed(kept: _RowsKept, dirty: set[Any], read: list[tuple[Any, ...]]) -> tuple[list, list]:
+    """``kept_rows``' rows by key after the ``dirty`` keys were read again (``read``, into
+    ``kept.rows`` already), and their keys: the last lists copied and edited at those keys
+    (new lists: callers compare them by identity), not every key sorted and looked up
+    again (10,000 nodes kept by the power cycle, a few written between two cycles)."""
+    keys = kept.keys
+    if len(dirty) > len(keys) // 8 + 8:
+        keys = sorted(kept.rows)
+        return [kept.rows[key] for key in keys], keys
+    keys, listed = keys.copy(), kept.listed.copy()
+    for key in sorted({row[0] for row in read} | dirty):
+        i = bisect.bisect_left(keys, key)
+        here = i < len(keys) and keys[i] == key
+        row = kept.rows.get(key)
+        if row is None:
+            if here:
+                del keys[i], listed[i]
+        elif here:
+            listed[i] = row
+        else:
+            keys.insert(i, key)
+            listed.insert(i, row)
+    return listed, keys
 
 
 _rows_kept: dict[str, _RowsKept] = {}
@@ -442,12 +468,14 @@ def kept_rows(name: str, model: type[Any], fields: Sequence[str], where: rows.Wh
                 found = rows.select(model, fields, where, order_by=("id",))
                 kept.rows = {row[0]: row for row in found}
                 kept.listed = found
+                kept.keys = list(kept.rows)
             elif dirty:
                 for key in dirty:
                     kept.rows.pop(key, None)
-                for row in select_in(model, fields, sorted(dirty), where):
+                read = select_in(model, fields, sorted(dirty), where)
+                for row in read:
                     kept.rows[row[0]] = row
-                kept.listed = [kept.rows[key] for key in sorted(kept.rows)]
+                kept.listed, kept.keys = _listed(kept, dirty, read)
         except BaseException:
             with _lock:
                 kept.dirty = None

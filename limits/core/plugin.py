@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import is_, is_not
+from itertools import compress
+from operator import attrgetter, is_, is_not
 
 from cluster.core.licenses import limit_counts
 from cluster.core.scheduler import (
@@ -31,6 +32,7 @@ from cluster.core.scheduler import (
     JobView,
     NodeView,
     PartitionView,
+    RunningChange,
     SchedulerPlugin,
     Snapshot,
     Start,
@@ -85,9 +87,9 @@ class ShapeMemo:
         # thread holding the old pair never sees a mixture.
         self._kept: tuple[tuple[Policy, dict[str, tuple[int | None, int | None]], int], dict] | None = None
         self._requests: tuple[dict, dict[int, _KeptRequest]] | None = None
-        self._whole: (
-            tuple[dict, tuple[JobView, ...], Mapping, float, tuple[float, ...], list, tuple] | None
-        ) = None
+        # (shapes, views, infos, now, BeginTimes by id(view), requests, job ids, request
+        # by id(view): None for a COMPLETING job).
+        self._whole: tuple | None = None
         # The running jobs' counters, kept while their requests are these same objects.
         self.charges = RunningCharges()
 
@@ -126,7 +128,7 @@ class ShapeMemo:
         kept = self._whole
         if kept is None:
             return None
-        k_shapes, k_views, k_infos, k_now, begins, out, k_ids = kept
+        k_shapes, k_views, k_infos, k_now, begins, out, k_ids, _by_view = kept
         if k_shapes is not shapes or len(k_views) != len(views):
             return None
         if not all(map(is_, k_views, views)):
@@ -135,7 +137,7 @@ class ShapeMemo:
         # jobs' entries the same objects: their requests are the same.
         if k_infos is not infos and any(map(is_not, map(k_infos.get, k_ids), map(infos.get, k_ids))):
             return None
-        for begin in begins:
+        for begin in begins.values():
             if (begin <= k_now) != (begin <= now):
                 return None
         return out
@@ -147,12 +149,63 @@ class ShapeMemo:
         infos: Mapping[int, JobLimitsInfo],
         now: float,
         out: list[JobRequest] | None,
+        *,
+        by_view: dict[int, JobRequest | None] | None = None,
     ) -> None:
-        if out is None:
+        if out is None or by_view is None:
             self._whole = None
             return
-        begins = tuple(v.begin_time for v in views if v.begin_time is not None)
-        self._whole = (shapes, tuple(views), infos, now, begins, out, tuple(v.job_id for v in views))
+        begins = {id(v): v.begin_time for v in views if v.begin_time is not None}
+        views = tuple(views)
+        self._whole = (shapes, views, infos, now, begins, out, tuple(map(_JOB_ID, views)), by_view)
+
+    # The last pass's running requests brought up to date by the views that left and came
+    # since (the snapshot's RunningChange), instead of walking every running job: at
+    # 10,000 nodes thousands run, and a pass where one started or ended walked them all.
+    # Kept requests as same_running keeps them: the shapes the same dict, the staying
+    # jobs' infos the same objects, no BeginTime between the two moments.
+    def changed_running(
+        self,
+        shapes: dict,
+        change: RunningChange,
+        infos: Mapping[int, JobLimitsInfo],
+        now: float,
+    ) -> tuple[dict[int, JobRequest | None], dict[int, float]] | None:
+        """The kept requests by id(view) and BeginTimes of ``change.base`` less the views
+        gone, None when they cannot serve (the caller adds those of the views come)."""
+        kept = self._whole
+        if kept is None:
+            return None
+        k_shapes, k_views, k_infos, k_now, begins, _out, k_ids, by_view = kept
+        if k_shapes is not shapes or k_views is not change.base:
+            return None
+        gone_ids = {v.job_id for v in change.gone}
+        if k_infos is not infos:
+            changed = compress(k_ids, map(is_not, map(k_infos.get, k_ids), map(infos.get, k_ids)))
+            if not gone_ids.issuperset(changed):
+                return None
+        for begin in begins.values():
+            if (begin <= k_now) != (begin <= now):
+                return None
+        by_view, begins = by_view.copy(), begins.copy()
+        for view in change.gone:
+            by_view.pop(id(view), None)
+            begins.pop(id(view), None)
+        return by_view, begins
+
+    def keep_changed(
+        self,
+        shapes: dict,
+        views: tuple[JobView, ...],
+        infos: Mapping[int, JobLimitsInfo],
+        now: float,
+        found: tuple[dict[int, JobRequest | None], dict[int, float], list[JobRequest]],
+    ) -> None:
+        by_view, begins, out = found
+        self._whole = (shapes, views, infos, now, begins, out, tuple(map(_JOB_ID, views)), by_view)
+
+
+_JOB_ID = attrgetter("job_id")
 
 
 class LimitsPlugin(SchedulerPlugin):
@@ -302,7 +355,7 @@ class LimitsPlugin(SchedulerPlugin):
         self._nodes = snapshot.nodes
         self._node_mem = None
         self._whole_mem = {}
-        running = self._running_requests(snapshot.running)
+        running = self._running_requests(snapshot.running, snapshot.running_since)
         pending = [self.request(j) for j in snapshot.pending]
         self.state = LimitState(
             self.policy,
@@ -315,7 +368,9 @@ class LimitsPlugin(SchedulerPlugin):
         self.kills = self.state.kills()
         self.accrue_start = self.state.accrue_plan()
 
-    def _running_requests(self, jobs: Sequence[JobView]) -> list[JobRequest]:
+    def _running_requests(
+        self, jobs: Sequence[JobView], since: RunningChange | None = None
+    ) -> list[JobRequest]:
         """The requests of the running jobs (not COMPLETING), those of the last pass reused
         where nothing they depend on changed (ShapeMemo)."""
         if self.memo is None:
@@ -324,15 +379,20 @@ class LimitsPlugin(SchedulerPlugin):
         same = self.memo.same_running(self._shapes, jobs, self.jobs, now)
         if same is not None:
             return same
+        if since is not None and since.result is jobs:
+            derived = self._running_derived(since)
+            if derived is not None:
+                return derived
         kept = self.memo.running_requests(self._shapes)
-        out, keep = [], {}
+        out, keep, by_view = [], {}, {}
         for job in jobs:
             if job.state == JobState.COMPLETING:
+                by_view[id(job)] = None
                 continue
             info = self._info(job)
             found = kept.get(job.job_id)
             request = None
-            if found is not None and found[0] is job and found[1] == info:
+            if found is not None and found[0] is job and (found[1] is info or found[1] == info):
                 request = found[2]
                 eligible = not job.hold and (job.begin_time is None or job.begin_time <= now)
                 if request.eligible != eligible:
@@ -343,9 +403,39 @@ class LimitsPlugin(SchedulerPlugin):
             if held or job.mem_per_node is None or job.mem_per_node > 0:
                 keep[job.job_id] = (job, info, request)  # its shape is of the kept ones
             out.append(request)
+            by_view[id(job)] = request
         self.memo.keep_running_requests(self._shapes, keep)
         # A --mem=0 job's request without its allocation is of this pass only.
-        self.memo.keep_running(self._shapes, jobs, self.jobs, now, out if len(keep) == len(out) else None)
+        whole = len(keep) == len(out)
+        self.memo.keep_running(self._shapes, jobs, self.jobs, now, out if whole else None, by_view=by_view)
+        return out
+
+    def _running_derived(self, since: RunningChange) -> list[JobRequest] | None:
+        """The running requests from the last pass's by the views gone and come since
+        (ShapeMemo.changed_running), None when they cannot be."""
+        memo = self.memo
+        assert memo is not None
+        found = memo.changed_running(self._shapes, since, self.jobs, self._now)
+        if found is None:
+            return None
+        by_view, begins = found
+        kept = memo.running_requests(self._shapes).copy()
+        for view in since.gone:
+            kept.pop(view.job_id, None)
+        for job in since.came:
+            if job.begin_time is not None:
+                begins[id(job)] = job.begin_time
+            if job.state == JobState.COMPLETING:
+                by_view[id(job)] = None
+                continue
+            held = bool(job.node_indices) and len(job.alloc_cpus) == len(job.node_indices)
+            if not held and job.mem_per_node is not None and job.mem_per_node <= 0:
+                return None  # a --mem=0 job's request without its allocation: this pass's
+            request = by_view[id(job)] = self.request(job, running=True)
+            kept[job.job_id] = (job, self._info(job), request)
+        out = [r for r in map(by_view.get, map(id, since.result)) if r is not None]
+        memo.keep_running_requests(self._shapes, kept)
+        memo.keep_changed(self._shapes, since.result, self.jobs, self._now, (by_view, begins, out))
         return out
 
     def job_gate(self, job: JobView, partition: PartitionView) -> Blocked | None:

@@ -101,3 +101,26 @@ def test_only_the_rows_written_are_read_again(monkeypatch):
         assert read == [("some", 1), ("all", None)]
     monkeypatch.undo()
     assert _kept() == _fresh()  # outside keep(): read every time
+
+
+def test_the_rows_written_are_put_in_place_not_every_key_sorted(monkeypatch):
+    """After a write of one row among hundreds, the kept list is the last one edited at
+    that key: the keys sorted are those written, not every one kept."""
+    Partition.objects.bulk_create([Partition(name=f"p{i:03d}", nodes="") for i in range(300)])
+    sorted_keys = []
+
+    def counted(keys, **kwargs):
+        keys = list(keys)
+        sorted_keys.append(len(keys))
+        return sorted(keys, **kwargs)
+
+    with pass_snapshot.keep():
+        first = _kept()
+        monkeypatch.setattr(pass_snapshot, "sorted", counted, raising=False)
+        ids = [row[0] for row in first]
+        Partition.objects.filter(pk=ids[150]).update(max_time=9)
+        Partition.objects.filter(pk=ids[20]).update(state="DOWN")  # leaves the rows
+        got = _kept()
+    monkeypatch.undo()
+    assert got == _fresh() and got is not first
+    assert sorted_keys and max(sorted_keys) <= 2, sorted_keys

@@ -136,7 +136,7 @@ def _chosen(power, auto, exclusions, rates):
     parts = services.partition_membership()
     unrunnable = services.unrunnable_actions(list(rows))
     nodes = [
-        services.power_node(n, parts, now=NOW, loaded=LOADED, unrunnable=unrunnable) for n in rows.values()
+        services.power_node_of(n, parts, now=NOW, loaded=LOADED, unrunnable=unrunnable) for n in rows.values()
     ]
     jobs = [services.power_job(j) for j in held]
     result = power_cycle(power, nodes, jobs, now=NOW, rates=rates, exclusions=exclusions, auto_enabled=auto)

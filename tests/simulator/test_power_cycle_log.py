@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.management import call_command
 
 from cluster.models import Node
-from power import services
+from power import cycle_input, services
 from simulator.engine import Engine
 from simulator.workloads import generate, read_workload
 
@@ -21,7 +21,8 @@ CONF = REPO / "examples/simulate/conf"
 
 def _every_node(power, *, now, loaded, auto, exclusions):
     """The cycle's read before power.cycle_input: every node, locked, every holding job."""
-    return {n.name: n for n in Node.objects.select_for_update().order_by("name")}, services._holding_jobs()
+    nodes = Node.objects.select_for_update().order_by("name")
+    return {n.name: cycle_input.power_row(n) for n in nodes}, services._holding_jobs()
 
 
 def _log(jobs, out: Path, until: float) -> list[str]:
