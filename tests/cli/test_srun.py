@@ -218,6 +218,7 @@ def test_srun_takes_wait_and_exact():
 def _interrupts(opts: dict, times: list[float], capsys) -> tuple[list[str], list[tuple[str, str]]]:
     """srun's Ctrl-C handler at those instants: what it says and asks of the controller."""
     import asyncio
+    import threading
 
     from cli.step_run import Session
 
@@ -238,7 +239,11 @@ def _interrupts(opts: dict, times: list[float], capsys) -> tuple[list[str], list
             session._interrupt(now)
         await asyncio.gather(*session._tasks)
 
-    asyncio.run(scenario())
+    # Its own thread and loop: an event loop some earlier test left running in this
+    # thread would refuse asyncio.run here.
+    worker = threading.Thread(target=asyncio.run, args=(scenario(),))
+    worker.start()
+    worker.join(20)
     return capsys.readouterr().err.splitlines(), asked
 
 
