@@ -84,11 +84,7 @@ def where(table: str, name: str, what: str) -> Getter:
 
     def get(job: dict, step: dict | None, _opts: Any) -> str | None:
         stats = stats_of(job, step)
-        found = None if stats is None else getattr(stats, table).get(name)
-        if found is None:
-            return None
-        value = found.node if what == "node" else found.task
-        return None if value is None else str(value)
+        return None if stats is None else sf.where_value(stats, table, name, what)
 
     return get
 

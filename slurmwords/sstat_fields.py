@@ -260,13 +260,16 @@ def _out_size(kind: str) -> Getter:
     return get
 
 
+def where_value(s: Stats, table: str, name: str, what: str) -> str | None:
+    """The node or task a figure of ``table`` was found on (Max*Node, MinCPUTask ...)."""
+    found = getattr(s, table).get(name)
+    value = None if found is None else (found.node if what == "node" else found.task)
+    return None if value is None else str(value)
+
+
 def _where(table: str, name: str, what: str) -> Getter:
     def get(s: Stats, _o: Options) -> str | None:
-        found = getattr(s, table).get(name)
-        if found is None:
-            return None
-        value = found.node if what == "node" else found.task
-        return None if value is None else str(value)
+        return where_value(s, table, name, what)
 
     return get
 
