@@ -81,12 +81,18 @@ def _leaves(a: dict[str, Any], b: dict[str, Any]) -> list[dict]:
     return rows(compare(kept_a, kept_b))
 
 
-def comparison_sections(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """``[{"title", "rows", "differ"}]`` in the reports' order."""
+def comparison(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
+    """The page's ``headline`` and ``sections``, from one comparison of the reports."""
     if not a or not b:
-        return []
+        return {"headline": [], "sections": []}
+    leaves = _leaves(a, b)
+    return {"headline": _headline(leaves), "sections": _sections(leaves)}
+
+
+def _sections(leaves: list[dict]) -> list[dict[str, Any]]:
+    """``[{"title", "rows", "differ"}]`` in the reports' order."""
     out: list[dict[str, Any]] = []
-    for leaf in _leaves(a, b):
+    for leaf in leaves:
         title, figure = _section(tuple(leaf["path"]))
         if not out or out[-1]["title"] != title:
             out.append({"title": title, "rows": [], "differ": 0})
@@ -96,9 +102,7 @@ def comparison_sections(a: dict[str, Any] | None, b: dict[str, Any] | None) -> l
     return out
 
 
-def headline(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _headline(leaves: list[dict]) -> list[dict[str, Any]]:
     """The headline figures present in both reports, each a row as the sections' are."""
-    if not a or not b:
-        return []
-    by_path = {tuple(leaf["path"]): leaf for leaf in _leaves(a, b)}
+    by_path = {tuple(leaf["path"]): leaf for leaf in leaves}
     return [_row(by_path[path], label, kind) for path, label, kind in HEADLINE if path in by_path]

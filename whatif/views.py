@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from cluster.services.errors import ServiceError
 from whatif import runner, services
-from whatif.comparison import comparison_sections, headline
+from whatif.comparison import comparison
 from whatif.core.offer import offers
 from whatif.models import WhatIf
 from whatif.snapshot import texts
@@ -111,8 +111,7 @@ def _detail_context(row: WhatIf) -> dict[str, Any]:
     return {
         "nav": "whatif",
         "row": row,
-        "sections": comparison_sections(row.report_a, row.report_b) if row.state == WhatIf.DONE else [],
-        "headline": headline(row.report_a, row.report_b) if row.state == WhatIf.DONE else [],
+        **comparison(row.report_a if row.state == WhatIf.DONE else None, row.report_b),
         "progress": [(side.upper(), (row.progress or {}).get(side) or {}) for side in ("a", "b")],
     }
 
