@@ -439,13 +439,13 @@ class StepRunner:
             ids: dict[str, Any] = {}
             if account.switches:
                 ids = {"user": account.uid, "group": account.gid, "extra_groups": list(account.groups)}
+            argv = (msg.task_argv or {}).get(str(task)) or msg.argv  # srun --multi-prog's own
             saved = None
             try:
                 if cpus and self.containment.affinity:
                     saved = os.sched_getaffinity(0)
                     os.sched_setaffinity(0, cpus)
                 # argv is exec'd as given: no shell ever sees the user's words.
-                argv = (msg.task_argv or {}).get(str(task)) or msg.argv  # srun --multi-prog's own
                 popen = subprocess.Popen(
                     argv,
                     # No -i: the task reads srun's own input, forwarded (srun's --input=all).
@@ -465,7 +465,7 @@ class StepRunner:
                     os.close(master)
                 why = getattr(exc, "strerror", None) or exc
                 raise ExecFailed(
-                    f"execve(): {((msg.task_argv or {}).get(str(task)) or msg.argv)[0]}: {why}",
+                    f"execve(): {argv[0]}: {why}",
                     getattr(exc, "errno", None) or 1,
                 ) from None
             finally:
